@@ -1,0 +1,29 @@
+// Compile-time SIMD selection.
+//
+// EINFER_HAS_SIMD is 1 when the build enabled SIMD (CMake option EINFER_SIMD) and xsimd found an
+// instruction set for the target (AVX2+FMA on x86-64, NEON on Arm). Otherwise it is 0 and every
+// kernel uses its scalar path: xsimd 8.1 defines no batch types at all without a SIMD ISA, so no
+// xsimd type may be named outside `#if EINFER_HAS_SIMD`.
+#pragma once
+
+#if defined(EINFER_SIMD) && EINFER_SIMD
+#include <xsimd/xsimd.hpp>
+#if !defined(XSIMD_NO_SUPPORTED_ARCHITECTURE)
+#define EINFER_HAS_SIMD 1
+#endif
+#endif
+
+#ifndef EINFER_HAS_SIMD
+#define EINFER_HAS_SIMD 0
+#endif
+
+namespace einfer {
+
+// Name of the instruction set the kernels were compiled for: "fma3+avx2", "arm64+neon",
+// "arm32+neon" or "scalar".
+const char* simd_arch_name();
+
+// Width in floats of the SIMD register the kernels use (1 for scalar).
+int simd_float_lanes();
+
+}  // namespace einfer

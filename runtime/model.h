@@ -1,0 +1,98 @@
+// A loaded model: its architecture (hyperparameters) and views of its tensors, used in place.
+//
+// The loader (runtime/loader.cpp) validates a flat .ein image (docs/format.md) and fills a Model
+// without copying any weight: every TensorView points into the caller's buffer (an mmap on Linux,
+// flash on an MCU). Model is a plain struct; it owns nothing.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "runtime/status.h"
+#include "runtime/tensor.h"
+
+namespace einfer {
+
+// The numeric values of these enums are part of the file format: never renumber.
+enum class ArchKind : uint32_t { llama = 1, encoder = 2 };
+enum class NormKind : uint32_t { rmsnorm = 0, layernorm = 1 };
+enum class Activation : uint32_t { swiglu = 0, relu = 1, gelu_erf = 2, gelu_tanh = 3 };
+enum class RopeMode : uint32_t { none = 0, interleaved = 1, half_split = 2 };
+
+// Hyperparameters. Linear weights are stored [out, in] (PyTorch and llama2.c order), quantized
+// along `in`, so a projection is the einsum "nd,ed->ne".
+struct ModelConfig {
+  ArchKind arch = ArchKind::llama;
+  int32_t dim = 0;             // model width d
+  int32_t hidden_dim = 0;      // feed-forward width
+  int32_t n_layers = 0;
+  int32_t n_heads = 0;         // query heads
+  int32_t n_kv_heads = 0;      // key/value heads (== n_heads: MHA, 1: MQA, else GQA)
+  int32_t head_dim = 0;        // dim / n_heads for every supported architecture
+  int32_t vocab_size = 0;      // 0 for encoders
+  int32_t context_length = 0;  // trained context (llama); maximum sequence (encoder)
+  NormKind norm = NormKind::rmsnorm;
+  float norm_eps = 1e-5f;
+  Activation activation = Activation::swiglu;
+  RopeMode rope = RopeMode::interleaved;
+  float rope_theta = 10000.f;
+  uint32_t tied_classifier = 0;  // classifier shares the token embedding
+  uint32_t has_bias = 0;         // projections and feed-forward have biases (encoder)
+  uint32_t norm_first = 0;       // encoder: pre-norm (norm_first=True) instead of post-norm
+  uint32_t causal = 0;           // encoder: causal mask
+  uint32_t final_norm = 0;       // encoder: a final LayerNorm after the stack
+  DType weight_dtype = DType::f32;  // dtype of the matrices (norms stay f32)
+  int32_t group_size = 0;           // quantization group (q8/q4), else 0
+};
+
+// What a tensor is. Per-layer roles come with a layer index; global ones use layer -1.
+// Shapes (d = dim, f = hidden_dim, H = n_heads, G = n_kv_heads, k = head_dim, V = vocab):
+enum class TensorRole : uint32_t {
+  token_embedding = 0,  // [V, d]
+  attn_norm = 1,        // [d]        (rmsnorm weight, or layernorm weight)
+  attn_norm_bias = 2,   // [d]        layernorm only
+  wq = 3,               // [H*k, d]
+  wk = 4,               // [G*k, d]
+  wv = 5,               // [G*k, d]
+  wo = 6,               // [d, H*k]
+  bq = 7,               // [H*k]
+  bk = 8,               // [G*k]
+  bv = 9,               // [G*k]
+  bo = 10,              // [d]
+  ffn_norm = 11,        // [d]
+  ffn_norm_bias = 12,   // [d]
+  w1 = 13,              // [f, d]    llama: gate;  encoder: linear1
+  w2 = 14,              // [d, f]    llama: down;  encoder: linear2
+  w3 = 15,              // [f, d]    llama: up;    encoder: unused
+  b1 = 16,              // [f]
+  b2 = 17,              // [d]
+  final_norm = 18,      // [d]
+  final_norm_bias = 19, // [d]
+  classifier = 20,      // [V, d]    absent when tied_classifier
+};
+inline constexpr uint32_t kTensorRoleCount = 21;
+
+const char* tensor_role_name(TensorRole role);
+
+struct LoadOptions {
+  bool verify_crc = true;  // skip for large flash images where the CRC pass costs too much
+};
+
+struct Model {
+  ModelConfig config;
+  const unsigned char* image = nullptr;  // the whole validated file
+  size_t image_bytes = 0;
+  const void* tensor_table = nullptr;    // format-internal; use model_tensor()
+  uint32_t tensor_count = 0;
+  const unsigned char* tokenizer = nullptr;  // embedded llama2.c tokenizer.bin bytes, or null
+  size_t tokenizer_bytes = 0;
+};
+
+// Validates `size` bytes at `data` as a .ein image and fills *model (docs/format.md lists every
+// check). Never reads outside [data, data + size). `data` must be 64-byte aligned.
+Status load_model(const void* data, size_t size, const LoadOptions& options, Model* model);
+
+// The view of one tensor; out_of_range with a message if the model has no such tensor.
+Status model_tensor(const Model& model, TensorRole role, int32_t layer, TensorView* out);
+
+}  // namespace einfer
