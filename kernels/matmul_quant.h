@@ -1,0 +1,31 @@
+// Matrix products against group-quantized weights: C[m, n] = sum_k A[m, k] * W[n, k].
+//
+// W is a q8 or q4 TensorView of shape [N, K] (runtime/tensor.h gives the layout), quantized along K.
+// A is float32, rows of K with row stride lda (elements); C is float32 with row stride ldc.
+// The activations are quantized to int8 per group on the fly into caller scratch
+// (matmul_quant_scratch_bytes), accumulated in int32 per group, and scaled once per group.
+// The einsum planner routes every contraction with a quantized operand here.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "runtime/status.h"
+#include "runtime/tensor.h"
+
+namespace einfer {
+
+// Scratch bytes matmul_f32_quant needs for `m` activation rows of length `k` (groups of `group`).
+size_t matmul_quant_scratch_bytes(int64_t m, int64_t k, int32_t group);
+
+// Checks dtypes and shapes, then computes C = A · Wᵀ. Scratch must be 64-byte aligned.
+Status matmul_f32_quant(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c,
+                        int64_t ldc, void* scratch, size_t scratch_bytes);
+
+namespace scalar {
+// Reference: dequantizes W row by row and multiplies in float (no activation quantization).
+void matmul_f32_quant_reference(const float* a, int64_t lda, int64_t m, const TensorView& w,
+                                float* c, int64_t ldc);
+}  // namespace scalar
+
+}  // namespace einfer
