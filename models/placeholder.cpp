@@ -1,4 +1,9 @@
-// Placeholder so einfer_models has a translation unit until the first architecture lands.
+// Placeholder until the llama session lands: session sizing reports "unsupported".
+#include "models/session.h"
+
 namespace einfer {
-int models_placeholder() { return 0; }
+Status session_arena_bytes(const ModelConfig&, const RunOptions&, size_t* bytes) {
+  *bytes = 0;
+  return make_status(StatusCode::unsupported, "session sizing not implemented yet");
+}
 }  // namespace einfer
