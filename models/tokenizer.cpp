@@ -25,7 +25,9 @@ constexpr ByteTable kByteTable = make_byte_table();
 uint32_t read_u32_le(const unsigned char* p) {
   return uint32_t(p[0]) | (uint32_t(p[1]) << 8) | (uint32_t(p[2]) << 16) | (uint32_t(p[3]) << 24);
 }
-int32_t read_i32_le(const unsigned char* p) { return static_cast<int32_t>(read_u32_le(p)); }
+int32_t read_i32_le(const unsigned char* p) {
+  return static_cast<int32_t>(read_u32_le(p));
+}
 float read_f32_le(const unsigned char* p) {
   const uint32_t bits = read_u32_le(p);
   float f;
@@ -74,12 +76,14 @@ int32_t lookup_pair(const Tokenizer& t, int32_t a, int32_t b, char* buf) {
 
 // Work buffers of one encode call, carved from the caller's scratch.
 struct EncodeScratch {
-  int32_t* tokens;     // capacity: the text's bytes + BOS + dummy prefix
-  int32_t* pair_ids;   // pair_ids[i]: id of tokens[i] + tokens[i + 1], or -1
-  char* concat;        // max_token_length bytes
+  int32_t* tokens;    // capacity: the text's bytes + BOS + dummy prefix
+  int32_t* pair_ids;  // pair_ids[i]: id of tokens[i] + tokens[i + 1], or -1
+  char* concat;       // max_token_length bytes
 };
 
-size_t encode_capacity(size_t text_len) { return text_len + 2; }
+size_t encode_capacity(size_t text_len) {
+  return text_len + 2;
+}
 
 }  // namespace
 
@@ -258,7 +262,8 @@ Status tokenizer_encode(const Tokenizer& t, const char* text, size_t len, bool b
 
   // BPE merges: the best-scoring pair merges first, leftmost on ties. Pair lookups are cached and
   // only the two pairs next to a merge are looked up again.
-  for (int32_t p = 0; p + 1 < n; ++p) w.pair_ids[p] = lookup_pair(t, w.tokens[p], w.tokens[p + 1], w.concat);
+  for (int32_t p = 0; p + 1 < n; ++p)
+    w.pair_ids[p] = lookup_pair(t, w.tokens[p], w.tokens[p + 1], w.concat);
   for (;;) {
     float best_score = kNoMergeScore;
     int32_t best = -1;
@@ -276,8 +281,10 @@ Status tokenizer_encode(const Tokenizer& t, const char* text, size_t len, bool b
       if (p + 2 < n) w.pair_ids[p] = w.pair_ids[p + 1];
     }
     --n;
-    if (best > 0) w.pair_ids[best - 1] = lookup_pair(t, w.tokens[best - 1], w.tokens[best], w.concat);
-    if (best + 1 < n) w.pair_ids[best] = lookup_pair(t, w.tokens[best], w.tokens[best + 1], w.concat);
+    if (best > 0)
+      w.pair_ids[best - 1] = lookup_pair(t, w.tokens[best - 1], w.tokens[best], w.concat);
+    if (best + 1 < n)
+      w.pair_ids[best] = lookup_pair(t, w.tokens[best], w.tokens[best + 1], w.concat);
   }
 
   const int32_t total = n + (eos ? 1 : 0);

@@ -1,4 +1,5 @@
-// Tokenizer: llama2.c's tokenizer.bin (SentencePiece BPE vocabulary with scores), encode and decode.
+// Tokenizer: llama2.c's tokenizer.bin (SentencePiece BPE vocabulary with scores), encode and
+// decode.
 //
 // File format (little-endian): int32 max_token_length, then for each of vocab_size tokens:
 // float32 score, int32 length, `length` bytes of piece (no terminator). Ids 0, 1, 2 are

@@ -152,8 +152,7 @@ Status sampler_init(Sampler* sampler, const SamplerConfig& config, int32_t vocab
                        vocab_size);
   }
   if (!(config.temperature >= 0.0f) || std::isinf(config.temperature)) {
-    return make_status(StatusCode::invalid_argument,
-                       "sampler temperature must be finite and >= 0");
+    return make_status(StatusCode::invalid_argument, "sampler temperature must be finite and >= 0");
   }
   if (!(config.top_p > 0.0f && config.top_p <= 1.0f)) {
     return make_status(StatusCode::invalid_argument, "sampler top_p must be in (0, 1]");
@@ -182,8 +181,8 @@ int32_t sampler_sample(Sampler* sampler, float* logits) {
   for (int32_t i = 0; i < n; ++i) logits[i] /= sampler->config.temperature;
   sampler_softmax(logits, n);
   const float coin = sampler_random_f32(&sampler->rng_state);
-  const bool filtered = sampler->config.top_p < 1.0f ||
-                        (sampler->config.top_k > 0 && sampler->config.top_k < n);
+  const bool filtered =
+      sampler->config.top_p < 1.0f || (sampler->config.top_k > 0 && sampler->config.top_k < n);
   if (!filtered) return sample_multinomial(logits, n, coin);
   return sample_filtered(*sampler, logits, coin);
 }

@@ -271,9 +271,7 @@ TEST_CASE("sampler: a top_p too small for llama2.c's pre-filter still returns th
 }
 
 TEST_CASE("sampler: invalid configurations are rejected") {
-  auto code = [](SamplerConfig c, int32_t vocab = 10) {
-    return TestSampler(c, vocab).status.code;
-  };
+  auto code = [](SamplerConfig c, int32_t vocab = 10) { return TestSampler(c, vocab).status.code; };
   SamplerConfig c;
   CHECK(code(c) == StatusCode::ok);
   c.temperature = -0.1f;

@@ -22,7 +22,8 @@ namespace {
 
 std::string models_dir() {
   const char* env = std::getenv("EINFER_SHARED_MODELS_DIR");
-  return env != nullptr && env[0] != '\0' ? std::string(env) : std::string(EINFER_SHARED_MODELS_DIR);
+  return env != nullptr && env[0] != '\0' ? std::string(env)
+                                          : std::string(EINFER_SHARED_MODELS_DIR);
 }
 
 bool read_file(const std::string& path, std::vector<char>* out) {
@@ -52,9 +53,9 @@ Status encode(const Tokenizer& tok, const std::string& text, bool bos, bool eos,
   std::vector<unsigned char> scratch(tokenizer_encode_scratch_bytes(tok, text.size()));
   ids->assign(text.size() + 3, -1);
   int32_t n = 0;
-  Status s = tokenizer_encode(tok, text.data(), text.size(), bos, eos, ids->data(),
-                              static_cast<int32_t>(ids->size()), &n, scratch.data(),
-                              scratch.size());
+  Status s =
+      tokenizer_encode(tok, text.data(), text.size(), bos, eos, ids->data(),
+                       static_cast<int32_t>(ids->size()), &n, scratch.data(), scratch.size());
   ids->resize(static_cast<size_t>(n));
   return s;
 }
@@ -90,7 +91,8 @@ void put_token(std::vector<char>* f, float score, const std::string& piece) {
 }
 
 // A hand-built vocabulary: the 259 reserved pieces, then the extra ones given.
-std::vector<char> build_file(int32_t max_len, const std::vector<std::pair<std::string, float>>& extra) {
+std::vector<char> build_file(int32_t max_len,
+                             const std::vector<std::pair<std::string, float>>& extra) {
   std::vector<char> f(4);
   std::memcpy(f.data(), &max_len, 4);
   put_token(&f, 0, "<unk>");
@@ -110,9 +112,15 @@ std::vector<char> build_file(int32_t max_len, const std::vector<std::pair<std::s
 TEST_CASE("tokenizer: hand-built vocabulary merges best score first, leftmost on ties") {
   // Ids: 259 " ", 260 "a", 261 "b", 262 "ab" (-1), 263 "ba" (-1), 264 " a" (-5), 265 "ab" again
   // (a duplicate: the lower id wins), 266 "aba" (-3), 267 "é" (UTF-8 code point, 2 bytes).
-  const std::vector<char> file = build_file(
-      6, {{" ", 0}, {"a", 0}, {"b", 0}, {"ab", -1}, {"ba", -1}, {" a", -5}, {"ab", 0},
-          {"aba", -3}, {"\xC3\xA9", -2}});
+  const std::vector<char> file = build_file(6, {{" ", 0},
+                                                {"a", 0},
+                                                {"b", 0},
+                                                {"ab", -1},
+                                                {"ba", -1},
+                                                {" a", -5},
+                                                {"ab", 0},
+                                                {"aba", -3},
+                                                {"\xC3\xA9", -2}});
   LoadedTokenizer t(file, 268);
   REQUIRE(t.status.ok());
   CHECK(t.tok.space_id == 259);
@@ -155,8 +163,8 @@ TEST_CASE("tokenizer: encode reports small buffers with the figure needed") {
   std::vector<unsigned char> scratch(tokenizer_encode_scratch_bytes(t.tok, 3));
   int32_t ids[8];
   int32_t n = -1;
-  Status s = tokenizer_encode(t.tok, "aaa", 3, true, true, ids, 5, &n, scratch.data(),
-                              scratch.size());
+  Status s =
+      tokenizer_encode(t.tok, "aaa", 3, true, true, ids, 5, &n, scratch.data(), scratch.size());
   CHECK(s.code == StatusCode::out_of_memory);
   CHECK(s.need == 6);
   CHECK(n == 0);
