@@ -3,6 +3,7 @@
 #include "kernels/attention.h"
 
 #include <cmath>
+#include <cstring>
 
 #include "kernels/simd.h"
 
@@ -15,7 +16,11 @@ namespace einfer {
 namespace {
 
 constexpr int32_t kTile = kAttentionKeyTile;
-constexpr int kHeadBlock = 4;  // query heads whose scores / accumulators are computed together
+constexpr int kHeadBlock = 4;
+#ifndef EINFER_ATTN_PREFETCH
+#define EINFER_ATTN_PREFETCH 64
+#endif
+constexpr int64_t kPrefetchAhead = EINFER_ATTN_PREFETCH;  // positions ahead to prefetch (0: off)  // query heads whose scores / accumulators are computed together
 
 size_t align64(size_t n) { return (n + 63) & ~size_t(63); }
 
@@ -227,9 +232,27 @@ inline int64_t cache_slot(const KVLayerView& c, int64_t p) {
   return p < c.sinks ? p : c.sinks + (p - c.sinks) % (c.capacity - c.sinks);
 }
 
+// Asks for the cache rows of position p one tile ahead, so the next tile's K/V stream in while
+// this one is computed (decode is bound by how fast the rows arrive).
+inline void prefetch_rows(const KeySource& src, int64_t p) {
+  const KVLayerView& c = *src.cache;
+  const int64_t slot = cache_slot(c, p);
+  const size_t esz = c.dtype == DType::f32 ? 4 : 1;
+  const size_t off = static_cast<size_t>(src.g * c.head_stride + slot * c.row_stride) * esz;
+  const size_t row_bytes = static_cast<size_t>(src.k) * esz;
+  const char* kp = static_cast<const char*>(c.k) + off;
+  const char* vp = static_cast<const char*>(c.v) + off;
+  for (size_t b = 0; b < row_bytes; b += 64) {
+    __builtin_prefetch(kp + b, 0, 1);
+    __builtin_prefetch(vp + b, 0, 1);
+  }
+}
+
 // Appends positions [a, b) to the tile's row lists.
 void gather(const KeySource& src, int64_t a, int64_t b, const ScratchLayout& s, int32_t* cnt) {
+  const int64_t cached_end = b < src.pos0 ? b : src.pos0;
   for (int64_t p = a; p < b; ++p) {
+    if (kPrefetchAhead > 0 && p + kPrefetchAhead < cached_end) prefetch_rows(src, p + kPrefetchAhead);
     const int32_t j = (*cnt)++;
     if (p >= src.pos0) {
       const int64_t off = (p - src.pos0) * src.new_stride;
@@ -243,8 +266,14 @@ void gather(const KeySource& src, int64_t a, int64_t b, const ScratchLayout& s, 
     const int64_t slot = cache_slot(c, p);
     const int64_t off = src.g * c.head_stride + slot * c.row_stride;
     if (c.dtype == DType::f32) {
-      s.krow[j] = static_cast<const float*>(c.k) + off;
-      s.vrow[j] = static_cast<const float*>(c.v) + off;
+      // Copied row by row into scratch: one sequential read of each row keeps the hardware
+      // prefetchers streaming, where reading V in place column-block by column-block stalls.
+      float* kd = s.kdeq + static_cast<size_t>(j) * src.k;
+      float* vd = s.vdeq + static_cast<size_t>(j) * src.k;
+      std::memcpy(kd, static_cast<const float*>(c.k) + off, static_cast<size_t>(src.k) * 4);
+      std::memcpy(vd, static_cast<const float*>(c.v) + off, static_cast<size_t>(src.k) * 4);
+      s.krow[j] = kd;
+      s.vrow[j] = vd;
       s.kscale[j] = 1.f;
       s.vscale[j] = 1.f;
     } else {  // i8: dequantize into scratch, scale folded into score / probability
@@ -327,7 +356,8 @@ size_t attention_scratch_bytes(const AttentionShape& shape, int32_t n_queries, D
   (void)n_queries;
   if (!attention_validate_shape(shape).ok()) return 0;
   const int32_t r = shape.n_heads / shape.n_kv_heads;
-  return ScratchLayout(nullptr, r, shape.head_dim, kv_dtype != DType::f32).bytes;
+  (void)kv_dtype;  // every cache dtype stages a tile of rows in scratch
+  return ScratchLayout(nullptr, r, shape.head_dim, true).bytes;
 }
 
 Status attention_f32(const AttentionShape& shape, const float* q, const float* k_new,
@@ -382,7 +412,7 @@ Status attention_f32(const AttentionShape& shape, const float* q, const float* k
       }
     }
   }
-  const bool quantized = shape.causal && pos0 > 0 && cache->dtype != DType::f32;
+  const bool quantized = shape.causal && pos0 > 0;  // cache rows are staged in scratch
   const uintptr_t base = reinterpret_cast<uintptr_t>(scratch);
   void* aligned = scratch ? reinterpret_cast<void*>((base + 63) & ~uintptr_t(63)) : nullptr;
   const ScratchLayout need(nullptr, r, k, quantized);

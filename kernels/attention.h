@@ -20,8 +20,9 @@
 // the same tiles whether its keys come from the block or the cache: prefill then decode gives
 // bit-identical results to decoding token by token (f32 cache), and a wrapped ring gives exactly
 // what a cache that never wrapped gives.
-// int8 caches store one float scale per (slot, kv head) for K and for V; a tile is dequantized
-// into scratch once and shared by the group's query heads.
+// Cache rows of a tile are staged in scratch once per kv head (copied for f32, widened for int8,
+// whose one float scale per (slot, kv head) is folded into the score and the probability) and
+// shared by the group's query heads.
 #pragma once
 
 #include <cstddef>
@@ -76,9 +77,9 @@ float attention_default_scale(int32_t head_dim);
 // Checks the shape alone (head counts, divisibility, window vs sinks).
 Status attention_validate_shape(const AttentionShape& shape);
 
-// Scratch attention_f32 needs. kv_dtype: the cache dtype the calls will use (i8 needs room to
-// dequantize one key tile; the default covers every dtype). n_queries does not change the size
-// today (queries are processed one at a time) but is part of the contract.
+// Scratch attention_f32 needs (includes staging for one key tile of K and V rows, so it is the
+// same for every cache dtype; kv_dtype is kept for future layouts). n_queries does not change the
+// size today (queries are processed one at a time) but is part of the contract.
 size_t attention_scratch_bytes(const AttentionShape& shape, int32_t n_queries,
                                DType kv_dtype = DType::i8);
 
