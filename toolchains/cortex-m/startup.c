@@ -21,6 +21,8 @@ void einfer_reset_handler(void);
 // crti.o/crtn.o (skipped with -nostartfiles) would provide these; .init_array does the real work.
 void _init(void) {}
 void _fini(void) {}
+// crtbegin.o would define this: the handle __cxa_atexit registers static destructors under.
+void* __dso_handle = &__dso_handle;
 
 // Semihosting call (ARMv7-M: BKPT 0xAB): r0 = operation, r1 = argument.
 static void semihost(uint32_t op, const void* arg) {
