@@ -28,7 +28,8 @@ fi
 
 missing=()
 for p in "${packages[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+  state=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  if [[ "$state" != "install ok installed" ]]; then
     missing+=("$p")
   fi
 done
