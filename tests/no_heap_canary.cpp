@@ -3,7 +3,15 @@
 #include <cstdlib>
 #include <new>
 
-int* einfer_no_heap_canary_new() { return new int(7); }
-void einfer_no_heap_canary_delete(int* p) { delete p; }
-void* einfer_no_heap_canary_malloc(std::size_t n) { return std::malloc(n); }
-void einfer_no_heap_canary_free(void* p) { std::free(p); }
+int* einfer_no_heap_canary_new() {
+  return new int(7);
+}
+void einfer_no_heap_canary_delete(int* p) {
+  delete p;
+}
+void* einfer_no_heap_canary_malloc(std::size_t n) {
+  return std::malloc(n);
+}
+void einfer_no_heap_canary_free(void* p) {
+  std::free(p);
+}

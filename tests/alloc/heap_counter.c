@@ -21,9 +21,15 @@ void einfer_heap_count_start(void) {
   frees = 0;
   counting = 1;
 }
-void einfer_heap_count_stop(void) { counting = 0; }
-size_t einfer_heap_allocations(void) { return allocations; }
-size_t einfer_heap_frees(void) { return frees; }
+void einfer_heap_count_stop(void) {
+  counting = 0;
+}
+size_t einfer_heap_allocations(void) {
+  return allocations;
+}
+size_t einfer_heap_frees(void) {
+  return frees;
+}
 
 static void count_allocation(void) {
   if (counting) allocations = allocations + 1;

@@ -32,24 +32,40 @@ static void semihost(uint32_t op, const void* arg) {
 }
 
 static void fault(const char* what) {
-  semihost(0x04, what);                 // SYS_WRITE0: NUL-terminated string to the console
+  semihost(0x04, what);                  // SYS_WRITE0: NUL-terminated string to the console
   semihost(0x18, (const void*)0x20024);  // SYS_EXIT, ADP_Stopped_InternalError: QEMU exits 1
   for (;;) {
   }
 }
 
-static void hard_fault_handler(void) { fault("einfer: HardFault\n"); }
-static void mem_manage_handler(void) { fault("einfer: MemManage fault\n"); }
-static void bus_fault_handler(void) { fault("einfer: BusFault\n"); }
-static void usage_fault_handler(void) { fault("einfer: UsageFault\n"); }
-static void unexpected_handler(void) { fault("einfer: unexpected interrupt\n"); }
+static void hard_fault_handler(void) {
+  fault("einfer: HardFault\n");
+}
+static void mem_manage_handler(void) {
+  fault("einfer: MemManage fault\n");
+}
+static void bus_fault_handler(void) {
+  fault("einfer: BusFault\n");
+}
+static void usage_fault_handler(void) {
+  fault("einfer: UsageFault\n");
+}
+static void unexpected_handler(void) {
+  fault("einfer: unexpected interrupt\n");
+}
 
 __attribute__((section(".vectors"), used)) static void (*const vector_table[16 + 32])(void) = {
     (void (*)(void))(&__stack_top),  // initial stack pointer
     einfer_reset_handler,
     unexpected_handler,  // NMI
-    hard_fault_handler,  mem_manage_handler, bus_fault_handler, usage_fault_handler,
-    0, 0, 0, 0,
+    hard_fault_handler,
+    mem_manage_handler,
+    bus_fault_handler,
+    usage_fault_handler,
+    0,
+    0,
+    0,
+    0,
     unexpected_handler,  // SVCall
     unexpected_handler,  // DebugMonitor
     0,
@@ -70,8 +86,7 @@ void einfer_reset_handler(void) {
   volatile uint32_t* const shcsr = (volatile uint32_t*)0xE000ED24u;
   *shcsr |= (1u << 16) | (1u << 17) | (1u << 18);  // enable MemManage, BusFault, UsageFault
 
-  memcpy(&__data_start__, &__data_load__,
-         (size_t)((char*)&__data_end__ - (char*)&__data_start__));
+  memcpy(&__data_start__, &__data_load__, (size_t)((char*)&__data_end__ - (char*)&__data_start__));
   memset(&__bss_start__, 0, (size_t)((char*)&__bss_end__ - (char*)&__bss_start__));
 
   initialise_monitor_handles();

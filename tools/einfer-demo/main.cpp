@@ -15,17 +15,17 @@
 
 namespace {
 
-constexpr int kQueries = 8;     // new tokens
-constexpr int kKeys = 32;       // tokens in the cache, the queries are the last kQueries of them
+constexpr int kQueries = 8;  // new tokens
+constexpr int kKeys = 32;    // tokens in the cache, the queries are the last kQueries of them
 constexpr int kHeadDim = 64;
 
 struct Buffers {
-  float* q = nullptr;       // [kQueries, kHeadDim]
-  float* k = nullptr;       // [kKeys, kHeadDim]
-  float* v = nullptr;       // [kKeys, kHeadDim]
-  float* scores = nullptr;  // [kKeys], one query at a time
-  float* out = nullptr;     // [kQueries, kHeadDim]
-  float* out_ref = nullptr; // same, via the scalar twins
+  float* q = nullptr;        // [kQueries, kHeadDim]
+  float* k = nullptr;        // [kKeys, kHeadDim]
+  float* v = nullptr;        // [kKeys, kHeadDim]
+  float* scores = nullptr;   // [kKeys], one query at a time
+  float* out = nullptr;      // [kQueries, kHeadDim]
+  float* out_ref = nullptr;  // same, via the scalar twins
 };
 
 einfer::Status take(einfer::Arena& arena, Buffers* b) {
@@ -53,7 +53,8 @@ void attention_head(const Buffers& b, float* out) {
     float* o = out + i * kHeadDim;
     for (int j = 0; j < visible; ++j) {
       b.scores[j] = (kScalar ? einfer::scalar::dot_f32(q, b.k + j * kHeadDim, kHeadDim)
-                             : einfer::dot_f32(q, b.k + j * kHeadDim, kHeadDim)) * scale;
+                             : einfer::dot_f32(q, b.k + j * kHeadDim, kHeadDim)) *
+                    scale;
     }
     if (kScalar) {
       einfer::scalar::softmax_f32(b.scores, visible);
