@@ -255,11 +255,13 @@ Status ein_validate_config(const ModelConfig& c) {
     if (c.vocab_size == 0) return inval("llama model without a vocabulary");
     if (c.context_length == 0) return inval("llama model without a context length");
     if (c.activation != Activation::swiglu) return inval("llama models use the swiglu activation");
+    if (c.rope == RopeMode::none) return inval("llama models need a RoPE mode");
     if (c.has_bias || c.norm_first || c.causal || c.final_norm)
       return inval("llama models take no encoder flags (bias, norm_first, causal, final_norm)");
   } else {
     if (c.vocab_size != 0 || c.tied_classifier) return inval("encoder models have no vocabulary");
     if (c.activation == Activation::swiglu) return inval("encoder activation must not be swiglu");
+    if (c.rope != RopeMode::none) return inval("encoder models take no RoPE");
   }
   if (c.tied_classifier > 1 || c.has_bias > 1 || c.norm_first > 1 || c.causal > 1 ||
       c.final_norm > 1)
