@@ -296,7 +296,8 @@ Status load_model(const void* data, size_t size, const LoadOptions& options, Mod
   if (reinterpret_cast<uintptr_t>(data) % kEinAlignment != 0)
     return make_status(StatusCode::invalid_argument, "model buffer must be 64-byte aligned");
   const unsigned char* img = static_cast<const unsigned char*>(data);
-  const int64_t have = static_cast<int64_t>(size > INT64_MAX ? INT64_MAX : size);
+  const uint64_t size64 = size;  // size_t is 32-bit on Cortex-M
+  const int64_t have = static_cast<int64_t>(size64 > INT64_MAX ? INT64_MAX : size64);
 
   if (size < sizeof(FileHeader)) return bad("file truncated: shorter than the header", 128, have);
   FileHeader h;
