@@ -28,7 +28,7 @@ constexpr uint64_t kProgressMinBytes = 4u << 20;
 bool g_progress = false;
 
 void progress_bar(uint64_t done, uint64_t total) {
-  if (!g_progress || total == 0) return;
+  if (!g_progress || total < kProgressMinBytes) return;
   const int width = 40;
   const int filled = static_cast<int>(done * width / total);
   std::fprintf(stderr, "\r[%.*s%*s] %3d%%", filled, "########################################",
@@ -146,7 +146,7 @@ int run(int argc, char** argv) {
     source = import_hf_llama(input);
   } else {
     const std::vector<uint8_t> bytes = read_file(input);
-    g_progress = isatty(2) && bytes.size() > kProgressMinBytes;
+    g_progress = isatty(2);
     uint32_t magic = 0;
     if (bytes.size() >= 4) std::memcpy(&magic, bytes.data(), 4);
     uint64_t st_len = 0;

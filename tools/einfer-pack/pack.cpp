@@ -39,6 +39,9 @@ std::string fmt(const char* f, ...) {
   return buf;
 }
 
+// RunOptions keeps the int8 KV cache as DType::i8; the command line calls it q8.
+const char* kv_name(DType d) { return d == DType::i8 ? "q8" : dtype_name(d); }
+
 }  // namespace
 
 EinImage pack_source(const SourceModel& source, DType dtype, int32_t group, Progress progress) {
@@ -131,7 +134,7 @@ std::string describe_model(const Model& model, const RunOptions& run, bool json)
                ", \"file_bytes\": %zu, \"tokenizer_bytes\": %zu,\n",
                model.tensor_count, params, weight_bytes, model.image_bytes, model.tokenizer_bytes);
     out += fmt("  \"run\": {\"context\": %d, \"window\": %d, \"sinks\": %d, \"kv\": \"%s\", \"max_batch\": %d},\n",
-               run.context, run.window, run.sinks, dtype_name(run.kv_dtype), run.max_batch);
+               run.context, run.window, run.sinks, kv_name(run.kv_dtype), run.max_batch);
     if (as.ok()) out += fmt("  \"arena_bytes\": %zu\n}\n", arena);
     else out += "  \"arena_bytes\": null, \"arena_error\": \"" + status_text(as) + "\"\n}\n";
     return out;
@@ -159,7 +162,7 @@ std::string describe_model(const Model& model, const RunOptions& run, bool json)
   out += fmt("\ntensors %u  parameters %" PRIu64 "  weight bytes %" PRIu64 "  file bytes %zu  tokenizer bytes %zu\n",
              model.tensor_count, params, weight_bytes, model.image_bytes, model.tokenizer_bytes);
   out += fmt("arena bytes (context %d, window %d, sinks %d, kv %s, batch %d): %s\n", run.context,
-             run.window, run.sinks, dtype_name(run.kv_dtype), run.max_batch, arena_text.c_str());
+             run.window, run.sinks, kv_name(run.kv_dtype), run.max_batch, arena_text.c_str());
   return out;
 }
 
@@ -176,7 +179,7 @@ std::string emit_c_header(const std::vector<uint8_t>& image, const Model& model,
   out += fmt("#define %s_BYTES %zuu\n", upper.c_str(), image.size());
   out += fmt("#define %s_TENSORS %uu\n", upper.c_str(), model.tensor_count);
   out += fmt("// run options: context %d, window %d, sinks %d, kv %s, batch %d\n", run.context,
-             run.window, run.sinks, dtype_name(run.kv_dtype), run.max_batch);
+             run.window, run.sinks, kv_name(run.kv_dtype), run.max_batch);
   if (as.ok()) out += fmt("#define %s_ARENA_BYTES %zuu\n", upper.c_str(), arena);
   else out += "// " + upper + "_ARENA_BYTES: n/a (" + status_text(as) + ")\n";
   out += "\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n";
