@@ -29,7 +29,8 @@ void walk(const einfer::Model& m) {
       if (!model_tensor(m, role, ein_role_per_layer(role) ? l : -1, &v).ok()) continue;
       const int64_t cols = v.shape[v.rank - 1], rows = v.numel() / cols;
       touch(v.data, static_cast<size_t>(rows) * quant_row_bytes(v.dtype, cols));
-      if (v.scales) touch(v.scales, static_cast<size_t>(rows * quant_groups(cols, v.group_size)) * 4);
+      if (v.scales)
+        touch(v.scales, static_cast<size_t>(rows * quant_groups(cols, v.group_size)) * 4);
     }
   }
   touch(m.tokenizer, m.tokenizer_bytes);
@@ -49,8 +50,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     einfer::LoadOptions o;
     o.verify_crc = crc;
     const einfer::Status s = einfer::load_model(p, size, o, &m);
-    if (s.ok()) walk(m);
-    else touch(s.message, std::strlen(s.message));
+    if (s.ok())
+      walk(m);
+    else
+      touch(s.message, std::strlen(s.message));
   }
   std::free(buf);
   return 0;
