@@ -184,3 +184,43 @@ TEST_CASE("format: load_model argument checks") {
   CHECK(load_bytes(bigger, &m).ok());
 }
 #endif  // EINFER_HAS_PACK_LIB
+
+#if EINFER_HAS_PACK_LIB
+#include "models/session.h"
+#include "tools/einfer-pack/importers.h"
+
+TEST_CASE("format: inspect lists every tensor and reports arena bytes or why not") {
+  const ModelConfig c = einfer::test::tiny_llama_config(DType::q4, 8);
+  const std::vector<uint8_t> b = einfer::test::synthetic_bytes(c);
+  pack::AlignedBuffer buf(b);
+  Model m;
+  REQUIRE(load_model(buf.data, buf.size, LoadOptions{}, &m).ok());
+  RunOptions run;
+  run.context = 16;
+  run.kv_dtype = DType::i8;
+  const std::string text = pack::describe_model(m, run, false);
+  CHECK(text.find("architecture: llama  dim 16") != std::string::npos);
+  CHECK(text.find("weights q4, group 8") != std::string::npos);
+  CHECK(text.find("kv q8") != std::string::npos);
+  size_t rows = 0;
+  for (size_t p = text.find("\nwq "); p != std::string::npos; p = text.find("\nwq ", p + 1)) ++rows;
+  CHECK(rows == 2);  // one per layer
+  size_t arena = 0;
+  const Status as = session_arena_bytes(c, run, &arena);
+  if (as.ok())
+    CHECK(text.find("): " + std::to_string(arena)) != std::string::npos);
+  else
+    CHECK(text.find(std::string("n/a (") + as.message) != std::string::npos);
+  const std::string json = pack::describe_model(m, run, true);
+  CHECK(json.find("\"tensor_count\": 21") != std::string::npos);
+  CHECK(json.find("\"weight_dtype\": \"q4\"") != std::string::npos);
+  CHECK(json.find(as.ok() ? "\"arena_bytes\": " + std::to_string(arena)
+                          : "\"arena_bytes\": null") != std::string::npos);
+  const std::string header = pack::emit_c_header(b, m, run, "tiny_model");
+  CHECK(header.find("#define TINY_MODEL_BYTES " + std::to_string(b.size()) + "u") !=
+        std::string::npos);
+  CHECK(header.find("aligned(64)") != std::string::npos);
+  CHECK(header.find(as.ok() ? "#define TINY_MODEL_ARENA_BYTES" : "TINY_MODEL_ARENA_BYTES: n/a") !=
+        std::string::npos);
+}
+#endif
