@@ -177,10 +177,23 @@ void exp_f32(const float* x, float* y, size_t n) {
 void softmax_f32(float* x, size_t n) {
   if (n == 0) return;
   const float m = max_f32(x, n);
-  // exp(x - m) with the largest term exactly 1: no overflow whatever the input magnitude.
+  // exp(x - m) with the largest term exactly 1: no overflow whatever the input magnitude. The
+  // exponentials are stored and summed in the same pass (two accumulators).
   const Batch vm(m);
-  map_unary(x, x, n, [vm](Batch v) { return exp_batch(v - vm); });
-  scale_f32(x, 1.f / sum_f32(x, n), n);
+  Batch acc0(0.f), acc1(0.f);
+  size_t i = 0;
+  for (; i + 2 * kLanes <= n; i += 2 * kLanes) {
+    const Batch e0 = exp_batch(load(x + i) - vm), e1 = exp_batch(load(x + i + kLanes) - vm);
+    e0.store_unaligned(x + i);
+    e1.store_unaligned(x + i + kLanes);
+    acc0 += e0;
+    acc1 += e1;
+  }
+  float total = xsimd::hadd(acc0 + acc1);
+  const size_t done = i;
+  map_unary(x + done, x + done, n - done, [vm](Batch v) { return exp_batch(v - vm); });
+  for (; i < n; ++i) total += x[i];
+  scale_f32(x, 1.f / total, n);
 }
 
 void rmsnorm_f32(const float* x, const float* w, float eps, float* y, size_t n) {
