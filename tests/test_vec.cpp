@@ -290,6 +290,17 @@ TEST_CASE("vec: softmax is max-subtracted (no overflow at 1e4) and matches the s
   softmax_f32(x, 5);
   for (float v : x) CHECK(close(v, 0.2, kSoftmaxRel, 0));
   softmax_f32(nullptr, 0);  // n == 0 is a no-op
+  // Masked scores (-inf, as causal attention writes them) get exactly 0, the rest share 1.
+  for (size_t n = 2; n <= kMaxN; ++n) {
+    Buf got, want;
+    got.fill(rng, -3.f, 3.f, n);
+    for (size_t i = 1; i < n; i += 2) got.p()[i] = -INFINITY;
+    want.copy_from(got.p(), n);
+    softmax_f32(got.p(), n);
+    scalar::softmax_f32(want.p(), n);
+    CHECK_ARRAYS_CLOSE(got.p(), want.p(), n, kSoftmaxRel, kSoftmaxAbs);
+    for (size_t i = 1; i < n; i += 2) CHECK(got.p()[i] == 0.f);
+  }
 }
 
 TEST_CASE("vec: rmsnorm and layernorm match the scalar twins, with and without weights") {
