@@ -166,6 +166,7 @@ struct EinsumPlan {
   int64_t in_shape[kEinsumMaxInputs][kMaxRank] = {};
   int64_t in_strides[kEinsumMaxInputs][kMaxRank] = {};
   int32_t in_group[kEinsumMaxInputs] = {};
+  int8_t axis_label[kEinsumMaxInputs][kMaxRank] = {};  // index into labels of each input axis
   // Bound labels (letters, then ellipsis dimensions).
   int32_t n_labels = 0;
   EinsumLabel labels[kEinsumMaxLabels] = {};
