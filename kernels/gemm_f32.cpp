@@ -63,7 +63,8 @@ void gemm_driver(const GemmF32Args& g, void* scratch) {
   if (g.k <= 0) {  // empty contraction: C = 0 (or unchanged)
     if (!g.accumulate)
       for (int64_t i = 0; i < g.m; ++i)
-        for (int64_t j = 0; j < g.n; ++j) g.c[i * g.c_m + j * g.c_n] = 0.f;
+        for (int64_t j = 0; j < g.n; ++j)
+          g.c[i * g.c_m + (g.n_inner > 0 ? (j / g.n_inner) * g.c_n_outer + (j % g.n_inner) * g.c_n : j * g.c_n)] = 0.f;
     return;
   }
   float* bp = static_cast<float*>(scratch);
@@ -71,6 +72,9 @@ void gemm_driver(const GemmF32Args& g, void* scratch) {
   const int64_t kc_max = min64(kKC, g.k);
   float* ap = bp + ((nc_max * kc_max + 15) & ~int64_t{15});
   alignas(64) float tile[MR * NR];
+  auto col_off = [&g](int64_t j) {
+    return g.n_inner > 0 ? (j / g.n_inner) * g.c_n_outer + (j % g.n_inner) * g.c_n : j * g.c_n;
+  };
   for (int64_t jc = 0; jc < g.n; jc += kNC) {
     const int64_t nc = min64(kNC, g.n - jc);
     for (int64_t pc = 0; pc < g.k; pc += kKC) {
@@ -84,14 +88,14 @@ void gemm_driver(const GemmF32Args& g, void* scratch) {
           const int64_t nr = min64(NR, nc - jr);
           for (int64_t ir = 0; ir < mc; ir += MR) {
             const int64_t mr = min64(MR, mc - ir);
-            float* c = g.c + (ic + ir) * g.c_m + (jc + jr) * g.c_n;
-            if (mr == MR && nr == NR && g.c_n == 1) {
-              UK(kc, ap + ir * kc, bp + jr * kc, c, g.c_m, acc);
+            float* c = g.c + (ic + ir) * g.c_m;
+            if (mr == MR && nr == NR && g.c_n == 1) {  // a full tile never straddles a split
+              UK(kc, ap + ir * kc, bp + jr * kc, c + col_off(jc + jr), g.c_m, acc);
             } else {  // edge tile or strided columns: through a register-sized buffer
               UK(kc, ap + ir * kc, bp + jr * kc, tile, NR, false);
               for (int64_t r = 0; r < mr; ++r)
                 for (int64_t j = 0; j < nr; ++j) {
-                  float& dst = c[r * g.c_m + j * g.c_n];
+                  float& dst = c[r * g.c_m + col_off(jc + jr + j)];
                   dst = acc ? dst + tile[r * NR + j] : tile[r * NR + j];
                 }
             }
@@ -184,6 +188,11 @@ void f32_gemv_rows4_simd(int64_t n, int64_t k, const float* w, int64_t w_j, cons
     Batch a0(0.f), a1(0.f), a2(0.f), a3(0.f), b0(0.f), b1(0.f), b2(0.f), b3(0.f);
     int64_t p = 0;
     for (; p < k2; p += 2 * kLanes) {
+      // Four concurrent row streams: a software prefetch 512 bytes ahead keeps them fed.
+      __builtin_prefetch(w0 + p + 128);
+      __builtin_prefetch(w1 + p + 128);
+      __builtin_prefetch(w2 + p + 128);
+      __builtin_prefetch(w3 + p + 128);
       const Batch x0 = Batch::load_unaligned(x + p);
       const Batch x1 = Batch::load_unaligned(x + p + kLanes);
       a0 = xsimd::fma(Batch::load_unaligned(w0 + p), x0, a0);
@@ -225,42 +234,57 @@ void f32_gemv_rows4_simd(int64_t n, int64_t k, const float* w, int64_t w_j, cons
   }
 }
 
-// y[j] = sum_p x[p] W[p, j] (columns contiguous): blocks of 8 registers of y stay in registers
-// while the rows stream past.
+// y[j] = sum_p x[p] W[p, j] (columns contiguous), axpy-style: rows of W stream past a chunk of y
+// that stays in L1; four rows per pass so each y load/store serves four FMAs.
+void f32_gemv_cols_chunk(int64_t n, int64_t k, const float* w, int64_t w_p, const float* x, float* y) {
+  int64_t p = 0;
+  const int64_t nv = n / kLanes * kLanes;
+  for (; p + 4 <= k; p += 4) {
+    const float* r0 = w + p * w_p;
+    const float* r1 = r0 + w_p;
+    const float* r2 = r1 + w_p;
+    const float* r3 = r2 + w_p;
+    const Batch x0(x[p]), x1(x[p + 1]), x2(x[p + 2]), x3(x[p + 3]);
+    int64_t j = 0;
+    for (; j < nv; j += kLanes) {
+      Batch acc = Batch::load_unaligned(y + j);
+      acc = xsimd::fma(x0, Batch::load_unaligned(r0 + j), acc);
+      acc = xsimd::fma(x1, Batch::load_unaligned(r1 + j), acc);
+      acc = xsimd::fma(x2, Batch::load_unaligned(r2 + j), acc);
+      acc = xsimd::fma(x3, Batch::load_unaligned(r3 + j), acc);
+      acc.store_unaligned(y + j);
+    }
+    for (; j < n; ++j) y[j] += x[p] * r0[j] + x[p + 1] * r1[j] + x[p + 2] * r2[j] + x[p + 3] * r3[j];
+  }
+  for (; p < k; ++p) {
+    const float* r = w + p * w_p;
+    const Batch xp(x[p]);
+    int64_t j = 0;
+    for (; j < nv; j += kLanes) xsimd::fma(xp, Batch::load_unaligned(r + j), Batch::load_unaligned(y + j)).store_unaligned(y + j);
+    for (; j < n; ++j) y[j] += x[p] * r[j];
+  }
+}
+
 void f32_gemv_cols_simd(int64_t n, int64_t k, const float* w, int64_t w_p, const float* x, float* y,
                         int64_t ys, bool accumulate) {
-  constexpr int kV = 8;
-  constexpr int kBlock = kV * kLanes;
-  int64_t j = 0;
-  for (; j + kBlock <= n; j += kBlock) {
-    Batch acc[kV];
-    for (int v = 0; v < kV; ++v) acc[v] = Batch(0.f);
-    for (int64_t p = 0; p < k; ++p) {
-      const Batch xp(x[p]);
-      const float* row = w + p * w_p + j;
-      for (int v = 0; v < kV; ++v) acc[v] = xsimd::fma(xp, Batch::load_unaligned(row + v * kLanes), acc[v]);
+  if (ys == 1) {  // accumulate in place, chunks of y small enough for L1
+    constexpr int64_t kChunk = 2048;
+    if (!accumulate) std::memset(y, 0, sizeof(float) * static_cast<size_t>(n));
+    for (int64_t j = 0; j < n; j += kChunk) {
+      f32_gemv_cols_chunk(n - j < kChunk ? n - j : kChunk, k, w + j, w_p, x, y + j);
     }
-    alignas(64) float buf[kBlock];
-    for (int v = 0; v < kV; ++v) acc[v].store_aligned(buf + v * kLanes);
-    for (int i = 0; i < kBlock; ++i) {
+    return;
+  }
+  constexpr int64_t kChunk = 256;  // strided y: through a small stack buffer
+  alignas(64) float buf[kChunk];
+  for (int64_t j = 0; j < n; j += kChunk) {
+    const int64_t c = n - j < kChunk ? n - j : kChunk;
+    std::memset(buf, 0, sizeof buf);
+    f32_gemv_cols_chunk(c, k, w + j, w_p, x, buf);
+    for (int64_t i = 0; i < c; ++i) {
       float& dst = y[(j + i) * ys];
       dst = accumulate ? dst + buf[i] : buf[i];
     }
-  }
-  for (; j + kLanes <= n; j += kLanes) {
-    Batch acc(0.f);
-    for (int64_t p = 0; p < k; ++p) acc = xsimd::fma(Batch(x[p]), Batch::load_unaligned(w + p * w_p + j), acc);
-    alignas(64) float buf[kLanes];
-    acc.store_aligned(buf);
-    for (int i = 0; i < kLanes; ++i) {
-      float& dst = y[(j + i) * ys];
-      dst = accumulate ? dst + buf[i] : buf[i];
-    }
-  }
-  for (; j < n; ++j) {
-    float s = 0.f;
-    for (int64_t p = 0; p < k; ++p) s += x[p] * w[p * w_p + j];
-    y[j * ys] = accumulate ? y[j * ys] + s : s;
   }
 }
 #endif  // EINFER_HAS_SIMD

@@ -147,6 +147,8 @@ TEST_CASE("einsum: every fast path agrees with the generic loop nest") {
       {"ji,kj->ik", {17, 13}, {19, 17}, "gemm"},
       {"ij,jk->ki", {13, 17}, {17, 19}, "gemm"},
       {"bnd,dhk->bhnk", {2, 5, 12}, {12, 3, 4}, "gemm"},
+      {"bnd,dhk->bhnk", {2, 7, 12}, {12, 3, 32}, "gemm"},  // heads folded into N (split columns)
+      {"nd,dhk->hnk", {13, 12}, {12, 2, 16}, "gemm"},
       {"bhnk,bhmk->bhnm", {2, 3, 5, 8}, {2, 3, 7, 8}, "gemm"},
       {"bhnm,bhmv->bhnv", {2, 3, 5, 7}, {2, 3, 7, 8}, "gemm"},
       {"bhnv,hvd->bnd", {2, 3, 5, 8}, {3, 8, 12}, "gemm"},
