@@ -289,3 +289,24 @@ TEST_CASE("einsum: compile-time form plans on the stack and runs") {
   REQUIRE(einsum<"ij->ji">(make_view(DType::f32, y.data(), {2, 3}), make_view(DType::f32, r.data(), {3, 2}), nullptr, 0).ok());
   CHECK(r[1] == y[3]);
 }
+
+TEST_CASE("einsum: f16 operands are widened (generic path)") {
+  std::vector<float> a = random_vec(5 * 6, 51), b = random_vec(6 * 7, 52);
+  std::vector<uint16_t> ah(a.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    ah[i] = f32_to_f16(a[i]);
+    a[i] = f16_to_f32(ah[i]);  // the exact values the f16 operand holds
+  }
+  const TensorView in16[2] = {make_view(DType::f16, ah.data(), {5, 6}), make_view(DType::f32, b.data(), {6, 7})};
+  EinsumPlan plan;
+  REQUIRE(plan_einsum("ij,jk->ik", in16, 2, &plan).ok());
+  CHECK(std::string(einsum_kernel_name(plan)) == "generic");
+  std::vector<float> out(35);
+  REQUIRE(execute_einsum(plan, in16, 2, make_view(DType::f32, out.data(), {5, 7}), nullptr, 0).ok());
+  for (int i = 0; i < 5; ++i)
+    for (int k = 0; k < 7; ++k) {
+      double s = 0;
+      for (int j = 0; j < 6; ++j) s += double(a[i * 6 + j]) * b[j * 7 + k];
+      CHECK(std::fabs(out[i * 7 + k] - s) < 1e-5);
+    }
+}
