@@ -158,7 +158,8 @@ struct EinsumLabel {
   uint8_t in_input[kEinsumMaxInputs] = {};
 };
 
-inline constexpr int kEinsumMaxLabels = 2 * kMaxRank + kMaxRank;
+// Every label appears in an input, and two inputs have at most 2 * kMaxRank axes.
+inline constexpr int kEinsumMaxLabels = 2 * kMaxRank;
 
 struct EinsumPlan {
   EinsumKernel kind = EinsumKernel::generic;

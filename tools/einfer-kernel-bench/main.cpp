@@ -179,6 +179,24 @@ float stream_sum(const float* p, size_t n) {
   return s;
 }
 
+// Model projection with W stored [out, in] (rows contiguous): y = x W^T.
+void bench_projection() {
+  const int n = 128, d = 1024, e = 1024;
+  std::vector<float> x = random_vec(size_t(n) * d), w = random_vec(size_t(e) * d), y(size_t(n) * e);
+  const char* kernel = "";
+  const double t = time_einsum("nd,ed->ne", make_view(DType::f32, x.data(), {n, d}),
+                               make_view(DType::f32, w.data(), {e, d}), y.data(), &kernel);
+  const double flops = 2.0 * n * d * e;
+  std::printf("proj %-28s %-5s einfer %7.1f GFLOP/s", "nd,ed->ne n=128 d=e=1024", kernel, flops / t * 1e-9);
+#if defined(EINFER_HAVE_OPENBLAS)
+  const double tb = time_best([&] {
+    cblas_sgemm(kRowMajor, kNoTrans, kTrans, n, e, d, 1.f, x.data(), d, w.data(), d, 0.f, y.data(), e);
+  });
+  std::printf("   openblas %7.1f GFLOP/s   ratio %.2f", flops / tb * 1e-9, tb / t);
+#endif
+  std::printf("\n");
+}
+
 void bench_gemv() {
   const int64_t rows = 4096, k = 1024;  // 16 MiB of weights, far beyond L2
   std::vector<float> w = random_vec(size_t(rows * k)), x = random_vec(size_t(k)), y(static_cast<size_t>(rows));
@@ -220,6 +238,7 @@ int main(int argc, char** argv) {
     bench_square(n);
   }
   bench_attention();
+  bench_projection();
   bench_gemv();
   return 0;
 }
