@@ -21,6 +21,10 @@ int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
 using MicroKernel = void (*)(int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc,
                              bool accumulate);
+// Same tile with A read in place (rows of contiguous K, row stride lda); rows >= mr repeat row
+// mr - 1 (their results are discarded), so edge tiles need no padding.
+using DirectMicroKernel = void (*)(int64_t kc, const float* a, int64_t lda, int64_t mr, const float* bp,
+                                   float* c, int64_t ldc, bool accumulate);
 
 // A[i0 .. i0+mc, p0 .. p0+kc] -> panels of MR rows: ap[panel][p][r], zero-padded rows.
 template <int MR>
@@ -57,7 +61,7 @@ void pack_b(const GemmF32Args& g, int64_t p0, int64_t kc, int64_t j0, int64_t nc
   }
 }
 
-template <int MR, int NR, MicroKernel UK>
+template <int MR, int NR, MicroKernel UK, DirectMicroKernel UKD>
 void gemm_driver(const GemmF32Args& g, void* scratch) {
   if (g.m <= 0 || g.n <= 0) return;
   if (g.k <= 0) {  // empty contraction: C = 0 (or unchanged)
@@ -81,18 +85,23 @@ void gemm_driver(const GemmF32Args& g, void* scratch) {
       const int64_t kc = min64(kKC, g.k - pc);
       const bool acc = g.accumulate || pc > 0;
       pack_b<NR>(g, pc, kc, jc, nc, bp);
+      // Row-contiguous A is read in place (no packing: the tile broadcasts from MR row streams).
+      const bool direct_a = g.a_k == 1;
       for (int64_t ic = 0; ic < g.m; ic += kMC) {
         const int64_t mc = min64(kMC, g.m - ic);
-        pack_a<MR>(g, ic, mc, pc, kc, ap);
+        if (!direct_a) pack_a<MR>(g, ic, mc, pc, kc, ap);
         for (int64_t jr = 0; jr < nc; jr += NR) {
           const int64_t nr = min64(NR, nc - jr);
           for (int64_t ir = 0; ir < mc; ir += MR) {
             const int64_t mr = min64(MR, mc - ir);
             float* c = g.c + (ic + ir) * g.c_m;
+            const float* a_rows = g.a + (ic + ir) * g.a_m + pc;
             if (mr == MR && nr == NR && g.c_n == 1) {  // a full tile never straddles a split
-              UK(kc, ap + ir * kc, bp + jr * kc, c + col_off(jc + jr), g.c_m, acc);
+              if (direct_a) UKD(kc, a_rows, g.a_m, mr, bp + jr * kc, c + col_off(jc + jr), g.c_m, acc);
+              else UK(kc, ap + ir * kc, bp + jr * kc, c + col_off(jc + jr), g.c_m, acc);
             } else {  // edge tile or strided columns: through a register-sized buffer
-              UK(kc, ap + ir * kc, bp + jr * kc, tile, NR, false);
+              if (direct_a) UKD(kc, a_rows, g.a_m, mr, bp + jr * kc, tile, NR, false);
+              else UK(kc, ap + ir * kc, bp + jr * kc, tile, NR, false);
               for (int64_t r = 0; r < mr; ++r)
                 for (int64_t j = 0; j < nr; ++j) {
                   float& dst = c[r * g.c_m + col_off(jc + jr + j)];
@@ -115,6 +124,18 @@ void f32_gemm_4x4_scalar(int64_t kc, const float* ap, const float* bp, float* c,
     const float* b = bp + p * 4;
     for (int r = 0; r < 4; ++r)
       for (int j = 0; j < 4; ++j) acc[r][j] += a[r] * b[j];
+  }
+  for (int r = 0; r < 4; ++r)
+    for (int j = 0; j < 4; ++j) c[r * ldc + j] = accumulate ? c[r * ldc + j] + acc[r][j] : acc[r][j];
+}
+
+void f32_gemm_4x4_scalar_direct(int64_t kc, const float* a, int64_t lda, int64_t mr, const float* bp,
+                                float* c, int64_t ldc, bool accumulate) {
+  float acc[4][4] = {};
+  for (int r = 0; r < 4; ++r) {
+    const float* ar = a + (r < mr ? r : mr - 1) * lda;
+    for (int64_t p = 0; p < kc; ++p)
+      for (int j = 0; j < 4; ++j) acc[r][j] += ar[p] * bp[p * 4 + j];
   }
   for (int r = 0; r < 4; ++r)
     for (int j = 0; j < 4; ++j) c[r * ldc + j] = accumulate ? c[r * ldc + j] + acc[r][j] : acc[r][j];
@@ -149,26 +170,66 @@ inline void f32_gemm_simd_tile(int64_t kc, const float* ap, const float* bp, flo
     }
 }
 
+template <int MR, int NV>
+inline void f32_gemm_simd_tile_direct(int64_t kc, const float* a, int64_t lda, int64_t mr, const float* bp,
+                                      float* c, int64_t ldc, bool accumulate) {
+  constexpr int NR = NV * kLanes;
+  const float* ar[MR];
+  for (int r = 0; r < MR; ++r) ar[r] = a + (r < mr ? r : mr - 1) * lda;
+  Batch acc[MR][NV];
+  for (int r = 0; r < MR; ++r)
+    for (int v = 0; v < NV; ++v) acc[r][v] = Batch(0.f);
+  for (int64_t p = 0; p < kc; ++p) {
+    Batch b[NV];
+    for (int v = 0; v < NV; ++v) b[v] = Batch::load_aligned(bp + p * NR + v * kLanes);
+    for (int r = 0; r < MR; ++r) {
+      const Batch av(ar[r][p]);
+      for (int v = 0; v < NV; ++v) acc[r][v] = xsimd::fma(av, b[v], acc[r][v]);
+    }
+  }
+  for (int r = 0; r < MR; ++r)
+    for (int v = 0; v < NV; ++v) {
+      float* dst = c + r * ldc + v * kLanes;
+      if (accumulate) acc[r][v] += Batch::load_unaligned(dst);
+      acc[r][v].store_unaligned(dst);
+    }
+}
+
 #if defined(__AVX2__)
 constexpr int kMR = 6, kNV = 2;
 void f32_gemm_6x16_avx2(int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc, bool acc) {
   f32_gemm_simd_tile<6, 2>(kc, ap, bp, c, ldc, acc);
 }
+void f32_gemm_6x16_avx2_direct(int64_t kc, const float* a, int64_t lda, int64_t mr, const float* bp, float* c,
+                 int64_t ldc, bool acc) {
+  f32_gemm_simd_tile_direct<6, 2>(kc, a, lda, mr, bp, c, ldc, acc);
+}
 constexpr MicroKernel kSimdKernel = f32_gemm_6x16_avx2;
+constexpr DirectMicroKernel kSimdDirectKernel = f32_gemm_6x16_avx2_direct;
 constexpr const char* kSimdKernelName = "f32_gemm_6x16_avx2";
 #elif defined(__aarch64__)
 constexpr int kMR = 8, kNV = 2;
 void f32_gemm_8x8_neon(int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc, bool acc) {
   f32_gemm_simd_tile<8, 2>(kc, ap, bp, c, ldc, acc);
 }
+void f32_gemm_8x8_neon_direct(int64_t kc, const float* a, int64_t lda, int64_t mr, const float* bp, float* c,
+                 int64_t ldc, bool acc) {
+  f32_gemm_simd_tile_direct<8, 2>(kc, a, lda, mr, bp, c, ldc, acc);
+}
 constexpr MicroKernel kSimdKernel = f32_gemm_8x8_neon;
+constexpr DirectMicroKernel kSimdDirectKernel = f32_gemm_8x8_neon_direct;
 constexpr const char* kSimdKernelName = "f32_gemm_8x8_neon";
 #else  // armhf NEON (16 q registers): 8 accumulators + 2 B + 1 A
 constexpr int kMR = 4, kNV = 2;
 void f32_gemm_4x8_neon(int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc, bool acc) {
   f32_gemm_simd_tile<4, 2>(kc, ap, bp, c, ldc, acc);
 }
+void f32_gemm_4x8_neon_direct(int64_t kc, const float* a, int64_t lda, int64_t mr, const float* bp, float* c,
+                 int64_t ldc, bool acc) {
+  f32_gemm_simd_tile_direct<4, 2>(kc, a, lda, mr, bp, c, ldc, acc);
+}
 constexpr MicroKernel kSimdKernel = f32_gemm_4x8_neon;
+constexpr DirectMicroKernel kSimdDirectKernel = f32_gemm_4x8_neon_direct;
 constexpr const char* kSimdKernelName = "f32_gemm_4x8_neon";
 #endif
 static_assert(kMR <= kMaxMR && kNV * kLanes <= kMaxNR && kMC % kMR == 0 && kNC % (kNV * kLanes) == 0);
@@ -310,7 +371,7 @@ const char* gemm_f32_kernel_name() {
 
 void gemm_f32(const GemmF32Args& args, void* scratch) {
 #if EINFER_HAS_SIMD
-  gemm_driver<kMR, kNV * kLanes, kSimdKernel>(args, scratch);
+  gemm_driver<kMR, kNV * kLanes, kSimdKernel, kSimdDirectKernel>(args, scratch);
 #else
   scalar::gemm_f32(args, scratch);
 #endif
@@ -328,7 +389,7 @@ void gemv_f32(int64_t n, int64_t k, const float* w, int64_t w_j, int64_t w_p, co
 
 namespace scalar {
 void gemm_f32(const GemmF32Args& args, void* scratch) {
-  gemm_driver<4, 4, f32_gemm_4x4_scalar>(args, scratch);
+  gemm_driver<4, 4, f32_gemm_4x4_scalar, f32_gemm_4x4_scalar_direct>(args, scratch);
 }
 
 void gemv_f32(int64_t n, int64_t k, const float* w, int64_t w_j, int64_t w_p, const float* x,
