@@ -4,8 +4,6 @@
 #include <cmath>
 #include <cstring>
 
-#include "kernels/attention.h"
-#include "kernels/einsum.h"
 #include "kernels/quant.h"
 #include "kernels/vec.h"
 
@@ -55,9 +53,7 @@ TensorView weight_like(const ModelConfig& c, DType dtype, int64_t rows, int64_t 
 
 // y[n, e] = x[n, d] · W[e, d]ᵀ: every projection of the model.
 Status project(const float* x, int64_t n, const TensorView& w, float* y, const LlamaState& s) {
-  const TensorView xv = act(const_cast<float*>(x), n, w.shape[1]);
-  const TensorView yv = act(y, n, w.shape[0]);
-  return einsum<"nd,ed->ne">(xv, w, yv, s.scratch, s.scratch_bytes);
+  return linear(x, n, w, TensorView{}, y, s.scratch, s.scratch_bytes);
 }
 
 // Scratch the projections of one chunk of n tokens need with weights of `dtype`.
@@ -67,28 +63,25 @@ Status projection_scratch(const ModelConfig& c, DType dtype, int64_t n, size_t* 
   const int64_t shapes[][2] = {{qd, c.dim}, {kv, c.dim}, {c.dim, qd}, {c.hidden_dim, c.dim},
                                {c.dim, c.hidden_dim}, {c.vocab_size, c.dim}};
   for (const auto& sh : shapes) {
-    EinsumPlan plan;
-    const TensorView xv = act(nullptr, n, sh[1]);
-    EINFER_TRY(einfer::plan<"nd,ed->ne">(xv, weight_like(c, dtype, sh[0], sh[1]), &plan));
-    if (plan.scratch_bytes > *bytes) *bytes = plan.scratch_bytes;
+    size_t b = 0;
+    EINFER_TRY(linear_scratch_bytes(n, weight_like(c, dtype, sh[0], sh[1]), &b));
+    if (b > *bytes) *bytes = b;
   }
   return ok_status();
 }
 
-AttentionShape attention_shape(const ModelConfig& c, const RunOptions& o) {
-  AttentionShape a{};
-  a.n_heads = c.n_heads;
-  a.n_kv_heads = c.n_kv_heads;
-  a.head_dim = c.head_dim;
-  a.scale = 1.f / std::sqrt(static_cast<float>(c.head_dim));
-  a.window = o.window;
-  a.sinks = o.sinks;
-  a.causal = true;
-  return a;
-}
-
-RopeLayout rope_layout(RopeMode m) {
-  return m == RopeMode::half_split ? RopeLayout::half_split : RopeLayout::interleaved;
+MhaConfig mha_config(const ModelConfig& c, const RunOptions& o, const RopeTable* rope) {
+  MhaConfig m;
+  m.dim = c.dim;
+  m.n_heads = c.n_heads;
+  m.n_kv_heads = c.n_kv_heads;
+  m.head_dim = c.head_dim;
+  m.causal = true;
+  m.window = o.window;
+  m.sinks = o.sinks;
+  m.rope = rope;
+  m.rope_layout = c.rope == RopeMode::half_split ? RopeLayout::half_split : RopeLayout::interleaved;
+  return m;
 }
 
 // Row `token` of the embedding table, widened to f32.
@@ -142,10 +135,11 @@ Status llama_bind_weights(const Model& model, Arena& arena, LlamaWeights* w) {
   for (int32_t l = 0; l < c.n_layers; ++l) {
     LlamaLayerWeights& L = w->layers[l];
     EINFER_TRY(bind(model, TensorRole::attn_norm, l, d, -1, &L.attn_norm));
-    EINFER_TRY(bind(model, TensorRole::wq, l, qd, d, &L.wq));
-    EINFER_TRY(bind(model, TensorRole::wk, l, kv, d, &L.wk));
-    EINFER_TRY(bind(model, TensorRole::wv, l, kv, d, &L.wv));
-    EINFER_TRY(bind(model, TensorRole::wo, l, d, qd, &L.wo));
+    L.attn = MhaWeights{};
+    EINFER_TRY(bind(model, TensorRole::wq, l, qd, d, &L.attn.wq));
+    EINFER_TRY(bind(model, TensorRole::wk, l, kv, d, &L.attn.wk));
+    EINFER_TRY(bind(model, TensorRole::wv, l, kv, d, &L.attn.wv));
+    EINFER_TRY(bind(model, TensorRole::wo, l, d, qd, &L.attn.wo));
     EINFER_TRY(bind(model, TensorRole::ffn_norm, l, d, -1, &L.ffn_norm));
     EINFER_TRY(bind(model, TensorRole::w1, l, f, d, &L.w1));
     EINFER_TRY(bind(model, TensorRole::w2, l, d, f, &L.w2));
@@ -218,7 +212,14 @@ Status llama_state_init(const ModelConfig& c, const RunOptions& options, Arena& 
   EINFER_TRY(arena.allocate_array(static_cast<size_t>(c.vocab_size), &s->logits));
 
   // One scratch region serves every einsum and the attention kernel (they never overlap in time).
-  size_t scratch = attention_scratch_bytes(attention_shape(c, o), o.max_batch);
+  size_t scratch = 0;
+  {
+    MhaWeights like{};
+    like.wq = weight_like(c, c.weight_dtype, static_cast<int64_t>(qd), c.dim);
+    like.wk = like.wv = weight_like(c, c.weight_dtype, static_cast<int64_t>(kv), c.dim);
+    like.wo = weight_like(c, c.weight_dtype, c.dim, static_cast<int64_t>(qd));
+    EINFER_TRY(mha_scratch_bytes(mha_config(c, o, nullptr), like, o.max_batch, &scratch));
+  }
   for (int64_t n : {static_cast<int64_t>(1), static_cast<int64_t>(o.max_batch)}) {
     EINFER_TRY(projection_scratch(c, c.weight_dtype, n, &scratch));
     EINFER_TRY(projection_scratch(c, DType::f32, n, &scratch));
@@ -237,42 +238,21 @@ Status forward_chunk(const LlamaWeights& w, LlamaState* s, const int32_t* tokens
                      float* all_logits) {
   const ModelConfig& c = w.config;
   const int64_t d = c.dim, V = c.vocab_size;
-  const int64_t qd = static_cast<int64_t>(c.n_heads) * c.head_dim;
-  const int64_t kv = static_cast<int64_t>(c.n_kv_heads) * c.head_dim;
   const int64_t f = c.hidden_dim;
   const int64_t pos0 = s->pos;
-  const RunOptions& o = s->options;
-  const AttentionShape shape = attention_shape(c, o);
-  const RopeLayout layout = rope_layout(c.rope);
+  const MhaConfig attn = mha_config(c, s->options, &s->rope);
+  const MhaBuffers buffers{s->q, s->k, s->v, s->att, s->scratch, s->scratch_bytes};
 
   for (int32_t i = 0; i < n; ++i) embed(w.token_embedding, tokens[i], s->x + i * d);
 
   for (int32_t l = 0; l < c.n_layers; ++l) {
     const LlamaLayerWeights& L = w.layers[l];
 
-    // Attention block: x += Wo · attention(rope(Wq·h), rope(Wk·h), Wv·h), h = rmsnorm(x).
+    // Attention block: x += attention(rmsnorm(x)), keys and values kept in the ring cache.
     for (int32_t i = 0; i < n; ++i) {
       rmsnorm_f32(s->x + i * d, L.attn_norm.f32(), c.norm_eps, s->xb + i * d, static_cast<size_t>(d));
     }
-    EINFER_TRY(project(s->xb, n, L.wq, s->q, *s));
-    EINFER_TRY(project(s->xb, n, L.wk, s->k, *s));
-    EINFER_TRY(project(s->xb, n, L.wv, s->v, *s));
-    for (int32_t i = 0; i < n; ++i) {
-      rope_apply(s->rope, layout, s->q + i * qd, c.n_heads, pos0 + i);
-      rope_apply(s->rope, layout, s->k + i * kv, c.n_kv_heads, pos0 + i);
-    }
-    const KVLayerView cache = kv_cache_layer(s->cache, l);
-    EINFER_TRY(attention_f32(shape, s->q, s->k, s->v, n, pos0, pos0 > 0 ? &cache : nullptr, s->att,
-                             s->scratch, s->scratch_bytes));
-    // Store the block's keys and values after attending, skipping those a later position of the
-    // same block would overwrite in the ring at once.
-    const int64_t ring = o.window > 0 ? o.window - o.sinks : INT64_MAX;
-    for (int32_t i = 0; i < n; ++i) {
-      const int64_t p = pos0 + i;
-      if (o.window > 0 && p >= o.sinks && p + ring < pos0 + n) continue;
-      EINFER_TRY(kv_cache_write(s->cache, l, p, s->k + i * kv, s->v + i * kv));
-    }
-    EINFER_TRY(project(s->att, n, L.wo, s->xb, *s));
+    EINFER_TRY(mha_forward(L.attn, attn, s->xb, n, pos0, &s->cache, l, buffers, s->xb));
     add_f32(s->x, s->xb, s->x, static_cast<size_t>(n * d));
 
     // Feed-forward block: x += W2 · (silu(W1·h) * W3·h), h = rmsnorm(x).

@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include "kernels/rope.h"
+#include "models/mha.h"
 #include "runtime/arena.h"
 #include "runtime/kv_cache.h"
 #include "runtime/model.h"
@@ -24,8 +25,9 @@
 namespace einfer {
 
 struct LlamaLayerWeights {
-  TensorView attn_norm, wq, wk, wv, wo;  // norms [d]; projections [out, in]
-  TensorView ffn_norm, w1, w2, w3;       // w1 gate [f, d], w2 down [d, f], w3 up [f, d]
+  TensorView attn_norm;             // [d]
+  MhaWeights attn;                  // projections [out, in], no biases
+  TensorView ffn_norm, w1, w2, w3;  // w1 gate [f, d], w2 down [d, f], w3 up [f, d]
 };
 
 struct LlamaWeights {
