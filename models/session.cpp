@@ -2,10 +2,7 @@
 
 namespace einfer {
 
-namespace {
-
-// The allocation sequence shared by sizing and creation. `model` is null when only measuring.
-Status layout(const ModelConfig& config, const RunOptions& options, const Model* model,
+Status session_layout(const ModelConfig& config, const RunOptions& options, const Model* model,
               Arena& arena, Session** out) {
   Session* s = nullptr;
   EINFER_TRY(arena.allocate_array(1, &s));
@@ -24,15 +21,13 @@ Status layout(const ModelConfig& config, const RunOptions& options, const Model*
   return ok_status();
 }
 
-}  // namespace
-
 Status session_arena_bytes(const ModelConfig& config, const RunOptions& options, size_t* bytes) {
   *bytes = 0;
   if (config.arch != ArchKind::llama) {
     return make_status(StatusCode::unsupported, "sessions support llama decoders only");
   }
   Arena measure = Arena::measuring();
-  EINFER_TRY(layout(config, options, nullptr, measure, nullptr));
+  EINFER_TRY(session_layout(config, options, nullptr, measure, nullptr));
   *bytes = measure.high_water();
   return ok_status();
 }
@@ -51,7 +46,7 @@ Status session_create(const void* image, size_t image_bytes, const LoadOptions& 
     return make_status(StatusCode::out_of_memory, "arena too small for this model and run options",
                        static_cast<int64_t>(need), static_cast<int64_t>(arena.remaining()));
   }
-  return layout(model.config, options, &model, arena, out);
+  return session_layout(model.config, options, &model, arena, out);
 }
 
 Status session_eval(Session* s, const int32_t* tokens, int32_t n, float* all_logits) {

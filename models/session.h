@@ -23,6 +23,11 @@ struct Session {
   LlamaState state;
 };
 
+// The allocation sequence behind both functions below: with model == null it only measures
+// (use a measuring arena); otherwise it builds the session for `model` and stores it in *out.
+Status session_layout(const ModelConfig& config, const RunOptions& options, const Model* model,
+                      Arena& arena, Session** out);
+
 // Exact arena bytes session_create needs for this config and options (arena buffer 64-byte aligned).
 Status session_arena_bytes(const ModelConfig& config, const RunOptions& options, size_t* bytes);
 
