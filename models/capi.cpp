@@ -72,7 +72,6 @@ Status layout_extras(const Model& model, const einfer_options& o, Arena& arena, 
     if (e) {
       EINFER_TRY(tokenizer_init(&e->tokenizer, model.tokenizer, model.tokenizer_bytes, vocab, arena));
       e->has_tokenizer = true;
-      e->encode_scratch_bytes = tokenizer_encode_scratch_bytes(e->tokenizer, prompt_bytes(o));
     } else {
       void* p = nullptr;
       EINFER_TRY(arena.allocate(tokenizer_arena_bytes(vocab), kDefaultAlignment, &p));
@@ -98,7 +97,7 @@ Status layout_extras(const Model& model, const einfer_options& o, Arena& arena, 
 Status layout_all(const Model& model, const einfer_options& o, Arena& arena, einfer_session** out) {
   einfer_session* e = nullptr;
   EINFER_TRY(arena.allocate_array(1, &e));
-  if (e) new (e) einfer_session();
+  if (e) *e = einfer_session{};
   Session* s = nullptr;
   EINFER_TRY(session_layout(model.config, run_options(o), e ? &model : nullptr, arena, &s));
   if (e) {
