@@ -379,7 +379,7 @@ int main(int argc, char** argv) {
     prev = next;
     if (i + 1 == steps && !a.logits) break;  // the last token's logits are not needed
     const auto t0 = std::chrono::steady_clock::now();
-    s = session_eval(session, &next, 1, a.logits ? nullptr : nullptr);
+    s = session_eval(session, &next, 1);
     if (!s.ok()) die("decode", s);
     step_ms.push_back(seconds_since(t0) * 1e3);
     if (a.logits) all_logits.insert(all_logits.end(), session_logits(*session), session_logits(*session) + c.vocab_size);
