@@ -1,0 +1,90 @@
+// Fused scaled-dot-product attention over a block of new tokens and a (ring-buffer) KV cache.
+//
+// Shapes: H query heads, G kv heads (H % G == 0; query head h reads kv head h / (H/G): MHA G = H,
+// MQA G = 1, GQA otherwise), head size k. A call handles n queries at absolute positions
+// pos0 .. pos0+n-1 with q [n][H][k] (already RoPE-rotated) and their own keys/values
+// k_new, v_new [n][G][k], writing out [n][H][k].
+//
+// Which key positions p a query at position t attends (attention_attends below):
+//   causal:  p <= t, and with a window w > 0 only p < sinks or p >= t - (w - sinks)
+//            (the sinks plus the w - sinks positions just before t, plus t itself)
+//   !causal: (encoder) every one of the n new keys; no cache, no window
+// Keys at p >= pos0 come from k_new/v_new, keys at p < pos0 from `cache`, where position p lives in
+// slot p < S ? p : S + (p - S) % (W - S) (the cache's capacity W and sinks S). The caller writes the
+// block's K/V into the cache only after the call, so a ring smaller than the block is still exact.
+//
+// The kernel never materialises a score matrix: per query and kv head it walks key tiles of
+// kAttentionKeyTile positions aligned to absolute position (online softmax: running max and sum,
+// accumulator rescaled per tile) and processes the H/G query heads that share a kv head together,
+// so every K/V row is read once per group. Tiles are aligned to absolute positions, so a query sees
+// the same tiles whether its keys come from the block or the cache: prefill then decode gives
+// bit-identical results to decoding token by token (f32 cache), and a wrapped ring gives exactly
+// what a cache that never wrapped gives.
+// Cache rows of a tile are staged in scratch once per kv head (copied for f32, widened for int8,
+// whose one float scale per (slot, kv head) is folded into the score and the probability) and
+// shared by the group's query heads.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "runtime/dtype.h"
+#include "runtime/status.h"
+
+namespace einfer {
+
+inline constexpr int32_t kAttentionKeyTile = 64;
+
+struct AttentionShape {
+  int32_t n_heads = 0;     // H
+  int32_t n_kv_heads = 0;  // G
+  int32_t head_dim = 0;    // k
+  float scale = 0.f;       // score = dot(q, k) * scale; usually 1/sqrtf(head_dim)
+  int32_t window = 0;      // 0: attend every position <= t; else sinks + (window - sinks) before t
+  int32_t sinks = 0;       // first positions always attended (window > 0 only); < window
+  bool causal = true;
+};
+
+// Read-only view of one layer of a KV cache: element (g, slot, d) of K is at
+// k[g * head_stride + slot * row_stride + d] (same for V), in `dtype` (f32 or i8). For i8 the
+// value is q * scale with scale k_scales[g * capacity + slot] (v_scales likewise).
+struct KVLayerView {
+  DType dtype = DType::f32;
+  int32_t n_kv_heads = 0;
+  int32_t head_dim = 0;
+  int32_t capacity = 0;  // W slots
+  int32_t sinks = 0;     // S pinned slots
+  const void* k = nullptr;
+  const void* v = nullptr;
+  int64_t head_stride = 0;  // elements
+  int64_t row_stride = 0;   // elements
+  const float* k_scales = nullptr;
+  const float* v_scales = nullptr;
+  int64_t n_positions = -1;  // positions written so far; when >= 0 the call checks pos0 equals it
+};
+
+// True when a query at position t attends key position p (causal shapes; see top of file).
+constexpr bool attention_attends(const AttentionShape& s, int64_t t, int64_t p) {
+  if (!s.causal) return true;
+  if (p > t) return false;
+  if (s.window <= 0 || p < s.sinks) return true;
+  return p >= t - (s.window - s.sinks);
+}
+
+// Default score scale 1/sqrt(head_dim), the value llama2.c divides by.
+float attention_default_scale(int32_t head_dim);
+
+// Checks the shape alone (head counts, divisibility, window vs sinks).
+Status attention_validate_shape(const AttentionShape& shape);
+
+// Scratch attention_f32 needs (includes staging for one key tile of K and V rows, so it is the
+// same for every cache dtype; kv_dtype is kept for future layouts). n_queries does not change the
+// size today (queries are processed one at a time) but is part of the contract.
+size_t attention_scratch_bytes(const AttentionShape& shape, int32_t n_queries,
+                               DType kv_dtype = DType::i8);
+
+Status attention_f32(const AttentionShape& shape, const float* q, const float* k_new,
+                     const float* v_new, int32_t n, int64_t pos0, const KVLayerView* cache,
+                     float* out, void* scratch, size_t scratch_bytes);
+
+}  // namespace einfer

@@ -1,0 +1,46 @@
+// Positional encodings: rotary (RoPE) in both pair layouts, and the sinusoidal absolute encoding.
+//
+// RoPE rotates pairs of a head vector by angle pos * inv_freq[i], inv_freq[i] = theta^(-2i/head_dim),
+// i in [0, head_dim/2). Two layouts pick which elements form pair i:
+//   interleaved (Meta / llama2.c):       (x[2i], x[2i+1])
+//   half_split  (Hugging Face / NeoX):    (x[i],  x[i + head_dim/2])
+// The cos/sin table for positions [0, n_positions) is computed once into caller memory (the arena),
+// so decoding does no powf/cosf per step. Positions beyond the table (streaming past the trained
+// context) are computed on the fly from the stored inverse frequencies; both paths evaluate the
+// same double-precision formula, so they agree bit for bit.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "runtime/status.h"
+
+namespace einfer {
+
+// Mirrors runtime/model.h RopeMode (interleaved = 1, half_split = 2); kernels do not include
+// model headers, the runtime maps one to the other.
+enum class RopeLayout : uint32_t { interleaved = 1, half_split = 2 };
+
+struct RopeTable {
+  int32_t head_dim = 0;
+  int32_t n_positions = 0;
+  const double* inv_freq = nullptr;  // [head_dim/2]
+  const float* cos = nullptr;        // [n_positions][head_dim/2]
+  const float* sin = nullptr;        // [n_positions][head_dim/2]
+};
+
+// Bytes rope_table_init needs in `mem` (8-byte aligned memory; arenas give 64).
+size_t rope_table_bytes(int32_t head_dim, int32_t n_positions);
+
+// head_dim must be even and > 0, n_positions >= 0, theta > 0.
+Status rope_table_init(RopeTable* table, void* mem, size_t bytes, int32_t head_dim,
+                       int32_t n_positions, float theta);
+
+// Rotates x [n_heads][head_dim] in place for absolute position pos (pos >= 0).
+void rope_apply(const RopeTable& table, RopeLayout layout, float* x, int32_t n_heads, int64_t pos);
+
+// Adds the Vaswani et al. encoding to x [n][d] for positions pos0 .. pos0+n-1:
+// x[t][2i] += sin(p / 10000^(2i/d)), x[t][2i+1] += cos(p / 10000^(2i/d)).
+void sinusoidal_encoding_add(float* x, int32_t n, int32_t d, int64_t pos0);
+
+}  // namespace einfer

@@ -1,0 +1,293 @@
+// Fused attention against numpy (tests/gen/gen_attention.py) and against the unfused reference:
+// MHA / MQA / GQA, causal and bidirectional, windows and sinks, f32 and int8 KV, prefill vs
+// token-by-token decode, a ring wrapped more than 10 times vs a cache that never wrapped.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "kernels/attention.h"
+#include "kernels/attention_reference.h"
+#include "kernels/quant.h"
+#include "npy_reader.h"
+#include "runtime/kv_cache.h"
+
+using namespace einfer;
+using einfer_test::attention_data;
+using einfer_test::load_npy;
+
+namespace {
+
+struct Case {
+  std::string name;
+  int32_t H = 0, G = 0, k = 0, P = 0, window = 0, sinks = 0, capacity = 0;
+  bool causal = true;
+  std::vector<float> q, kk, v, out;
+
+  AttentionShape shape() const {
+    AttentionShape s;
+    s.n_heads = H;
+    s.n_kv_heads = G;
+    s.head_dim = k;
+    s.scale = attention_default_scale(k);
+    s.window = window;
+    s.sinks = sinks;
+    s.causal = causal;
+    return s;
+  }
+};
+
+Case load_case(const std::string& name) {
+  Case c;
+  c.name = name;
+  const auto meta = load_npy(attention_data(name + "_meta"));
+  REQUIRE(meta.ok);
+  const int64_t* m = meta.i64();
+  c.H = int32_t(m[0]), c.G = int32_t(m[1]), c.k = int32_t(m[2]), c.P = int32_t(m[3]);
+  c.window = int32_t(m[4]), c.sinks = int32_t(m[5]), c.causal = m[6] != 0, c.capacity = int32_t(m[7]);
+  for (auto [suffix, dst] : {std::pair{"_q", &c.q}, {"_k", &c.kk}, {"_v", &c.v}, {"_out", &c.out}}) {
+    const auto a = load_npy(attention_data(name + suffix));
+    REQUIRE(a.ok);
+    *dst = a.to_f32();
+  }
+  return c;
+}
+
+const char* kCausalCases[] = {"mha", "gqa", "mqa", "gqa_window_sinks", "window_nosinks",
+                              "long_window_sinks"};
+
+float max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  float m = 0.f;
+  for (size_t i = 0; i < a.size(); ++i) m = std::fmax(m, std::fabs(a[i] - b[i]));
+  return m;
+}
+
+// Runs the sequence through a one-layer cache of `capacity` slots (cache sinks = case sinks):
+// a first block of `first` tokens, then blocks of `block`. K/V are written after each block's
+// attention, as the model does. Returns out [P][H][k].
+std::vector<float> run_sequence(const Case& c, DType dtype, int32_t capacity, int32_t first,
+                                int32_t block) {
+  const AttentionShape sh = c.shape();
+  KVCacheConfig cfg{1, c.G, c.k, capacity, c.sinks, dtype};
+  std::vector<unsigned char> arena_mem(kv_cache_bytes(cfg) + 64);
+  Arena arena(arena_mem.data() + (64 - reinterpret_cast<uintptr_t>(arena_mem.data()) % 64) % 64,
+              kv_cache_bytes(cfg));
+  KVCache cache;
+  REQUIRE(kv_cache_init(cfg, arena, &cache).ok());
+  const int32_t maxb = first > block ? first : block;
+  std::vector<unsigned char> scratch(attention_scratch_bytes(sh, maxb, dtype));
+  std::vector<float> out(c.q.size(), NAN);
+  const size_t qrow = size_t(c.H) * c.k, krow = size_t(c.G) * c.k;
+  for (int32_t pos0 = 0; pos0 < c.P;) {
+    const int32_t want = pos0 == 0 ? first : block;
+    const int32_t n = want < c.P - pos0 ? want : c.P - pos0;
+    const KVLayerView view = kv_cache_layer(cache, 0);
+    const Status s = attention_f32(sh, c.q.data() + pos0 * qrow, c.kk.data() + pos0 * krow,
+                                   c.v.data() + pos0 * krow, n, pos0, &view, out.data() + pos0 * qrow,
+                                   scratch.data(), scratch.size());
+    REQUIRE_MESSAGE(s.ok(), s.message);
+    for (int32_t i = 0; i < n; ++i) {
+      const int64_t p = pos0 + i;
+      REQUIRE(kv_cache_write(cache, 0, p, c.kk.data() + p * krow, c.v.data() + p * krow).ok());
+    }
+    pos0 += n;
+  }
+  return out;
+}
+
+std::vector<float> run_reference(const Case& c) {
+  const AttentionShape sh = c.shape();
+  std::vector<int64_t> pos(c.P);
+  for (int32_t i = 0; i < c.P; ++i) pos[i] = i;
+  std::vector<unsigned char> scratch(attention_reference_scratch_bytes(c.H, c.P, c.P));
+  std::vector<float> out(c.q.size());
+  REQUIRE(attention_reference_f32(sh, c.q.data(), pos.data(), c.P, c.kk.data(), c.v.data(), pos.data(),
+                                  c.P, out.data(), scratch.data(), scratch.size())
+              .ok());
+  return out;
+}
+
+// Float32 rounding of dot products, exps and sums over at most a few hundred O(1) terms, measured
+// against a float64 numpy result.
+constexpr float kF32Tol = 1e-5f;
+
+}  // namespace
+
+TEST_CASE("attention: fused kernel matches numpy and the unfused reference (f32 KV)") {
+  for (const char* name : kCausalCases) {
+    const Case c = load_case(name);
+    INFO("case " << std::string(name));
+    const auto fused = run_sequence(c, DType::f32, c.capacity, 1, 1);
+    CHECK(max_abs_diff(fused, c.out) < kF32Tol);
+    const auto ref = run_reference(c);
+    CHECK(max_abs_diff(ref, c.out) < kF32Tol);
+    CHECK(max_abs_diff(fused, ref) < kF32Tol);
+  }
+}
+
+TEST_CASE("attention: bidirectional (encoder) attention matches numpy") {
+  const Case c = load_case("encoder");
+  const AttentionShape sh = c.shape();
+  std::vector<unsigned char> scratch(attention_scratch_bytes(sh, c.P, DType::f32));
+  std::vector<float> out(c.q.size());
+  REQUIRE(attention_f32(sh, c.q.data(), c.kk.data(), c.v.data(), c.P, 0, nullptr, out.data(),
+                        scratch.data(), scratch.size())
+              .ok());
+  CHECK(max_abs_diff(out, c.out) < kF32Tol);
+  CHECK(max_abs_diff(run_reference(c), c.out) < kF32Tol);
+}
+
+TEST_CASE("attention: prefill then decode equals decoding token by token, bit for bit") {
+  for (const char* name : kCausalCases) {
+    const Case c = load_case(name);
+    INFO("case " << std::string(name));
+    const auto step = run_sequence(c, DType::f32, c.capacity, 1, 1);
+    for (auto [first, block] : {std::pair{c.P, 1}, {13, 1}, {7, 7}, {5, 64}}) {
+      INFO("first block " << first << ", then blocks of " << block);
+      const auto blocked = run_sequence(c, DType::f32, c.capacity, first, block);
+      CHECK(std::memcmp(step.data(), blocked.data(), step.size() * sizeof(float)) == 0);
+    }
+    // int8: the block's own keys are f32 while decoding reads them quantized from the cache, so
+    // only the tokens decoded after an identical cache state must agree exactly.
+    const auto step8 = run_sequence(c, DType::i8, c.capacity, 1, 1);
+    const auto pre8 = run_sequence(c, DType::i8, c.capacity, 13, 1);
+    const size_t from = size_t(13) * c.H * c.k;
+    CHECK(std::memcmp(step8.data() + from, pre8.data() + from, (step8.size() - from) * sizeof(float)) == 0);
+  }
+}
+
+TEST_CASE("attention: a ring wrapped over 10 times equals recomputing without a ring") {
+  for (const char* name : {"gqa_window_sinks", "window_nosinks", "long_window_sinks"}) {
+    const Case c = load_case(name);
+    INFO("case " << std::string(name));
+    const int32_t wraps = (c.P - c.sinks) / (c.capacity - c.sinks);
+    if (std::string(name) != "long_window_sinks") CHECK(wraps > 10);
+    for (DType dt : {DType::f32, DType::i8}) {
+      const auto ring = run_sequence(c, dt, c.capacity, 1, 1);
+      // From scratch: a cache with a slot for every position, so nothing is ever overwritten;
+      // the window selects the same attended positions.
+      const auto flat = run_sequence(c, dt, c.P, 1, 1);
+      CHECK(std::memcmp(ring.data(), flat.data(), ring.size() * sizeof(float)) == 0);
+    }
+  }
+}
+
+TEST_CASE("attention: int8 KV stays within the perturbation bound of its quantization error") {
+  // Bound per (query t, head h): with K', V' the dequantized cache rows of the attended positions,
+  //   d = max_p |scale * q.(K'_p - K_p)|            (score perturbation)
+  //   e = max_p max_i |V'_p,i - V_p,i|              (value perturbation)
+  // the softmax weights change by at most exp(2d) - 1 in L1 norm, so
+  //   |out' - out| <= e + (exp(2d) - 1) * max|V| + kF32Tol.
+  for (const char* name : kCausalCases) {
+    const Case c = load_case(name);
+    INFO("case " << std::string(name));
+    const AttentionShape sh = c.shape();
+    std::vector<float> kq(c.kk.size()), vq(c.v.size());
+    for (size_t row = 0; row < c.kk.size() / c.k; ++row) {
+      int8_t q8[256];
+      float s = 0.f;
+      quantize_row_q8(c.kk.data() + row * c.k, c.k, c.k, q8, &s);
+      dequantize_row_q8(q8, &s, c.k, c.k, kq.data() + row * c.k);
+      quantize_row_q8(c.v.data() + row * c.k, c.k, c.k, q8, &s);
+      dequantize_row_q8(q8, &s, c.k, c.k, vq.data() + row * c.k);
+    }
+    const auto out8 = run_sequence(c, DType::i8, c.capacity, 1, 1);
+    float worst_err = 0.f, worst_bound = 0.f;
+    bool within = true;
+    const int32_t r = c.H / c.G;
+    for (int32_t t = 0; t < c.P; ++t)
+      for (int32_t h = 0; h < c.H; ++h) {
+        const int32_t g = h / r;
+        float d = 0.f, e = 0.f, vmax = 0.f;
+        for (int32_t p = 0; p <= t; ++p) {
+          if (!attention_attends(sh, t, p)) continue;
+          const size_t kr = (size_t(p) * c.G + g) * c.k;
+          float dq = 0.f;
+          for (int32_t i = 0; i < c.k; ++i) {
+            dq += c.q[(size_t(t) * c.H + h) * c.k + i] * (kq[kr + i] - c.kk[kr + i]);
+            e = std::fmax(e, std::fabs(vq[kr + i] - c.v[kr + i]));
+            vmax = std::fmax(vmax, std::fabs(c.v[kr + i]));
+          }
+          d = std::fmax(d, std::fabs(dq * sh.scale));
+        }
+        const float bound = e + (std::exp(2.f * d) - 1.f) * vmax + kF32Tol;
+        for (int32_t i = 0; i < c.k; ++i) {
+          const size_t o = (size_t(t) * c.H + h) * c.k + i;
+          const float err = std::fabs(out8[o] - c.out[o]);
+          if (err > bound) within = false;
+          if (err > worst_err) {
+            worst_err = err;
+            worst_bound = bound;
+          }
+        }
+      }
+    MESSAGE(std::string(name) << ": int8 KV max |error| " << worst_err << " (its bound " << worst_bound << ")");
+    CHECK(within);
+  }
+}
+
+TEST_CASE("attention: invalid shapes, caches and buffers return statuses") {
+  AttentionShape sh{8, 3, 16, 0.25f, 0, 0, true};
+  CHECK(attention_validate_shape(sh).code == StatusCode::shape_mismatch);
+  sh = AttentionShape{8, 2, 16, 0.25f, 8, 8, true};
+  CHECK(attention_validate_shape(sh).code == StatusCode::invalid_argument);
+  sh = AttentionShape{8, 2, 16, 0.25f, 8, 2, false};
+  CHECK(attention_validate_shape(sh).code == StatusCode::unsupported);
+  sh = AttentionShape{0, 2, 16, 0.25f, 0, 0, true};
+  CHECK(attention_validate_shape(sh).code == StatusCode::invalid_argument);
+
+  sh = AttentionShape{4, 2, 8, 0.25f, 0, 0, true};
+  std::vector<float> q(4 * 8, 0.1f), kv(2 * 8, 0.2f), out(4 * 8);
+  std::vector<unsigned char> scratch(attention_scratch_bytes(sh, 1, DType::i8));
+  // Scratch too small.
+  CHECK(attention_f32(sh, q.data(), kv.data(), kv.data(), 1, 0, nullptr, out.data(), scratch.data(), 16)
+            .code == StatusCode::out_of_memory);
+  // Positions before pos0 but no cache.
+  CHECK(attention_f32(sh, q.data(), kv.data(), kv.data(), 1, 3, nullptr, out.data(), scratch.data(),
+                      scratch.size())
+            .code == StatusCode::invalid_argument);
+
+  KVCacheConfig cfg{1, 2, 8, 4, 1, DType::f32};
+  std::vector<unsigned char> mem(kv_cache_bytes(cfg) + 64);
+  Arena arena(mem.data() + (64 - reinterpret_cast<uintptr_t>(mem.data()) % 64) % 64, kv_cache_bytes(cfg));
+  KVCache cache;
+  REQUIRE(kv_cache_init(cfg, arena, &cache).ok());
+  for (int p = 0; p < 6; ++p) REQUIRE(kv_cache_write(cache, 0, p, kv.data(), kv.data()).ok());
+  KVLayerView view = kv_cache_layer(cache, 0);
+  // The ring (W = 4) has wrapped: unwindowed attention would need overwritten positions.
+  CHECK(attention_f32(sh, q.data(), kv.data(), kv.data(), 1, 6, &view, out.data(), scratch.data(),
+                      scratch.size())
+            .code == StatusCode::out_of_range);
+  // Window larger than what the ring keeps.
+  sh.window = 6;
+  sh.sinks = 1;
+  CHECK(attention_f32(sh, q.data(), kv.data(), kv.data(), 1, 6, &view, out.data(), scratch.data(),
+                      scratch.size())
+            .code == StatusCode::out_of_range);
+  // More sinks than the cache pins.
+  sh.window = 4;
+  sh.sinks = 2;
+  CHECK(attention_f32(sh, q.data(), kv.data(), kv.data(), 1, 6, &view, out.data(), scratch.data(),
+                      scratch.size())
+            .code == StatusCode::out_of_range);
+  // The window the ring keeps works; a pos0 that is not the cache's next position does not.
+  sh.sinks = 1;
+  CHECK(attention_f32(sh, q.data(), kv.data(), kv.data(), 1, 6, &view, out.data(), scratch.data(),
+                      scratch.size())
+            .ok());
+  CHECK(attention_f32(sh, q.data(), kv.data(), kv.data(), 1, 5, &view, out.data(), scratch.data(),
+                      scratch.size())
+            .code == StatusCode::out_of_range);
+  // Cache with other head counts.
+  AttentionShape other{4, 4, 8, 0.25f, 4, 1, true};
+  CHECK(attention_f32(other, q.data(), kv.data(), kv.data(), 1, 6, &view, out.data(), scratch.data(),
+                      scratch.size())
+            .code == StatusCode::shape_mismatch);
+  // Non-causal with a cache.
+  AttentionShape enc{4, 2, 8, 0.25f, 0, 0, false};
+  CHECK(attention_f32(enc, q.data(), kv.data(), kv.data(), 1, 0, &view, out.data(), scratch.data(),
+                      scratch.size())
+            .code == StatusCode::invalid_argument);
+}
