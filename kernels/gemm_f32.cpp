@@ -1,0 +1,320 @@
+// Packed GEMM driver, microkernels and GEMV kernels (see gemm_f32.h).
+#include "kernels/gemm_f32.h"
+
+#include <cstring>
+
+#include "kernels/simd.h"
+
+namespace einfer {
+
+namespace {
+
+// Cache blocking shared by every microkernel: KC x NC block of B (L3/L2), MC x KC block of A (L2),
+// KC x NR panel of B (L1). MC is a multiple of every MR (4, 6, 8), NC of every NR (4, 8, 16).
+constexpr int64_t kKC = 256;
+constexpr int64_t kMC = 144;
+constexpr int64_t kNC = 1024;
+constexpr int64_t kMaxMR = 8;
+constexpr int64_t kMaxNR = 16;
+
+int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+using MicroKernel = void (*)(int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc,
+                             bool accumulate);
+
+// A[i0 .. i0+mc, p0 .. p0+kc] -> panels of MR rows: ap[panel][p][r], zero-padded rows.
+template <int MR>
+void pack_a(const GemmF32Args& g, int64_t i0, int64_t mc, int64_t p0, int64_t kc, float* ap) {
+  for (int64_t ir = 0; ir < mc; ir += MR) {
+    const int64_t mr = min64(MR, mc - ir);
+    float* dst = ap + ir * kc;
+    const float* src = g.a + (i0 + ir) * g.a_m + p0 * g.a_k;
+    if (mr < MR) std::memset(dst, 0, sizeof(float) * MR * kc);
+    if (g.a_k == 1) {
+      for (int64_t r = 0; r < mr; ++r)
+        for (int64_t p = 0; p < kc; ++p) dst[p * MR + r] = src[r * g.a_m + p];
+    } else {
+      for (int64_t p = 0; p < kc; ++p)
+        for (int64_t r = 0; r < mr; ++r) dst[p * MR + r] = src[r * g.a_m + p * g.a_k];
+    }
+  }
+}
+
+// B[p0 .. p0+kc, j0 .. j0+nc] -> panels of NR columns: bp[panel][p][j], zero-padded columns.
+template <int NR>
+void pack_b(const GemmF32Args& g, int64_t p0, int64_t kc, int64_t j0, int64_t nc, float* bp) {
+  for (int64_t jr = 0; jr < nc; jr += NR) {
+    const int64_t nr = min64(NR, nc - jr);
+    float* dst = bp + jr * kc;
+    const float* src = g.b + p0 * g.b_k + (j0 + jr) * g.b_n;
+    if (nr < NR) std::memset(dst, 0, sizeof(float) * NR * kc);
+    if (g.b_n == 1) {
+      for (int64_t p = 0; p < kc; ++p) std::memcpy(dst + p * NR, src + p * g.b_k, sizeof(float) * nr);
+    } else {
+      for (int64_t j = 0; j < nr; ++j)
+        for (int64_t p = 0; p < kc; ++p) dst[p * NR + j] = src[j * g.b_n + p * g.b_k];
+    }
+  }
+}
+
+template <int MR, int NR, MicroKernel UK>
+void gemm_driver(const GemmF32Args& g, void* scratch) {
+  if (g.m <= 0 || g.n <= 0) return;
+  if (g.k <= 0) {  // empty contraction: C = 0 (or unchanged)
+    if (!g.accumulate)
+      for (int64_t i = 0; i < g.m; ++i)
+        for (int64_t j = 0; j < g.n; ++j) g.c[i * g.c_m + j * g.c_n] = 0.f;
+    return;
+  }
+  float* bp = static_cast<float*>(scratch);
+  const int64_t nc_max = min64(kNC, g.n + kMaxNR);
+  const int64_t kc_max = min64(kKC, g.k);
+  float* ap = bp + ((nc_max * kc_max + 15) & ~int64_t{15});
+  alignas(64) float tile[MR * NR];
+  for (int64_t jc = 0; jc < g.n; jc += kNC) {
+    const int64_t nc = min64(kNC, g.n - jc);
+    for (int64_t pc = 0; pc < g.k; pc += kKC) {
+      const int64_t kc = min64(kKC, g.k - pc);
+      const bool acc = g.accumulate || pc > 0;
+      pack_b<NR>(g, pc, kc, jc, nc, bp);
+      for (int64_t ic = 0; ic < g.m; ic += kMC) {
+        const int64_t mc = min64(kMC, g.m - ic);
+        pack_a<MR>(g, ic, mc, pc, kc, ap);
+        for (int64_t jr = 0; jr < nc; jr += NR) {
+          const int64_t nr = min64(NR, nc - jr);
+          for (int64_t ir = 0; ir < mc; ir += MR) {
+            const int64_t mr = min64(MR, mc - ir);
+            float* c = g.c + (ic + ir) * g.c_m + (jc + jr) * g.c_n;
+            if (mr == MR && nr == NR && g.c_n == 1) {
+              UK(kc, ap + ir * kc, bp + jr * kc, c, g.c_m, acc);
+            } else {  // edge tile or strided columns: through a register-sized buffer
+              UK(kc, ap + ir * kc, bp + jr * kc, tile, NR, false);
+              for (int64_t r = 0; r < mr; ++r)
+                for (int64_t j = 0; j < nr; ++j) {
+                  float& dst = c[r * g.c_m + j * g.c_n];
+                  dst = acc ? dst + tile[r * NR + j] : tile[r * NR + j];
+                }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// Scalar microkernel: 4x4 accumulators.
+void f32_gemm_4x4_scalar(int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc,
+                         bool accumulate) {
+  float acc[4][4] = {};
+  for (int64_t p = 0; p < kc; ++p) {
+    const float* a = ap + p * 4;
+    const float* b = bp + p * 4;
+    for (int r = 0; r < 4; ++r)
+      for (int j = 0; j < 4; ++j) acc[r][j] += a[r] * b[j];
+  }
+  for (int r = 0; r < 4; ++r)
+    for (int j = 0; j < 4; ++j) c[r * ldc + j] = accumulate ? c[r * ldc + j] + acc[r][j] : acc[r][j];
+}
+
+#if EINFER_HAS_SIMD
+using Batch = xsimd::batch<float>;
+constexpr int kLanes = static_cast<int>(Batch::size);
+
+// MR rows x NV registers of columns, all accumulators in registers; B panel rows are 64-byte
+// aligned (scratch is aligned and NR * 4 bytes is a multiple of the register width).
+template <int MR, int NV>
+inline void f32_gemm_simd_tile(int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc,
+                               bool accumulate) {
+  constexpr int NR = NV * kLanes;
+  Batch acc[MR][NV];
+  for (int r = 0; r < MR; ++r)
+    for (int v = 0; v < NV; ++v) acc[r][v] = Batch(0.f);
+  for (int64_t p = 0; p < kc; ++p) {
+    Batch b[NV];
+    for (int v = 0; v < NV; ++v) b[v] = Batch::load_aligned(bp + p * NR + v * kLanes);
+    for (int r = 0; r < MR; ++r) {
+      const Batch a(ap[p * MR + r]);
+      for (int v = 0; v < NV; ++v) acc[r][v] = xsimd::fma(a, b[v], acc[r][v]);
+    }
+  }
+  for (int r = 0; r < MR; ++r)
+    for (int v = 0; v < NV; ++v) {
+      float* dst = c + r * ldc + v * kLanes;
+      if (accumulate) acc[r][v] += Batch::load_unaligned(dst);
+      acc[r][v].store_unaligned(dst);
+    }
+}
+
+#if defined(__AVX2__)
+constexpr int kMR = 6, kNV = 2;
+void f32_gemm_6x16_avx2(int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc, bool acc) {
+  f32_gemm_simd_tile<6, 2>(kc, ap, bp, c, ldc, acc);
+}
+constexpr MicroKernel kSimdKernel = f32_gemm_6x16_avx2;
+constexpr const char* kSimdKernelName = "f32_gemm_6x16_avx2";
+#elif defined(__aarch64__)
+constexpr int kMR = 8, kNV = 2;
+void f32_gemm_8x8_neon(int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc, bool acc) {
+  f32_gemm_simd_tile<8, 2>(kc, ap, bp, c, ldc, acc);
+}
+constexpr MicroKernel kSimdKernel = f32_gemm_8x8_neon;
+constexpr const char* kSimdKernelName = "f32_gemm_8x8_neon";
+#else  // armhf NEON (16 q registers): 8 accumulators + 2 B + 1 A
+constexpr int kMR = 4, kNV = 2;
+void f32_gemm_4x8_neon(int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc, bool acc) {
+  f32_gemm_simd_tile<4, 2>(kc, ap, bp, c, ldc, acc);
+}
+constexpr MicroKernel kSimdKernel = f32_gemm_4x8_neon;
+constexpr const char* kSimdKernelName = "f32_gemm_4x8_neon";
+#endif
+static_assert(kMR <= kMaxMR && kNV * kLanes <= kMaxNR && kMC % kMR == 0 && kNC % (kNV * kLanes) == 0);
+
+inline float hsum(Batch v) { return xsimd::hadd(v); }
+
+// y[j] = W[j, :] . x, four rows per pass with two accumulators each (hides FMA latency).
+void f32_gemv_rows4_simd(int64_t n, int64_t k, const float* w, int64_t w_j, const float* x, float* y,
+                         int64_t ys, bool accumulate) {
+  int64_t j = 0;
+  const int64_t k2 = k / (2 * kLanes) * (2 * kLanes);
+  for (; j + 4 <= n; j += 4) {
+    const float* w0 = w + j * w_j;
+    const float* w1 = w0 + w_j;
+    const float* w2 = w1 + w_j;
+    const float* w3 = w2 + w_j;
+    Batch a0(0.f), a1(0.f), a2(0.f), a3(0.f), b0(0.f), b1(0.f), b2(0.f), b3(0.f);
+    int64_t p = 0;
+    for (; p < k2; p += 2 * kLanes) {
+      const Batch x0 = Batch::load_unaligned(x + p);
+      const Batch x1 = Batch::load_unaligned(x + p + kLanes);
+      a0 = xsimd::fma(Batch::load_unaligned(w0 + p), x0, a0);
+      b0 = xsimd::fma(Batch::load_unaligned(w0 + p + kLanes), x1, b0);
+      a1 = xsimd::fma(Batch::load_unaligned(w1 + p), x0, a1);
+      b1 = xsimd::fma(Batch::load_unaligned(w1 + p + kLanes), x1, b1);
+      a2 = xsimd::fma(Batch::load_unaligned(w2 + p), x0, a2);
+      b2 = xsimd::fma(Batch::load_unaligned(w2 + p + kLanes), x1, b2);
+      a3 = xsimd::fma(Batch::load_unaligned(w3 + p), x0, a3);
+      b3 = xsimd::fma(Batch::load_unaligned(w3 + p + kLanes), x1, b3);
+    }
+    float s0 = hsum(a0 + b0), s1 = hsum(a1 + b1), s2 = hsum(a2 + b2), s3 = hsum(a3 + b3);
+    for (; p < k; ++p) {
+      s0 += w0[p] * x[p];
+      s1 += w1[p] * x[p];
+      s2 += w2[p] * x[p];
+      s3 += w3[p] * x[p];
+    }
+    float* yj = y + j * ys;
+    if (accumulate) {
+      s0 += yj[0];
+      s1 += yj[ys];
+      s2 += yj[2 * ys];
+      s3 += yj[3 * ys];
+    }
+    yj[0] = s0;
+    yj[ys] = s1;
+    yj[2 * ys] = s2;
+    yj[3 * ys] = s3;
+  }
+  for (; j < n; ++j) {
+    const float* wj = w + j * w_j;
+    Batch a(0.f);
+    int64_t p = 0;
+    for (; p + kLanes <= k; p += kLanes) a = xsimd::fma(Batch::load_unaligned(wj + p), Batch::load_unaligned(x + p), a);
+    float s = hsum(a);
+    for (; p < k; ++p) s += wj[p] * x[p];
+    y[j * ys] = accumulate ? y[j * ys] + s : s;
+  }
+}
+
+// y[j] = sum_p x[p] W[p, j] (columns contiguous): blocks of 8 registers of y stay in registers
+// while the rows stream past.
+void f32_gemv_cols_simd(int64_t n, int64_t k, const float* w, int64_t w_p, const float* x, float* y,
+                        int64_t ys, bool accumulate) {
+  constexpr int kV = 8;
+  constexpr int kBlock = kV * kLanes;
+  int64_t j = 0;
+  for (; j + kBlock <= n; j += kBlock) {
+    Batch acc[kV];
+    for (int v = 0; v < kV; ++v) acc[v] = Batch(0.f);
+    for (int64_t p = 0; p < k; ++p) {
+      const Batch xp(x[p]);
+      const float* row = w + p * w_p + j;
+      for (int v = 0; v < kV; ++v) acc[v] = xsimd::fma(xp, Batch::load_unaligned(row + v * kLanes), acc[v]);
+    }
+    alignas(64) float buf[kBlock];
+    for (int v = 0; v < kV; ++v) acc[v].store_aligned(buf + v * kLanes);
+    for (int i = 0; i < kBlock; ++i) {
+      float& dst = y[(j + i) * ys];
+      dst = accumulate ? dst + buf[i] : buf[i];
+    }
+  }
+  for (; j + kLanes <= n; j += kLanes) {
+    Batch acc(0.f);
+    for (int64_t p = 0; p < k; ++p) acc = xsimd::fma(Batch(x[p]), Batch::load_unaligned(w + p * w_p + j), acc);
+    alignas(64) float buf[kLanes];
+    acc.store_aligned(buf);
+    for (int i = 0; i < kLanes; ++i) {
+      float& dst = y[(j + i) * ys];
+      dst = accumulate ? dst + buf[i] : buf[i];
+    }
+  }
+  for (; j < n; ++j) {
+    float s = 0.f;
+    for (int64_t p = 0; p < k; ++p) s += x[p] * w[p * w_p + j];
+    y[j * ys] = accumulate ? y[j * ys] + s : s;
+  }
+}
+#endif  // EINFER_HAS_SIMD
+
+}  // namespace
+
+size_t gemm_f32_scratch_bytes(int64_t m, int64_t n, int64_t k) {
+  if (m <= 0 || n <= 0 || k <= 0) return 0;
+  const int64_t nc = min64(kNC, n + kMaxNR);
+  const int64_t mc = min64(kMC, m + kMaxMR);
+  const int64_t kc = min64(kKC, k);
+  const int64_t floats = ((nc * kc + 15) & ~int64_t{15}) + mc * kc;
+  return static_cast<size_t>(floats) * sizeof(float) + 64;
+}
+
+const char* gemm_f32_kernel_name() {
+#if EINFER_HAS_SIMD
+  return kSimdKernelName;
+#else
+  return "f32_gemm_4x4_scalar";
+#endif
+}
+
+void gemm_f32(const GemmF32Args& args, void* scratch) {
+#if EINFER_HAS_SIMD
+  gemm_driver<kMR, kNV * kLanes, kSimdKernel>(args, scratch);
+#else
+  scalar::gemm_f32(args, scratch);
+#endif
+}
+
+void gemv_f32(int64_t n, int64_t k, const float* w, int64_t w_j, int64_t w_p, const float* x,
+              float* y, int64_t y_stride, bool accumulate) {
+#if EINFER_HAS_SIMD
+  if (w_p == 1) return f32_gemv_rows4_simd(n, k, w, w_j, x, y, y_stride, accumulate);
+  return f32_gemv_cols_simd(n, k, w, w_p, x, y, y_stride, accumulate);
+#else
+  scalar::gemv_f32(n, k, w, w_j, w_p, x, y, y_stride, accumulate);
+#endif
+}
+
+namespace scalar {
+void gemm_f32(const GemmF32Args& args, void* scratch) {
+  gemm_driver<4, 4, f32_gemm_4x4_scalar>(args, scratch);
+}
+
+void gemv_f32(int64_t n, int64_t k, const float* w, int64_t w_j, int64_t w_p, const float* x,
+              float* y, int64_t y_stride, bool accumulate) {
+  for (int64_t j = 0; j < n; ++j) {
+    float s = 0.f;
+    for (int64_t p = 0; p < k; ++p) s += w[j * w_j + p * w_p] * x[p];
+    y[j * y_stride] = accumulate ? y[j * y_stride] + s : s;
+  }
+}
+}  // namespace scalar
+
+}  // namespace einfer
