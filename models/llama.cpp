@@ -229,7 +229,10 @@ Status llama_state_init(const ModelConfig& c, const RunOptions& options, Arena& 
   return ok_status();
 }
 
-void llama_reset(LlamaState* s) { s->pos = 0; }
+void llama_reset(LlamaState* s) {
+  s->pos = 0;
+  kv_cache_reset(s->cache);
+}
 
 namespace {
 

@@ -1,0 +1,130 @@
+// On-disk layout of a .ein model image (specification: docs/format.md).
+//
+// A .ein file is little-endian and used in place: the loader validates it and hands out views into
+// the caller's buffer, never copying a weight. Layout:
+//
+//   [0, 128)                      FileHeader
+//   [arch_offset, +arch_size)     ArchBlock (hyperparameters and quantization)
+//   [table_offset, +count*80)     TensorRecord[tensor_count], in canonical order (see below)
+//   ... zero padding to header_size (a multiple of 64) ...
+//   [header_size, file_size)      payload: tensor values and scales, tokenizer, metadata,
+//                                 each starting at a multiple of 64, in increasing offset order
+//
+// The structs below mirror the bytes exactly (static_asserts check sizes). The loader never casts
+// the buffer to them; it copies fields out with memcpy so a misaligned buffer is still safe to
+// inspect. Field values are little-endian; einfer only supports little-endian hosts.
+#pragma once
+
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+
+#include "runtime/model.h"
+
+namespace einfer {
+
+static_assert(std::endian::native == std::endian::little, "einfer model images are little-endian");
+
+inline constexpr uint32_t kEinMagic = 0x464E4945u;  // bytes "EINF"
+inline constexpr uint32_t kEinVersion = 1;          // any layout change bumps this
+inline constexpr uint32_t kEinAlignment = 64;       // every payload region starts at a multiple
+inline constexpr uint32_t kEinMaxRank = 4;
+
+// FileHeader.flags bits. Unknown bits are rejected.
+inline constexpr uint32_t kEinFlagTokenizer = 1u << 0;  // tokenizer section present
+inline constexpr uint32_t kEinFlagMetadata = 1u << 1;   // metadata section present
+inline constexpr uint32_t kEinKnownFlags = kEinFlagTokenizer | kEinFlagMetadata;
+
+// ArchBlock.flags bits (ModelConfig booleans). Unknown bits are rejected.
+inline constexpr uint32_t kArchTiedClassifier = 1u << 0;
+inline constexpr uint32_t kArchHasBias = 1u << 1;
+inline constexpr uint32_t kArchNormFirst = 1u << 2;
+inline constexpr uint32_t kArchCausal = 1u << 3;
+inline constexpr uint32_t kArchFinalNorm = 1u << 4;
+inline constexpr uint32_t kArchKnownFlags = 0x1F;
+
+struct FileHeader {             // 128 bytes at offset 0
+  uint32_t magic;               //   0  kEinMagic ("EINF")
+  uint32_t version;             //   4  kEinVersion
+  uint32_t header_size;         //   8  start of the payload; multiple of 64
+  uint32_t flags;               //  12  kEinFlag*
+  uint64_t file_size;           //  16  total bytes of the image
+  uint32_t header_crc;          //  24  CRC32 of [0, header_size) with this field read as 0
+  uint32_t payload_crc;         //  28  CRC32 of [header_size, file_size)
+  uint32_t arch_offset;         //  32  128
+  uint32_t arch_size;           //  36  sizeof(ArchBlock) = 128
+  uint32_t table_offset;        //  40  256
+  uint32_t tensor_count;        //  44
+  uint32_t tensor_record_size;  //  48  sizeof(TensorRecord) = 80
+  uint32_t reserved0;           //  52  0
+  uint64_t tokenizer_offset;    //  56  0 unless kEinFlagTokenizer
+  uint64_t tokenizer_bytes;     //  64
+  uint64_t metadata_offset;     //  72  0 unless kEinFlagMetadata; UTF-8 "key=value\n" lines
+  uint64_t metadata_bytes;      //  80
+  uint8_t reserved[40];         //  88  zero
+};
+static_assert(sizeof(FileHeader) == 128);
+
+struct ArchBlock {              // 128 bytes
+  uint32_t kind;                //   0  ArchKind
+  int32_t dim;                  //   4
+  int32_t hidden_dim;           //   8
+  int32_t n_layers;             //  12
+  int32_t n_heads;              //  16
+  int32_t n_kv_heads;           //  20
+  int32_t head_dim;             //  24
+  int32_t vocab_size;           //  28
+  int32_t context_length;       //  32
+  uint32_t norm;                //  36  NormKind
+  float norm_eps;               //  40
+  uint32_t activation;          //  44  Activation
+  uint32_t rope;                //  48  RopeMode
+  float rope_theta;             //  52
+  uint32_t flags;               //  56  kArch*
+  uint32_t weight_dtype;        //  60  DType of every matrix (token embedding, projections, FFN,
+                                //      classifier); norms and biases are always f32
+  int32_t group_size;           //  64  q8/q4 group along the input axis, else 0
+  uint8_t reserved[60];         //  68  zero
+};
+static_assert(sizeof(ArchBlock) == 128);
+
+struct TensorRecord {           // 80 bytes
+  uint32_t role;                //   0  TensorRole
+  int32_t layer;                //   4  0..n_layers-1 for per-layer roles, -1 for global ones
+  uint32_t dtype;               //   8  DType
+  uint32_t rank;                //  12  1..4
+  uint32_t shape[4];            //  16  logical shape, unused entries 0
+  uint32_t group_size;          //  32  q8/q4: ArchBlock.group_size; else 0
+  uint32_t reserved0;           //  36  0
+  uint64_t data_offset;         //  40  values (multiple of 64)
+  uint64_t data_bytes;          //  48  rows * quant_row_bytes(dtype, K), or numel * dtype_size
+  uint64_t scales_offset;       //  56  q8/q4: float32 scales [rows, ceil(K/group)]; else 0
+  uint64_t scales_bytes;        //  64  q8/q4: rows * groups * 4; else 0
+  uint64_t reserved1;           //  72  0
+};
+static_assert(sizeof(TensorRecord) == 80);
+
+// CRC-32 (IEEE 802.3, reflected polynomial 0xEDB88320, init and final xor 0xFFFFFFFF), continued
+// from `crc` (pass 0 to start): crc32_ieee(b, n2, crc32_ieee(a, n1)) == crc of a then b.
+uint32_t crc32_ieee(const void* data, size_t size, uint32_t crc = 0);
+
+// Header CRC: the CRC of [0, header_size) with the 4 header_crc bytes taken as zero.
+uint32_t ein_header_crc(const unsigned char* image, uint32_t header_size);
+
+// Whether the architecture has a tensor with this role (and how many per layer in total).
+// The canonical table order is: token_embedding (if vocab > 0); for each layer 0..L-1 its
+// per-layer roles in increasing role number; then final_norm, final_norm_bias, classifier, when
+// present. The loader requires exactly this sequence, so model_tensor() finds a tensor in O(1).
+bool ein_role_present(const ModelConfig& config, TensorRole role);
+bool ein_role_per_layer(TensorRole role);
+// The number of tensors the architecture's table must have; -1 if the config is invalid.
+int64_t ein_expected_tensor_count(const ModelConfig& config);
+// Expected logical shape of a tensor; returns its rank (0 when the role is absent).
+int ein_expected_shape(const ModelConfig& config, TensorRole role, int64_t shape[kEinMaxRank]);
+// True for roles stored in weight_dtype (matrices); false for f32 vectors (norms, biases).
+bool ein_role_is_matrix(TensorRole role);
+
+// Checks hyperparameters for consistency and sane ranges (also used by the packer).
+Status ein_validate_config(const ModelConfig& config);
+
+}  // namespace einfer

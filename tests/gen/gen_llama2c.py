@@ -1,0 +1,86 @@
+#!/usr/bin/python3
+"""Writes tiny llama2.c checkpoints (v0 legacy, v1 and v2 as llama2.c's export.py lays them out)
+from one set of random weights, plus reference tensors as raw little-endian float32 files.
+
+Output: tests/data/format/llama2c_{v0,v1,v2}.bin and llama2c_ref_*.f32. Run with /usr/bin/python3.
+hidden_dim 36 with group 8 makes v2 groups straddle rows of w2 ([16, 36]: 36 % 8 != 0).
+"""
+import os
+import struct
+
+import numpy as np
+
+OUT = os.path.join(os.path.dirname(__file__), "..", "data", "format")
+dim, hidden, layers, heads, kv_heads, vocab, seq = 16, 36, 2, 4, 2, 32, 16
+head = dim // heads
+group = 8
+rng = np.random.default_rng(1234)
+
+
+def rnd(*shape):
+    return rng.standard_normal(shape).astype(np.float32) * 0.5
+
+
+tok = rnd(vocab, dim)
+att_norm = [1 + rnd(dim) for _ in range(layers)]
+ffn_norm = [1 + rnd(dim) for _ in range(layers)]
+final_norm = 1 + rnd(dim)
+wq = [rnd(heads * head, dim) for _ in range(layers)]
+wk = [rnd(kv_heads * head, dim) for _ in range(layers)]
+wv = [rnd(kv_heads * head, dim) for _ in range(layers)]
+wo = [rnd(dim, heads * head) for _ in range(layers)]
+w1 = [rnd(hidden, dim) for _ in range(layers)]
+w2 = [rnd(dim, hidden) for _ in range(layers)]
+w3 = [rnd(hidden, dim) for _ in range(layers)]
+wcls = rnd(vocab, dim)
+
+
+def f32(*arrays):
+    return b"".join(np.ascontiguousarray(a, dtype="<f4").tobytes() for a in arrays)
+
+
+# v0: 7 int32 (negative vocab: untied classifier), weights stacked per kind, freq_cis, wcls.
+freq = np.zeros((seq, head // 2), np.float32)
+v0 = struct.pack("<7i", dim, hidden, layers, heads, kv_heads, -vocab, seq)
+v0 += f32(tok, *att_norm, *wq, *wk, *wv, *wo, *ffn_norm, *w1, *w2, *w3, final_norm, freq, freq, wcls)
+
+# v1/v2 header: magic, version, 7 ints, shared_classifier byte, [group size], zero pad to 256.
+def header(version, extra=b""):
+    h = struct.pack("<I", 0x616B3432) + struct.pack("<i", version)
+    h += struct.pack("<7i", dim, hidden, layers, heads, kv_heads, vocab, seq)
+    h += struct.pack("<B", 0) + extra
+    return h + b"\0" * (256 - len(h))
+
+
+v1 = header(1) + f32(*att_norm, *ffn_norm, final_norm, tok, *wq, *wk, *wv, *wo, *w1, *w2, *w3, wcls)
+
+
+def quantize_q80(w):
+    """export.py's quantize_q80: flat groups of `group`, scale = absmax / 127, round to int8."""
+    flat = w.reshape(-1, group)
+    wmax = np.abs(flat).max(axis=1)
+    scale = wmax / 127.0
+    q = np.round(flat / scale[:, None]).astype(np.int8)
+    return q.reshape(-1), scale.astype(np.float32)
+
+
+v2 = header(2, struct.pack("<i", group)) + f32(*att_norm, *ffn_norm, final_norm)
+deq = {}
+for name, mats in [("tok", [tok]), ("wq", wq), ("wk", wk), ("wv", wv), ("wo", wo), ("w1", w1),
+                   ("w2", w2), ("w3", w3), ("cls", [wcls])]:
+    for i, m in enumerate(mats):
+        q, s = quantize_q80(m)
+        v2 += q.tobytes() + s.astype("<f4").tobytes()
+        deq[(name, i)] = (q.reshape(-1, group).astype(np.float32) * s[:, None]).reshape(m.shape)
+
+os.makedirs(OUT, exist_ok=True)
+for name, blob in [("llama2c_v0.bin", v0), ("llama2c_v1.bin", v1), ("llama2c_v2.bin", v2)]:
+    with open(os.path.join(OUT, name), "wb") as f:
+        f.write(blob)
+refs = {"tok": tok, "wq1": wq[1], "wk0": wk[0], "wo1": wo[1], "w2_0": w2[0], "w3_1": w3[1],
+        "att_norm1": att_norm[1], "final_norm": final_norm, "cls": wcls,
+        "v2_wq1": deq[("wq", 1)], "v2_w2_0": deq[("w2", 0)], "v2_tok": deq[("tok", 0)]}
+for name, a in refs.items():
+    with open(os.path.join(OUT, f"llama2c_ref_{name}.f32"), "wb") as f:
+        f.write(f32(a))
+print("wrote", len(v0), len(v1), len(v2), "bytes")

@@ -1,0 +1,180 @@
+// .ein round trips: writer -> load_model -> model_tensor gives back every tensor, in every dtype.
+#if EINFER_HAS_PACK_LIB
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "format_fixtures.h"
+#include "kernels/quant.h"
+#include "runtime/format.h"
+
+using namespace einfer;
+using namespace einfer::test;
+
+namespace {
+
+// Dequantized/widened element i of a (contiguous, rank <= 2) view.
+float element(const TensorView& v, int64_t i) {
+  const int64_t cols = v.shape[v.rank - 1];
+  const int64_t r = i / cols, c = i % cols;
+  switch (v.dtype) {
+    case DType::f32: return static_cast<const float*>(v.data)[i];
+    case DType::f16: {
+      uint16_t h;
+      std::memcpy(&h, static_cast<const unsigned char*>(v.data) + i * 2, 2);
+      return f16_to_f32(h);
+    }
+    case DType::q8: {
+      const int8_t* q = static_cast<const int8_t*>(v.data) + r * cols;
+      return q[c] * v.scales[r * quant_groups(cols, v.group_size) + c / v.group_size];
+    }
+    case DType::q4: {
+      const uint8_t* q = static_cast<const uint8_t*>(v.data) + r * quant_row_bytes(DType::q4, cols);
+      const int u = (c & 1) ? (q[c / 2] >> 4) : (q[c / 2] & 0x0F);
+      return static_cast<float>(u - 8) * v.scales[r * quant_groups(cols, v.group_size) + c / v.group_size];
+    }
+    default: return NAN;
+  }
+}
+
+void check_round_trip(const ModelConfig& c) {
+  const std::vector<uint8_t> bytes = synthetic_bytes(c, true);
+  pack::AlignedBuffer buf(bytes);
+  Model m;
+  const Status s = load_model(buf.data, buf.size, LoadOptions{}, &m);
+  REQUIRE_MESSAGE(s.ok(), pack::status_text(s));
+  CHECK(m.tensor_count == ein_expected_tensor_count(c));
+  CHECK(m.config.dim == c.dim);
+  CHECK(m.config.weight_dtype == c.weight_dtype);
+  CHECK(m.config.norm_eps == c.norm_eps);
+  REQUIRE(m.tokenizer_bytes == 5);
+  CHECK(m.tokenizer[4] == 5);
+  // Quantization error bound: half a step of the group's scale (absmax / 127 or / 7).
+  const float max_abs = 1000.f / 997.f;
+  const float tol = c.weight_dtype == DType::q8   ? max_abs / 127.f * 0.5f + 1e-6f
+                    : c.weight_dtype == DType::q4 ? max_abs / 7.f * 0.5f + 1e-6f
+                    : c.weight_dtype == DType::f16 ? 1e-3f
+                                                    : 0.f;
+  int checked = 0;
+  for (uint32_t r = 0; r < kTensorRoleCount; ++r) {
+    const TensorRole role = static_cast<TensorRole>(r);
+    const int layers = ein_role_per_layer(role) ? c.n_layers : 1;
+    for (int32_t l = 0; l < layers; ++l) {
+      const int32_t layer = ein_role_per_layer(role) ? l : -1;
+      TensorView v;
+      const Status ts = model_tensor(m, role, layer, &v);
+      if (!ein_role_present(c, role)) {
+        CHECK(ts.code == StatusCode::out_of_range);
+        continue;
+      }
+      REQUIRE_MESSAGE(ts.ok(), tensor_role_name(role));
+      CHECK(reinterpret_cast<uintptr_t>(v.data) % 64 == 0);
+      CHECK(static_cast<const unsigned char*>(v.data) >= buf.data);
+      CHECK(static_cast<const unsigned char*>(v.data) < buf.data + buf.size);
+      int64_t shape[kEinMaxRank];
+      const int rank = ein_expected_shape(c, role, shape);
+      REQUIRE(v.rank == rank);
+      for (int d = 0; d < rank; ++d) CHECK(v.shape[d] == shape[d]);
+      CHECK(v.dtype == (ein_role_is_matrix(role) ? c.weight_dtype : DType::f32));
+      float worst = 0.f;
+      for (int64_t i = 0; i < v.numel(); ++i)
+        worst = std::fmax(worst, std::fabs(element(v, i) - synthetic_value(role, layer, i)));
+      CHECK_MESSAGE(worst <= (ein_role_is_matrix(role) ? tol : 0.f), tensor_role_name(role));
+      ++checked;
+    }
+  }
+  CHECK(checked == static_cast<int>(m.tensor_count));
+  // Out-of-range lookups are errors, not crashes.
+  TensorView v;
+  CHECK(model_tensor(m, TensorRole::wq, c.n_layers, &v).code == StatusCode::out_of_range);
+  CHECK(model_tensor(m, TensorRole::wq, -1, &v).code == StatusCode::out_of_range);
+  CHECK(model_tensor(m, static_cast<TensorRole>(99), 0, &v).code == StatusCode::out_of_range);
+}
+
+}  // namespace
+
+TEST_CASE("format: CRC32 matches the IEEE check value") {
+  CHECK(crc32_ieee("123456789", 9) == 0xCBF43926u);
+  CHECK(crc32_ieee("6789", 4, crc32_ieee("12345", 5)) == 0xCBF43926u);
+  CHECK(crc32_ieee("", 0) == 0u);
+}
+
+TEST_CASE("format: llama round trip f32/f16/q8/q4") {
+  check_round_trip(tiny_llama_config());
+  check_round_trip(tiny_llama_config(DType::f16));
+  check_round_trip(tiny_llama_config(DType::q8, 8));
+  check_round_trip(tiny_llama_config(DType::q4, 8));
+  ModelConfig odd = tiny_llama_config(DType::q4, 6);  // groups that do not divide the row
+  odd.hidden_dim = 37;
+  odd.tied_classifier = 1;
+  check_round_trip(odd);
+}
+
+TEST_CASE("format: encoder round trip (layernorm biases, final norm)") {
+  check_round_trip(tiny_encoder_config());
+  ModelConfig c = tiny_encoder_config();
+  c.has_bias = 0;
+  c.final_norm = 0;
+  c.weight_dtype = DType::q8;
+  c.group_size = 4;
+  check_round_trip(c);
+}
+
+TEST_CASE("format: header fields and layout are as specified") {
+  const std::vector<uint8_t> b = synthetic_bytes(tiny_llama_config(), true);
+  CHECK(std::memcmp(b.data(), "EINF", 4) == 0);
+  CHECK(get_field<uint32_t>(b, 4) == kEinVersion);
+  const uint32_t header_size = get_field<uint32_t>(b, 8);
+  CHECK(header_size % 64 == 0);
+  CHECK(get_field<uint64_t>(b, 16) == b.size());
+  CHECK(get_field<uint32_t>(b, 28) == crc32_ieee(b.data() + header_size, b.size() - header_size));
+  CHECK(get_field<uint32_t>(b, 24) == ein_header_crc(b.data(), header_size));
+  const uint32_t count = get_field<uint32_t>(b, 44);
+  CHECK(count == ein_expected_tensor_count(tiny_llama_config()));
+  uint64_t prev_end = header_size;
+  for (uint32_t i = 0; i < count; ++i) {
+    const size_t rec = 256 + i * 80;
+    const uint64_t off = get_field<uint64_t>(b, rec + 40), n = get_field<uint64_t>(b, rec + 48);
+    CHECK(off % 64 == 0);
+    CHECK(off >= prev_end);
+    prev_end = off + n;
+  }
+}
+
+TEST_CASE("format: the writer rejects missing, duplicate and foreign tensors") {
+  pack::EinImage img = synthetic_image(tiny_llama_config());
+  pack::EinImage dup = img;
+  dup.tensors.push_back(dup.tensors.front());
+  CHECK_THROWS_WITH_AS(pack::write_ein(dup), doctest::Contains("duplicate tensor"), pack::PackError);
+  pack::EinImage missing = img;
+  missing.tensors.pop_back();
+  CHECK_THROWS_WITH_AS(pack::write_ein(missing), doctest::Contains("missing tensor"), pack::PackError);
+  pack::EinImage foreign = img;
+  const float zero[16] = {};
+  foreign.tensors.push_back(pack::encode_tensor(TensorRole::bq, 0, {16}, zero, DType::f32, 0));
+  CHECK_THROWS_WITH_AS(pack::write_ein(foreign), doctest::Contains("not used"), pack::PackError);
+  pack::EinImage wrong_shape = img;
+  wrong_shape.tensors.back().shape[0] += 1;
+  CHECK_THROWS_AS(pack::write_ein(wrong_shape), pack::PackError);
+}
+
+TEST_CASE("format: load_model argument checks") {
+  const std::vector<uint8_t> b = synthetic_bytes(tiny_llama_config());
+  pack::AlignedBuffer buf(b);
+  Model m;
+  CHECK(load_model(nullptr, 100, LoadOptions{}, &m).code == StatusCode::invalid_argument);
+  CHECK(load_model(buf.data, buf.size, LoadOptions{}, nullptr).code == StatusCode::invalid_argument);
+  // A misaligned buffer is refused up front (views into it would be misaligned).
+  std::vector<uint8_t> shifted(b.size() + 64);
+  pack::AlignedBuffer buf2(shifted);
+  std::memcpy(buf2.data + 8, b.data(), b.size());
+  const Status s = load_model(buf2.data + 8, b.size(), LoadOptions{}, &m);
+  CHECK(s.code == StatusCode::invalid_argument);
+  CHECK(std::string(s.message).find("aligned") != std::string::npos);
+  // A buffer larger than the image is fine (a flash partition): file_size bounds the image.
+  std::vector<uint8_t> bigger = b;
+  bigger.resize(b.size() + 100, 0xAB);
+  CHECK(load_bytes(bigger, &m).ok());
+}
+#endif  // EINFER_HAS_PACK_LIB

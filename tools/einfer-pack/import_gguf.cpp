@@ -1,0 +1,289 @@
+// GGUF (versions 2 and 3), llama architecture, tensors F32, F16, Q8_0, Q4_0.
+//
+// Layout: "GGUF", uint32 version, uint64 tensor_count, uint64 kv_count, kv pairs (string key,
+// uint32 type, value), tensor infos (string name, uint32 n_dims, uint64 ne[n_dims], uint32 type,
+// uint64 offset), padding to general.alignment (default 32), data. ne[0] is the contiguous axis,
+// so a llama matrix [out, in] has ne = {in, out}. llama.cpp's converter already permuted q/k to
+// the interleaved RoPE layout, so rope=interleaved. Q8_0 blocks: f16 scale + 32 int8. Q4_0 blocks:
+// f16 scale + 16 bytes, element j in the low nibble of byte j, element j+16 in its high nibble,
+// value (nibble - 8) * scale. Both convert losslessly to einfer q8/q4 with group 32.
+#include <cstring>
+#include <map>
+
+#include "kernels/quant.h"
+#include "tools/einfer-pack/importers.h"
+
+namespace einfer::pack {
+
+namespace {
+
+constexpr uint32_t kGgufMagic = 0x46554747u;  // "GGUF"
+enum GgmlType : uint32_t { kF32 = 0, kF16 = 1, kQ4_0 = 2, kQ8_0 = 8 };
+
+struct Cursor {
+  const std::vector<uint8_t>& b;
+  size_t pos = 0;
+  void need(uint64_t n) {
+    if (n > b.size() || pos > b.size() - n)
+      throw PackError("gguf: file truncated at byte " + std::to_string(pos));
+  }
+  template <typename T>
+  T get() {
+    need(sizeof(T));
+    T v;
+    std::memcpy(&v, b.data() + pos, sizeof(T));
+    pos += sizeof(T);
+    return v;
+  }
+  std::string str() {
+    const uint64_t n = get<uint64_t>();
+    need(n);
+    std::string s(reinterpret_cast<const char*>(b.data() + pos), n);
+    pos += n;
+    return s;
+  }
+};
+
+struct Value {
+  uint32_t type = 0;
+  double num = 0;
+  std::string str;
+};
+
+size_t scalar_size(uint32_t t) {
+  switch (t) {
+    case 0: case 1: case 7: return 1;
+    case 2: case 3: return 2;
+    case 4: case 5: case 6: return 4;
+    case 10: case 11: case 12: return 8;
+  }
+  return 0;
+}
+
+double read_scalar(Cursor& c, uint32_t t) {
+  switch (t) {
+    case 0: return c.get<uint8_t>();
+    case 1: return c.get<int8_t>();
+    case 2: return c.get<uint16_t>();
+    case 3: return c.get<int16_t>();
+    case 4: return c.get<uint32_t>();
+    case 5: return c.get<int32_t>();
+    case 6: return c.get<float>();
+    case 7: return c.get<uint8_t>();
+    case 10: return static_cast<double>(c.get<uint64_t>());
+    case 11: return static_cast<double>(c.get<int64_t>());
+    case 12: return c.get<double>();
+  }
+  throw PackError("gguf: unknown metadata value type " + std::to_string(t));
+}
+
+Value read_value(Cursor& c, uint32_t t, int depth = 0) {
+  Value v;
+  v.type = t;
+  if (t == 8) {
+    v.str = c.str();
+  } else if (t == 9) {
+    if (depth > 2) throw PackError("gguf: nested arrays too deep");
+    const uint32_t et = c.get<uint32_t>();
+    const uint64_t n = c.get<uint64_t>();
+    if (et == 8 || et == 9) {
+      for (uint64_t i = 0; i < n; ++i) read_value(c, et, depth + 1);  // tokenizer lists: skipped
+    } else {
+      const size_t es = scalar_size(et);
+      if (es == 0) throw PackError("gguf: unknown array element type");
+      c.need(n * es);
+      if (n > (uint64_t{1} << 40)) throw PackError("gguf: array too long");
+      c.pos += n * es;
+    }
+  } else {
+    v.num = read_scalar(c, t);
+  }
+  return v;
+}
+
+struct Info {
+  std::vector<int64_t> ne;
+  uint32_t type = 0;
+  uint64_t offset = 0;
+};
+
+}  // namespace
+
+bool looks_like_gguf(const std::vector<uint8_t>& b) {
+  uint32_t m = 0;
+  if (b.size() >= 4) std::memcpy(&m, b.data(), 4);
+  return m == kGgufMagic;
+}
+
+SourceModel import_gguf(const std::vector<uint8_t>& b) {
+  Cursor c{b};
+  if (c.get<uint32_t>() != kGgufMagic) throw PackError("gguf: bad magic");
+  const uint32_t version = c.get<uint32_t>();
+  if (version != 2 && version != 3) throw PackError("gguf: unsupported version " + std::to_string(version));
+  const uint64_t n_tensors = c.get<uint64_t>();
+  const uint64_t n_kv = c.get<uint64_t>();
+  if (n_tensors > b.size() || n_kv > b.size()) throw PackError("gguf: implausible counts");
+  std::map<std::string, Value> kv;
+  for (uint64_t i = 0; i < n_kv; ++i) {
+    std::string key = c.str();
+    const uint32_t t = c.get<uint32_t>();
+    kv[key] = read_value(c, t);
+  }
+  std::map<std::string, Info> infos;
+  for (uint64_t i = 0; i < n_tensors; ++i) {
+    std::string name = c.str();
+    Info info;
+    const uint32_t nd = c.get<uint32_t>();
+    if (nd == 0 || nd > 4) throw PackError("gguf: tensor " + name + " has rank " + std::to_string(nd));
+    for (uint32_t d = 0; d < nd; ++d) {
+      const uint64_t e = c.get<uint64_t>();
+      if (e == 0 || e > (uint64_t{1} << 31)) throw PackError("gguf: tensor " + name + " has a bad dimension");
+      info.ne.push_back(static_cast<int64_t>(e));
+    }
+    info.type = c.get<uint32_t>();
+    info.offset = c.get<uint64_t>();
+    infos[name] = info;
+  }
+  uint64_t alignment = 32;
+  if (auto it = kv.find("general.alignment"); it != kv.end()) alignment = static_cast<uint64_t>(it->second.num);
+  if (alignment == 0 || alignment > 4096) throw PackError("gguf: bad general.alignment");
+  const uint64_t data_start = (c.pos + alignment - 1) / alignment * alignment;
+  if (data_start > b.size()) throw PackError("gguf: file truncated before the tensor data");
+
+  auto arch = kv.find("general.architecture");
+  if (arch == kv.end() || arch->second.str != "llama")
+    throw PackError("gguf: architecture '" + (arch == kv.end() ? std::string("?") : arch->second.str) +
+                    "' is not supported (llama only)");
+  auto num = [&](const std::string& key, double fallback, bool required) {
+    auto it = kv.find(key);
+    if (it == kv.end() || it->second.type == 8 || it->second.type == 9) {
+      if (required) throw PackError("gguf: missing metadata key " + key);
+      return fallback;
+    }
+    return it->second.num;
+  };
+  SourceModel m;
+  m.kind = "gguf";
+  ModelConfig& cfg = m.config;
+  cfg.arch = ArchKind::llama;
+  cfg.dim = static_cast<int32_t>(num("llama.embedding_length", 0, true));
+  cfg.hidden_dim = static_cast<int32_t>(num("llama.feed_forward_length", 0, true));
+  cfg.n_layers = static_cast<int32_t>(num("llama.block_count", 0, true));
+  cfg.n_heads = static_cast<int32_t>(num("llama.attention.head_count", 0, true));
+  cfg.n_kv_heads = static_cast<int32_t>(num("llama.attention.head_count_kv", cfg.n_heads, false));
+  cfg.head_dim = cfg.n_heads > 0 ? cfg.dim / cfg.n_heads : 0;
+  cfg.head_dim = static_cast<int32_t>(num("llama.rope.dimension_count", cfg.head_dim, false));
+  cfg.context_length = static_cast<int32_t>(num("llama.context_length", 0, true));
+  cfg.norm = NormKind::rmsnorm;
+  cfg.norm_eps = static_cast<float>(num("llama.attention.layer_norm_rms_epsilon", 1e-5, false));
+  cfg.rope = RopeMode::interleaved;
+  cfg.rope_theta = static_cast<float>(num("llama.rope.freq_base", 10000.0, false));
+  cfg.activation = Activation::swiglu;
+  auto emb = infos.find("token_embd.weight");
+  if (emb == infos.end() || emb->second.ne.size() != 2) throw PackError("gguf: missing token_embd.weight");
+  cfg.vocab_size = static_cast<int32_t>(num("llama.vocab_size", static_cast<double>(emb->second.ne[1]), false));
+  cfg.tied_classifier = infos.count("output.weight") ? 0 : 1;
+  const Status s = ein_validate_config(cfg);
+  if (!s.ok()) throw PackError("gguf: " + status_text(s));
+
+  std::map<uint32_t, int> type_votes;
+  auto load = [&](const std::string& name, TensorRole role, int32_t layer, std::vector<int64_t> want) {
+    auto it = infos.find(name);
+    if (it == infos.end()) throw PackError("gguf: missing tensor " + name);
+    const Info& info = it->second;
+    std::vector<int64_t> shape(info.ne.rbegin(), info.ne.rend());
+    if (shape != want) throw PackError("gguf: tensor " + name + " has a shape that disagrees with the metadata");
+    const int64_t cols = info.ne[0];
+    int64_t n = 1;
+    for (int64_t e : info.ne) n *= e;
+    const int64_t rows = n / cols;
+    uint64_t bytes = 0;
+    switch (info.type) {
+      case kF32: bytes = n * 4; break;
+      case kF16: bytes = n * 2; break;
+      case kQ8_0: case kQ4_0:
+        if (cols % 32 != 0) throw PackError("gguf: quantized tensor " + name + " row not a multiple of 32");
+        bytes = static_cast<uint64_t>(n / 32) * (info.type == kQ8_0 ? 34 : 18);
+        break;
+      default:
+        throw PackError("gguf: tensor " + name + " has unsupported type " + std::to_string(info.type) +
+                        " (F32, F16, Q8_0, Q4_0 only)");
+    }
+    const uint64_t avail = b.size() - data_start;
+    if (info.offset > avail || bytes > avail - info.offset)
+      throw PackError("gguf: tensor " + name + " data lies outside the file (truncated?)");
+    const uint8_t* p = b.data() + data_start + info.offset;
+    SourceTensor t;
+    t.role = role;
+    t.layer = layer;
+    t.shape = want;
+    t.values.resize(n);
+    if (want.size() == 2) type_votes[info.type]++;
+    if (info.type == kF32) {
+      std::memcpy(t.values.data(), p, n * 4);
+    } else if (info.type == kF16) {
+      for (int64_t i = 0; i < n; ++i) {
+        uint16_t h;
+        std::memcpy(&h, p + i * 2, 2);
+        t.values[i] = f16_to_f32(h);
+      }
+    } else {
+      const bool q8 = info.type == kQ8_0;
+      t.native = q8 ? DType::q8 : DType::q4;
+      t.native_group = 32;
+      t.native_data.assign(static_cast<size_t>(rows) * quant_row_bytes(t.native, cols), 0);
+      t.native_scales.resize(n / 32);
+      for (int64_t blk = 0; blk < n / 32; ++blk) {
+        const uint8_t* bp = p + blk * (q8 ? 34 : 18);
+        uint16_t h;
+        std::memcpy(&h, bp, 2);
+        const float d = f16_to_f32(h);
+        t.native_scales[blk] = d;
+        for (int j = 0; j < 32; ++j) {
+          const int64_t e = blk * 32 + j;
+          if (q8) {
+            const int8_t qv = static_cast<int8_t>(bp[2 + j]);
+            t.values[e] = qv * d;
+            t.native_data[e] = static_cast<uint8_t>(qv);
+          } else {
+            const int u = j < 16 ? (bp[2 + j] & 0x0F) : (bp[2 + j - 16] >> 4);
+            t.values[e] = static_cast<float>(u - 8) * d;
+            uint8_t& byte = t.native_data[e / 2];  // rows have even length: e/2 stays in the row
+            byte = (e & 1) ? static_cast<uint8_t>(byte | (u << 4)) : static_cast<uint8_t>(byte | u);
+          }
+        }
+      }
+    }
+    m.tensors.push_back(std::move(t));
+  };
+  const int64_t d = cfg.dim, f = cfg.hidden_dim, v = cfg.vocab_size, k = cfg.head_dim;
+  const int64_t q = int64_t{cfg.n_heads} * k, kvd = int64_t{cfg.n_kv_heads} * k;
+  load("token_embd.weight", TensorRole::token_embedding, -1, {v, d});
+  for (int32_t l = 0; l < cfg.n_layers; ++l) {
+    const std::string p = "blk." + std::to_string(l) + ".";
+    load(p + "attn_norm.weight", TensorRole::attn_norm, l, {d});
+    load(p + "attn_q.weight", TensorRole::wq, l, {q, d});
+    load(p + "attn_k.weight", TensorRole::wk, l, {kvd, d});
+    load(p + "attn_v.weight", TensorRole::wv, l, {kvd, d});
+    load(p + "attn_output.weight", TensorRole::wo, l, {d, q});
+    load(p + "ffn_norm.weight", TensorRole::ffn_norm, l, {d});
+    load(p + "ffn_gate.weight", TensorRole::w1, l, {f, d});
+    load(p + "ffn_down.weight", TensorRole::w2, l, {d, f});
+    load(p + "ffn_up.weight", TensorRole::w3, l, {f, d});
+  }
+  load("output_norm.weight", TensorRole::final_norm, -1, {d});
+  if (!cfg.tied_classifier) load("output.weight", TensorRole::classifier, -1, {v, d});
+  for (const SourceTensor& t : m.tensors)
+    if (t.shape.size() == 1 && t.native != DType::f32)
+      throw PackError("gguf: norm weights must be F32 or F16");
+  // Natural dtype: the most common matrix type.
+  uint32_t best = kF32;
+  int votes = -1;
+  for (auto [t, n] : type_votes)
+    if (n > votes) best = t, votes = n;
+  cfg.weight_dtype = best == kF16 ? DType::f16 : best == kQ8_0 ? DType::q8 : best == kQ4_0 ? DType::q4 : DType::f32;
+  cfg.group_size = dtype_is_quantized(cfg.weight_dtype) ? 32 : 0;
+  return m;
+}
+
+}  // namespace einfer::pack

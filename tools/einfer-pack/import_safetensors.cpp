@@ -1,0 +1,351 @@
+// safetensors inputs: Hugging Face Llama folders and PyTorch TransformerEncoder state dicts.
+//
+// safetensors: uint64 little-endian header length N, N bytes of JSON {name: {dtype, shape,
+// data_offsets: [begin, end]}, "__metadata__": {str: str}}, then the data (offsets relative to it).
+//
+// HF Llama q_proj/k_proj rows use the half-split RoPE layout (pairs (i, i + k/2)). We permute the
+// rows of each head to the interleaved layout (new row 2i = old row i, new row 2i+1 = old row
+// i + k/2) and record rope=interleaved: q.k and the rotation commute with this permutation applied
+// to both q and k, so the packed model computes the same function (tests/gen/gen_hf_llama.py checks
+// the identity numerically).
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <regex>
+
+#include "kernels/quant.h"
+#include "tools/einfer-pack/importers.h"
+#include "tools/einfer-pack/json.h"
+
+namespace einfer::pack {
+
+namespace {
+
+float bf16_to_f32(uint16_t h) {
+  const uint32_t b = uint32_t{h} << 16;
+  float f;
+  std::memcpy(&f, &b, 4);
+  return f;
+}
+
+struct SafeTensors {
+  std::string what;
+  std::vector<uint8_t> bytes;
+  Json header;
+  size_t data_start = 0;
+
+  SafeTensors(std::vector<uint8_t> b, std::string name) : what(std::move(name)), bytes(std::move(b)) {
+    if (bytes.size() < 8) throw PackError(what + ": file truncated (no safetensors header)");
+    uint64_t n;
+    std::memcpy(&n, bytes.data(), 8);
+    if (n > bytes.size() - 8) throw PackError(what + ": safetensors header length exceeds the file");
+    header = parse_json(std::string(reinterpret_cast<const char*>(bytes.data()) + 8, n), what);
+    if (header.type != Json::Type::object) throw PackError(what + ": safetensors header is not an object");
+    data_start = 8 + n;
+  }
+  bool has(const std::string& name) const { return header.find(name) != nullptr; }
+  std::map<std::string, std::string> metadata() const {
+    std::map<std::string, std::string> m;
+    if (const Json* md = header.find("__metadata__"))
+      for (const auto& [k, v] : md->members)
+        if (v.type == Json::Type::string) m[k] = v.str;
+    return m;
+  }
+  // Float values and shape of a tensor.
+  std::vector<float> get(const std::string& name, std::vector<int64_t>* shape) const {
+    const Json* t = header.find(name);
+    if (!t) throw PackError(what + ": missing tensor " + name);
+    const Json* dt = t->find("dtype");
+    const Json* sh = t->find("shape");
+    const Json* off = t->find("data_offsets");
+    if (!dt || !sh || !off || off->items.size() != 2)
+      throw PackError(what + ": malformed entry for " + name);
+    shape->clear();
+    uint64_t n = 1;
+    for (const Json& d : sh->items) {
+      if (!d.is_number() || d.num < 0 || d.num > double(1 << 30)) throw PackError(what + ": bad shape for " + name);
+      shape->push_back(static_cast<int64_t>(d.num));
+      n *= static_cast<uint64_t>(d.num);
+    }
+    size_t esize = 0;
+    if (dt->str == "F32") esize = 4;
+    else if (dt->str == "F16" || dt->str == "BF16") esize = 2;
+    else throw PackError(what + ": unsupported dtype " + dt->str + " for " + name);
+    const double b0 = off->items[0].num, b1 = off->items[1].num;
+    const uint64_t avail = bytes.size() - data_start;
+    if (b0 < 0 || b1 < b0 || b1 > double(avail) || uint64_t(b1 - b0) != n * esize)
+      throw PackError(what + ": data offsets of " + name + " are outside the file or disagree with its shape");
+    const uint8_t* p = bytes.data() + data_start + static_cast<uint64_t>(b0);
+    std::vector<float> v(n);
+    for (uint64_t i = 0; i < n; ++i) {
+      if (esize == 4) {
+        std::memcpy(&v[i], p + i * 4, 4);
+      } else {
+        uint16_t h;
+        std::memcpy(&h, p + i * 2, 2);
+        v[i] = dt->str == "F16" ? f16_to_f32(h) : bf16_to_f32(h);
+      }
+    }
+    return v;
+  }
+};
+
+void add(SourceModel& m, TensorRole role, int32_t layer, std::vector<int64_t> shape,
+         std::vector<float> values, const std::string& name) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  if (n != static_cast<int64_t>(values.size()))
+    throw PackError("tensor " + name + " has an unexpected number of elements");
+  SourceTensor t;
+  t.role = role;
+  t.layer = layer;
+  t.shape = std::move(shape);
+  t.values = std::move(values);
+  m.tensors.push_back(std::move(t));
+}
+
+void expect_shape(const std::vector<int64_t>& got, std::vector<int64_t> want, const std::string& name) {
+  if (got != want) {
+    std::string g, w;
+    for (int64_t d : got) g += std::to_string(d) + " ";
+    for (int64_t d : want) w += std::to_string(d) + " ";
+    throw PackError("tensor " + name + " has shape [ " + g + "], expected [ " + w + "]");
+  }
+}
+
+// Half-split -> interleaved row order within each head of a [heads*k, d] projection.
+std::vector<float> permute_rope_rows(const std::vector<float>& w, int64_t heads, int64_t k, int64_t d) {
+  std::vector<float> out(w.size());
+  for (int64_t h = 0; h < heads; ++h)
+    for (int64_t i = 0; i < k / 2; ++i) {
+      std::memcpy(&out[(h * k + 2 * i) * d], &w[(h * k + i) * d], d * 4);
+      std::memcpy(&out[(h * k + 2 * i + 1) * d], &w[(h * k + i + k / 2) * d], d * 4);
+    }
+  return out;
+}
+
+int json_int(const Json& cfg, const char* key, int fallback, bool required) {
+  const Json* v = cfg.find(key);
+  if (!v || !v->is_number()) {
+    if (required) throw PackError(std::string("config.json: missing ") + key);
+    return fallback;
+  }
+  return static_cast<int>(v->num);
+}
+
+}  // namespace
+
+std::vector<uint8_t> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw PackError("cannot open " + path);
+  in.seekg(0, std::ios::end);
+  const std::streamoff n = in.tellg();
+  if (n < 0) throw PackError("cannot read " + path + " (not a regular file?)");
+  in.seekg(0);
+  std::vector<uint8_t> b(static_cast<size_t>(n));
+  if (n > 0 && !in.read(reinterpret_cast<char*>(b.data()), n)) throw PackError("cannot read " + path);
+  return b;
+}
+
+SourceModel import_hf_llama(const std::string& folder) {
+  const std::vector<uint8_t> cfg_bytes = read_file(folder + "/config.json");
+  const Json cfg = parse_json(std::string(cfg_bytes.begin(), cfg_bytes.end()), "config.json");
+  if (const Json* mt = cfg.find("model_type"); mt && mt->str != "llama")
+    throw PackError("config.json: model_type '" + mt->str + "' is not supported (llama only)");
+  if (const Json* act = cfg.find("hidden_act"); act && act->str != "silu")
+    throw PackError("config.json: hidden_act '" + act->str + "' is not supported (silu only)");
+  if (const Json* rs = cfg.find("rope_scaling"); rs && rs->type != Json::Type::null)
+    throw PackError("config.json: rope_scaling is not supported");
+  if (const Json* b = cfg.find("attention_bias"); b && b->b)
+    throw PackError("config.json: attention_bias is not supported");
+  SourceModel m;
+  m.kind = "hf-llama";
+  ModelConfig& c = m.config;
+  c.arch = ArchKind::llama;
+  c.dim = json_int(cfg, "hidden_size", 0, true);
+  c.hidden_dim = json_int(cfg, "intermediate_size", 0, true);
+  c.n_layers = json_int(cfg, "num_hidden_layers", 0, true);
+  c.n_heads = json_int(cfg, "num_attention_heads", 0, true);
+  c.n_kv_heads = json_int(cfg, "num_key_value_heads", c.n_heads, false);
+  c.head_dim = json_int(cfg, "head_dim", c.n_heads > 0 ? c.dim / c.n_heads : 0, false);
+  c.vocab_size = json_int(cfg, "vocab_size", 0, true);
+  c.context_length = json_int(cfg, "max_position_embeddings", 2048, false);
+  c.norm = NormKind::rmsnorm;
+  const Json* eps = cfg.find("rms_norm_eps");
+  c.norm_eps = eps && eps->is_number() ? static_cast<float>(eps->num) : 1e-6f;
+  const Json* theta = cfg.find("rope_theta");
+  c.rope_theta = theta && theta->is_number() ? static_cast<float>(theta->num) : 10000.f;
+  c.rope = RopeMode::interleaved;  // rows permuted below
+  const Json* tie = cfg.find("tie_word_embeddings");
+  c.tied_classifier = tie && tie->b ? 1 : 0;
+  c.activation = Activation::swiglu;
+  const Status s = ein_validate_config(c);
+  if (!s.ok()) throw PackError("config.json: " + status_text(s));
+  m.notes = "rope=hf half-split rows permuted to interleaved";
+
+  // Which file holds each tensor.
+  std::map<std::string, std::string> where;
+  std::vector<std::string> files;
+  std::ifstream probe(folder + "/model.safetensors.index.json");
+  if (probe) {
+    const std::vector<uint8_t> ib = read_file(folder + "/model.safetensors.index.json");
+    const Json index = parse_json(std::string(ib.begin(), ib.end()), "model.safetensors.index.json");
+    const Json* wm = index.find("weight_map");
+    if (!wm) throw PackError("model.safetensors.index.json: no weight_map");
+    for (const auto& [k, v] : wm->members) where[k] = v.str;
+  }
+  std::map<std::string, std::unique_ptr<SafeTensors>> open;
+  auto tensor = [&](const std::string& name, std::vector<int64_t>* shape) {
+    std::string file = "model.safetensors";
+    if (!where.empty()) {
+      auto it = where.find(name);
+      if (it == where.end()) throw PackError("index: missing tensor " + name);
+      file = it->second;
+      if (file.find('/') != std::string::npos) throw PackError("index: bad shard name " + file);
+    }
+    auto& st = open[file];
+    if (!st) st = std::make_unique<SafeTensors>(read_file(folder + "/" + file), file);
+    return st->get(name, shape);
+  };
+  const int64_t d = c.dim, f = c.hidden_dim, v = c.vocab_size, k = c.head_dim;
+  const int64_t q = int64_t{c.n_heads} * k, kv = int64_t{c.n_kv_heads} * k;
+  std::vector<int64_t> sh;
+  auto mat = [&](TensorRole role, int32_t layer, const std::string& name, std::vector<int64_t> want,
+                 int64_t rope_heads) {
+    std::vector<float> w = tensor(name, &sh);
+    expect_shape(sh, want, name);
+    if (rope_heads > 0) w = permute_rope_rows(w, rope_heads, k, d);
+    add(m, role, layer, want, std::move(w), name);
+  };
+  mat(TensorRole::token_embedding, -1, "model.embed_tokens.weight", {v, d}, 0);
+  for (int32_t l = 0; l < c.n_layers; ++l) {
+    const std::string p = "model.layers." + std::to_string(l) + ".";
+    mat(TensorRole::attn_norm, l, p + "input_layernorm.weight", {d}, 0);
+    mat(TensorRole::wq, l, p + "self_attn.q_proj.weight", {q, d}, c.n_heads);
+    mat(TensorRole::wk, l, p + "self_attn.k_proj.weight", {kv, d}, c.n_kv_heads);
+    mat(TensorRole::wv, l, p + "self_attn.v_proj.weight", {kv, d}, 0);
+    mat(TensorRole::wo, l, p + "self_attn.o_proj.weight", {d, q}, 0);
+    mat(TensorRole::ffn_norm, l, p + "post_attention_layernorm.weight", {d}, 0);
+    mat(TensorRole::w1, l, p + "mlp.gate_proj.weight", {f, d}, 0);
+    mat(TensorRole::w2, l, p + "mlp.down_proj.weight", {d, f}, 0);
+    mat(TensorRole::w3, l, p + "mlp.up_proj.weight", {f, d}, 0);
+  }
+  mat(TensorRole::final_norm, -1, "model.norm.weight", {d}, 0);
+  if (!c.tied_classifier) mat(TensorRole::classifier, -1, "lm_head.weight", {v, d}, 0);
+  return m;
+}
+
+SourceModel import_torch_encoder(const std::vector<uint8_t>& bytes, const TorchEncoderOptions& opt) {
+  SafeTensors st(std::vector<uint8_t>(bytes), "safetensors");
+  const auto md = st.metadata();
+  auto meta = [&](std::initializer_list<const char*> keys) -> std::string {
+    for (const char* k : keys)
+      if (auto it = md.find(k); it != md.end()) return it->second;
+    return "";
+  };
+  auto truthy = [](const std::string& s) { return s == "1" || s == "true" || s == "True"; };
+
+  // Layer prefixes: "<p>layers.N." for a stack, "" for a single nn.TransformerEncoderLayer.
+  std::string stack_prefix;
+  int n_layers = 0;
+  bool single = false;
+  const std::regex layer_key(R"(^(.*)layers\.([0-9]+)\.self_attn\.in_proj_weight$)");
+  for (const auto& [name, _] : st.header.members) {
+    std::smatch mm;
+    if (std::regex_match(name, mm, layer_key)) {
+      stack_prefix = mm[1];
+      n_layers = std::max(n_layers, std::stoi(mm[2]) + 1);
+    }
+  }
+  if (n_layers == 0) {
+    if (st.has("self_attn.in_proj_weight")) {
+      single = true;
+      n_layers = 1;
+    } else if (st.has("in_proj_weight")) {
+      throw PackError("a bare nn.MultiheadAttention state dict has no feed-forward or norms: "
+                      "save the enclosing nn.TransformerEncoderLayer instead");
+    } else {
+      throw PackError("no self_attn.in_proj_weight tensor: not a PyTorch TransformerEncoder state dict");
+    }
+  }
+  auto layer_prefix = [&](int l) {
+    return single ? std::string() : stack_prefix + "layers." + std::to_string(l) + ".";
+  };
+
+  SourceModel m;
+  m.kind = "torch-encoder";
+  ModelConfig& c = m.config;
+  c.arch = ArchKind::encoder;
+  std::vector<int64_t> sh;
+  st.get(layer_prefix(0) + "self_attn.in_proj_weight", &sh);
+  if (sh.size() != 2 || sh[0] != 3 * sh[1]) throw PackError("in_proj_weight must be [3d, d]");
+  c.dim = static_cast<int32_t>(sh[1]);
+  st.get(layer_prefix(0) + "linear1.weight", &sh);
+  if (sh.size() != 2) throw PackError("linear1.weight must be [f, d]");
+  c.hidden_dim = static_cast<int32_t>(sh[0]);
+  c.n_layers = n_layers;
+  int heads = opt.heads;
+  if (heads == 0) {
+    const std::string h = meta({"heads", "nhead", "num_heads"});
+    if (!h.empty()) heads = std::stoi(h);
+  }
+  if (heads <= 0) throw PackError("torch-encoder: --heads H is required (or 'nhead' in the safetensors metadata)");
+  if (c.dim % heads != 0) throw PackError("torch-encoder: d_model is not a multiple of --heads");
+  c.n_heads = c.n_kv_heads = heads;
+  c.head_dim = c.dim / heads;
+  c.vocab_size = 0;
+  std::string ctx = meta({"context", "max_seq_len", "context_length"});
+  c.context_length = opt.context > 0 ? opt.context : (ctx.empty() ? 0 : std::stoi(ctx));
+  c.norm = NormKind::layernorm;
+  std::string eps = meta({"eps", "layer_norm_eps"});
+  c.norm_eps = opt.eps > 0 ? opt.eps : (eps.empty() ? 1e-5f : std::stof(eps));
+  std::string act = opt.activation.empty() ? meta({"activation"}) : opt.activation;
+  if (act.empty() || act == "relu") c.activation = Activation::relu;
+  else if (act == "gelu") c.activation = Activation::gelu_erf;
+  else throw PackError("torch-encoder: unsupported activation '" + act + "' (relu or gelu)");
+  c.rope = RopeMode::none;
+  c.norm_first = opt.norm_first >= 0 ? opt.norm_first : (truthy(meta({"norm_first"})) ? 1 : 0);
+  c.causal = opt.causal >= 0 ? opt.causal : (truthy(meta({"causal", "is_causal"})) ? 1 : 0);
+  c.has_bias = st.has(layer_prefix(0) + "self_attn.in_proj_bias") ? 1 : 0;
+  c.final_norm = (!single && st.has(stack_prefix + "norm.weight")) ? 1 : 0;
+
+  const int64_t d = c.dim, f = c.hidden_dim;
+  auto get = [&](const std::string& name, std::vector<int64_t> want) {
+    std::vector<float> v = st.get(name, &sh);
+    expect_shape(sh, want, name);
+    return v;
+  };
+  for (int32_t l = 0; l < c.n_layers; ++l) {
+    const std::string p = layer_prefix(l);
+    std::vector<float> in_w = get(p + "self_attn.in_proj_weight", {3 * d, d});
+    add(m, TensorRole::wq, l, {d, d}, std::vector<float>(in_w.begin(), in_w.begin() + d * d), p);
+    add(m, TensorRole::wk, l, {d, d}, std::vector<float>(in_w.begin() + d * d, in_w.begin() + 2 * d * d), p);
+    add(m, TensorRole::wv, l, {d, d}, std::vector<float>(in_w.begin() + 2 * d * d, in_w.end()), p);
+    add(m, TensorRole::wo, l, {d, d}, get(p + "self_attn.out_proj.weight", {d, d}), p);
+    add(m, TensorRole::w1, l, {f, d}, get(p + "linear1.weight", {f, d}), p);
+    add(m, TensorRole::w2, l, {d, f}, get(p + "linear2.weight", {d, f}), p);
+    add(m, TensorRole::attn_norm, l, {d}, get(p + "norm1.weight", {d}), p);
+    add(m, TensorRole::attn_norm_bias, l, {d}, get(p + "norm1.bias", {d}), p);
+    add(m, TensorRole::ffn_norm, l, {d}, get(p + "norm2.weight", {d}), p);
+    add(m, TensorRole::ffn_norm_bias, l, {d}, get(p + "norm2.bias", {d}), p);
+    if (c.has_bias) {
+      std::vector<float> in_b = get(p + "self_attn.in_proj_bias", {3 * d});
+      add(m, TensorRole::bq, l, {d}, std::vector<float>(in_b.begin(), in_b.begin() + d), p);
+      add(m, TensorRole::bk, l, {d}, std::vector<float>(in_b.begin() + d, in_b.begin() + 2 * d), p);
+      add(m, TensorRole::bv, l, {d}, std::vector<float>(in_b.begin() + 2 * d, in_b.end()), p);
+      add(m, TensorRole::bo, l, {d}, get(p + "self_attn.out_proj.bias", {d}), p);
+      add(m, TensorRole::b1, l, {f}, get(p + "linear1.bias", {f}), p);
+      add(m, TensorRole::b2, l, {d}, get(p + "linear2.bias", {d}), p);
+    }
+  }
+  if (c.final_norm) {
+    add(m, TensorRole::final_norm, -1, {d}, get(stack_prefix + "norm.weight", {d}), "norm.weight");
+    add(m, TensorRole::final_norm_bias, -1, {d}, get(stack_prefix + "norm.bias", {d}), "norm.bias");
+  }
+  const Status s = ein_validate_config(c);
+  if (!s.ok()) throw PackError("torch-encoder: " + status_text(s));
+  return m;
+}
+
+}  // namespace einfer::pack

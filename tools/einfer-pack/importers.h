@@ -1,0 +1,74 @@
+// Importers: read a checkpoint into a SourceModel (architecture + float or natively quantized
+// tensors), which pack.h turns into a .ein image. Host only; errors throw PackError.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/format.h"
+#include "runtime/run_options.h"
+#include "tools/einfer-pack/ein_writer.h"
+
+namespace einfer::pack {
+
+struct SourceTensor {
+  TensorRole role = TensorRole::token_embedding;
+  int32_t layer = -1;
+  std::vector<int64_t> shape;
+  std::vector<float> values;  // float32 values (empty when only the native encoding is held)
+  // Native quantized encoding, kept so packing to the same dtype and group is lossless.
+  DType native = DType::f32;  // f32: none
+  int32_t native_group = 0;
+  std::vector<uint8_t> native_data;  // einfer layout (runtime/tensor.h)
+  std::vector<float> native_scales;
+};
+
+struct SourceModel {
+  std::string kind;  // "llama2c-v0", "hf-llama", "gguf", ...
+  ModelConfig config;  // weight_dtype/group_size: the source's natural choice
+  std::vector<SourceTensor> tensors;
+  std::string notes;  // importer remarks for metadata (e.g. "rope: q/k permuted to interleaved")
+};
+
+// Progress callback: done and total bytes of input processed.
+using Progress = void (*)(uint64_t done, uint64_t total);
+
+std::vector<uint8_t> read_file(const std::string& path);
+
+// llama2.c checkpoints v0 (legacy), v1 (ak42 fp32), v2 (ak42 int8 groups).
+bool looks_like_llama2c(const std::vector<uint8_t>& bytes);
+SourceModel import_llama2c(const std::vector<uint8_t>& bytes);
+
+// Hugging Face Llama folder: config.json + model.safetensors or model.safetensors.index.json.
+SourceModel import_hf_llama(const std::string& folder);
+
+struct TorchEncoderOptions {
+  int heads = 0;                // required (from the flag or the safetensors metadata)
+  std::string activation;       // relu | gelu ("" : metadata or relu)
+  int norm_first = -1;          // -1: metadata or false
+  int causal = -1;
+  float eps = 0.f;              // 0: metadata or 1e-5
+  int context = 0;              // 0: metadata or 0 (unbounded)
+};
+SourceModel import_torch_encoder(const std::vector<uint8_t>& safetensors_bytes,
+                                 const TorchEncoderOptions& options);
+
+// GGUF (v2/v3), llama architecture, F32/F16/Q8_0/Q4_0 tensors.
+bool looks_like_gguf(const std::vector<uint8_t>& bytes);
+SourceModel import_gguf(const std::vector<uint8_t>& bytes);
+
+// Packs a source model as `dtype` (f32/f16/q8/q4) with `group` (q8/q4). Matrices take dtype;
+// norms and biases stay f32.
+EinImage pack_source(const SourceModel& source, DType dtype, int32_t group, Progress progress);
+
+// Human-readable (or JSON) description of a loaded model: architecture, every tensor, totals and
+// the arena bytes session_arena_bytes() reports for `run` ("n/a (reason)" when it cannot).
+std::string describe_model(const Model& model, const RunOptions& run, bool json);
+
+// A C header holding the image as an aligned const byte array plus size constants, for firmware.
+// `symbol` prefixes every name (e.g. "einfer_model" -> einfer_model_data, EINFER_MODEL_BYTES).
+std::string emit_c_header(const std::vector<uint8_t>& image, const Model& model,
+                          const RunOptions& run, const std::string& symbol);
+
+}  // namespace einfer::pack

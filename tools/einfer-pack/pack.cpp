@@ -1,0 +1,192 @@
+// Source model -> .ein image conversion, --inspect text/JSON and --emit-c headers.
+#include <cctype>
+#include <cstdarg>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+
+#include "kernels/quant.h"
+#include "models/session.h"
+#include "runtime/format.h"
+#include "tools/einfer-pack/importers.h"
+
+namespace einfer::pack {
+
+namespace {
+
+const char* arch_name(ArchKind a) { return a == ArchKind::llama ? "llama" : a == ArchKind::encoder ? "encoder" : "?"; }
+const char* norm_name(NormKind n) { return n == NormKind::rmsnorm ? "rmsnorm" : "layernorm"; }
+const char* act_name(Activation a) {
+  switch (a) {
+    case Activation::swiglu: return "swiglu";
+    case Activation::relu: return "relu";
+    case Activation::gelu_erf: return "gelu_erf";
+    case Activation::gelu_tanh: return "gelu_tanh";
+  }
+  return "?";
+}
+const char* rope_name(RopeMode r) {
+  return r == RopeMode::none ? "none" : r == RopeMode::interleaved ? "interleaved" : "half_split";
+}
+
+std::string fmt(const char* f, ...) __attribute__((format(printf, 1, 2)));
+std::string fmt(const char* f, ...) {
+  char buf[512];
+  va_list ap;
+  va_start(ap, f);
+  std::vsnprintf(buf, sizeof buf, f, ap);
+  va_end(ap);
+  return buf;
+}
+
+}  // namespace
+
+EinImage pack_source(const SourceModel& source, DType dtype, int32_t group, Progress progress) {
+  if (dtype != DType::f32 && dtype != DType::f16 && dtype != DType::q8 && dtype != DType::q4)
+    throw PackError("target dtype must be f32, f16, q8 or q4");
+  EinImage image;
+  image.config = source.config;
+  image.config.weight_dtype = dtype;
+  image.config.group_size = dtype_is_quantized(dtype) ? group : 0;
+  if (dtype_is_quantized(dtype) && (group <= 0 || group > 65536)) throw PackError("bad group size");
+  uint64_t total = 0, done = 0;
+  for (const SourceTensor& t : source.tensors) total += t.values.size() * 4;
+  for (const SourceTensor& t : source.tensors) {
+    const bool matrix = ein_role_is_matrix(t.role);
+    if (matrix && t.native == dtype && t.native_group == group && dtype_is_quantized(dtype)) {
+      PackedTensor p;  // lossless: keep the source's own quantized bytes
+      p.role = t.role;
+      p.layer = t.layer;
+      p.dtype = dtype;
+      p.rank = static_cast<int>(t.shape.size());
+      for (int i = 0; i < p.rank; ++i) p.shape[i] = t.shape[i];
+      p.group_size = group;
+      p.data = t.native_data;
+      p.scales.resize(t.native_scales.size() * 4);
+      std::memcpy(p.scales.data(), t.native_scales.data(), p.scales.size());
+      image.tensors.push_back(std::move(p));
+    } else {
+      image.tensors.push_back(encode_tensor(t.role, t.layer, t.shape, t.values.data(),
+                                            matrix ? dtype : DType::f32, matrix ? group : 0));
+    }
+    done += t.values.size() * 4;
+    if (progress) progress(done, total);
+  }
+  return image;
+}
+
+std::string describe_model(const Model& model, const RunOptions& run, bool json) {
+  const ModelConfig& c = model.config;
+  size_t arena = 0;
+  const Status as = session_arena_bytes(c, run, &arena);
+  std::string arena_text = as.ok() ? std::to_string(arena) : "n/a (" + status_text(as) + ")";
+  std::string out;
+  uint64_t weight_bytes = 0, params = 0;
+  struct Row {
+    TensorView v;
+    TensorRole role;
+    int32_t layer;
+    uint64_t bytes;
+  };
+  std::vector<Row> rows;
+  for (uint32_t i = 0; i < model.tensor_count; ++i) {
+    TensorRecord r;
+    std::memcpy(&r, static_cast<const unsigned char*>(model.tensor_table) + i * sizeof r, sizeof r);
+    TensorView v;
+    model_tensor(model, static_cast<TensorRole>(r.role), r.layer, &v);
+    rows.push_back({v, static_cast<TensorRole>(r.role), r.layer, r.data_bytes + r.scales_bytes});
+    weight_bytes += r.data_bytes + r.scales_bytes;
+    params += static_cast<uint64_t>(v.numel());
+  }
+  const char* wd = dtype_name(c.weight_dtype);
+  if (json) {
+    out += "{\n  \"arch\": {";
+    out += fmt("\"kind\": \"%s\", \"dim\": %d, \"hidden_dim\": %d, \"n_layers\": %d, \"n_heads\": %d, "
+               "\"n_kv_heads\": %d, \"head_dim\": %d, \"vocab_size\": %d, \"context_length\": %d, ",
+               arch_name(c.arch), c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads,
+               c.head_dim, c.vocab_size, c.context_length);
+    out += fmt("\"norm\": \"%s\", \"norm_eps\": %g, \"activation\": \"%s\", \"rope\": \"%s\", "
+               "\"rope_theta\": %g, ",
+               norm_name(c.norm), static_cast<double>(c.norm_eps), act_name(c.activation),
+               rope_name(c.rope), static_cast<double>(c.rope_theta));
+    out += fmt("\"tied_classifier\": %s, \"has_bias\": %s, \"norm_first\": %s, \"causal\": %s, "
+               "\"final_norm\": %s, \"weight_dtype\": \"%s\", \"group_size\": %d},\n",
+               c.tied_classifier ? "true" : "false", c.has_bias ? "true" : "false",
+               c.norm_first ? "true" : "false", c.causal ? "true" : "false",
+               c.final_norm ? "true" : "false", wd, c.group_size);
+    out += "  \"tensors\": [\n";
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const Row& r = rows[i];
+      std::string shape;
+      for (int d = 0; d < r.v.rank; ++d) {
+        if (d) shape += ", ";
+        shape += std::to_string(r.v.shape[d]);
+      }
+      out += fmt("    {\"role\": \"%s\", \"layer\": %d, \"dtype\": \"%s\", \"shape\": [%s], \"bytes\": %" PRIu64 "}%s\n",
+                 tensor_role_name(r.role), r.layer, dtype_name(r.v.dtype), shape.c_str(), r.bytes,
+                 i + 1 < rows.size() ? "," : "");
+    }
+    out += "  ],\n";
+    out += fmt("  \"tensor_count\": %u, \"parameters\": %" PRIu64 ", \"weight_bytes\": %" PRIu64
+               ", \"file_bytes\": %zu, \"tokenizer_bytes\": %zu,\n",
+               model.tensor_count, params, weight_bytes, model.image_bytes, model.tokenizer_bytes);
+    out += fmt("  \"run\": {\"context\": %d, \"window\": %d, \"sinks\": %d, \"kv\": \"%s\", \"max_batch\": %d},\n",
+               run.context, run.window, run.sinks, dtype_name(run.kv_dtype), run.max_batch);
+    if (as.ok()) out += fmt("  \"arena_bytes\": %zu\n}\n", arena);
+    else out += "  \"arena_bytes\": null, \"arena_error\": \"" + status_text(as) + "\"\n}\n";
+    return out;
+  }
+  out += fmt("architecture: %s  dim %d  hidden %d  layers %d  heads %d  kv_heads %d  head_dim %d\n",
+             arch_name(c.arch), c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim);
+  out += fmt("              vocab %d  context %d  norm %s eps %g  activation %s  rope %s theta %g\n",
+             c.vocab_size, c.context_length, norm_name(c.norm), static_cast<double>(c.norm_eps),
+             act_name(c.activation), rope_name(c.rope), static_cast<double>(c.rope_theta));
+  out += fmt("              tied_classifier %u  bias %u  norm_first %u  causal %u  final_norm %u\n",
+             c.tied_classifier, c.has_bias, c.norm_first, c.causal, c.final_norm);
+  out += fmt("quantization: weights %s", wd);
+  if (c.group_size) out += fmt(", group %d", c.group_size);
+  out += "\n\n";
+  out += fmt("%-18s %5s %-5s %-16s %12s\n", "role", "layer", "dtype", "shape", "bytes");
+  for (const Row& r : rows) {
+    std::string shape;
+    for (int d = 0; d < r.v.rank; ++d) {
+      if (d) shape += "x";
+      shape += std::to_string(r.v.shape[d]);
+    }
+    out += fmt("%-18s %5d %-5s %-16s %12" PRIu64 "\n", tensor_role_name(r.role), r.layer,
+               dtype_name(r.v.dtype), shape.c_str(), r.bytes);
+  }
+  out += fmt("\ntensors %u  parameters %" PRIu64 "  weight bytes %" PRIu64 "  file bytes %zu  tokenizer bytes %zu\n",
+             model.tensor_count, params, weight_bytes, model.image_bytes, model.tokenizer_bytes);
+  out += fmt("arena bytes (context %d, window %d, sinks %d, kv %s, batch %d): %s\n", run.context,
+             run.window, run.sinks, dtype_name(run.kv_dtype), run.max_batch, arena_text.c_str());
+  return out;
+}
+
+std::string emit_c_header(const std::vector<uint8_t>& image, const Model& model,
+                          const RunOptions& run, const std::string& symbol) {
+  std::string upper;
+  for (char ch : symbol) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  size_t arena = 0;
+  const Status as = session_arena_bytes(model.config, run, &arena);
+  std::string out;
+  out += "// Generated by einfer-pack --emit-c: a .ein model image (docs/format.md) for flash.\n";
+  out += "// Load with einfer::load_model(" + symbol + "_data, " + upper + "_BYTES, ...).\n";
+  out += "#pragma once\n\n#include <stddef.h>\n#include <stdint.h>\n\n";
+  out += fmt("#define %s_BYTES %zuu\n", upper.c_str(), image.size());
+  out += fmt("#define %s_TENSORS %uu\n", upper.c_str(), model.tensor_count);
+  out += fmt("// run options: context %d, window %d, sinks %d, kv %s, batch %d\n", run.context,
+             run.window, run.sinks, dtype_name(run.kv_dtype), run.max_batch);
+  if (as.ok()) out += fmt("#define %s_ARENA_BYTES %zuu\n", upper.c_str(), arena);
+  else out += "// " + upper + "_ARENA_BYTES: n/a (" + status_text(as) + ")\n";
+  out += "\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n";
+  out += "__attribute__((aligned(64), used)) static const uint8_t " + symbol + "_data[" + upper + "_BYTES] = {\n";
+  for (size_t i = 0; i < image.size(); ++i) {
+    out += fmt("%s0x%02x,", i % 16 == 0 ? "  " : "", image[i]);
+    if (i % 16 == 15 || i + 1 == image.size()) out += "\n";
+  }
+  out += "};\n#ifdef __cplusplus\n}\n#endif\n";
+  return out;
+}
+
+}  // namespace einfer::pack
