@@ -1,31 +1,237 @@
-// Quantized matmul: placeholder dispatch to the dequantizing reference until the int8 kernels land.
+// Quantized matmul: argument checks, activation quantization into scratch, dispatch to the SIMD
+// microkernels (matmul_quant_avx2.cpp, matmul_quant_neon.cpp) or the scalar int path, and the
+// float dequantizing reference.
 #include "kernels/matmul_quant.h"
 
+#include <cmath>
+#include <cstring>
+
+#include "kernels/matmul_quant_impl.h"
 #include "kernels/quant.h"
 
 namespace einfer {
 
+namespace quant_detail {
+
+void quantize_activations_q8(const float* a, int64_t k, int32_t group, int8_t* qa, float* sa) {
+  for (int64_t g0 = 0, gi = 0; g0 < k; g0 += group, ++gi) {
+    const int64_t n = k - g0 < group ? k - g0 : group;
+    float amax = 0.f;
+    for (int64_t e = 0; e < n; ++e) amax = std::fabs(a[g0 + e]) > amax ? std::fabs(a[g0 + e]) : amax;
+    const float scale = amax / 127.f;
+    const float inv = scale > 0.f ? 1.f / scale : 0.f;
+    sa[gi] = scale;
+    for (int64_t e = 0; e < n; ++e) {
+      // x * inv can exceed 127 by an ulp; clamp after rounding (nearest even, the FP default).
+      long r = std::lrintf(a[g0 + e] * inv);
+      r = r > 127 ? 127 : (r < -127 ? -127 : r);
+      qa[g0 + e] = static_cast<int8_t>(r);
+    }
+  }
+}
+
+void permute_chunks_even_odd(int8_t* qa, int64_t kpad) {
+  for (int64_t c = 0; c < kpad; c += kChunk) {
+    int8_t tmp[kChunk];
+    for (int e = 0; e < kChunk / 2; ++e) {
+      tmp[e] = qa[c + 2 * e];
+      tmp[kChunk / 2 + e] = qa[c + 2 * e + 1];
+    }
+    std::memcpy(qa + c, tmp, sizeof tmp);
+  }
+}
+
+bool simd_supports_group(bool q4, int32_t group) {
+#if EINFER_HAS_SIMD && (defined(__AVX2__) || defined(__ARM_NEON))
+  // q4 sums up to 8 chunks of unsigned-nibble products in int16 on AVX2 (8 * 3810 < 32767).
+  return group % kChunk == 0 && (!q4 || group <= 8 * kChunk);
+#else
+  (void)q4;
+  (void)group;
+  return false;
+#endif
+}
+
+// Scalar int path: exact int32 dot per (row, row, group), one float multiply-add per group.
+void q8q8_matmul_scalar(const QuantGemm& p) {
+  for (int64_t j = 0; j < p.n; ++j) {
+    const int8_t* wr = reinterpret_cast<const int8_t*>(p.w + j * p.w_row_bytes);
+    const float* swr = p.sw + j * p.groups;
+    for (int64_t i = 0; i < p.m; ++i) {
+      const int8_t* ar = p.qa + i * p.kpad;
+      const float* sar = p.sa + i * p.groups;
+      float acc = 0.f;
+      for (int64_t g = 0, g0 = 0; g < p.groups; ++g, g0 += p.group) {
+        const int64_t g1 = g0 + p.group < p.k ? g0 + p.group : p.k;
+        int32_t isum = 0;
+        for (int64_t e = g0; e < g1; ++e) isum += static_cast<int32_t>(wr[e]) * ar[e];
+        acc += static_cast<float>(isum) * (sar[g] * swr[g]);
+      }
+      p.c[i * p.ldc + j] = acc;
+    }
+  }
+}
+
+void q4q8_matmul_scalar(const QuantGemm& p) {
+  for (int64_t j = 0; j < p.n; ++j) {
+    const uint8_t* wr = p.w + j * p.w_row_bytes;
+    const float* swr = p.sw + j * p.groups;
+    for (int64_t i = 0; i < p.m; ++i) {
+      const int8_t* ar = p.qa + i * p.kpad;
+      const float* sar = p.sa + i * p.groups;
+      float acc = 0.f;
+      for (int64_t g = 0, g0 = 0; g < p.groups; ++g, g0 += p.group) {
+        const int64_t g1 = g0 + p.group < p.k ? g0 + p.group : p.k;
+        int32_t isum = 0;
+        for (int64_t e = g0; e < g1; ++e) {
+          const int u = (e & 1) ? (wr[e >> 1] >> 4) : (wr[e >> 1] & 0x0F);
+          isum += (u - 8) * ar[e];
+        }
+        acc += static_cast<float>(isum) * (sar[g] * swr[g]);
+      }
+      p.c[i * p.ldc + j] = acc;
+    }
+  }
+}
+
+}  // namespace quant_detail
+
+namespace {
+
+using quant_detail::padded_k;
+
+size_t round64(size_t x) { return (x + 63) / 64 * 64; }
+
+Status check_args(const float* a, int64_t lda, int64_t m, const TensorView& w, const float* c,
+                  int64_t ldc) {
+  if (!dtype_is_quantized(w.dtype) || w.rank != 2 || w.group_size <= 0) {
+    return make_status(StatusCode::invalid_argument,
+                       "matmul_f32_quant: weight must be a 2-D q8/q4 view with group_size > 0");
+  }
+  const int64_t n = w.shape[0], k = w.shape[1];
+  if (m < 0 || n < 0 || k < 0) {
+    return make_status(StatusCode::shape_mismatch, "matmul_f32_quant: negative dimension");
+  }
+  if (m > 1 && lda < k) {
+    return make_status(StatusCode::shape_mismatch, "matmul_f32_quant: lda smaller than k", k, lda);
+  }
+  if (m > 1 && ldc < n) {
+    return make_status(StatusCode::shape_mismatch, "matmul_f32_quant: ldc smaller than n", n, ldc);
+  }
+  if (m > 0 && n > 0 && (!c || (k > 0 && (!a || !w.data || !w.scales)))) {
+    return make_status(StatusCode::invalid_argument, "matmul_f32_quant: null data pointer");
+  }
+  return ok_status();
+}
+
+// Scratch layout (from the first 64-byte boundary): activation scales [m][groups] f32, then the
+// quantized activations [m][kpad] int8 on the next 64-byte boundary.
+struct ScratchLayout {
+  float* sa;
+  int8_t* qa;
+};
+
+ScratchLayout carve_scratch(void* scratch, int64_t m, int64_t groups) {
+  const uintptr_t base = (reinterpret_cast<uintptr_t>(scratch) + 63) & ~static_cast<uintptr_t>(63);
+  ScratchLayout s;
+  s.sa = reinterpret_cast<float*>(base);
+  s.qa = reinterpret_cast<int8_t*>(base + round64(4 * static_cast<size_t>(m * groups)));
+  return s;
+}
+
+// Checks, quantizes A into scratch (natural order, or even/odd chunks for the SIMD q4 kernels) and
+// fills the kernel arguments. Returns false in *run when there is nothing to compute.
+Status prepare(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c, int64_t ldc,
+               void* scratch, size_t scratch_bytes, bool even_odd_q4,
+               quant_detail::QuantGemm* p) {
+  EINFER_TRY(check_args(a, lda, m, w, c, ldc));
+  const int64_t k = w.shape[1];
+  const size_t need = matmul_quant_scratch_bytes(m, k, w.group_size);
+  if (!scratch || scratch_bytes < need) {
+    return make_status(StatusCode::out_of_memory, "matmul_f32_quant: scratch too small",
+                       static_cast<int64_t>(need), static_cast<int64_t>(scratch_bytes));
+  }
+  const int64_t groups = quant_groups(k, w.group_size);
+  const ScratchLayout s = carve_scratch(scratch, m, groups);
+  const int64_t kpad = padded_k(k);
+  for (int64_t i = 0; i < m; ++i) {
+    int8_t* qa = s.qa + i * kpad;
+    quant_detail::quantize_activations_q8(a + i * lda, k, w.group_size, qa, s.sa + i * groups);
+    std::memset(qa + k, 0, static_cast<size_t>(kpad - k));
+    if (even_odd_q4 && w.dtype == DType::q4) quant_detail::permute_chunks_even_odd(qa, kpad);
+  }
+  *p = quant_detail::QuantGemm{s.qa,
+                               s.sa,
+                               static_cast<const uint8_t*>(w.data),
+                               w.scales,
+                               quant_row_bytes(w.dtype, k),
+                               m,
+                               w.shape[0],
+                               k,
+                               kpad,
+                               groups,
+                               w.group_size,
+                               c,
+                               ldc};
+  return ok_status();
+}
+
+void run_scalar_int(const quant_detail::QuantGemm& p, DType dtype) {
+  if (dtype == DType::q8) {
+    quant_detail::q8q8_matmul_scalar(p);
+  } else {
+    quant_detail::q4q8_matmul_scalar(p);
+  }
+}
+
+}  // namespace
+
 size_t matmul_quant_scratch_bytes(int64_t m, int64_t k, int32_t group) {
-  // int8 activations plus one float scale per group, per row, rounded up to 64 bytes.
-  const size_t row = static_cast<size_t>(k) + 4 * static_cast<size_t>(quant_groups(k, group));
-  return (static_cast<size_t>(m) * row + 63) / 64 * 64 + 64;
+  if (m < 0 || k < 0 || group <= 0) return 64;
+  // 64 bytes to align the caller's pointer, activation scales, zero-padded int8 activation rows.
+  return 64 + round64(4 * static_cast<size_t>(m * quant_groups(k, group))) +
+         round64(static_cast<size_t>(m * padded_k(k)));
 }
 
 Status matmul_f32_quant(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c,
                         int64_t ldc, void* scratch, size_t scratch_bytes) {
-  if (!dtype_is_quantized(w.dtype) || w.rank != 2 || w.group_size <= 0) {
-    return make_status(StatusCode::invalid_argument, "matmul_f32_quant: weight must be a 2-D q8/q4 view");
+  const bool q4 = w.dtype == DType::q4;
+  const bool simd = quant_detail::simd_supports_group(q4, w.group_size);
+  quant_detail::QuantGemm p;
+  EINFER_TRY(prepare(a, lda, m, w, c, ldc, scratch, scratch_bytes, simd, &p));
+  if (p.m == 0 || p.n == 0) return ok_status();
+  if (!simd) {
+    run_scalar_int(p, w.dtype);
+    return ok_status();
   }
-  if (scratch_bytes < matmul_quant_scratch_bytes(m, w.shape[1], w.group_size) || !scratch) {
-    return make_status(StatusCode::out_of_memory, "matmul_f32_quant: scratch too small",
-                       static_cast<int64_t>(matmul_quant_scratch_bytes(m, w.shape[1], w.group_size)),
-                       static_cast<int64_t>(scratch_bytes));
+#if EINFER_HAS_SIMD && defined(__AVX2__)
+  if (q4) {
+    quant_detail::q4q8_matmul_avx2(p);
+  } else {
+    quant_detail::q8q8_matmul_avx2(p);
   }
-  scalar::matmul_f32_quant_reference(a, lda, m, w, c, ldc);
+#elif EINFER_HAS_SIMD && defined(__ARM_NEON)
+  if (q4) {
+    quant_detail::q4q8_matmul_neon(p);
+  } else {
+    quant_detail::q8q8_matmul_neon(p);
+  }
+#else
+  run_scalar_int(p, w.dtype);
+#endif
   return ok_status();
 }
 
 namespace scalar {
+
+Status matmul_f32_quant_int8(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c,
+                             int64_t ldc, void* scratch, size_t scratch_bytes) {
+  quant_detail::QuantGemm p;
+  EINFER_TRY(prepare(a, lda, m, w, c, ldc, scratch, scratch_bytes, false, &p));
+  if (p.m > 0 && p.n > 0) run_scalar_int(p, w.dtype);
+  return ok_status();
+}
+
 void matmul_f32_quant_reference(const float* a, int64_t lda, int64_t m, const TensorView& w,
                                 float* c, int64_t ldc) {
   const int64_t n = w.shape[0], k = w.shape[1];
@@ -49,6 +255,7 @@ void matmul_f32_quant_reference(const float* a, int64_t lda, int64_t m, const Te
     }
   }
 }
+
 }  // namespace scalar
 
 }  // namespace einfer

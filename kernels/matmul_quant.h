@@ -23,6 +23,11 @@ Status matmul_f32_quant(const float* a, int64_t lda, int64_t m, const TensorView
                         int64_t ldc, void* scratch, size_t scratch_bytes);
 
 namespace scalar {
+// Same int8 activation quantization and int32 group sums as matmul_f32_quant, in plain C++ (the
+// path of builds without SIMD); results match the SIMD kernels up to float rounding.
+Status matmul_f32_quant_int8(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c,
+                             int64_t ldc, void* scratch, size_t scratch_bytes);
+
 // Reference: dequantizes W row by row and multiplies in float (no activation quantization).
 void matmul_f32_quant_reference(const float* a, int64_t lda, int64_t m, const TensorView& w,
                                 float* c, int64_t ldc);

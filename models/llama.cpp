@@ -41,9 +41,6 @@ Status check_config(const ModelConfig& c) {
   return ok_status();
 }
 
-// A [rows, cols] f32 view over `p`.
-TensorView act(float* p, int64_t rows, int64_t cols) { return make_view(DType::f32, p, {rows, cols}); }
-
 // A view with the dtype the model's matrices have, for sizing einsum scratch without a model.
 TensorView weight_like(const ModelConfig& c, DType dtype, int64_t rows, int64_t cols) {
   TensorView w = make_view(dtype, nullptr, {rows, cols});

@@ -32,7 +32,7 @@ size_t format_status(const Status& s, char* buf, size_t n) {
     w = std::snprintf(buf, n, "%s", s.message);
   }
   if (w >= 0 && static_cast<size_t>(w) < n && s.index >= 0) {
-    w += std::snprintf(buf + w, n - static_cast<size_t>(w), " at index %d", s.index);
+    w += std::snprintf(buf + w, n - static_cast<size_t>(w), " at index %d", static_cast<int>(s.index));
   }
   if (w < 0) return 0;
   return static_cast<size_t>(w) < n ? static_cast<size_t>(w) : n - 1;

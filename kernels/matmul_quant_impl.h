@@ -1,0 +1,61 @@
+// Internal to kernels/: the pieces of matmul_f32_quant (kernels/matmul_quant.h) shared by its
+// scalar and SIMD microkernels, exposed so tests can check each piece against the others.
+//
+// Activation side: each row of A is quantized per group to int8 (scale = absmax / 127, round to
+// nearest even), into a row of kpad = round_up(k, 32) bytes whose padding is zero, so SIMD kernels
+// always read whole 32-element chunks of activations. For q4 weights the SIMD kernels want each
+// 32-chunk stored as its 16 even elements followed by its 16 odd elements (the order in which the
+// nibbles of 16 weight bytes unpack); permute_chunks_even_odd produces that order.
+//
+// Weight side: row j of W holds quant_row_bytes(dtype, k) bytes and `groups` scales. A group's
+// int32 dot product is exact; it is scaled once per group by sa[i][g] * sw[j][g].
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/simd.h"
+
+namespace einfer::quant_detail {
+
+inline constexpr int64_t kChunk = 32;  // elements per SIMD chunk (one ymm of int8, two NEON q-regs)
+
+constexpr int64_t padded_k(int64_t k) { return (k + kChunk - 1) / kChunk * kChunk; }
+
+// Quantizes k floats in groups of `group` into qa[0..k) (int8 in [-127, 127]) and one scale per
+// group into sa. Groups of all zeros get scale 0 and zeros.
+void quantize_activations_q8(const float* a, int64_t k, int32_t group, int8_t* qa, float* sa);
+
+// Reorders each 32-byte chunk of qa[0..kpad) to [e0 e2 .. e30 e1 e3 .. e31] (kpad % 32 == 0).
+void permute_chunks_even_odd(int8_t* qa, int64_t kpad);
+
+// Everything a microkernel needs for C[m, n] = A_q · W_qᵀ after the activations are quantized.
+struct QuantGemm {
+  const int8_t* qa;     // m rows of kpad int8 (layout per weight dtype, see above)
+  const float* sa;      // m rows of `groups` activation scales
+  const uint8_t* w;     // n rows of w_row_bytes
+  const float* sw;      // n rows of `groups` weight scales
+  size_t w_row_bytes;
+  int64_t m, n, k, kpad, groups;
+  int32_t group;
+  float* c;
+  int64_t ldc;
+};
+
+// Whether the SIMD kernels of this build handle this group size (else the scalar int path runs).
+bool simd_supports_group(bool q4, int32_t group);
+
+#if EINFER_HAS_SIMD && defined(__AVX2__)
+void q8q8_matmul_avx2(const QuantGemm& p);
+void q4q8_matmul_avx2(const QuantGemm& p);
+#endif
+#if EINFER_HAS_SIMD && defined(__ARM_NEON)
+void q8q8_matmul_neon(const QuantGemm& p);  // sdot with __ARM_FEATURE_DOTPROD, else vmull/vpadal
+void q4q8_matmul_neon(const QuantGemm& p);
+#endif
+
+// Scalar int path on natural-order activations (the Cortex-M / no-SIMD path and test reference).
+void q8q8_matmul_scalar(const QuantGemm& p);
+void q4q8_matmul_scalar(const QuantGemm& p);
+
+}  // namespace einfer::quant_detail

@@ -1,0 +1,272 @@
+// matmul_f32_quant (SIMD microkernels where the build has them) against the scalar int path and the
+// float dequantizing reference, over odd shapes, tails, strided A/C and both weight encodings.
+#include <doctest/doctest.h>
+
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "kernels/matmul_quant.h"
+#include "kernels/matmul_quant_impl.h"
+#include "kernels/quant.h"
+
+using namespace einfer;
+
+namespace {
+
+struct Rng {
+  uint64_t s;
+  uint32_t next() {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    return static_cast<uint32_t>(s >> 11);
+  }
+  float uniform() { return static_cast<float>(next() & 0xFFFFFF) / 16777216.f * 2.f - 1.f; }
+};
+
+// Quantized weights either from floats (the packer's path) or raw random bytes and scales, which
+// exercise -128 in q8 and a non-zero padding nibble in q4 rows of odd length.
+struct QWeights {
+  std::vector<uint8_t> data;
+  std::vector<float> scales;
+  TensorView view;
+};
+
+QWeights make_weights(DType dt, int64_t n, int64_t k, int32_t group, bool raw, Rng& rng) {
+  QWeights w;
+  const size_t rb = quant_row_bytes(dt, k);
+  const int64_t groups = quant_groups(k, group);
+  w.data.resize(rb * static_cast<size_t>(n) + 1);
+  w.scales.resize(static_cast<size_t>(n * groups) + 1);
+  std::vector<float> row(static_cast<size_t>(k));
+  for (int64_t j = 0; j < n; ++j) {
+    uint8_t* q = w.data.data() + j * rb;
+    float* s = w.scales.data() + j * groups;
+    if (raw) {
+      for (size_t b = 0; b < rb; ++b) q[b] = static_cast<uint8_t>(rng.next());
+      for (int64_t g = 0; g < groups; ++g) s[g] = 0.001f + 0.02f * std::fabs(rng.uniform());
+    } else {
+      for (auto& x : row) x = rng.uniform();
+      if (dt == DType::q8) {
+        quantize_row_q8(row.data(), k, group, reinterpret_cast<int8_t*>(q), s);
+      } else {
+        quantize_row_q4(row.data(), k, group, q, s);
+      }
+    }
+  }
+  w.view = make_view(dt, w.data.data(), {n, k});
+  w.view.scales = w.scales.data();
+  w.view.group_size = group;
+  return w;
+}
+
+float weight_value(const TensorView& w, int64_t j, int64_t e) {
+  const int64_t k = w.shape[1];
+  const auto* q = static_cast<const uint8_t*>(w.data) + j * quant_row_bytes(w.dtype, k);
+  const float s = w.scales[j * quant_groups(k, w.group_size) + e / w.group_size];
+  if (w.dtype == DType::q8) return static_cast<float>(static_cast<int8_t>(q[e])) * s;
+  const int u = (e & 1) ? (q[e / 2] >> 4) : (q[e / 2] & 0x0F);
+  return static_cast<float>(u - 8) * s;
+}
+
+void check_case(DType dt, int64_t m, int64_t n, int64_t k, int32_t group, bool raw, Rng& rng) {
+  CAPTURE(dtype_name(dt));
+  CAPTURE(m);
+  CAPTURE(n);
+  CAPTURE(k);
+  CAPTURE(group);
+  CAPTURE(raw);
+  const QWeights w = make_weights(dt, n, k, group, raw, rng);
+  const int64_t lda = k + 3, ldc = n + 2;  // A rows start misaligned; C has a gap per row
+  std::vector<float> a(static_cast<size_t>(m * lda + 1));
+  for (auto& x : a) x = rng.uniform() * 3.f;
+  const size_t sb = matmul_quant_scratch_bytes(m, k, group);
+  std::vector<uint8_t> scratch(sb + 1);
+  void* scratch_ptr = scratch.data() + 1;  // the kernels align the scratch themselves
+  const float sentinel = -12345.f;
+  std::vector<float> c_simd(static_cast<size_t>(m * ldc), sentinel), c_int(c_simd), c_ref(c_simd);
+  REQUIRE(matmul_f32_quant(a.data(), lda, m, w.view, c_simd.data(), ldc, scratch_ptr, sb).ok());
+  REQUIRE(scalar::matmul_f32_quant_int8(a.data(), lda, m, w.view, c_int.data(), ldc, scratch_ptr, sb)
+              .ok());
+  scalar::matmul_f32_quant_reference(a.data(), lda, m, w.view, c_ref.data(), ldc);
+
+  const int64_t groups = quant_groups(k, group);
+  for (int64_t i = 0; i < m; ++i) {
+    // Activation scale of each group, computed here independently of the kernels.
+    std::vector<float> sa(static_cast<size_t>(groups));
+    for (int64_t g = 0; g < groups; ++g) {
+      float amax = 0.f;
+      for (int64_t e = g * group; e < k && e < (g + 1) * group; ++e) {
+        amax = std::fmax(amax, std::fabs(a[i * lda + e]));
+      }
+      sa[g] = amax / 127.f;
+    }
+    for (int64_t j = 0; j < n; ++j) {
+      CAPTURE(i);
+      CAPTURE(j);
+      double t = 0.0, qerr = 0.0;
+      for (int64_t e = 0; e < k; ++e) {
+        const double wv = std::fabs(weight_value(w.view, j, e));
+        t += (std::fabs(a[i * lda + e]) + sa[e / group] / 2) * wv;
+        qerr += sa[e / group] * wv;
+      }
+      const float simd = c_simd[i * ldc + j], sint = c_int[i * ldc + j], ref = c_ref[i * ldc + j];
+      // SIMD vs scalar int: identical int32 group sums and scale products; only the float
+      // summation order differs (8 lanes + horizontal add vs sequential), each at most
+      // (groups + 4) roundings of terms bounded by T = sum_k (|a_k| + s_a(g)/2) |w_k|.
+      const double tol_int = 2.0 * static_cast<double>(groups + 4) * FLT_EPSILON * t + 1e-30;
+      CHECK(std::fabs(static_cast<double>(simd) - sint) <= tol_int);
+      // Both vs float reference: weights are exact in both, activations are rounded to the
+      // nearest multiple of s_a(g): |q_a * s_a - a| <= s_a / 2 (+ 1e-4 s_a for inv = 1 / s_a in
+      // float and the clamp at 127), so |err| <= sum_k |w_k| s_a(g_k) (1/2 + 1e-4) plus float
+      // rounding of the reference's k-term sum and of the group sums: (k + 2 (groups + 4)) eps T.
+      const double tol_ref = qerr * (0.5 + 1e-4) +
+                             static_cast<double>(k + 2 * (groups + 4)) * FLT_EPSILON * t + 1e-30;
+      CHECK(std::fabs(static_cast<double>(sint) - ref) <= tol_ref);
+      CHECK(std::fabs(static_cast<double>(simd) - ref) <= tol_ref);
+    }
+    for (int64_t j = n; j < ldc; ++j) CHECK(c_simd[i * ldc + j] == sentinel);  // gap untouched
+  }
+}
+
+}  // namespace
+
+TEST_CASE("matmul_quant: q8 and q4 SIMD == scalar int path ~= float reference, odd shapes") {
+  Rng rng{0x9E3779B97F4A7C15ull};
+  const int64_t ms[] = {1, 2, 3, 5, 8, 17};
+  const int64_t ns[] = {1, 3, 8, 13};
+  const int64_t ks[] = {1, 31, 32, 33, 64, 100, 172, 257};
+  struct Cfg {
+    DType dt;
+    int32_t group;
+  };
+  // group 48 and 16 are not multiples of the SIMD chunk: they take the scalar int path.
+  const Cfg cfgs[] = {{DType::q8, 32}, {DType::q8, 64}, {DType::q4, 32}, {DType::q4, 64},
+                      {DType::q8, 48}, {DType::q4, 16}};
+  for (const Cfg& cfg : cfgs) {
+    for (int64_t m : ms) {
+      for (int64_t n : ns) {
+        for (int64_t k : ks) check_case(cfg.dt, m, n, k, cfg.group, (m + n + k) % 2 == 0, rng);
+      }
+    }
+  }
+}
+
+TEST_CASE("matmul_quant: larger GEMV and GEMM shapes with the q4 group limit") {
+  Rng rng{42};
+  check_case(DType::q8, 1, 67, 1000, 32, false, rng);
+  check_case(DType::q4, 1, 67, 1000, 32, true, rng);
+  check_case(DType::q8, 33, 21, 515, 64, true, rng);
+  check_case(DType::q4, 33, 21, 515, 256, false, rng);  // 8 chunks per group: int16 headroom edge
+  check_case(DType::q4, 6, 5, 700, 288, true, rng);     // 9 chunks: beyond it, scalar int path
+}
+
+TEST_CASE("matmul_quant: exactly representable case gives the exact integer result") {
+  // Each activation group holds +-127 so s_a = 1 and q_a = a exactly; weight scales are powers of
+  // two, so every path must return sum_k a_k w_k exactly (all partial sums are small integers).
+  const int64_t m = 3, n = 4, k = 72;
+  const int32_t group = 32;
+  std::vector<float> a(static_cast<size_t>(m * k));
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t e = 0; e < k; ++e) {
+      a[i * k + e] = (e % group == 0) ? 127.f : static_cast<float>(((i * 31 + e * 7) % 41) - 20);
+    }
+  }
+  for (DType dt : {DType::q8, DType::q4}) {
+    CAPTURE(dtype_name(dt));
+    const size_t rb = quant_row_bytes(dt, k);
+    std::vector<uint8_t> wq(rb * n);
+    std::vector<float> ws(static_cast<size_t>(n * quant_groups(k, group)));
+    std::vector<int> wint(static_cast<size_t>(n * k));
+    for (int64_t j = 0; j < n; ++j) {
+      for (int64_t e = 0; e < k; ++e) {
+        int v = static_cast<int>((j * 13 + e * 5) % 15) - 7;
+        if (dt == DType::q8) v *= 9;
+        wint[j * k + e] = v;
+        if (dt == DType::q8) {
+          wq[j * rb + e] = static_cast<uint8_t>(static_cast<int8_t>(v));
+        } else {
+          const uint8_t u = static_cast<uint8_t>(v + 8);
+          uint8_t& b = wq[j * rb + e / 2];
+          b = (e & 1) ? static_cast<uint8_t>((b & 0x0F) | (u << 4)) : static_cast<uint8_t>((b & 0xF0) | u);
+        }
+      }
+    }
+    for (size_t g = 0; g < ws.size(); ++g) ws[g] = (g % 2) ? 0.5f : 2.f;
+    TensorView w = make_view(dt, wq.data(), {n, k});
+    w.scales = ws.data();
+    w.group_size = group;
+    std::vector<float> c(static_cast<size_t>(m * n)), ci(c);
+    std::vector<uint8_t> scratch(matmul_quant_scratch_bytes(m, k, group));
+    REQUIRE(matmul_f32_quant(a.data(), k, m, w, c.data(), n, scratch.data(), scratch.size()).ok());
+    REQUIRE(scalar::matmul_f32_quant_int8(a.data(), k, m, w, ci.data(), n, scratch.data(),
+                                          scratch.size())
+                .ok());
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        double expect = 0;
+        for (int64_t e = 0; e < k; ++e) {
+          expect += a[i * k + e] * wint[j * k + e] * ws[j * quant_groups(k, group) + e / group];
+        }
+        CHECK(c[i * n + j] == expect);
+        CHECK(ci[i * n + j] == expect);
+      }
+    }
+  }
+}
+
+TEST_CASE("matmul_quant: activation quantization and the even/odd chunk order") {
+  float a[70];
+  for (int e = 0; e < 70; ++e) a[e] = static_cast<float>(e - 35) * 0.25f;
+  a[3] = 0.f;
+  int8_t qa[96] = {};
+  float sa[3];
+  quant_detail::quantize_activations_q8(a, 70, 32, qa, sa);
+  for (int g = 0; g < 3; ++g) {
+    float amax = 0.f;
+    for (int e = g * 32; e < 70 && e < g * 32 + 32; ++e) amax = std::fmax(amax, std::fabs(a[e]));
+    CHECK(sa[g] == amax / 127.f);
+  }
+  CHECK(qa[0] == -127);  // the group absmax maps to -+127
+  CHECK(qa[3] == 0);
+  for (int e = 0; e < 70; ++e) CHECK(std::fabs(qa[e] * sa[e / 32] - a[e]) <= sa[e / 32] * 0.5001f);
+  int8_t seq[64];
+  for (int e = 0; e < 64; ++e) seq[e] = static_cast<int8_t>(e);
+  quant_detail::permute_chunks_even_odd(seq, 64);
+  for (int c = 0; c < 2; ++c) {
+    for (int e = 0; e < 16; ++e) {
+      CHECK(seq[c * 32 + e] == c * 32 + 2 * e);
+      CHECK(seq[c * 32 + 16 + e] == c * 32 + 2 * e + 1);
+    }
+  }
+}
+
+TEST_CASE("matmul_quant: bad arguments get a clear status") {
+  int8_t wq[64] = {};
+  float ws[2] = {1.f, 1.f};
+  float a[64] = {}, c[4] = {};
+  TensorView w = make_view(DType::q8, wq, {2, 32});
+  w.scales = ws;
+  w.group_size = 32;
+  alignas(64) uint8_t scratch[512];
+  const size_t need = matmul_quant_scratch_bytes(2, 32, 32);
+  REQUIRE(need <= sizeof scratch);
+  CHECK(matmul_f32_quant(a, 32, 2, w, c, 2, scratch, need).ok());
+  Status s = matmul_f32_quant(a, 32, 2, w, c, 2, scratch, need - 1);
+  CHECK(s.code == StatusCode::out_of_memory);
+  CHECK(s.need == static_cast<int64_t>(need));
+  CHECK(matmul_f32_quant(a, 16, 2, w, c, 2, scratch, need).code == StatusCode::shape_mismatch);
+  CHECK(matmul_f32_quant(a, 32, 2, w, c, 1, scratch, need).code == StatusCode::shape_mismatch);
+  TensorView wf = w;
+  wf.dtype = DType::f32;
+  CHECK(matmul_f32_quant(a, 32, 2, wf, c, 2, scratch, need).code == StatusCode::invalid_argument);
+  TensorView wg = w;
+  wg.group_size = 0;
+  CHECK(matmul_f32_quant(a, 32, 2, wg, c, 2, scratch, need).code == StatusCode::invalid_argument);
+  TensorView wn = w;
+  wn.scales = nullptr;
+  CHECK(matmul_f32_quant(a, 32, 2, wn, c, 2, scratch, need).code == StatusCode::invalid_argument);
+}

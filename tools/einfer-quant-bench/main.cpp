@@ -1,0 +1,179 @@
+// einfer-quant-bench: weight throughput of the quantized matmul kernels against f32.
+//
+// For each size N x K (weights [N, K]) it times, single-threaded:
+//   f32 GEMV  — the baseline: a 4-rows-at-a-time AVX2/FMA GEMV written here (einfer::dot_f32 per row
+//               on builds without AVX2), reading N*K*4 bytes of weights;
+//   q8 GEMV   — matmul_f32_quant, m = 1, group 32 (N*K bytes + N*K/32 float scales);
+//   q4 GEMV   — matmul_f32_quant, m = 1, group 32 (N*K/2 bytes + scales);
+//   q8/q4 GEMM with m = 64 activation rows (prefill-shaped), in GFLOP/s (2*m*N*K flops).
+// Weights/s counts logical weights; GB/s counts the bytes actually read (incl. scales).
+// Usage: einfer-quant-bench [--reps R]
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#endif
+
+#include "kernels/matmul_quant.h"
+#include "kernels/quant.h"
+#include "kernels/simd.h"
+#include "kernels/vec.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// y[n] = W[n, k] . x[k], f32.
+void f32_gemv(const float* w, const float* x, float* y, int64_t n, int64_t k) {
+#if defined(__AVX2__) && defined(__FMA__)
+  int64_t j = 0;
+  for (; j + 4 <= n; j += 4) {
+    const float* r0 = w + j * k;
+    const float* r1 = r0 + k;
+    const float* r2 = r1 + k;
+    const float* r3 = r2 + k;
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    int64_t e = 0;
+    for (; e + 8 <= k; e += 8) {
+      const __m256 xv = _mm256_loadu_ps(x + e);
+      a0 = _mm256_fmadd_ps(_mm256_loadu_ps(r0 + e), xv, a0);
+      a1 = _mm256_fmadd_ps(_mm256_loadu_ps(r1 + e), xv, a1);
+      a2 = _mm256_fmadd_ps(_mm256_loadu_ps(r2 + e), xv, a2);
+      a3 = _mm256_fmadd_ps(_mm256_loadu_ps(r3 + e), xv, a3);
+    }
+    float out[4];
+    const __m256 accs[4] = {a0, a1, a2, a3};
+    for (int r = 0; r < 4; ++r) {
+      float lanes[8];
+      _mm256_storeu_ps(lanes, accs[r]);
+      float s = 0.f;
+      for (float v : lanes) s += v;
+      for (int64_t t = e; t < k; ++t) s += w[(j + r) * k + t] * x[t];
+      out[r] = s;
+    }
+    std::memcpy(y + j, out, sizeof out);
+  }
+  for (; j < n; ++j) y[j] = einfer::dot_f32(w + j * k, x, static_cast<size_t>(k));
+#else
+  for (int64_t j = 0; j < n; ++j) y[j] = einfer::dot_f32(w + j * k, x, static_cast<size_t>(k));
+#endif
+}
+
+template <class F>
+double best_seconds(int reps, F&& f) {
+  f();  // warm up
+  double best = 1e30;
+  for (int r = 0; r < reps; ++r) {
+    const auto t0 = Clock::now();
+    f();
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    best = s < best ? s : best;
+  }
+  return best;
+}
+
+struct QMat {
+  std::vector<uint8_t> data;
+  std::vector<float> scales;
+  einfer::TensorView view;
+};
+
+QMat quantize(const std::vector<float>& w, int64_t n, int64_t k, einfer::DType dt, int32_t group) {
+  QMat q;
+  const size_t rb = einfer::quant_row_bytes(dt, k);
+  const int64_t groups = einfer::quant_groups(k, group);
+  q.data.resize(rb * static_cast<size_t>(n));
+  q.scales.resize(static_cast<size_t>(n * groups));
+  for (int64_t j = 0; j < n; ++j) {
+    if (dt == einfer::DType::q8) {
+      einfer::quantize_row_q8(w.data() + j * k, k, group,
+                              reinterpret_cast<int8_t*>(q.data.data() + j * rb), q.scales.data() + j * groups);
+    } else {
+      einfer::quantize_row_q4(w.data() + j * k, k, group, q.data.data() + j * rb,
+                              q.scales.data() + j * groups);
+    }
+  }
+  q.view = einfer::make_view(dt, q.data.data(), {n, k});
+  q.view.scales = q.scales.data();
+  q.view.group_size = group;
+  return q;
+}
+
+int bench_size(int64_t n, int64_t k, int reps) {
+  std::vector<float> w(static_cast<size_t>(n * k));
+  uint32_t s = 12345;
+  for (auto& v : w) {
+    s = s * 1664525u + 1013904223u;
+    v = static_cast<float>(s >> 8) / 16777216.f - 0.5f;
+  }
+  const int32_t group = 32;
+  const int64_t gm = 64;
+  std::vector<float> x(static_cast<size_t>(gm * k));
+  for (auto& v : x) {
+    s = s * 1664525u + 1013904223u;
+    v = static_cast<float>(s >> 8) / 16777216.f - 0.5f;
+  }
+  std::vector<float> y(static_cast<size_t>(gm * n));
+  const QMat q8 = quantize(w, n, k, einfer::DType::q8, group);
+  const QMat q4 = quantize(w, n, k, einfer::DType::q4, group);
+  std::vector<uint8_t> scratch(einfer::matmul_quant_scratch_bytes(gm, k, group));
+  bool ok = true;
+  auto qrun = [&](const QMat& q, int64_t m) {
+    ok &= einfer::matmul_f32_quant(x.data(), k, m, q.view, y.data(), n, scratch.data(),
+                                   scratch.size())
+              .ok();
+  };
+  const double nw = static_cast<double>(n * k);
+  const double scale_bytes = static_cast<double>(n * einfer::quant_groups(k, group) * 4);
+  const double t_f32 = best_seconds(reps, [&] { f32_gemv(w.data(), x.data(), y.data(), n, k); });
+  const double t_q8 = best_seconds(reps, [&] { qrun(q8, 1); });
+  const double t_q4 = best_seconds(reps, [&] { qrun(q4, 1); });
+  const int greps = reps / 4 > 2 ? reps / 4 : 2;
+  const double t_q8g = best_seconds(greps, [&] { qrun(q8, gm); });
+  const double t_q4g = best_seconds(greps, [&] { qrun(q4, gm); });
+  const double t_f32g = best_seconds(greps, [&] {
+    for (int64_t i = 0; i < gm; ++i) f32_gemv(w.data(), x.data() + i * k, y.data() + i * n, n, k);
+  });
+  if (!ok) {
+    std::fprintf(stderr, "einfer-quant-bench: matmul_f32_quant failed\n");
+    return 1;
+  }
+  std::printf("\n%lld x %lld weights (group %d), best of %d\n", static_cast<long long>(n),
+              static_cast<long long>(k), group, reps);
+  std::printf("  %-10s %10s %12s %10s %8s\n", "kernel", "time ms", "Gweights/s", "GB/s", "vs f32");
+  auto row = [&](const char* name, double t, double bytes) {
+    std::printf("  %-10s %10.3f %12.2f %10.2f %7.2fx\n", name, t * 1e3, nw / t * 1e-9,
+                bytes / t * 1e-9, t_f32 / t);
+  };
+  row("f32 GEMV", t_f32, nw * 4);
+  row("q8 GEMV", t_q8, nw + scale_bytes);
+  row("q4 GEMV", t_q4, nw / 2 + scale_bytes);
+  const double flops = 2.0 * static_cast<double>(gm) * nw;
+  std::printf("  m=%lld GEMM: f32 (GEMV per row) %.1f GFLOP/s, q8 %.1f GFLOP/s (%.2fx), q4 %.1f GFLOP/s (%.2fx)\n",
+              static_cast<long long>(gm), flops / t_f32g * 1e-9, flops / t_q8g * 1e-9, t_f32g / t_q8g,
+              flops / t_q4g * 1e-9, t_f32g / t_q4g);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int reps = 20;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
+      reps = std::atoi(argv[++i]);
+    } else {
+      std::fprintf(stderr, "usage: einfer-quant-bench [--reps R]\n");
+      return 2;
+    }
+  }
+  if (reps < 1) reps = 1;
+  std::printf("einfer-quant-bench: SIMD %s, single thread\n", einfer::simd_arch_name());
+  int rc = bench_size(4096, 4096, reps);
+  if (rc == 0) rc = bench_size(1024, 1024, reps * 4);
+  return rc;
+}

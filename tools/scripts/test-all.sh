@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# All tests, every target: installs prerequisites (setup-debian.sh), then for each CMake preset
+# configures, builds (-j2) and runs ctest --output-on-failure. Prints a summary with timings and
+# exits non-zero if any step of any preset failed.
+#
+#   tools/scripts/test-all.sh                  all presets
+#   tools/scripts/test-all.sh release armhf    only these presets
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+
+bash tools/scripts/setup-debian.sh || exit 1
+
+presets=("$@")
+if [[ ${#presets[@]} -eq 0 ]]; then
+  presets=(release debug nosimd aarch64 aarch64-nodot armhf cortex-m)
+fi
+
+summary=()
+failed=0
+total_start=$(date +%s)
+for preset in "${presets[@]}"; do
+  start=$(date +%s)
+  status=ok
+  echo "=== $preset: configure"
+  if ! cmake --preset "$preset"; then
+    status="configure FAILED"
+  else
+    echo "=== $preset: build"
+    if ! cmake --build --preset "$preset"; then
+      status="build FAILED"
+    else
+      echo "=== $preset: test"
+      if ! ctest --preset "$preset" --output-on-failure; then
+        status="tests FAILED"
+      fi
+    fi
+  fi
+  seconds=$(( $(date +%s) - start ))
+  [[ "$status" == ok ]] || failed=1
+  summary+=("$(printf '%-14s %-18s %4d s' "$preset" "$status" "$seconds")")
+done
+
+echo
+echo "=== summary"
+printf '%s\n' "${summary[@]}"
+echo "total $(( $(date +%s) - total_start )) s"
+if [[ $failed -ne 0 ]]; then
+  echo "FAILED"
+  exit 1
+fi
+echo "all presets passed"
