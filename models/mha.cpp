@@ -35,10 +35,10 @@ Status linear(const float* x, int64_t n, const TensorView& w, const TensorView& 
 }
 
 Status linear_scratch_bytes(int64_t n, const TensorView& w, size_t* bytes) {
-  EinsumPlan plan;
+  EinsumPlan projection;
   const TensorView xv = make_view(DType::f32, nullptr, {n, w.shape[1]});
-  EINFER_TRY(plan<"nd,ed->ne">(xv, w, &plan));
-  *bytes = plan.scratch_bytes;
+  EINFER_TRY(plan<"nd,ed->ne">(xv, w, &projection));
+  *bytes = projection.scratch_bytes;
   return ok_status();
 }
 

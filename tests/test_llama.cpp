@@ -112,7 +112,7 @@ TEST_CASE("llama: greedy ids of both checkpoints match the independent float64 r
     REQUIRE_MESSAGE(expected.size() == 32, "could not read the expected ids from README.md");
     Packed p = pack_checkpoint(file, DType::f32, 0);
     Runner r(p, RunOptions{});
-    CAPTURE(file);
+    CAPTURE(std::string(file));
     CHECK(greedy(r, 32) == expected);
   }
 }
@@ -209,10 +209,15 @@ TEST_CASE("llama: q8 and q4 weights agree with float along the float greedy path
         token = path[i];
       }
       const double rate = static_cast<double>(agree) / n;
-      MESSAGE(file << " " << dtype_name(dt) << ": top-1 agreement with f32 " << agree << "/" << n);
-      // Floors: q8 (8-bit, group 32) perturbs logits by well under their typical top-2 gap;
-      // q4 (3 bits of magnitude) on a 260K-parameter model flips near-ties: measured, with margin.
-      CHECK(rate >= (dt == DType::q8 ? 0.90 : 0.50));
+      MESSAGE(std::string(file) << " " << dtype_name(dt) << ": top-1 agreement with f32 " << agree << "/" << n);
+      // Floors from tests/gen/quant_agreement.py, an independent numpy forward pass with the same
+      // weight quantization (activations in float): stories260K q8 88/96, q4 23/96 (this tiny
+      // checkpoint's logits sit close together, so 4-bit weights leave its greedy path early);
+      // aidreams260K q8 95/96, q4 91/96. einfer also quantizes activations per group to int8, so
+      // the floors leave a few tokens of margin below those figures.
+      const bool stories = std::string(file) == "stories260K.bin";
+      const double floor = dt == DType::q8 ? (stories ? 0.80 : 0.90) : (stories ? 0.15 : 0.85);
+      CHECK(rate >= floor);
     }
   }
 }

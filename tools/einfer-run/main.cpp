@@ -22,6 +22,7 @@
 #include "models/encoder.h"
 #include "models/session.h"
 #include "models/tokenizer.h"
+#include "runtime/format.h"
 #include "runtime/sampler.h"
 #include "tools/common/npy.h"
 
@@ -179,26 +180,19 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// Bytes of every tensor the file holds (values and scales), from its tensor table.
 size_t weights_bytes(const Model& m) {
+  const auto* records = static_cast<const TensorRecord*>(m.tensor_table);
   size_t total = 0;
-  for (uint32_t role = 0; role < kTensorRoleCount; ++role) {
-    for (int32_t layer = -1; layer < m.config.n_layers; ++layer) {
-      TensorView t;
-      if (!model_tensor(m, static_cast<TensorRole>(role), layer, &t).ok()) continue;
-      const int64_t k = t.rank ? t.shape[t.rank - 1] : 1;
-      const int64_t rows = k ? t.numel() / k : 0;
-      total += rows * quant_row_bytes(t.dtype, k);
-      if (dtype_is_quantized(t.dtype)) total += rows * quant_groups(k, t.group_size) * sizeof(float);
-    }
-  }
+  for (uint32_t i = 0; i < m.tensor_count; ++i) total += records[i].data_bytes + records[i].scales_bytes;
   return total;
 }
 
 int run_encoder(const Args& a, const Model& model) {
   if (!a.input || !a.output) usage("an encoder model needs --input X.npy and --output Y.npy");
-  npy::Array x;
+  tools::NpyArray x;
   std::string err;
-  if (!npy::load(a.input, &x, &err)) {
+  if (!tools::read_npy(a.input, &x, &err)) {
     std::fprintf(stderr, "einfer-run: %s: %s\n", a.input, err.c_str());
     return 1;
   }
@@ -232,7 +226,7 @@ int run_encoder(const Args& a, const Model& model) {
     if (!s.ok()) die("encoder forward", s);
   }
   const double dt = seconds_since(t0);
-  if (!npy::save(a.output, y.data(), x.shape, &err)) {
+  if (!tools::write_npy(a.output, y.data(), x.shape, &err)) {
     std::fprintf(stderr, "einfer-run: %s: %s\n", a.output, err.c_str());
     return 1;
   }
@@ -389,7 +383,7 @@ int main(int argc, char** argv) {
   if (a.logits) {
     std::string err;
     const std::vector<int64_t> shape = {static_cast<int64_t>(all_logits.size() / static_cast<size_t>(c.vocab_size)), c.vocab_size};
-    if (!npy::save(a.logits, all_logits.data(), shape, &err)) {
+    if (!tools::write_npy(a.logits, all_logits.data(), shape, &err)) {
       std::fprintf(stderr, "einfer-run: %s: %s\n", a.logits, err.c_str());
       return 1;
     }
