@@ -1,0 +1,232 @@
+// The C API (models/einfer.h) over Session, Tokenizer and Sampler.
+#include "models/einfer.h"
+
+#include <cstdio>
+#include <cstring>
+
+#include "models/session.h"
+#include "models/tokenizer.h"
+#include "runtime/sampler.h"
+
+using namespace einfer;
+
+struct einfer_session {
+  Session* session = nullptr;
+  Arena arena;
+  einfer_options options{};
+  Sampler sampler;
+  bool sampling = false;
+  Tokenizer tokenizer;
+  bool has_tokenizer = false;
+  void* encode_scratch = nullptr;
+  size_t encode_scratch_bytes = 0;
+  char error[160] = {};
+};
+
+namespace {
+
+RunOptions run_options(const einfer_options& o) {
+  RunOptions r;
+  r.context = o.context;
+  r.window = o.window;
+  r.sinks = o.sinks;
+  r.kv_dtype = o.kv_int8 ? DType::i8 : DType::f32;
+  r.max_batch = o.max_batch;
+  return r;
+}
+
+int report(const Status& s, char* err, size_t err_size) {
+  if (err && err_size) format_status(s, err, err_size);
+  return static_cast<int>(s.code);
+}
+
+int fail(einfer_session* e, const Status& s) { return report(s, e->error, sizeof e->error); }
+
+// Tokenizer scratch: the longest prompt einfer_tokenize accepts.
+size_t prompt_bytes(const einfer_options& o) {
+  return o.max_prompt_bytes > 0 ? static_cast<size_t>(o.max_prompt_bytes) : 512;
+}
+
+// Everything after the Session: sampler candidates, tokenizer tables and encode scratch. Shared by
+// sizing (measuring arena, e == null) and creation.
+Status layout_extras(const Model& model, const einfer_options& o, Arena& arena, einfer_session* e) {
+  const int32_t vocab = model.config.vocab_size;
+  if (o.temperature > 0.f) {
+    void* scratch = nullptr;
+    const size_t bytes = sampler_scratch_bytes(vocab);
+    EINFER_TRY(arena.allocate(bytes, kDefaultAlignment, &scratch));
+    if (e) {
+      SamplerConfig sc;
+      sc.temperature = o.temperature;
+      sc.top_p = o.top_p;
+      sc.top_k = o.top_k;
+      sc.seed = o.seed;
+      EINFER_TRY(sampler_init(&e->sampler, sc, vocab, scratch, bytes));
+      e->sampling = true;
+    }
+  }
+  if (o.with_tokenizer) {
+    if (!model.tokenizer) {
+      return make_status(StatusCode::invalid_argument, "the model has no embedded tokenizer (pack it with -z)");
+    }
+    if (e) {
+      EINFER_TRY(tokenizer_init(&e->tokenizer, model.tokenizer, model.tokenizer_bytes, vocab, arena));
+      e->has_tokenizer = true;
+    } else {
+      void* p = nullptr;
+      EINFER_TRY(arena.allocate(tokenizer_arena_bytes(vocab), kDefaultAlignment, &p));
+    }
+    // Encode scratch depends only on the longest piece and the text length; size it from the
+    // file's header so measuring needs no parsing.
+    int32_t max_len = 0;
+    if (model.tokenizer_bytes >= 4) std::memcpy(&max_len, model.tokenizer, 4);
+    Tokenizer probe;
+    probe.max_token_length = max_len;
+    probe.vocab_size = vocab;
+    const size_t bytes = tokenizer_encode_scratch_bytes(probe, prompt_bytes(o));
+    void* p = nullptr;
+    EINFER_TRY(arena.allocate(bytes, kDefaultAlignment, &p));
+    if (e) {
+      e->encode_scratch = p;
+      e->encode_scratch_bytes = bytes;
+    }
+  }
+  return ok_status();
+}
+
+Status layout_all(const Model& model, const einfer_options& o, Arena& arena, einfer_session** out) {
+  einfer_session* e = nullptr;
+  EINFER_TRY(arena.allocate_array(1, &e));
+  if (e) *e = einfer_session{};
+  Session* s = nullptr;
+  EINFER_TRY(session_layout(model.config, run_options(o), e ? &model : nullptr, arena, &s));
+  if (e) {
+    e->session = s;
+    e->options = o;
+  }
+  EINFER_TRY(layout_extras(model, o, arena, e));
+  if (out) *out = e;
+  return ok_status();
+}
+
+LoadOptions load_options(const einfer_options& o) {
+  LoadOptions l;
+  l.verify_crc = o.skip_crc == 0;
+  return l;
+}
+
+}  // namespace
+
+extern "C" {
+
+void einfer_options_default(einfer_options* o) {
+  std::memset(o, 0, sizeof *o);
+  o->top_p = 1.f;
+}
+
+int einfer_arena_bytes(const void* model, size_t model_bytes, const einfer_options* options,
+                       size_t* bytes, char* err, size_t err_size) {
+  *bytes = 0;
+  einfer_options o;
+  einfer_options_default(&o);
+  if (options) o = *options;
+  Model m;
+  Status s = load_model(model, model_bytes, load_options(o), &m);
+  if (!s.ok()) return report(s, err, err_size);
+  Arena measure = Arena::measuring();
+  s = layout_all(m, o, measure, nullptr);
+  if (!s.ok()) return report(s, err, err_size);
+  *bytes = measure.high_water();
+  return EINFER_OK;
+}
+
+int einfer_session_create(const void* model, size_t model_bytes, const einfer_options* options,
+                          void* arena, size_t arena_bytes, einfer_session** out, char* err,
+                          size_t err_size) {
+  *out = nullptr;
+  einfer_options o;
+  einfer_options_default(&o);
+  if (options) o = *options;
+  size_t need = 0;
+  const int rc = einfer_arena_bytes(model, model_bytes, &o, &need, err, err_size);
+  if (rc != EINFER_OK) return rc;
+  if (!arena || (reinterpret_cast<uintptr_t>(arena) % kDefaultAlignment) != 0) {
+    return report(make_status(StatusCode::invalid_argument, "arena must be non-null and 64-byte aligned"),
+                  err, err_size);
+  }
+  if (arena_bytes < need) {
+    return report(make_status(StatusCode::out_of_memory, "arena too small for this model and options",
+                              static_cast<int64_t>(need), static_cast<int64_t>(arena_bytes)),
+                  err, err_size);
+  }
+  Model m;
+  Status s = load_model(model, model_bytes, load_options(o), &m);
+  Arena a(arena, arena_bytes);
+  einfer_session* e = nullptr;
+  if (s.ok()) s = layout_all(m, o, a, &e);
+  if (!s.ok()) return report(s, err, err_size);
+  e->arena = a;
+  *out = e;
+  return EINFER_OK;
+}
+
+int einfer_prefill(einfer_session* e, const int32_t* tokens, int32_t n) {
+  const Status s = session_eval(e->session, tokens, n);
+  return s.ok() ? EINFER_OK : fail(e, s);
+}
+
+int einfer_decode(einfer_session* e, int32_t token) { return einfer_prefill(e, &token, 1); }
+
+const float* einfer_logits(const einfer_session* e) { return session_logits(*e->session); }
+
+int32_t einfer_next_token(einfer_session* e) {
+  float* logits = e->session->state.logits;
+  const int32_t vocab = e->session->model.config.vocab_size;
+  if (!e->sampling) return sampler_argmax(logits, vocab);
+  return sampler_sample(&e->sampler, logits);
+}
+
+void einfer_reset(einfer_session* e) {
+  session_reset(e->session);
+  if (e->sampling) {
+    e->sampler.rng_state = 0;
+    SamplerConfig c = e->sampler.config;
+    (void)sampler_init(&e->sampler, c, e->sampler.vocab_size, e->sampler.candidates,
+                       sampler_scratch_bytes(e->sampler.vocab_size));
+  }
+}
+
+int32_t einfer_vocab_size(const einfer_session* e) { return e->session->model.config.vocab_size; }
+int32_t einfer_context_length(const einfer_session* e) {
+  return e->session->model.config.context_length;
+}
+int64_t einfer_position(const einfer_session* e) { return session_position(*e->session); }
+size_t einfer_arena_used(const einfer_session* e) { return e->arena.used(); }
+const char* einfer_error(const einfer_session* e) { return e->error; }
+
+int einfer_tokenize(einfer_session* e, const char* text, int32_t bos, int32_t* ids, int32_t max_ids,
+                    int32_t* n_ids) {
+  *n_ids = 0;
+  if (!e->has_tokenizer) {
+    return fail(e, make_status(StatusCode::invalid_argument, "session was created without a tokenizer"));
+  }
+  const size_t len = std::strlen(text);
+  if (len > prompt_bytes(e->options)) {
+    return fail(e, make_status(StatusCode::out_of_range, "prompt longer than options.max_prompt_bytes",
+                               static_cast<int64_t>(len), static_cast<int64_t>(prompt_bytes(e->options))));
+  }
+  const Status s = tokenizer_encode(e->tokenizer, text, len, bos != 0, false, ids, max_ids, n_ids,
+                                    e->encode_scratch, e->encode_scratch_bytes);
+  return s.ok() ? EINFER_OK : fail(e, s);
+}
+
+const char* einfer_token_text(const einfer_session* e, int32_t prev, int32_t token, size_t* len) {
+  *len = 0;
+  if (!e->has_tokenizer) return "";
+  const TokenPiece p = tokenizer_decode(e->tokenizer, prev, token);
+  if (!token_piece_is_printable(p)) return "";
+  *len = p.size;
+  return p.data;
+}
+
+}  // extern "C"

@@ -1,0 +1,99 @@
+/* einfer C API: load a packed model (.ein) from a buffer, run it in a caller-provided arena.
+ *
+ * Callable from C and C++ firmware. No function allocates: every byte a session uses lies in the
+ * arena the caller passes, whose exact size einfer_arena_bytes reports (or einfer-pack --emit-c
+ * prints as a constant). The model image is used in place (mmap or flash) and must stay valid and
+ * 64-byte aligned for the session's lifetime.
+ *
+ * Typical use:
+ *   einfer_options o; einfer_options_default(&o);
+ *   size_t need; einfer_arena_bytes(model, model_len, &o, &need, err, sizeof err);
+ *   einfer_session* s; einfer_session_create(model, model_len, &o, arena, need, &s, err, sizeof err);
+ *   einfer_prefill(s, prompt_ids, n);
+ *   for (;;) { int32_t t = einfer_next_token(s); if (t == 2) break; print(einfer_token_text(...));
+ *              einfer_decode(s, t); }
+ * Every int-returning function returns 0 on success, else a status code (EINFER_E_*) with the
+ * message in einfer_error(session) or in the caller's err buffer.
+ */
+#ifndef EINFER_H
+#define EINFER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum {
+  EINFER_OK = 0,
+  EINFER_E_INVALID_ARGUMENT = 1,
+  EINFER_E_SHAPE_MISMATCH = 2,
+  EINFER_E_OUT_OF_MEMORY = 3,
+  EINFER_E_BAD_FORMAT = 4,
+  EINFER_E_UNSUPPORTED = 5,
+  EINFER_E_OUT_OF_RANGE = 6,
+  EINFER_E_IO = 7
+};
+
+enum { EINFER_TOKEN_BOS = 1, EINFER_TOKEN_EOS = 2 };
+
+typedef struct einfer_options {
+  int32_t context;         /* positions the KV cache holds (0: the model's context length) */
+  int32_t window;          /* sliding window W (0: none; then decoding stops at `context`) */
+  int32_t sinks;           /* attention sinks kept with a window */
+  int32_t kv_int8;         /* 1: int8 KV cache with per-(slot, head) scales; 0: float32 */
+  int32_t max_batch;       /* prompt tokens evaluated per prefill step (0: 64) */
+  int32_t skip_crc;        /* 1: skip the CRC pass when loading (large flash images) */
+  int32_t with_tokenizer;  /* 1: set up the model's embedded tokenizer for text in and out */
+  int32_t max_prompt_bytes;/* longest text einfer_tokenize accepts (with_tokenizer; 0: 512) */
+  float temperature;       /* sampling for einfer_next_token: 0 is greedy */
+  float top_p;             /* nucleus sampling (1: off) */
+  int32_t top_k;           /* top-k sampling (0: off) */
+  uint64_t seed;           /* sampler seed */
+} einfer_options;
+
+typedef struct einfer_session einfer_session;
+
+/* Defaults: model context, no window, float32 KV, greedy, no tokenizer. */
+void einfer_options_default(einfer_options* options);
+
+/* Exact arena bytes a session for this model and these options needs. */
+int einfer_arena_bytes(const void* model, size_t model_bytes, const einfer_options* options,
+                       size_t* bytes, char* err, size_t err_size);
+
+/* Validates the model and builds a session in `arena` (64-byte aligned). */
+int einfer_session_create(const void* model, size_t model_bytes, const einfer_options* options,
+                          void* arena, size_t arena_bytes, einfer_session** out, char* err,
+                          size_t err_size);
+
+/* Evaluates prompt tokens (any number; batched internally). */
+int einfer_prefill(einfer_session* session, const int32_t* tokens, int32_t n);
+/* Evaluates one token. */
+int einfer_decode(einfer_session* session, int32_t token);
+/* Logits of the last evaluated token (vocab floats), valid until the next call. */
+const float* einfer_logits(const einfer_session* session);
+/* The next token from the current logits per the options' sampler (may overwrite the logits). */
+int32_t einfer_next_token(einfer_session* session);
+/* Starts a new stream at position 0 (sampler reseeded). */
+void einfer_reset(einfer_session* session);
+
+int32_t einfer_vocab_size(const einfer_session* session);
+int32_t einfer_context_length(const einfer_session* session); /* the model's trained context */
+int64_t einfer_position(const einfer_session* session);       /* next absolute position */
+size_t einfer_arena_used(const einfer_session* session);      /* bytes of the arena in use */
+const char* einfer_error(const einfer_session* session);      /* message of the last failure */
+
+/* Text, with options.with_tokenizer and a tokenizer packed into the model. */
+int einfer_tokenize(einfer_session* session, const char* text, int32_t bos, int32_t* ids,
+                    int32_t max_ids, int32_t* n_ids);
+/* Bytes of `token` following `prev` (not NUL-terminated; *len receives the length). Pieces a
+ * terminal should not get (stray bytes, control codes) come back empty. */
+const char* einfer_token_text(const einfer_session* session, int32_t prev, int32_t token,
+                              size_t* len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* EINFER_H */

@@ -1,0 +1,199 @@
+#include "models/encoder.h"
+
+#include <cstring>
+
+#include "kernels/vec.h"
+
+namespace einfer {
+
+namespace {
+
+Status bind(const Model& m, TensorRole role, int32_t layer, int64_t d0, int64_t d1, TensorView* out) {
+  EINFER_TRY(model_tensor(m, role, layer, out));
+  const bool ok = d1 < 0 ? (out->rank == 1 && out->shape[0] == d0 && out->dtype == DType::f32)
+                         : (out->rank == 2 && out->shape[0] == d0 && out->shape[1] == d1);
+  if (!ok) {
+    return make_status(StatusCode::shape_mismatch, "encoder: tensor shape or dtype disagrees with the config",
+                       -1, -1, static_cast<int32_t>(role));
+  }
+  return ok_status();
+}
+
+Status check_config(const ModelConfig& c) {
+  if (c.arch != ArchKind::encoder) return make_status(StatusCode::invalid_argument, "model is not an encoder");
+  if (c.dim <= 0 || c.hidden_dim <= 0 || c.n_layers <= 0 || c.n_heads <= 0 || c.context_length < 0 ||
+      c.head_dim * c.n_heads != c.dim) {
+    return make_status(StatusCode::bad_format, "encoder: inconsistent dimensions in the config");
+  }
+  if (c.n_kv_heads != c.n_heads) {
+    return make_status(StatusCode::bad_format, "encoder: key/value heads must equal query heads");
+  }
+  if (c.activation != Activation::relu && c.activation != Activation::gelu_erf &&
+      c.activation != Activation::gelu_tanh) {
+    return make_status(StatusCode::unsupported, "encoder: activation must be relu or gelu");
+  }
+  return ok_status();
+}
+
+MhaConfig mha_config(const ModelConfig& c) {
+  MhaConfig m;
+  m.dim = c.dim;
+  m.n_heads = c.n_heads;
+  m.n_kv_heads = c.n_kv_heads;
+  m.head_dim = c.head_dim;
+  m.causal = c.causal != 0;
+  return m;
+}
+
+TensorView weight_like(const ModelConfig& c, int64_t rows, int64_t cols) {
+  TensorView w = make_view(c.weight_dtype, nullptr, {rows, cols});
+  if (dtype_is_quantized(c.weight_dtype)) w.group_size = c.group_size;
+  return w;
+}
+
+void layernorm_rows(float* x, int32_t n, int64_t d, const TensorView& w, const TensorView& b, float eps) {
+  for (int32_t i = 0; i < n; ++i) {
+    layernorm_f32(x + i * d, w.f32(), b.data ? b.f32() : nullptr, eps, x + i * d, static_cast<size_t>(d));
+  }
+}
+
+void activate(Activation a, float* x, size_t n) {
+  switch (a) {
+    case Activation::relu: relu_f32(x, x, n); break;
+    case Activation::gelu_erf: gelu_erf_f32(x, x, n); break;
+    case Activation::gelu_tanh: gelu_tanh_f32(x, x, n); break;
+    default: break;
+  }
+}
+
+Status layout_state(const ModelConfig& c, int32_t max_seq, Arena& arena, EncoderState* s) {
+  if (max_seq == 0) max_seq = c.context_length;  // 0 in the model: no trained limit
+  if (max_seq <= 0) {
+    return make_status(StatusCode::invalid_argument, "encoder: give the longest sequence to size the state for");
+  }
+  if (c.context_length > 0 && max_seq > c.context_length) {
+    return make_status(StatusCode::out_of_range, "encoder: sequence longer than the model's maximum",
+                       max_seq, c.context_length);
+  }
+  *s = EncoderState{};
+  s->max_seq = max_seq;
+  const size_t S = static_cast<size_t>(max_seq), d = static_cast<size_t>(c.dim);
+  EINFER_TRY(arena.allocate_array(S * d, &s->x));
+  EINFER_TRY(arena.allocate_array(S * d, &s->xb));
+  EINFER_TRY(arena.allocate_array(S * static_cast<size_t>(c.hidden_dim), &s->h));
+  EINFER_TRY(arena.allocate_array(S * d, &s->q));
+  EINFER_TRY(arena.allocate_array(S * d, &s->k));
+  EINFER_TRY(arena.allocate_array(S * d, &s->v));
+  EINFER_TRY(arena.allocate_array(S * d, &s->att));
+  MhaWeights like{};
+  like.wq = like.wk = like.wv = like.wo = weight_like(c, c.dim, c.dim);
+  size_t scratch = 0;
+  EINFER_TRY(mha_scratch_bytes(mha_config(c), like, max_seq, &scratch));
+  for (int64_t n : {static_cast<int64_t>(1), static_cast<int64_t>(max_seq)}) {
+    size_t b = 0;
+    EINFER_TRY(linear_scratch_bytes(n, weight_like(c, c.hidden_dim, c.dim), &b));
+    scratch = b > scratch ? b : scratch;
+    EINFER_TRY(linear_scratch_bytes(n, weight_like(c, c.dim, c.hidden_dim), &b));
+    scratch = b > scratch ? b : scratch;
+  }
+  s->scratch_bytes = scratch;
+  return arena.allocate(scratch, kDefaultAlignment, &s->scratch);
+}
+
+}  // namespace
+
+Status encoder_bind_weights(const Model& m, Arena& arena, EncoderWeights* w) {
+  const ModelConfig& c = m.config;
+  EINFER_TRY(check_config(c));
+  w->config = c;
+  const int64_t d = c.dim, f = c.hidden_dim;
+  EINFER_TRY(arena.allocate_array(static_cast<size_t>(c.n_layers), &w->layers));
+  for (int32_t l = 0; l < c.n_layers; ++l) {
+    EncoderLayerWeights& L = w->layers[l];
+    L = EncoderLayerWeights{};
+    EINFER_TRY(bind(m, TensorRole::wq, l, d, d, &L.attn.wq));
+    EINFER_TRY(bind(m, TensorRole::wk, l, d, d, &L.attn.wk));
+    EINFER_TRY(bind(m, TensorRole::wv, l, d, d, &L.attn.wv));
+    EINFER_TRY(bind(m, TensorRole::wo, l, d, d, &L.attn.wo));
+    EINFER_TRY(bind(m, TensorRole::w1, l, f, d, &L.w1));
+    EINFER_TRY(bind(m, TensorRole::w2, l, d, f, &L.w2));
+    EINFER_TRY(bind(m, TensorRole::attn_norm, l, d, -1, &L.norm1_w));
+    EINFER_TRY(bind(m, TensorRole::ffn_norm, l, d, -1, &L.norm2_w));
+    EINFER_TRY(bind(m, TensorRole::attn_norm_bias, l, d, -1, &L.norm1_b));
+    EINFER_TRY(bind(m, TensorRole::ffn_norm_bias, l, d, -1, &L.norm2_b));
+    if (c.has_bias) {
+      EINFER_TRY(bind(m, TensorRole::bq, l, d, -1, &L.attn.bq));
+      EINFER_TRY(bind(m, TensorRole::bk, l, d, -1, &L.attn.bk));
+      EINFER_TRY(bind(m, TensorRole::bv, l, d, -1, &L.attn.bv));
+      EINFER_TRY(bind(m, TensorRole::bo, l, d, -1, &L.attn.bo));
+      EINFER_TRY(bind(m, TensorRole::b1, l, f, -1, &L.b1));
+      EINFER_TRY(bind(m, TensorRole::b2, l, d, -1, &L.b2));
+    }
+  }
+  if (c.final_norm) {
+    EINFER_TRY(bind(m, TensorRole::final_norm, -1, d, -1, &w->final_w));
+    EINFER_TRY(bind(m, TensorRole::final_norm_bias, -1, d, -1, &w->final_b));
+  }
+  return ok_status();
+}
+
+Status encoder_state_init(const ModelConfig& c, int32_t max_seq, Arena& arena, EncoderState* s) {
+  EINFER_TRY(check_config(c));
+  return layout_state(c, max_seq, arena, s);
+}
+
+Status encoder_arena_bytes(const ModelConfig& c, int32_t max_seq, size_t* bytes) {
+  *bytes = 0;
+  EINFER_TRY(check_config(c));
+  Arena measure = Arena::measuring();
+  EncoderLayerWeights* layers = nullptr;
+  EINFER_TRY(measure.allocate_array(static_cast<size_t>(c.n_layers), &layers));
+  EncoderState s;
+  EINFER_TRY(layout_state(c, max_seq, measure, &s));
+  *bytes = measure.high_water();
+  return ok_status();
+}
+
+Status encoder_forward(const EncoderWeights& w, EncoderState* s, const float* in, int32_t n, float* out) {
+  const ModelConfig& c = w.config;
+  if (n <= 0 || n > s->max_seq) {
+    return make_status(StatusCode::out_of_range, "encoder: sequence length outside 1..max_seq", n, s->max_seq);
+  }
+  const int64_t d = c.dim;
+  const size_t nd = static_cast<size_t>(n * d);
+  const MhaConfig attn = mha_config(c);
+  const MhaBuffers buffers{s->q, s->k, s->v, s->att, s->scratch, s->scratch_bytes};
+  std::memcpy(s->x, in, nd * sizeof(float));
+
+  for (int32_t l = 0; l < c.n_layers; ++l) {
+    const EncoderLayerWeights& L = w.layers[l];
+    // Self-attention sublayer.
+    const float* sa_in = s->x;
+    if (c.norm_first) {
+      std::memcpy(s->xb, s->x, nd * sizeof(float));
+      layernorm_rows(s->xb, n, d, L.norm1_w, L.norm1_b, c.norm_eps);
+      sa_in = s->xb;
+    }
+    EINFER_TRY(mha_forward(L.attn, attn, sa_in, n, 0, nullptr, l, buffers, s->xb));
+    add_f32(s->x, s->xb, s->x, nd);
+    if (!c.norm_first) layernorm_rows(s->x, n, d, L.norm1_w, L.norm1_b, c.norm_eps);
+
+    // Feed-forward sublayer.
+    const float* ff_in = s->x;
+    if (c.norm_first) {
+      std::memcpy(s->xb, s->x, nd * sizeof(float));
+      layernorm_rows(s->xb, n, d, L.norm2_w, L.norm2_b, c.norm_eps);
+      ff_in = s->xb;
+    }
+    EINFER_TRY(linear(ff_in, n, L.w1, L.b1, s->h, s->scratch, s->scratch_bytes));
+    activate(c.activation, s->h, static_cast<size_t>(n) * static_cast<size_t>(c.hidden_dim));
+    EINFER_TRY(linear(s->h, n, L.w2, L.b2, s->xb, s->scratch, s->scratch_bytes));
+    add_f32(s->x, s->xb, s->x, nd);
+    if (!c.norm_first) layernorm_rows(s->x, n, d, L.norm2_w, L.norm2_b, c.norm_eps);
+  }
+  if (c.final_norm) layernorm_rows(s->x, n, d, w.final_w, w.final_b, c.norm_eps);
+  std::memcpy(out, s->x, nd * sizeof(float));
+  return ok_status();
+}
+
+}  // namespace einfer

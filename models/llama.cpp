@@ -1,0 +1,312 @@
+// Llama-family forward pass (see models/llama.h).
+#include "models/llama.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "kernels/quant.h"
+#include "kernels/vec.h"
+
+namespace einfer {
+
+namespace {
+
+constexpr int32_t kDefaultMaxBatch = 64;
+
+Status bind(const Model& model, TensorRole role, int32_t layer, int64_t d0, int64_t d1,
+            TensorView* out) {
+  EINFER_TRY(model_tensor(model, role, layer, out));
+  const bool shape_ok = d1 < 0 ? (out->rank == 1 && out->shape[0] == d0)
+                               : (out->rank == 2 && out->shape[0] == d0 && out->shape[1] == d1);
+  if (!shape_ok) {
+    return make_status(StatusCode::shape_mismatch, "llama: tensor shape disagrees with the config",
+                       -1, -1, static_cast<int32_t>(role));
+  }
+  return ok_status();
+}
+
+Status check_config(const ModelConfig& c) {
+  if (c.arch != ArchKind::llama) return make_status(StatusCode::invalid_argument, "llama: model is not a llama decoder");
+  if (c.dim <= 0 || c.hidden_dim <= 0 || c.n_layers <= 0 || c.n_heads <= 0 || c.n_kv_heads <= 0 ||
+      c.vocab_size <= 0 || c.context_length <= 0 || c.head_dim <= 0) {
+    return make_status(StatusCode::bad_format, "llama: a dimension in the config is not positive");
+  }
+  if (c.n_heads % c.n_kv_heads != 0) {
+    return make_status(StatusCode::bad_format, "llama: n_heads must be a multiple of n_kv_heads",
+                       c.n_heads, c.n_kv_heads);
+  }
+  if (c.head_dim % 2 != 0 || c.rope == RopeMode::none) {
+    return make_status(StatusCode::bad_format, "llama: RoPE needs an even head size and a rope mode");
+  }
+  return ok_status();
+}
+
+// A view with the dtype the model's matrices have, for sizing einsum scratch without a model.
+TensorView weight_like(const ModelConfig& c, DType dtype, int64_t rows, int64_t cols) {
+  TensorView w = make_view(dtype, nullptr, {rows, cols});
+  if (dtype_is_quantized(dtype)) w.group_size = c.group_size;
+  return w;
+}
+
+// y[n, e] = x[n, d] · W[e, d]ᵀ: every projection of the model.
+Status project(const float* x, int64_t n, const TensorView& w, float* y, const LlamaState& s) {
+  return linear(x, n, w, TensorView{}, y, s.scratch, s.scratch_bytes);
+}
+
+// Scratch the projections of one chunk of n tokens need with weights of `dtype`.
+Status projection_scratch(const ModelConfig& c, DType dtype, int64_t n, size_t* bytes) {
+  const int64_t kv = static_cast<int64_t>(c.n_kv_heads) * c.head_dim;
+  const int64_t qd = static_cast<int64_t>(c.n_heads) * c.head_dim;
+  const int64_t shapes[][2] = {{qd, c.dim}, {kv, c.dim}, {c.dim, qd}, {c.hidden_dim, c.dim},
+                               {c.dim, c.hidden_dim}, {c.vocab_size, c.dim}};
+  for (const auto& sh : shapes) {
+    size_t b = 0;
+    EINFER_TRY(linear_scratch_bytes(n, weight_like(c, dtype, sh[0], sh[1]), &b));
+    if (b > *bytes) *bytes = b;
+  }
+  return ok_status();
+}
+
+MhaConfig mha_config(const ModelConfig& c, const RunOptions& o, const RopeTable* rope) {
+  MhaConfig m;
+  m.dim = c.dim;
+  m.n_heads = c.n_heads;
+  m.n_kv_heads = c.n_kv_heads;
+  m.head_dim = c.head_dim;
+  m.causal = true;
+  m.window = o.window;
+  m.sinks = o.sinks;
+  m.rope = rope;
+  m.rope_layout = c.rope == RopeMode::half_split ? RopeLayout::half_split : RopeLayout::interleaved;
+  return m;
+}
+
+// Row `token` of the embedding table, widened to f32.
+void embed(const TensorView& table, int32_t token, float* out) {
+  const int64_t d = table.shape[1];
+  const unsigned char* base = static_cast<const unsigned char*>(table.data);
+  switch (table.dtype) {
+    case DType::f32:
+      std::memcpy(out, base + static_cast<size_t>(token) * d * 4, static_cast<size_t>(d) * 4);
+      break;
+    case DType::f16: {
+      const uint16_t* row = reinterpret_cast<const uint16_t*>(base) + static_cast<size_t>(token) * d;
+      for (int64_t i = 0; i < d; ++i) out[i] = f16_to_f32(row[i]);
+      break;
+    }
+    case DType::q8:
+    case DType::q4: {
+      const size_t row_bytes = quant_row_bytes(table.dtype, d);
+      const int64_t groups = quant_groups(d, table.group_size);
+      const float* scales = table.scales + static_cast<size_t>(token) * groups;
+      if (table.dtype == DType::q8) {
+        dequantize_row_q8(reinterpret_cast<const int8_t*>(base + token * row_bytes), scales, d,
+                          table.group_size, out);
+      } else {
+        dequantize_row_q4(base + token * row_bytes, scales, d, table.group_size, out);
+      }
+      break;
+    }
+    default:
+      std::memset(out, 0, static_cast<size_t>(d) * 4);
+  }
+}
+
+}  // namespace
+
+Status llama_bind_weights(const Model& model, Arena& arena, LlamaWeights* w) {
+  const ModelConfig& c = model.config;
+  EINFER_TRY(check_config(c));
+  w->config = c;
+  const int64_t d = c.dim, f = c.hidden_dim, V = c.vocab_size;
+  const int64_t qd = static_cast<int64_t>(c.n_heads) * c.head_dim;
+  const int64_t kv = static_cast<int64_t>(c.n_kv_heads) * c.head_dim;
+  EINFER_TRY(bind(model, TensorRole::token_embedding, -1, V, d, &w->token_embedding));
+  EINFER_TRY(bind(model, TensorRole::final_norm, -1, d, -1, &w->final_norm));
+  if (c.tied_classifier) {
+    w->classifier = w->token_embedding;
+  } else {
+    EINFER_TRY(bind(model, TensorRole::classifier, -1, V, d, &w->classifier));
+  }
+  EINFER_TRY(arena.allocate_array(static_cast<size_t>(c.n_layers), &w->layers));
+  for (int32_t l = 0; l < c.n_layers; ++l) {
+    LlamaLayerWeights& L = w->layers[l];
+    EINFER_TRY(bind(model, TensorRole::attn_norm, l, d, -1, &L.attn_norm));
+    L.attn = MhaWeights{};
+    EINFER_TRY(bind(model, TensorRole::wq, l, qd, d, &L.attn.wq));
+    EINFER_TRY(bind(model, TensorRole::wk, l, kv, d, &L.attn.wk));
+    EINFER_TRY(bind(model, TensorRole::wv, l, kv, d, &L.attn.wv));
+    EINFER_TRY(bind(model, TensorRole::wo, l, d, qd, &L.attn.wo));
+    EINFER_TRY(bind(model, TensorRole::ffn_norm, l, d, -1, &L.ffn_norm));
+    EINFER_TRY(bind(model, TensorRole::w1, l, f, d, &L.w1));
+    EINFER_TRY(bind(model, TensorRole::w2, l, d, f, &L.w2));
+    EINFER_TRY(bind(model, TensorRole::w3, l, f, d, &L.w3));
+  }
+  return ok_status();
+}
+
+Status llama_resolve_options(const ModelConfig& c, const RunOptions& in, RunOptions* out) {
+  EINFER_TRY(check_config(c));
+  RunOptions o = in;
+  if (o.context < 0 || o.window < 0 || o.sinks < 0 || o.max_batch < 0) {
+    return make_status(StatusCode::invalid_argument, "run options must not be negative");
+  }
+  if (o.context == 0) o.context = c.context_length;
+  if (o.max_batch == 0) o.max_batch = kDefaultMaxBatch;
+  if (o.kv_dtype != DType::f32 && o.kv_dtype != DType::i8) {
+    return make_status(StatusCode::unsupported, "KV cache dtype must be f32 or i8");
+  }
+  if (o.window == 0 && o.sinks != 0) {
+    return make_status(StatusCode::invalid_argument, "attention sinks need a window");
+  }
+  if (o.window != 0 && o.sinks >= o.window) {
+    return make_status(StatusCode::invalid_argument, "sinks must be fewer than the window", o.sinks,
+                       o.window);
+  }
+  if (o.window > 0) o.context = o.window;  // the cache holds exactly the window
+  if (o.max_batch > o.context) o.max_batch = o.context;
+  *out = o;
+  return ok_status();
+}
+
+Status llama_state_init(const ModelConfig& c, const RunOptions& options, Arena& arena,
+                        LlamaState* s) {
+  *s = LlamaState{};
+  EINFER_TRY(llama_resolve_options(c, options, &s->options));
+  const RunOptions& o = s->options;
+
+  KVCacheConfig kc{};
+  kc.n_layers = c.n_layers;
+  kc.n_kv_heads = c.n_kv_heads;
+  kc.head_dim = c.head_dim;
+  kc.capacity = o.context;
+  kc.sinks = o.sinks;
+  kc.dtype = o.kv_dtype;
+  EINFER_TRY(kv_cache_init(kc, arena, &s->cache));
+
+  // RoPE angles for the positions a stream without a window can reach; a windowed stream goes on
+  // past them and computes further angles on the fly.
+  const int32_t rope_positions = o.window > 0 ? (o.window < c.context_length ? o.window : c.context_length)
+                                              : o.context;
+  const size_t rope_bytes = rope_table_bytes(c.head_dim, rope_positions);
+  void* rope_mem = nullptr;
+  EINFER_TRY(arena.allocate(rope_bytes, kDefaultAlignment, &rope_mem));
+  if (!arena.is_measuring()) {
+    EINFER_TRY(rope_table_init(&s->rope, rope_mem, rope_bytes, c.head_dim, rope_positions, c.rope_theta));
+  }
+
+  const size_t B = static_cast<size_t>(o.max_batch);
+  const size_t qd = static_cast<size_t>(c.n_heads) * c.head_dim;
+  const size_t kv = static_cast<size_t>(c.n_kv_heads) * c.head_dim;
+  EINFER_TRY(arena.allocate_array(B * c.dim, &s->x));
+  EINFER_TRY(arena.allocate_array(B * c.dim, &s->xb));
+  EINFER_TRY(arena.allocate_array(B * qd, &s->q));
+  EINFER_TRY(arena.allocate_array(B * kv, &s->k));
+  EINFER_TRY(arena.allocate_array(B * kv, &s->v));
+  EINFER_TRY(arena.allocate_array(B * qd, &s->att));
+  EINFER_TRY(arena.allocate_array(B * c.hidden_dim, &s->hb));
+  EINFER_TRY(arena.allocate_array(B * c.hidden_dim, &s->hb2));
+  EINFER_TRY(arena.allocate_array(static_cast<size_t>(c.vocab_size), &s->logits));
+
+  // One scratch region serves every einsum and the attention kernel (they never overlap in time).
+  size_t scratch = 0;
+  {
+    MhaWeights like{};
+    like.wq = weight_like(c, c.weight_dtype, static_cast<int64_t>(qd), c.dim);
+    like.wk = like.wv = weight_like(c, c.weight_dtype, static_cast<int64_t>(kv), c.dim);
+    like.wo = weight_like(c, c.weight_dtype, c.dim, static_cast<int64_t>(qd));
+    EINFER_TRY(mha_scratch_bytes(mha_config(c, o, nullptr), like, o.max_batch, &scratch));
+  }
+  for (int64_t n : {static_cast<int64_t>(1), static_cast<int64_t>(o.max_batch)}) {
+    EINFER_TRY(projection_scratch(c, c.weight_dtype, n, &scratch));
+    EINFER_TRY(projection_scratch(c, DType::f32, n, &scratch));
+  }
+  s->scratch_bytes = scratch;
+  EINFER_TRY(arena.allocate(scratch, kDefaultAlignment, &s->scratch));
+  return ok_status();
+}
+
+void llama_reset(LlamaState* s) {
+  s->pos = 0;
+  kv_cache_reset(s->cache);
+}
+
+namespace {
+
+// One chunk of n <= max_batch tokens through the whole stack.
+Status forward_chunk(const LlamaWeights& w, LlamaState* s, const int32_t* tokens, int32_t n,
+                     float* all_logits) {
+  const ModelConfig& c = w.config;
+  const int64_t d = c.dim, V = c.vocab_size;
+  const int64_t f = c.hidden_dim;
+  const int64_t pos0 = s->pos;
+  const MhaConfig attn = mha_config(c, s->options, &s->rope);
+  const MhaBuffers buffers{s->q, s->k, s->v, s->att, s->scratch, s->scratch_bytes};
+
+  for (int32_t i = 0; i < n; ++i) embed(w.token_embedding, tokens[i], s->x + i * d);
+
+  for (int32_t l = 0; l < c.n_layers; ++l) {
+    const LlamaLayerWeights& L = w.layers[l];
+
+    // Attention block: x += attention(rmsnorm(x)), keys and values kept in the ring cache.
+    for (int32_t i = 0; i < n; ++i) {
+      rmsnorm_f32(s->x + i * d, L.attn_norm.f32(), c.norm_eps, s->xb + i * d, static_cast<size_t>(d));
+    }
+    EINFER_TRY(mha_forward(L.attn, attn, s->xb, n, pos0, &s->cache, l, buffers, s->xb));
+    add_f32(s->x, s->xb, s->x, static_cast<size_t>(n * d));
+
+    // Feed-forward block: x += W2 · (silu(W1·h) * W3·h), h = rmsnorm(x).
+    for (int32_t i = 0; i < n; ++i) {
+      rmsnorm_f32(s->x + i * d, L.ffn_norm.f32(), c.norm_eps, s->xb + i * d, static_cast<size_t>(d));
+    }
+    EINFER_TRY(project(s->xb, n, L.w1, s->hb, *s));
+    EINFER_TRY(project(s->xb, n, L.w3, s->hb2, *s));
+    swiglu_f32(s->hb, s->hb2, static_cast<size_t>(n * f));
+    EINFER_TRY(project(s->hb, n, L.w2, s->xb, *s));
+    add_f32(s->x, s->xb, s->x, static_cast<size_t>(n * d));
+  }
+
+  // Classifier: every position when asked for all logits, else only the last.
+  const int32_t first = all_logits ? 0 : n - 1;
+  const int32_t rows = n - first;
+  for (int32_t i = first; i < n; ++i) {
+    rmsnorm_f32(s->x + i * d, w.final_norm.f32(), c.norm_eps, s->xb + (i - first) * d,
+                static_cast<size_t>(d));
+  }
+  if (all_logits) {
+    EINFER_TRY(project(s->xb, rows, w.classifier, all_logits, *s));
+    std::memcpy(s->logits, all_logits + (n - 1) * V, static_cast<size_t>(V) * 4);
+  } else {
+    EINFER_TRY(project(s->xb, 1, w.classifier, s->logits, *s));
+  }
+  s->pos += n;
+  return ok_status();
+}
+
+}  // namespace
+
+Status llama_forward(const LlamaWeights& w, LlamaState* s, const int32_t* tokens, int32_t n,
+                     float* all_logits) {
+  const ModelConfig& c = w.config;
+  if (n <= 0) return make_status(StatusCode::invalid_argument, "llama_forward: no tokens");
+  for (int32_t i = 0; i < n; ++i) {
+    if (tokens[i] < 0 || tokens[i] >= c.vocab_size) {
+      return make_status(StatusCode::out_of_range, "token id outside the vocabulary", tokens[i],
+                         c.vocab_size, i);
+    }
+  }
+  if (s->options.window == 0 && s->pos + n > s->options.context) {
+    return make_status(StatusCode::out_of_range,
+                       "context full: positions needed exceed the context (set a window to stream)",
+                       s->pos + n, s->options.context);
+  }
+  for (int32_t done = 0; done < n;) {
+    const int32_t chunk = n - done < s->options.max_batch ? n - done : s->options.max_batch;
+    float* logits = all_logits ? all_logits + static_cast<size_t>(done) * c.vocab_size : nullptr;
+    EINFER_TRY(forward_chunk(w, s, tokens + done, chunk, logits));
+    done += chunk;
+  }
+  return ok_status();
+}
+
+}  // namespace einfer

@@ -1,0 +1,81 @@
+// Llama-family decoder: RMSNorm, RoPE (either layout), SwiGLU, MHA/MQA/GQA, tied or separate
+// classifier; batched prefill and incremental decoding over the ring KV cache.
+//
+// The forward pass (llama_forward) reads top to bottom like llama2.c's, but every matrix product
+// is an einsum ("nd,ed->ne": n tokens, d model width, e output features), which the einsum engine
+// plans onto GEMM (prefill) or GEMV (decode) for f32, f16, q8 and q4 weights alike.
+//
+// Memory: LlamaWeights holds views into the model image (no copies); LlamaState holds the KV cache,
+// the RoPE table and the activations of up to `max_batch` tokens, all taken from one arena by
+// llama_state_init. llama_state_init on a measuring arena gives the exact size.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/rope.h"
+#include "models/mha.h"
+#include "runtime/arena.h"
+#include "runtime/kv_cache.h"
+#include "runtime/model.h"
+#include "runtime/run_options.h"
+#include "runtime/status.h"
+#include "runtime/tensor.h"
+
+namespace einfer {
+
+struct LlamaLayerWeights {
+  TensorView attn_norm;             // [d]
+  MhaWeights attn;                  // projections [out, in], no biases
+  TensorView ffn_norm, w1, w2, w3;  // w1 gate [f, d], w2 down [d, f], w3 up [f, d]
+};
+
+struct LlamaWeights {
+  ModelConfig config;
+  TensorView token_embedding;  // [V, d], any dtype
+  TensorView final_norm;       // [d]
+  TensorView classifier;       // [V, d] (the embedding itself when tied)
+  LlamaLayerWeights* layers = nullptr;  // n_layers entries, in the arena
+};
+
+// Checks the config (head counts, dims) and binds every tensor the architecture needs.
+Status llama_bind_weights(const Model& model, Arena& arena, LlamaWeights* weights);
+
+// Activations and caches of one decoding stream.
+struct LlamaState {
+  RunOptions options;      // resolved: context, window, sinks, kv dtype, max_batch all set
+  int64_t pos = 0;         // next absolute position
+  KVCache cache;
+  RopeTable rope;
+  // Activations for up to options.max_batch tokens (row-major [n][...]).
+  float* x = nullptr;       // residual stream [B][d]
+  float* xb = nullptr;      // normed input / projection output [B][d]
+  float* q = nullptr;       // [B][H*k]
+  float* k = nullptr;       // [B][G*k]
+  float* v = nullptr;       // [B][G*k]
+  float* att = nullptr;     // attention output [B][H*k]
+  float* hb = nullptr;      // feed-forward gate [B][f]
+  float* hb2 = nullptr;     // feed-forward up [B][f]
+  float* logits = nullptr;  // [V] logits of the last evaluated position
+  void* scratch = nullptr;  // einsum and attention scratch
+  size_t scratch_bytes = 0;
+};
+
+// Fills in the defaults of `options` for `config` (context, max_batch) and validates them.
+Status llama_resolve_options(const ModelConfig& config, const RunOptions& options, RunOptions* out);
+
+// Allocates the state from the arena. Works on a measuring arena (then the pointers are null).
+Status llama_state_init(const ModelConfig& config, const RunOptions& options, Arena& arena,
+                        LlamaState* state);
+
+// Forgets the stream: the next token is position 0 (the cache is not cleared: slots are only read
+// after being written).
+void llama_reset(LlamaState* state);
+
+// Evaluates n tokens at positions state->pos .. state->pos + n - 1 (n may exceed max_batch: it is
+// split into chunks) and advances state->pos. The logits of the last token land in state->logits;
+// when all_logits is non-null it receives the logits of every token, [n][V].
+Status llama_forward(const LlamaWeights& weights, LlamaState* state, const int32_t* tokens,
+                     int32_t n, float* all_logits);
+
+}  // namespace einfer

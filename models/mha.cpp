@@ -1,0 +1,90 @@
+#include "models/mha.h"
+
+#include <cmath>
+
+#include "kernels/einsum.h"
+#include "kernels/vec.h"
+
+namespace einfer {
+
+namespace {
+AttentionShape attention_shape(const MhaConfig& c) {
+  AttentionShape a{};
+  a.n_heads = c.n_heads;
+  a.n_kv_heads = c.n_kv_heads;
+  a.head_dim = c.head_dim;
+  a.scale = 1.f / std::sqrt(static_cast<float>(c.head_dim));
+  a.window = c.window;
+  a.sinks = c.sinks;
+  a.causal = c.causal;
+  return a;
+}
+bool has(const TensorView& t) { return t.data != nullptr && t.rank > 0; }
+}  // namespace
+
+Status linear(const float* x, int64_t n, const TensorView& w, const TensorView& bias, float* y,
+              void* scratch, size_t scratch_bytes) {
+  const TensorView xv = make_view(DType::f32, const_cast<float*>(x), {n, w.shape[1]});
+  const TensorView yv = make_view(DType::f32, y, {n, w.shape[0]});
+  EINFER_TRY(einsum<"nd,ed->ne">(xv, w, yv, scratch, scratch_bytes));
+  if (has(bias)) {
+    const size_t e = static_cast<size_t>(w.shape[0]);
+    for (int64_t i = 0; i < n; ++i) add_f32(y + i * e, bias.f32(), y + i * e, e);
+  }
+  return ok_status();
+}
+
+Status linear_scratch_bytes(int64_t n, const TensorView& w, size_t* bytes) {
+  EinsumPlan projection;
+  const TensorView xv = make_view(DType::f32, nullptr, {n, w.shape[1]});
+  EINFER_TRY(plan<"nd,ed->ne">(xv, w, &projection));
+  *bytes = projection.scratch_bytes;
+  return ok_status();
+}
+
+Status mha_scratch_bytes(const MhaConfig& c, const MhaWeights& w, int32_t n, size_t* bytes) {
+  size_t most = attention_scratch_bytes(attention_shape(c), n);
+  for (const TensorView* t : {&w.wq, &w.wk, &w.wv, &w.wo}) {
+    for (int64_t rows : {static_cast<int64_t>(1), static_cast<int64_t>(n)}) {
+      size_t b = 0;
+      EINFER_TRY(linear_scratch_bytes(rows, *t, &b));
+      if (b > most) most = b;
+    }
+  }
+  *bytes = most;
+  return ok_status();
+}
+
+Status mha_forward(const MhaWeights& w, const MhaConfig& c, const float* x, int32_t n,
+                   int64_t pos0, KVCache* cache, int32_t layer, const MhaBuffers& b, float* out) {
+  const int64_t qd = static_cast<int64_t>(c.n_heads) * c.head_dim;
+  const int64_t kv = static_cast<int64_t>(c.n_kv_heads) * c.head_dim;
+  EINFER_TRY(linear(x, n, w.wq, w.bq, b.q, b.scratch, b.scratch_bytes));
+  EINFER_TRY(linear(x, n, w.wk, w.bk, b.k, b.scratch, b.scratch_bytes));
+  EINFER_TRY(linear(x, n, w.wv, w.bv, b.v, b.scratch, b.scratch_bytes));
+  if (c.rope) {
+    for (int32_t i = 0; i < n; ++i) {
+      rope_apply(*c.rope, c.rope_layout, b.q + i * qd, c.n_heads, pos0 + i);
+      rope_apply(*c.rope, c.rope_layout, b.k + i * kv, c.n_kv_heads, pos0 + i);
+    }
+  }
+  KVLayerView view{};
+  const bool cached = cache != nullptr && pos0 > 0;
+  if (cached) view = kv_cache_layer(*cache, layer);
+  EINFER_TRY(attention_f32(attention_shape(c), b.q, b.k, b.v, n, pos0, cached ? &view : nullptr,
+                           b.att, b.scratch, b.scratch_bytes));
+  if (cache) {
+    // Store the block's keys and values after attending (so a ring smaller than the block never
+    // loses a key a query of the same block still needs), skipping those a later position of the
+    // same block overwrites at once.
+    const int64_t ring = c.window > 0 ? c.window - c.sinks : INT64_MAX;
+    for (int32_t i = 0; i < n; ++i) {
+      const int64_t p = pos0 + i;
+      if (c.window > 0 && p >= c.sinks && p + ring < pos0 + n) continue;
+      EINFER_TRY(kv_cache_write(*cache, layer, p, b.k + i * kv, b.v + i * kv));
+    }
+  }
+  return linear(b.att, n, w.wo, w.bo, out, b.scratch, b.scratch_bytes);
+}
+
+}  // namespace einfer

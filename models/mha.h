@@ -1,0 +1,59 @@
+// A multi-head attention layer: projections P_Q, P_K, P_V, P_O (optional biases) around the fused
+// attention kernel, in two forms:
+//   encoder form (cache == null): bidirectional or causal attention among the n input positions;
+//   decoder form (cache != null): the n new positions attend to the ring KV cache and to each
+//     other causally, then their keys and values are stored in the cache.
+// Written as the einsums of docs/architecture.md: projections "nd,ed->ne" (weights stored [out, in]),
+// attention "hnk,hmk->hnm" / "hnm,hmv->hnv" fused in kernels/attention.h.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/attention.h"
+#include "kernels/rope.h"
+#include "runtime/kv_cache.h"
+#include "runtime/status.h"
+#include "runtime/tensor.h"
+
+namespace einfer {
+
+struct MhaWeights {
+  TensorView wq, wk, wv, wo;  // [H*k, d], [G*k, d], [G*k, d], [d, H*k]
+  TensorView bq, bk, bv, bo;  // f32 biases; rank 0 (data null) when absent
+};
+
+struct MhaConfig {
+  int32_t dim = 0, n_heads = 0, n_kv_heads = 0, head_dim = 0;
+  bool causal = true;
+  int32_t window = 0, sinks = 0;    // decoder form: sliding window and sinks (0: none)
+  const RopeTable* rope = nullptr;  // rotary positions for q and k (null: none)
+  RopeLayout rope_layout = RopeLayout::interleaved;
+};
+
+// Buffers for n positions: q/att [n][H*k], k/v [n][G*k]; scratch for the einsums and attention.
+struct MhaBuffers {
+  float* q = nullptr;
+  float* k = nullptr;
+  float* v = nullptr;
+  float* att = nullptr;
+  void* scratch = nullptr;
+  size_t scratch_bytes = 0;
+};
+
+// Scratch bytes mha_forward needs for up to n positions with these weights.
+Status mha_scratch_bytes(const MhaConfig& config, const MhaWeights& weights, int32_t n, size_t* bytes);
+
+// out[n][d] = P_O · attention(P_Q x, P_K x, P_V x) (+ biases). `out` may alias `x` (x is only
+// read by the first three projections).
+Status mha_forward(const MhaWeights& w, const MhaConfig& config, const float* x, int32_t n,
+                   int64_t pos0, KVCache* cache, int32_t layer, const MhaBuffers& buffers, float* out);
+
+// y[n, e] = x[n, d] · W[e, d]ᵀ (+ bias[e]): the projection einsum "nd,ed->ne" for any weight dtype.
+Status linear(const float* x, int64_t n, const TensorView& w, const TensorView& bias, float* y,
+              void* scratch, size_t scratch_bytes);
+
+// Scratch bytes `linear` needs for n rows against a weight shaped like `w`.
+Status linear_scratch_bytes(int64_t n, const TensorView& w, size_t* bytes);
+
+}  // namespace einfer

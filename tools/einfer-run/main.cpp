@@ -1,0 +1,403 @@
+// einfer-run: generate text with a packed llama model, or transform sequences with an encoder.
+//
+//   einfer-run MODEL.ein [-z TOKENIZER] [-p PROMPT | --prompt-ids "1 2 3"] [-n STEPS] [-t TEMP]
+//              [--top-p P] [--top-k K] [--seed S] [--window W] [--sinks S] [--kv f32|q8]
+//              [--context N] [--batch B] [--ids] [--logits FILE] [--no-crc]
+//   einfer-run ENCODER.ein --input X.npy --output Y.npy
+//
+// Text streams to stdout as it is generated; timing and memory go to stderr at the end.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/encoder.h"
+#include "models/session.h"
+#include "models/tokenizer.h"
+#include "runtime/format.h"
+#include "runtime/sampler.h"
+#include "tools/common/npy.h"
+
+using namespace einfer;
+
+namespace {
+
+struct Args {
+  const char* model = nullptr;
+  const char* tokenizer = nullptr;
+  const char* prompt = nullptr;
+  const char* prompt_ids = nullptr;
+  long steps = -1;
+  float temperature = 0.f;
+  float top_p = 1.f;
+  long top_k = 0;
+  unsigned long long seed = 0;
+  bool seed_set = false;
+  RunOptions run;
+  bool ids = false;
+  bool verify_crc = true;
+  const char* logits = nullptr;
+  const char* input = nullptr;
+  const char* output = nullptr;
+};
+
+[[noreturn]] void usage(const char* why) {
+  if (why) std::fprintf(stderr, "einfer-run: %s\n", why);
+  std::fprintf(stderr,
+               "usage: einfer-run MODEL.ein [-z TOKENIZER] [-p PROMPT | --prompt-ids \"1 2 3\"] [-n STEPS]\n"
+               "                  [-t TEMP] [--top-p P] [--top-k K] [--seed S] [--window W] [--sinks S]\n"
+               "                  [--kv f32|q8] [--context N] [--batch B] [--ids] [--logits FILE] [--no-crc]\n"
+               "       einfer-run ENCODER.ein --input X.npy --output Y.npy\n");
+  std::exit(2);
+}
+
+[[noreturn]] void die(const char* what, const Status& s) {
+  char msg[256];
+  format_status(s, msg, sizeof msg);
+  std::fprintf(stderr, "einfer-run: %s: %s\n", what, msg);
+  std::exit(1);
+}
+
+long parse_long(const char* flag, const char* v) {
+  char* end = nullptr;
+  const long x = std::strtol(v, &end, 10);
+  if (!v[0] || *end) {
+    std::fprintf(stderr, "einfer-run: %s needs an integer, got '%s'\n", flag, v);
+    std::exit(2);
+  }
+  return x;
+}
+
+float parse_float(const char* flag, const char* v) {
+  char* end = nullptr;
+  const float x = std::strtof(v, &end);
+  if (!v[0] || *end) {
+    std::fprintf(stderr, "einfer-run: %s needs a number, got '%s'\n", flag, v);
+    std::exit(2);
+  }
+  return x;
+}
+
+Args parse(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    const char* f = argv[i];
+    auto value = [&]() -> const char* {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "einfer-run: %s needs a value\n", f);
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (!std::strcmp(f, "-z")) a.tokenizer = value();
+    else if (!std::strcmp(f, "-p")) a.prompt = value();
+    else if (!std::strcmp(f, "--prompt-ids")) a.prompt_ids = value();
+    else if (!std::strcmp(f, "-n")) a.steps = parse_long(f, value());
+    else if (!std::strcmp(f, "-t")) a.temperature = parse_float(f, value());
+    else if (!std::strcmp(f, "--top-p")) a.top_p = parse_float(f, value());
+    else if (!std::strcmp(f, "--top-k")) a.top_k = parse_long(f, value());
+    else if (!std::strcmp(f, "--seed")) { a.seed = static_cast<unsigned long long>(parse_long(f, value())); a.seed_set = true; }
+    else if (!std::strcmp(f, "--window")) a.run.window = static_cast<int32_t>(parse_long(f, value()));
+    else if (!std::strcmp(f, "--sinks")) a.run.sinks = static_cast<int32_t>(parse_long(f, value()));
+    else if (!std::strcmp(f, "--context")) a.run.context = static_cast<int32_t>(parse_long(f, value()));
+    else if (!std::strcmp(f, "--batch")) a.run.max_batch = static_cast<int32_t>(parse_long(f, value()));
+    else if (!std::strcmp(f, "--kv")) {
+      const char* v = value();
+      if (!std::strcmp(v, "f32")) a.run.kv_dtype = DType::f32;
+      else if (!std::strcmp(v, "q8") || !std::strcmp(v, "i8")) a.run.kv_dtype = DType::i8;
+      else usage("--kv takes f32 or q8");
+    }
+    else if (!std::strcmp(f, "--ids")) a.ids = true;
+    else if (!std::strcmp(f, "--no-crc")) a.verify_crc = false;
+    else if (!std::strcmp(f, "--logits")) a.logits = value();
+    else if (!std::strcmp(f, "--input")) a.input = value();
+    else if (!std::strcmp(f, "--output")) a.output = value();
+    else if (!std::strcmp(f, "-h") || !std::strcmp(f, "--help")) usage(nullptr);
+    else if (f[0] == '-') { std::fprintf(stderr, "einfer-run: unknown option %s\n", f); usage(nullptr); }
+    else if (!a.model) a.model = f;
+    else usage("more than one model given");
+  }
+  if (!a.model) usage("no model given");
+  if (a.prompt && a.prompt_ids) usage("-p and --prompt-ids exclude each other");
+  if (a.steps < -1) usage("-n must not be negative");
+  return a;
+}
+
+// The model file, memory-mapped read-only (page-aligned, so 64-byte aligned as the loader needs).
+struct MappedFile {
+  void* data = nullptr;
+  size_t size = 0;
+  ~MappedFile() {
+    if (data) munmap(data, size);
+  }
+};
+
+bool map_file(const char* path, MappedFile* out) {
+  const int fd = open(path, O_RDONLY);
+  if (fd < 0) return false;
+  struct stat st;
+  if (fstat(fd, &st) != 0 || st.st_size <= 0) {
+    close(fd);
+    return false;
+  }
+  out->size = static_cast<size_t>(st.st_size);
+  out->data = mmap(nullptr, out->size, PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd);
+  if (out->data == MAP_FAILED) {
+    out->data = nullptr;
+    return false;
+  }
+  return true;
+}
+
+std::vector<unsigned char> read_file(const char* path) {
+  std::vector<unsigned char> bytes;
+  FILE* f = std::fopen(path, "rb");
+  if (!f) return bytes;
+  unsigned char buf[1 << 16];
+  size_t got;
+  while ((got = std::fread(buf, 1, sizeof buf, f)) > 0) bytes.insert(bytes.end(), buf, buf + got);
+  std::fclose(f);
+  return bytes;
+}
+
+// A 64-byte aligned heap buffer for the arena (the tool may allocate; the libraries never do).
+struct AlignedBuffer {
+  void* p = nullptr;
+  explicit AlignedBuffer(size_t n) { p = std::aligned_alloc(64, (n + 63) / 64 * 64); }
+  ~AlignedBuffer() { std::free(p); }
+};
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Bytes of every tensor the file holds (values and scales), from its tensor table.
+size_t weights_bytes(const Model& m) {
+  const auto* records = static_cast<const TensorRecord*>(m.tensor_table);
+  size_t total = 0;
+  for (uint32_t i = 0; i < m.tensor_count; ++i) total += records[i].data_bytes + records[i].scales_bytes;
+  return total;
+}
+
+int run_encoder(const Args& a, const Model& model) {
+  if (!a.input || !a.output) usage("an encoder model needs --input X.npy and --output Y.npy");
+  tools::NpyArray x;
+  std::string err;
+  if (!tools::read_npy(a.input, &x, &err)) {
+    std::fprintf(stderr, "einfer-run: %s: %s\n", a.input, err.c_str());
+    return 1;
+  }
+  const ModelConfig& c = model.config;
+  const size_t rank = x.shape.size();
+  if ((rank != 2 && rank != 3) || x.shape.back() != c.dim) {
+    std::fprintf(stderr, "einfer-run: --input must be [seq, %d] or [batch, seq, %d]\n", c.dim, c.dim);
+    return 1;
+  }
+  const int64_t batch = rank == 3 ? x.shape[0] : 1;
+  const int64_t seq = x.shape[rank - 2];
+  if (seq <= 0 || (c.context_length > 0 && seq > c.context_length)) {
+    std::fprintf(stderr, "einfer-run: sequence length %lld outside 1..%d (the model's maximum)\n",
+                 static_cast<long long>(seq), c.context_length);
+    return 1;
+  }
+  size_t need = 0;
+  Status s = encoder_arena_bytes(c, static_cast<int32_t>(seq), &need);
+  if (!s.ok()) die("sizing the arena", s);
+  AlignedBuffer mem(need);
+  Arena arena(mem.p, need);
+  EncoderWeights w;
+  EncoderState st;
+  if (!(s = encoder_bind_weights(model, arena, &w)).ok()) die("binding weights", s);
+  if (!(s = encoder_state_init(c, static_cast<int32_t>(seq), arena, &st)).ok()) die("creating the state", s);
+  std::vector<float> y(x.data.size());
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int64_t b = 0; b < batch; ++b) {
+    const size_t off = static_cast<size_t>(b * seq * c.dim);
+    s = encoder_forward(w, &st, x.data.data() + off, static_cast<int32_t>(seq), y.data() + off);
+    if (!s.ok()) die("encoder forward", s);
+  }
+  const double dt = seconds_since(t0);
+  if (!tools::write_npy(a.output, y.data(), x.shape, &err)) {
+    std::fprintf(stderr, "einfer-run: %s: %s\n", a.output, err.c_str());
+    return 1;
+  }
+  std::fprintf(stderr, "encoder: %lld x %lld positions in %.3f ms (%.1f positions/s)\n",
+               static_cast<long long>(batch), static_cast<long long>(seq), dt * 1e3,
+               static_cast<double>(batch * seq) / dt);
+  std::fprintf(stderr, "memory: arena %zu bytes used of %zu reserved, weights %zu bytes\n",
+               arena.high_water(), need, weights_bytes(model));
+  return 0;
+}
+
+std::vector<int32_t> parse_ids(const char* text) {
+  std::vector<int32_t> ids;
+  const char* p = text;
+  while (*p) {
+    while (*p == ' ' || *p == ',' || *p == '\t' || *p == '\n') ++p;
+    if (!*p) break;
+    char* end = nullptr;
+    const long v = std::strtol(p, &end, 10);
+    if (end == p) {
+      std::fprintf(stderr, "einfer-run: --prompt-ids: '%s' is not a list of integers\n", text);
+      std::exit(2);
+    }
+    ids.push_back(static_cast<int32_t>(v));
+    p = end;
+  }
+  return ids;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Args a = parse(argc, argv);
+  MappedFile file;
+  if (!map_file(a.model, &file)) {
+    std::fprintf(stderr, "einfer-run: cannot read model file %s\n", a.model);
+    return 1;
+  }
+  LoadOptions load;
+  load.verify_crc = a.verify_crc;
+  Model model;
+  Status s = load_model(file.data, file.size, load, &model);
+  if (!s.ok()) die(a.model, s);
+  if (model.config.arch == ArchKind::encoder) return run_encoder(a, model);
+
+  const ModelConfig& c = model.config;
+  size_t need = 0;
+  if (!(s = session_arena_bytes(c, a.run, &need)).ok()) die("run options", s);
+  AlignedBuffer mem(need);
+  Arena arena(mem.p, need);
+  Session* session = nullptr;
+  if (!(s = session_create(file.data, file.size, load, a.run, arena, &session)).ok()) die("creating the session", s);
+  const RunOptions& run = session->state.options;
+
+  // Tokenizer: -z wins over the one packed into the model; ids-only runs need none.
+  std::vector<unsigned char> tok_file;
+  const void* tok_bytes = model.tokenizer;
+  size_t tok_size = model.tokenizer_bytes;
+  if (a.tokenizer) {
+    tok_file = read_file(a.tokenizer);
+    if (tok_file.empty()) {
+      std::fprintf(stderr, "einfer-run: cannot read tokenizer %s\n", a.tokenizer);
+      return 1;
+    }
+    tok_bytes = tok_file.data();
+    tok_size = tok_file.size();
+  }
+  Tokenizer tok;
+  const bool have_tok = tok_bytes != nullptr;
+  AlignedBuffer tok_mem(have_tok ? tokenizer_arena_bytes(c.vocab_size) : 64);
+  if (have_tok) {
+    Arena tok_arena(tok_mem.p, tokenizer_arena_bytes(c.vocab_size));
+    if (!(s = tokenizer_init(&tok, tok_bytes, tok_size, c.vocab_size, tok_arena)).ok()) die("tokenizer", s);
+  } else if (a.prompt || !a.ids) {
+    std::fprintf(stderr, "einfer-run: no tokenizer: pass -z TOKENIZER, pack one with -z, or use --prompt-ids and --ids\n");
+    return 1;
+  }
+
+  std::vector<int32_t> prompt;
+  if (a.prompt_ids) {
+    prompt = parse_ids(a.prompt_ids);
+    if (prompt.empty()) usage("--prompt-ids is empty");
+  } else if (a.prompt) {
+    const size_t len = std::strlen(a.prompt);
+    std::vector<unsigned char> scratch(tokenizer_encode_scratch_bytes(tok, len));
+    prompt.resize(len + 3);
+    int32_t n = 0;
+    s = tokenizer_encode(tok, a.prompt, len, true, false, prompt.data(), static_cast<int32_t>(prompt.size()), &n,
+                         scratch.data(), scratch.size());
+    if (!s.ok()) die("encoding the prompt", s);
+    prompt.resize(static_cast<size_t>(n));
+  } else {
+    prompt.push_back(kTokenBos);
+  }
+
+  Sampler sampler;
+  std::vector<unsigned char> sampler_mem(sampler_scratch_bytes(c.vocab_size));
+  SamplerConfig sc;
+  sc.temperature = a.temperature;
+  sc.top_p = a.top_p;
+  sc.top_k = static_cast<int32_t>(a.top_k);
+  sc.seed = a.seed_set ? a.seed : static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
+  if (!(s = sampler_init(&sampler, sc, c.vocab_size, sampler_mem.data(), sampler_mem.size())).ok()) die("sampler", s);
+
+  // How many tokens to generate: -n, else until the context is full (or 256 when streaming).
+  const int64_t room = run.window > 0 ? INT64_MAX : static_cast<int64_t>(run.context) - static_cast<int64_t>(prompt.size());
+  if (room < 0) {
+    std::fprintf(stderr, "einfer-run: the prompt (%zu tokens) is longer than the context (%d)\n", prompt.size(), run.context);
+    return 1;
+  }
+  int64_t steps = a.steps >= 0 ? a.steps : (run.window > 0 ? 256 : room);
+  if (steps > room) steps = room;
+
+  std::vector<float> all_logits;
+  if (a.logits) all_logits.resize(prompt.size() * static_cast<size_t>(c.vocab_size));
+  const auto t_prefill = std::chrono::steady_clock::now();
+  s = session_eval(session, prompt.data(), static_cast<int32_t>(prompt.size()), a.logits ? all_logits.data() : nullptr);
+  if (!s.ok()) die("prefill", s);
+  const double prefill_s = seconds_since(t_prefill);
+
+  if (!a.ids && a.prompt) {
+    for (size_t i = 1; i < prompt.size(); ++i) {
+      const TokenPiece p = tokenizer_decode(tok, prompt[i - 1], prompt[i]);
+      if (token_piece_is_printable(p)) std::fwrite(p.data, 1, p.size, stdout);
+    }
+  }
+  std::vector<int32_t> generated;
+  std::vector<double> step_ms;
+  int32_t prev = prompt.back();
+  std::vector<float> logits_copy(static_cast<size_t>(c.vocab_size));
+  for (int64_t i = 0; i < steps; ++i) {
+    std::memcpy(logits_copy.data(), session_logits(*session), logits_copy.size() * sizeof(float));
+    const int32_t next = sampler_sample(&sampler, logits_copy.data());
+    // llama2.c checkpoints delimit sequences with BOS; EOS ends a sequence too.
+    if (next == kTokenEos || next == kTokenBos) break;
+    generated.push_back(next);
+    if (a.ids) {
+      std::printf(generated.size() > 1 ? " %d" : "%d", next);
+    } else {
+      const TokenPiece p = tokenizer_decode(tok, prev, next);
+      if (token_piece_is_printable(p)) std::fwrite(p.data, 1, p.size, stdout);
+    }
+    std::fflush(stdout);
+    prev = next;
+    if (i + 1 == steps && !a.logits) break;  // the last token's logits are not needed
+    const auto t0 = std::chrono::steady_clock::now();
+    s = session_eval(session, &next, 1);
+    if (!s.ok()) die("decode", s);
+    step_ms.push_back(seconds_since(t0) * 1e3);
+    if (a.logits) all_logits.insert(all_logits.end(), session_logits(*session), session_logits(*session) + c.vocab_size);
+  }
+  std::printf("\n");
+
+  if (a.logits) {
+    std::string err;
+    const std::vector<int64_t> shape = {static_cast<int64_t>(all_logits.size() / static_cast<size_t>(c.vocab_size)), c.vocab_size};
+    if (!tools::write_npy(a.logits, all_logits.data(), shape, &err)) {
+      std::fprintf(stderr, "einfer-run: %s: %s\n", a.logits, err.c_str());
+      return 1;
+    }
+  }
+  double decode_s = 0;
+  for (double ms : step_ms) decode_s += ms / 1e3;
+  std::fprintf(stderr, "prefill: %zu tokens in %.2f ms (%.1f tokens/s)\n", prompt.size(), prefill_s * 1e3,
+               static_cast<double>(prompt.size()) / prefill_s);
+  if (!step_ms.empty()) {
+    std::fprintf(stderr, "decode: %zu tokens in %.2f ms (%.1f tokens/s)\n", step_ms.size(), decode_s * 1e3,
+                 static_cast<double>(step_ms.size()) / decode_s);
+  }
+  std::fprintf(stderr, "memory: arena %zu bytes used of %zu reserved (KV cache %s, %d slots), weights %zu bytes\n",
+               arena.high_water(), need, run.kv_dtype == DType::i8 ? "int8" : "f32", run.context,
+               weights_bytes(model));
+  return 0;
+}
