@@ -3,6 +3,8 @@
 // einfer-test: no-bare-metal
 #include <doctest/doctest.h>
 
+#if EINFER_HAS_PACK_LIB  // needs the host-side packer library
+
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -97,3 +99,5 @@ TEST_CASE("encoder: sequences longer than the state or empty are refused") {
   CHECK(encoder_forward(w, &s, x.data(), 5, y.data()).code == StatusCode::out_of_range);
   CHECK(encoder_forward(w, &s, x.data(), 0, y.data()).code == StatusCode::out_of_range);
 }
+
+#endif  // EINFER_HAS_PACK_LIB

@@ -1,7 +1,10 @@
 // End-to-end llama tests on the real checkpoints in ../shared/models (skipped when absent):
 // greedy ids against the README's independent float64 reference, prefill vs token-by-token,
 // windowed streaming against a from-scratch reference, quantized weights and KV against float.
+// einfer-test: no-bare-metal
 #include <doctest/doctest.h>
+
+#if EINFER_HAS_PACK_LIB  // needs the host-side packer library
 
 #include <cmath>
 #include <cstdio>
@@ -252,3 +255,5 @@ TEST_CASE("llama: bad input gives a clear error, never a crash") {
   bad_opts.sinks = 8;
   CHECK(session_arena_bytes(p.model.config, bad_opts, &need).code == StatusCode::invalid_argument);
 }
+
+#endif  // EINFER_HAS_PACK_LIB

@@ -3,6 +3,8 @@
 // einfer-test: no-bare-metal
 #include <doctest/doctest.h>
 
+#if EINFER_HAVE_TOOL_COMMON  // needs the host-side .npy reader
+
 #include <cmath>
 #include <string>
 #include <vector>
@@ -71,3 +73,5 @@ TEST_CASE("mha: matches torch.nn.MultiheadAttention (batch_first, biases), bidir
     }
   }
 }
+
+#endif  // EINFER_HAVE_TOOL_COMMON
