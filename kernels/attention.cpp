@@ -361,12 +361,25 @@ void tile_heads(const float* q, const ScratchLayout& s, int32_t h0, int32_t k, T
 void tile_softmax(const ScratchLayout& s, int32_t h, int32_t k, float scale, int32_t cnt) {
   float* sh = s.scores + h * kTile;
   float tile_max = -INFINITY;
-  for (int32_t i = 0; i < cnt; ++i) {
+  int32_t i = 0;
+#if EINFER_HAS_SIMD
+  const Batch sv(scale);
+  Batch vmax(-INFINITY);
+  for (; i + kLanes <= cnt; i += kLanes) {
+    const Batch x = Batch::load_unaligned(sh + i) * Batch::load_unaligned(s.kscale + i) * sv;
+    x.store_unaligned(sh + i);
+    vmax = xsimd::max(vmax, x);
+  }
+  alignas(64) float lanes[kLanes];
+  vmax.store_aligned(lanes);
+  for (int32_t l = 0; l < kLanes; ++l) tile_max = lanes[l] > tile_max ? lanes[l] : tile_max;
+#endif
+  for (; i < cnt; ++i) {
     sh[i] = sh[i] * s.kscale[i] * scale;
     tile_max = sh[i] > tile_max ? sh[i] : tile_max;
   }
   const float new_max = tile_max > s.run_max[h] ? tile_max : s.run_max[h];
-  int32_t i = 0;
+  i = 0;
   float tile_sum = 0.f;
 #if EINFER_HAS_SIMD
   const Batch mv(new_max);
@@ -484,7 +497,10 @@ void quantize_query_i16(const float* q, int32_t r, int32_t k, const ScratchLayou
     for (int32_t d = 0; d < k; ++d) amax = std::fabs(qh[d]) > amax ? std::fabs(qh[d]) : amax;
     const float inv = amax > 0.f ? std::floor(qmax) / amax : 0.f;
     s.q16_scale[h] = amax > 0.f ? amax / std::floor(qmax) : 0.f;
-    for (int32_t d = 0; d < k; ++d) s.q16[h * k + d] = static_cast<int16_t>(std::lrint(qh[d] * inv));
+    for (int32_t d = 0; d < k; ++d) {  // round half away from zero (vectorizes, no libm call)
+      const float x = qh[d] * inv;
+      s.q16[h * k + d] = static_cast<int16_t>(x + (x < 0.f ? -0.5f : 0.5f));
+    }
   }
 }
 
