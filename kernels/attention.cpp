@@ -17,11 +17,6 @@ namespace {
 
 constexpr int32_t kTile = kAttentionKeyTile;
 constexpr int kHeadBlock = 4;  // query heads whose scores / accumulators are computed together
-#ifndef EINFER_ATTN_PREFETCH
-#define EINFER_ATTN_PREFETCH 0
-#endif
-constexpr int64_t kPrefetchAhead = EINFER_ATTN_PREFETCH;  // positions ahead to prefetch (0: off)
-
 #ifndef EINFER_ATTN_PREFETCH_BYTES
 #define EINFER_ATTN_PREFETCH_BYTES 8192
 #endif
@@ -29,7 +24,7 @@ constexpr int64_t kPrefetchAhead = EINFER_ATTN_PREFETCH;  // positions ahead to 
 // past it are requested: decode is bound by how fast K/V arrive, and at tile boundaries (where
 // the kernel switches between the K and V streams) the hardware prefetchers fall behind.
 #ifndef EINFER_ATTN_PF_LOC
-#define EINFER_ATTN_PF_LOC 0
+#define EINFER_ATTN_PF_LOC 3
 #endif
 constexpr size_t kPrefetchBytes = EINFER_ATTN_PREFETCH_BYTES;
 
@@ -57,6 +52,8 @@ struct ScratchLayout {
   float* vscale = nullptr;        // [kTile]
   int16_t* q16 = nullptr;         // [r][k] the query quantized for integer dots with i8 keys
   float* q16_scale = nullptr;     // [r]
+  int32_t* p16 = nullptr;         // [r][kTile/2] int16 weight pairs for int8 V rows
+  float* p16_scale = nullptr;     // [r]
   size_t bytes = 0;
 
   ScratchLayout(void* base, int32_t r, int32_t k) {
@@ -80,6 +77,8 @@ struct ScratchLayout {
     vscale = static_cast<float*>(take(ts * sizeof(float)));
     q16 = static_cast<int16_t*>(take(rs * ks * sizeof(int16_t)));
     q16_scale = static_cast<float*>(take(rs * sizeof(float)));
+    p16 = static_cast<int32_t*>(take(rs * (ts / 2) * sizeof(int32_t)));
+    p16_scale = static_cast<float*>(take(rs * sizeof(float)));
     bytes = off + 64;  // + room to align an unaligned scratch pointer
   }
 };
@@ -107,7 +106,7 @@ __attribute__((noinline)) void axpy_tail_i8(float w, const int8_t* x, int32_t d0
   for (int32_t d = d0; d < n; ++d) y[d] += w * static_cast<float>(x[d]);
 }
 
-int32_t dot_tail_i16_i8(const int16_t* a, const int8_t* b, int32_t d0, int32_t n, int32_t acc) {
+__attribute__((noinline)) int32_t dot_tail_i16_i8(const int16_t* a, const int8_t* b, int32_t d0, int32_t n, int32_t acc) {
   for (int32_t d = d0; d < n; ++d) acc += static_cast<int32_t>(a[d]) * b[d];
   return acc;
 }
@@ -185,13 +184,17 @@ inline void i8_dots_RBxKB(const int16_t* q16, const float* q_scale, const int8_t
   for (int j = 0; j < KB; ++j) prefetch_ahead(krow[j], static_cast<size_t>(k));
 #if EINFER_HAS_SIMD && defined(__AVX2__)
   __m256i a[RB * KB];
+#pragma GCC unroll 8
   for (int i = 0; i < RB * KB; ++i) a[i] = _mm256_setzero_si256();
   for (; d + 16 <= k; d += 16) {
     __m256i kv[KB];
+#pragma GCC unroll 8
     for (int j = 0; j < KB; ++j)
       kv[j] = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(krow[j] + d)));
+#pragma GCC unroll 8
     for (int h = 0; h < RB; ++h) {
       const __m256i qv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q16 + h * k + d));
+#pragma GCC unroll 8
       for (int j = 0; j < KB; ++j)
         a[h * KB + j] = _mm256_add_epi32(a[h * KB + j], _mm256_madd_epi16(qv, kv[j]));
     }
@@ -215,7 +218,8 @@ inline void i8_dots_RBxKB(const int16_t* q16, const float* q_scale, const int8_t
 #endif
   for (int h = 0; h < RB; ++h)
     for (int j = 0; j < KB; ++j) {
-      const int32_t s = dot_tail_i16_i8(q16 + h * k, krow[j], d, k, acc[h * KB + j]);
+      const int32_t s =
+          d < k ? dot_tail_i16_i8(q16 + h * k, krow[j], d, k, acc[h * KB + j]) : acc[h * KB + j];
       out[h * out_stride + j] = static_cast<float>(s) * q_scale[h];
     }
 }
@@ -338,11 +342,109 @@ void tile_scores(const float* q, const ScratchLayout& s, int32_t h0, int32_t k, 
   for (; j < t.cnt; ++j) f32_dots_RBxKB<RB, 1>(q + h0 * k, s.krow + j, k, sc + j, kTile);
 }
 
+#if EINFER_HAS_SIMD && defined(__AVX2__)
+// Integer V mixing for int8 rows: each head's weights p (row scales folded in) over the tile's
+// int8 rows [0, n) are quantized to int16 with one scale per (tile, head) and packed in pairs,
+// so one madd multiplies two rows at once; int32 sums cannot overflow (|p16| <= 32767,
+// |v| <= 128, at most kTile rows). Exact integer sums, so the order of rows is free.
+static_assert(int64_t(kTile) * 32767 * 128 < (int64_t(1) << 31), "int8 V sums overflow");
+
+template <int RB>
+void i8_quantize_weights_RB(const float* p, int32_t p_stride, int32_t n, int32_t* p16,
+                            float* p16_scale) {
+  for (int h = 0; h < RB; ++h) {
+    const float* ph = p + h * p_stride;
+    int32_t* out = p16 + h * (kTile / 2);
+    __m256 vm = _mm256_setzero_ps();  // weights are >= 0
+    int32_t j = 0;
+    for (; j + 8 <= n; j += 8) vm = _mm256_max_ps(vm, _mm256_loadu_ps(ph + j));
+    alignas(32) float lanes[8];
+    _mm256_store_ps(lanes, vm);
+    float m = 0.f;
+    for (int l = 0; l < 8; ++l) m = lanes[l] > m ? lanes[l] : m;
+    for (; j < n; ++j) m = ph[j] > m ? ph[j] : m;
+    const float inv = m > 0.f ? 32767.f / m : 0.f;
+    p16_scale[h] = m / 32767.f;
+    const __m256 vinv = _mm256_set1_ps(inv);
+    j = 0;
+    for (; j + 16 <= n; j += 16) {  // packs gives (j, j+1) int16 pairs as int32 words
+      const __m256i a = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(ph + j), vinv));
+      const __m256i b = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(ph + j + 8), vinv));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + j / 2),
+                          _mm256_permute4x64_epi64(_mm256_packs_epi32(a, b), 0xD8));
+    }
+    for (; j < n; j += 2) {
+      const int32_t lo = static_cast<int32_t>(ph[j] * inv + 0.5f);
+      const int32_t hi = j + 1 < n ? static_cast<int32_t>(ph[j + 1] * inv + 0.5f) : 0;
+      out[j / 2] = (lo & 0xFFFF) | (hi << 16);
+    }
+  }
+}
+
+// acc[h][:] += p16_scale[h] * sum_j p16[h][j] * vrow[j][:] over rows [0, n), 16 columns at a
+// time with the 2*RB int32 accumulators in registers across all rows (the int8 tile is small
+// enough to stay in L1 between column blocks).
+template <int RB>
+void i8_accumulate_v_int_RB(const int32_t* p16, const float* p16_scale, const int8_t* const* vrow,
+                            int32_t n, int32_t k, float* acc) {
+  int32_t d = 0;
+  for (; d + 16 <= k; d += 16) {
+    __m256i alo[RB], ahi[RB];
+    for (int h = 0; h < RB; ++h) alo[h] = ahi[h] = _mm256_setzero_si256();
+    for (int32_t j = 0; j < n; j += 2) {
+      if (d == 0) {
+        prefetch_ahead(vrow[j], static_cast<size_t>(k));
+        if (j + 1 < n) prefetch_ahead(vrow[j + 1], static_cast<size_t>(k));
+      }
+      const __m256i a =
+          _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(vrow[j] + d)));
+      const __m256i b = j + 1 < n ? _mm256_cvtepi8_epi16(_mm_loadu_si128(
+                                        reinterpret_cast<const __m128i*>(vrow[j + 1] + d)))
+                                  : a;  // its weight is 0
+      // Interleaved (row j, row j+1) pairs: columns 0-3, 8-11 (lo) and 4-7, 12-15 (hi).
+      const __m256i lo = _mm256_unpacklo_epi16(a, b), hi = _mm256_unpackhi_epi16(a, b);
+      for (int h = 0; h < RB; ++h) {
+        const __m256i w = _mm256_set1_epi32(p16[h * (kTile / 2) + j / 2]);
+        alo[h] = _mm256_add_epi32(alo[h], _mm256_madd_epi16(lo, w));
+        ahi[h] = _mm256_add_epi32(ahi[h], _mm256_madd_epi16(hi, w));
+      }
+    }
+    for (int h = 0; h < RB; ++h) {
+      const __m256 flo = _mm256_cvtepi32_ps(alo[h]), fhi = _mm256_cvtepi32_ps(ahi[h]);
+      const __m256 sc = _mm256_set1_ps(p16_scale[h]);
+      float* ah = acc + h * k + d;
+      _mm256_storeu_ps(ah, _mm256_fmadd_ps(sc, _mm256_permute2f128_ps(flo, fhi, 0x20),
+                                           _mm256_loadu_ps(ah)));
+      _mm256_storeu_ps(ah + 8, _mm256_fmadd_ps(sc, _mm256_permute2f128_ps(flo, fhi, 0x31),
+                                               _mm256_loadu_ps(ah + 8)));
+    }
+  }
+  for (; d < k; ++d) {
+    for (int h = 0; h < RB; ++h) {
+      int32_t sum = 0;
+      for (int32_t j = 0; j < n; ++j) {
+        const int32_t pair = p16[h * (kTile / 2) + j / 2];
+        const int32_t w = (j & 1) ? (pair >> 16) : static_cast<int16_t>(pair & 0xFFFF);
+        sum += w * vrow[j][d];
+      }
+      acc[h * k + d] += p16_scale[h] * static_cast<float>(sum);
+    }
+  }
+}
+#endif
+
 template <int RB>
 void tile_accumulate(const ScratchLayout& s, int32_t h0, int32_t k, TileRows t) {
   const float* p = s.scores + h0 * kTile;
   float* acc = s.acc + h0 * k;
-  if (t.n8 > 0) i8_accumulate_v_RB<RB>(p, kTile, s.v8row, 0, t.n8, k, acc);
+  if (t.n8 > 0) {
+#if EINFER_HAS_SIMD && defined(__AVX2__)
+    i8_quantize_weights_RB<RB>(p, kTile, t.n8, s.p16 + h0 * (kTile / 2), s.p16_scale + h0);
+    i8_accumulate_v_int_RB<RB>(s.p16 + h0 * (kTile / 2), s.p16_scale + h0, s.v8row, t.n8, k, acc);
+#else
+    i8_accumulate_v_RB<RB>(p, kTile, s.v8row, 0, t.n8, k, acc);
+#endif
+  }
   if (t.cnt > t.n8) f32_accumulate_v_RB<RB>(p, kTile, s.vrow, t.n8, t.cnt, k, acc);
 }
 
@@ -438,51 +540,38 @@ inline int64_t cache_slot(const KVLayerView& c, int64_t p) {
   return p < c.sinks ? p : c.sinks + (p - c.sinks) % (c.capacity - c.sinks);
 }
 
-// Optional software prefetch of the cache rows of position p (EINFER_ATTN_PREFETCH positions
-// ahead); the rows are read in order, which the hardware prefetchers already follow.
-inline void prefetch_rows(const KeySource& src, int64_t p) {
-  const KVLayerView& c = *src.cache;
-  const int64_t slot = cache_slot(c, p);
-  const size_t esz = c.dtype == DType::f32 ? 4 : 1;
-  const size_t off = static_cast<size_t>(src.g * c.head_stride + slot * c.row_stride) * esz;
-  const size_t row_bytes = static_cast<size_t>(src.k) * esz;
-  const char* kp = static_cast<const char*>(c.k) + off;
-  const char* vp = static_cast<const char*>(c.v) + off;
-  for (size_t b = 0; b < row_bytes; b += 64) {
-    __builtin_prefetch(kp + b, 0, 1);
-    __builtin_prefetch(vp + b, 0, 1);
-  }
-}
-
 // Appends positions [a, b) to the tile's row lists (pointers into the cache or the block).
 void gather(const KeySource& src, int64_t a, int64_t b, const ScratchLayout& s, TileRows* t) {
   const int64_t cached_end = b < src.pos0 ? b : src.pos0;
-  for (int64_t p = a; p < b; ++p) {
-    if (kPrefetchAhead > 0 && p + kPrefetchAhead < cached_end) prefetch_rows(src, p + kPrefetchAhead);
-    const int32_t j = t->cnt++;
-    if (p >= src.pos0) {
-      const int64_t off = (p - src.pos0) * src.new_stride;
-      s.krow[j] = src.k_new + off;
-      s.vrow[j] = src.v_new + off;
-      s.kscale[j] = 1.f;
-      s.vscale[j] = 1.f;
-      continue;
-    }
+  if (a < cached_end) {
     const KVLayerView& c = *src.cache;
-    const int64_t slot = cache_slot(c, p);
-    const int64_t off = src.g * c.head_stride + slot * c.row_stride;
-    if (c.dtype == DType::f32) {
-      s.krow[j] = static_cast<const float*>(c.k) + off;
-      s.vrow[j] = static_cast<const float*>(c.v) + off;
-      s.kscale[j] = 1.f;
-      s.vscale[j] = 1.f;
-    } else {  // i8: cached positions precede the block's, so these rows form the tile's prefix
-      s.k8row[j] = static_cast<const int8_t*>(c.k) + off;
-      s.v8row[j] = static_cast<const int8_t*>(c.v) + off;
-      s.kscale[j] = c.k_scales[src.g * c.capacity + slot];
-      s.vscale[j] = c.v_scales[src.g * c.capacity + slot];
-      t->n8 = j + 1;
+    int64_t slot = cache_slot(c, a);  // then advanced without a division per position
+    for (int64_t p = a; p < cached_end; ++p) {
+      const int32_t j = t->cnt++;
+      const int64_t off = src.g * c.head_stride + slot * c.row_stride;
+      if (c.dtype == DType::f32) {
+        s.krow[j] = static_cast<const float*>(c.k) + off;
+        s.vrow[j] = static_cast<const float*>(c.v) + off;
+        s.kscale[j] = 1.f;
+        s.vscale[j] = 1.f;
+      } else {  // i8: cached positions precede the block's, so these rows form the tile's prefix
+        s.k8row[j] = static_cast<const int8_t*>(c.k) + off;
+        s.v8row[j] = static_cast<const int8_t*>(c.v) + off;
+        s.kscale[j] = c.k_scales[src.g * c.capacity + slot];
+        s.vscale[j] = c.v_scales[src.g * c.capacity + slot];
+        t->n8 = j + 1;
+      }
+      if (++slot == c.capacity) slot = c.sinks;  // the ring's rotating part wraps to its start
     }
+    a = cached_end;
+  }
+  for (int64_t p = a; p < b; ++p) {
+    const int32_t j = t->cnt++;
+    const int64_t off = (p - src.pos0) * src.new_stride;
+    s.krow[j] = src.k_new + off;
+    s.vrow[j] = src.v_new + off;
+    s.kscale[j] = 1.f;
+    s.vscale[j] = 1.f;
   }
 }
 
