@@ -124,18 +124,20 @@ inline float hsum_tree(const Batch& v) {
   return l[0];
 }
 
-// out[i] = hsum_tree(v[i]) for 8 vectors; on AVX2 a transpose-reduce with the same tree.
-inline void hsum_tree8(const Batch* v, float* out) {
+// out[i] = hsum_tree(v_i) for 8 vectors; on AVX2 a transpose-reduce with the same tree.
+inline void hsum_tree8(Batch v0, Batch v1, Batch v2, Batch v3, Batch v4, Batch v5, Batch v6,
+                       Batch v7, float* out) {
 #if defined(__AVX2__)
   if constexpr (kLanes == 8) {
-    const __m256 ab = _mm256_hadd_ps(v[0], v[1]), cd = _mm256_hadd_ps(v[2], v[3]);
-    const __m256 ef = _mm256_hadd_ps(v[4], v[5]), gh = _mm256_hadd_ps(v[6], v[7]);
+    const __m256 ab = _mm256_hadd_ps(v0, v1), cd = _mm256_hadd_ps(v2, v3);
+    const __m256 ef = _mm256_hadd_ps(v4, v5), gh = _mm256_hadd_ps(v6, v7);
     const __m256 abcd = _mm256_hadd_ps(ab, cd), efgh = _mm256_hadd_ps(ef, gh);
     _mm256_storeu_ps(out, _mm256_add_ps(_mm256_permute2f128_ps(abcd, efgh, 0x20),
                                         _mm256_permute2f128_ps(abcd, efgh, 0x31)));
     return;
   }
 #endif
+  const Batch v[8] = {v0, v1, v2, v3, v4, v5, v6, v7};
   for (int i = 0; i < 8; ++i) out[i] = hsum_tree(v[i]);
 }
 #endif
@@ -150,17 +152,21 @@ inline void f32_dots_RBxKB(const float* q, const float* const* krow, int32_t k, 
   for (int j = 0; j < KB; ++j) prefetch_ahead(krow[j], static_cast<size_t>(k) * sizeof(float));
 #if EINFER_HAS_SIMD
   Batch a[RB * KB];
+#pragma GCC unroll 8
   for (int i = 0; i < RB * KB; ++i) a[i] = Batch(0.f);
   for (; d + kLanes <= k; d += kLanes) {
     Batch kv[KB];
+#pragma GCC unroll 8
     for (int j = 0; j < KB; ++j) kv[j] = Batch::load_unaligned(krow[j] + d);
+#pragma GCC unroll 8
     for (int h = 0; h < RB; ++h) {
       const Batch qv = Batch::load_unaligned(q + h * k + d);
+#pragma GCC unroll 8
       for (int j = 0; j < KB; ++j) a[h * KB + j] = xsimd::fma(qv, kv[j], a[h * KB + j]);
     }
   }
   if constexpr (RB * KB == 8) {
-    hsum_tree8(a, acc);
+    hsum_tree8(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], acc);
   } else {
     for (int i = 0; i < RB * KB; ++i) acc[i] = hsum_tree(a[i]);
   }
