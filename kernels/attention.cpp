@@ -494,14 +494,15 @@ void tile_softmax(const ScratchLayout& s, int32_t h, int32_t k, float scale, int
   Batch sum(0.f);
   for (; i + kLanes <= cnt; i += kLanes) {
     const Batch e = xsimd::exp(Batch::load_unaligned(sh + i) - mv);
-    e.store_unaligned(sh + i);
     sum += e;
+    (e * Batch::load_unaligned(s.vscale + i)).store_unaligned(sh + i);  // V row scales folded in
   }
   tile_sum = hsum_tree(sum);
 #endif
   for (; i < cnt; ++i) {
-    sh[i] = std::exp(sh[i] - new_max);
-    tile_sum += sh[i];
+    const float e = std::exp(sh[i] - new_max);
+    tile_sum += e;
+    sh[i] = e * s.vscale[i];
   }
   if (new_max != s.run_max[h]) {
     const float alpha = std::exp(s.run_max[h] - new_max);  // 0 on the first tile (max was -inf)
@@ -511,7 +512,6 @@ void tile_softmax(const ScratchLayout& s, int32_t h, int32_t k, float scale, int
     s.run_max[h] = new_max;
   }
   s.run_sum[h] += tile_sum;
-  for (int32_t j = 0; j < cnt; ++j) sh[j] *= s.vscale[j];
 }
 
 void for_head_blocks(const float* q, const ScratchLayout& s, int32_t r, int32_t k, TileRows t,
