@@ -35,25 +35,27 @@ inline void prefetch_ahead(const void* row, size_t row_bytes) {
   }
 }
 
-size_t align64(size_t n) { return (n + 63) & ~size_t(63); }
+size_t align64(size_t n) {
+  return (n + 63) & ~size_t(63);
+}
 
 // Carves the scratch buffer; the same function sizes it (base == nullptr) and lays it out.
 // Cache rows are read in place (row pointers only): no staging copy costs bandwidth.
 struct ScratchLayout {
-  float* acc = nullptr;           // [r][k] running numerators
-  float* run_max = nullptr;       // [r]
-  float* run_sum = nullptr;       // [r]
-  float* scores = nullptr;        // [r][kTile] scores, then probabilities of the current tile
-  const float** krow = nullptr;   // [kTile] f32 rows (the block's keys, or an f32 cache)
-  const float** vrow = nullptr;   // [kTile]
-  const int8_t** k8row = nullptr; // [kTile] i8 cache rows (always a prefix of the tile)
-  const int8_t** v8row = nullptr; // [kTile]
-  float* kscale = nullptr;        // [kTile] i8 row scales (1 for f32 rows)
-  float* vscale = nullptr;        // [kTile]
-  int16_t* q16 = nullptr;         // [r][k] the query quantized for integer dots with i8 keys
-  float* q16_scale = nullptr;     // [r]
-  int32_t* p16 = nullptr;         // [r][kTile/2] int16 weight pairs for int8 V rows
-  float* p16_scale = nullptr;     // [r]
+  float* acc = nullptr;            // [r][k] running numerators
+  float* run_max = nullptr;        // [r]
+  float* run_sum = nullptr;        // [r]
+  float* scores = nullptr;         // [r][kTile] scores, then probabilities of the current tile
+  const float** krow = nullptr;    // [kTile] f32 rows (the block's keys, or an f32 cache)
+  const float** vrow = nullptr;    // [kTile]
+  const int8_t** k8row = nullptr;  // [kTile] i8 cache rows (always a prefix of the tile)
+  const int8_t** v8row = nullptr;  // [kTile]
+  float* kscale = nullptr;         // [kTile] i8 row scales (1 for f32 rows)
+  float* vscale = nullptr;         // [kTile]
+  int16_t* q16 = nullptr;          // [r][k] the query quantized for integer dots with i8 keys
+  float* q16_scale = nullptr;      // [r]
+  int32_t* p16 = nullptr;          // [r][kTile/2] int16 weight pairs for int8 V rows
+  float* p16_scale = nullptr;      // [r]
   size_t bytes = 0;
 
   ScratchLayout(void* base, int32_t r, int32_t k) {
@@ -89,8 +91,8 @@ struct ScratchLayout {
 // results do not depend on where a key sits in a block. Hence: SIMD lanes are reduced by one fixed
 // pairwise tree, and scalar tails go through single non-inlined helpers (one contraction choice).
 
-__attribute__((noinline)) float dot_tail_f32(const float* a, const float* b, int32_t d0,
-                                             int32_t n, float acc) {
+__attribute__((noinline)) float dot_tail_f32(const float* a, const float* b, int32_t d0, int32_t n,
+                                             float acc) {
   for (int32_t d = d0; d < n; ++d) acc += a[d] * b[d];
   return acc;
 }
@@ -106,7 +108,8 @@ __attribute__((noinline)) void axpy_tail_i8(float w, const int8_t* x, int32_t d0
   for (int32_t d = d0; d < n; ++d) y[d] += w * static_cast<float>(x[d]);
 }
 
-__attribute__((noinline)) int32_t dot_tail_i16_i8(const int16_t* a, const int8_t* b, int32_t d0, int32_t n, int32_t acc) {
+__attribute__((noinline)) int32_t dot_tail_i16_i8(const int16_t* a, const int8_t* b, int32_t d0,
+                                                  int32_t n, int32_t acc) {
   for (int32_t d = d0; d < n; ++d) acc += static_cast<int32_t>(a[d]) * b[d];
   return acc;
 }
@@ -175,8 +178,8 @@ inline void f32_dots_RBxKB(const float* q, const float* const* krow, int32_t k, 
 #endif
   for (int h = 0; h < RB; ++h)
     for (int j = 0; j < KB; ++j) {
-      const float s = d < k ? dot_tail_f32(q + h * k, krow[j], d, k, acc[h * KB + j])
-                            : acc[h * KB + j];
+      const float s =
+          d < k ? dot_tail_f32(q + h * k, krow[j], d, k, acc[h * KB + j]) : acc[h * KB + j];
       out[h * out_stride + j] = s;
     }
 }
@@ -419,8 +422,8 @@ void i8_accumulate_v_int_RB(const int32_t* p16, const float* p16_scale, const in
       const __m256 flo = _mm256_cvtepi32_ps(alo[h]), fhi = _mm256_cvtepi32_ps(ahi[h]);
       const __m256 sc = _mm256_set1_ps(p16_scale[h]);
       float* ah = acc + h * k + d;
-      _mm256_storeu_ps(ah, _mm256_fmadd_ps(sc, _mm256_permute2f128_ps(flo, fhi, 0x20),
-                                           _mm256_loadu_ps(ah)));
+      _mm256_storeu_ps(
+          ah, _mm256_fmadd_ps(sc, _mm256_permute2f128_ps(flo, fhi, 0x20), _mm256_loadu_ps(ah)));
       _mm256_storeu_ps(ah + 8, _mm256_fmadd_ps(sc, _mm256_permute2f128_ps(flo, fhi, 0x31),
                                                _mm256_loadu_ps(ah + 8)));
     }
@@ -642,7 +645,8 @@ float attention_default_scale(int32_t head_dim) {
 
 Status attention_validate_shape(const AttentionShape& sh) {
   if (sh.n_heads <= 0 || sh.n_kv_heads <= 0 || sh.head_dim <= 0) {
-    return make_status(StatusCode::invalid_argument, "attention: head counts and head_dim must be > 0");
+    return make_status(StatusCode::invalid_argument,
+                       "attention: head counts and head_dim must be > 0");
   }
   if (sh.n_heads % sh.n_kv_heads != 0) {
     return make_status(StatusCode::shape_mismatch,
@@ -686,7 +690,8 @@ Status attention_f32(const AttentionShape& shape, const float* q, const float* k
   }
   const int32_t H = shape.n_heads, G = shape.n_kv_heads, k = shape.head_dim, r = H / G;
   if (!shape.causal && cache != nullptr) {
-    return make_status(StatusCode::invalid_argument, "attention: non-causal attention takes no cache");
+    return make_status(StatusCode::invalid_argument,
+                       "attention: non-causal attention takes no cache");
   }
   if (shape.causal && pos0 > 0) {
     if (cache == nullptr) {
@@ -708,8 +713,9 @@ Status attention_f32(const AttentionShape& shape, const float* q, const float* k
       return make_status(StatusCode::invalid_argument, "attention: cache capacity/sinks invalid");
     }
     if (c.n_positions >= 0 && c.n_positions != pos0) {
-      return make_status(StatusCode::out_of_range, "attention: cache holds a different number of positions",
-                         pos0, c.n_positions);
+      return make_status(StatusCode::out_of_range,
+                         "attention: cache holds a different number of positions", pos0,
+                         c.n_positions);
     }
     // Every attended position < pos0 must still be in the ring.
     if (pos0 > c.capacity) {
@@ -720,8 +726,8 @@ Status attention_f32(const AttentionShape& shape, const float* q, const float* k
       }
       if (shape.sinks > c.sinks || shape.window - shape.sinks > c.capacity - c.sinks) {
         return make_status(StatusCode::out_of_range,
-                           "attention: window or sinks larger than the cache keeps",
-                           shape.window, c.capacity);
+                           "attention: window or sinks larger than the cache keeps", shape.window,
+                           c.capacity);
       }
     }
   }
@@ -730,7 +736,8 @@ Status attention_f32(const AttentionShape& shape, const float* q, const float* k
   const ScratchLayout need(nullptr, r, k);
   if (scratch == nullptr || scratch_bytes < need.bytes) {
     return make_status(StatusCode::out_of_memory, "attention: scratch too small",
-                       static_cast<int64_t>(need.bytes), static_cast<int64_t>(scratch ? scratch_bytes : 0));
+                       static_cast<int64_t>(need.bytes),
+                       static_cast<int64_t>(scratch ? scratch_bytes : 0));
   }
   const ScratchLayout s(aligned, r, k);
 
