@@ -279,55 +279,13 @@ inline void f32_accumulate_v_RB(const float* p, int32_t p_stride, const float* c
   }
 }
 
-// The same for int8 rows, widened to float in registers (the row scale is folded into p).
+// The same for int8 rows on targets without the AVX2 integer path (NEON, scalar): each row is
+// widened to float element by element (the row scale is folded into p).
 template <int RB>
 inline void i8_accumulate_v_RB(const float* p, int32_t p_stride, const int8_t* const* vrow,
                                int32_t j0, int32_t j1, int32_t k, float* acc) {
-  int32_t kv = 0;
-#if EINFER_HAS_SIMD && defined(__AVX2__)
-  if constexpr (kLanes == 8) {
-    kv = k - k % 8;
-    auto widen = [](const int8_t* x) {
-      return _mm256_cvtepi32_ps(
-          _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(x))));
-    };
-    int32_t j = j0;
-    for (; j + 2 <= j1; j += 2) {
-      Batch w0[RB], w1[RB];
-      for (int h = 0; h < RB; ++h) {
-        w0[h] = Batch(p[h * p_stride + j]);
-        w1[h] = Batch(p[h * p_stride + j + 1]);
-      }
-      const int8_t* v0 = vrow[j];
-      const int8_t* v1 = vrow[j + 1];
-      prefetch_ahead(v0, static_cast<size_t>(k));
-      prefetch_ahead(v1, static_cast<size_t>(k));
-      for (int32_t d = 0; d < kv; d += 8) {
-        const Batch x0 = widen(v0 + d), x1 = widen(v1 + d);
-        for (int h = 0; h < RB; ++h) {
-          Batch a = Batch::load_unaligned(acc + h * k + d);
-          a = xsimd::fma(w0[h], x0, a);
-          a = xsimd::fma(w1[h], x1, a);
-          a.store_unaligned(acc + h * k + d);
-        }
-      }
-    }
-    for (; j < j1; ++j) {
-      const int8_t* v0 = vrow[j];
-      for (int32_t d = 0; d < kv; d += 8) {
-        const Batch x0 = widen(v0 + d);
-        for (int h = 0; h < RB; ++h) {
-          Batch a = Batch::load_unaligned(acc + h * k + d);
-          xsimd::fma(Batch(p[h * p_stride + j]), x0, a).store_unaligned(acc + h * k + d);
-        }
-      }
-    }
-  }
-#endif
-  if (kv < k) {
-    for (int32_t j = j0; j < j1; ++j)
-      for (int h = 0; h < RB; ++h) axpy_tail_i8(p[h * p_stride + j], vrow[j], kv, k, acc + h * k);
-  }
+  for (int32_t j = j0; j < j1; ++j)
+    for (int h = 0; h < RB; ++h) axpy_tail_i8(p[h * p_stride + j], vrow[j], 0, k, acc + h * k);
 }
 
 // ---- one tile -----------------------------------------------------------------------------------
