@@ -16,29 +16,48 @@ namespace einfer {
 namespace {
 
 constexpr int32_t kTile = kAttentionKeyTile;
-constexpr int kHeadBlock = 4;
-#ifndef EINFER_ATTN_PREFETCH
-#define EINFER_ATTN_PREFETCH 64
+constexpr int kHeadBlock = 4;  // query heads whose scores / accumulators are computed together
+// A kv head's rows sit one after another in the cache, so while a row is used the bytes this far
+// past it are requested (into all cache levels): decode is bound by how fast K/V arrive, and at
+// tile boundaries, where the kernel switches between the K and V streams, the hardware
+// prefetchers alone fall behind. 8 KB measured best of 1-32 KB on the AMD EPYC dev host
+// (override with -DEINFER_ATTN_PREFETCH_BYTES=...; 0 disables).
+#ifndef EINFER_ATTN_PREFETCH_BYTES
+#define EINFER_ATTN_PREFETCH_BYTES 8192
 #endif
-constexpr int64_t kPrefetchAhead = EINFER_ATTN_PREFETCH;  // positions ahead to prefetch (0: off)  // query heads whose scores / accumulators are computed together
+constexpr size_t kPrefetchBytes = EINFER_ATTN_PREFETCH_BYTES;
 
-size_t align64(size_t n) { return (n + 63) & ~size_t(63); }
+inline void prefetch_ahead(const void* row, size_t row_bytes) {
+  if constexpr (kPrefetchBytes > 0) {
+    const char* p = static_cast<const char*>(row) + kPrefetchBytes;
+    for (size_t b = 0; b < row_bytes; b += 64) __builtin_prefetch(p + b, 0, 3);
+  }
+}
+
+size_t align64(size_t n) {
+  return (n + 63) & ~size_t(63);
+}
 
 // Carves the scratch buffer; the same function sizes it (base == nullptr) and lays it out.
+// Cache rows are read in place (row pointers only): no staging copy costs bandwidth.
 struct ScratchLayout {
-  float* acc = nullptr;     // [r][k] running numerators
-  float* run_max = nullptr; // [r]
-  float* run_sum = nullptr; // [r]
-  float* scores = nullptr;  // [r][kTile] scores, then probabilities of the current tile
-  const float** krow = nullptr;  // [kTile]
-  const float** vrow = nullptr;  // [kTile]
-  float* kscale = nullptr;  // [kTile]
-  float* vscale = nullptr;  // [kTile]
-  float* kdeq = nullptr;    // [kTile][k] (quantized caches only)
-  float* vdeq = nullptr;    // [kTile][k]
+  float* acc = nullptr;            // [r][k] running numerators
+  float* run_max = nullptr;        // [r]
+  float* run_sum = nullptr;        // [r]
+  float* scores = nullptr;         // [r][kTile] scores, then probabilities of the current tile
+  const float** krow = nullptr;    // [kTile] f32 rows (the block's keys, or an f32 cache)
+  const float** vrow = nullptr;    // [kTile]
+  const int8_t** k8row = nullptr;  // [kTile] i8 cache rows (always a prefix of the tile)
+  const int8_t** v8row = nullptr;  // [kTile]
+  float* kscale = nullptr;         // [kTile] i8 row scales (1 for f32 rows)
+  float* vscale = nullptr;         // [kTile]
+  int16_t* q16 = nullptr;          // [r][k] the query quantized for integer dots with i8 keys
+  float* q16_scale = nullptr;      // [r]
+  int32_t* p16 = nullptr;          // [r][kTile/2] int16 weight pairs for int8 V rows
+  float* p16_scale = nullptr;      // [r]
   size_t bytes = 0;
 
-  ScratchLayout(void* base, int32_t r, int32_t k, bool quantized) {
+  ScratchLayout(void* base, int32_t r, int32_t k) {
     unsigned char* b = static_cast<unsigned char*>(base);
     size_t off = 0;
     auto take = [&](size_t n) -> void* {
@@ -53,168 +72,423 @@ struct ScratchLayout {
     scores = static_cast<float*>(take(rs * ts * sizeof(float)));
     krow = static_cast<const float**>(take(ts * sizeof(float*)));
     vrow = static_cast<const float**>(take(ts * sizeof(float*)));
+    k8row = static_cast<const int8_t**>(take(ts * sizeof(int8_t*)));
+    v8row = static_cast<const int8_t**>(take(ts * sizeof(int8_t*)));
     kscale = static_cast<float*>(take(ts * sizeof(float)));
     vscale = static_cast<float*>(take(ts * sizeof(float)));
-    if (quantized) {
-      kdeq = static_cast<float*>(take(ts * ks * sizeof(float)));
-      vdeq = static_cast<float*>(take(ts * ks * sizeof(float)));
-    }
+    q16 = static_cast<int16_t*>(take(rs * ks * sizeof(int16_t)));
+    q16_scale = static_cast<float*>(take(rs * sizeof(float)));
+    p16 = static_cast<int32_t*>(take(rs * (ts / 2) * sizeof(int32_t)));
+    p16_scale = static_cast<float*>(take(rs * sizeof(float)));
     bytes = off + 64;  // + room to align an unaligned scratch pointer
   }
 };
 
 // ---- microkernels -------------------------------------------------------------------------------
-// Every (head, key) score and every (head, element) accumulator sees the same sequence of
-// operations whatever the blocking, so results do not depend on how heads or keys are grouped.
+// Bit-exactness contract: every (head, key) score and every (head, element) accumulator sees the
+// same sequence of float operations whatever the blocking (which heads or keys share a call), so
+// results do not depend on where a key sits in a block. Hence: SIMD lanes are reduced by one fixed
+// pairwise tree, and scalar tails go through single non-inlined helpers (one contraction choice).
 
-// out[h * out_stride + j] = dot(q + h*k, krow[j]) for RB heads and KB keys.
-template <int RB, int KB>
-inline void dots_f32(const float* q, const float* const* krow, int32_t k, float* out,
-                     int32_t out_stride) {
-  int32_t d = 0;
-  float acc[RB][KB];
-#if EINFER_HAS_SIMD
-  using B = xsimd::batch<float>;
-  constexpr int32_t N = static_cast<int32_t>(B::size);
-  B a[RB][KB];
-  for (int h = 0; h < RB; ++h)
-    for (int j = 0; j < KB; ++j) a[h][j] = B(0.f);
-  for (; d + N <= k; d += N) {
-    B kv[KB];
-    for (int j = 0; j < KB; ++j) kv[j] = B::load_unaligned(krow[j] + d);
-    for (int h = 0; h < RB; ++h) {
-      const B qv = B::load_unaligned(q + h * k + d);
-      for (int j = 0; j < KB; ++j) a[h][j] = xsimd::fma(qv, kv[j], a[h][j]);
-    }
-  }
-  for (int h = 0; h < RB; ++h)
-    for (int j = 0; j < KB; ++j) acc[h][j] = xsimd::hadd(a[h][j]);
-#else
-  for (int h = 0; h < RB; ++h)
-    for (int j = 0; j < KB; ++j) acc[h][j] = 0.f;
-#endif
-  for (; d < k; ++d) {
-    for (int h = 0; h < RB; ++h)
-      for (int j = 0; j < KB; ++j) acc[h][j] += q[h * k + d] * krow[j][d];
-  }
-  for (int h = 0; h < RB; ++h)
-    for (int j = 0; j < KB; ++j) out[h * out_stride + j] = acc[h][j];
+__attribute__((noinline)) float dot_tail_f32(const float* a, const float* b, int32_t d0, int32_t n,
+                                             float acc) {
+  for (int32_t d = d0; d < n; ++d) acc += a[d] * b[d];
+  return acc;
 }
 
-// acc[h][:] += sum_j p[h * p_stride + j] * vrow[j][:] for RB heads over cnt keys.
-template <int RB>
-inline void accumulate_v_f32(const float* p, int32_t p_stride, const float* const* vrow,
-                             int32_t cnt, int32_t k, float* acc) {
-  int32_t d = 0;
+// y[d] += w * x[d] for d in [d0, n).
+__attribute__((noinline)) void axpy_tail_f32(float w, const float* x, int32_t d0, int32_t n,
+                                             float* y) {
+  for (int32_t d = d0; d < n; ++d) y[d] += w * x[d];
+}
+
+__attribute__((noinline)) void axpy_tail_i8(float w, const int8_t* x, int32_t d0, int32_t n,
+                                            float* y) {
+  for (int32_t d = d0; d < n; ++d) y[d] += w * static_cast<float>(x[d]);
+}
+
+__attribute__((noinline)) int32_t dot_tail_i16_i8(const int16_t* a, const int8_t* b, int32_t d0,
+                                                  int32_t n, int32_t acc) {
+  for (int32_t d = d0; d < n; ++d) acc += static_cast<int32_t>(a[d]) * b[d];
+  return acc;
+}
+
 #if EINFER_HAS_SIMD
-  using B = xsimd::batch<float>;
-  constexpr int32_t N = static_cast<int32_t>(B::size);
-  for (; d + 2 * N <= k; d += 2 * N) {
-    B a0[RB], a1[RB];
+using Batch = xsimd::batch<float>;
+constexpr int32_t kLanes = static_cast<int32_t>(Batch::size);
+
+// Sum of the lanes by the fixed pairwise tree ((l0+l1)+(l2+l3))+((l4+l5)+(l6+l7)).
+inline float hsum_tree(const Batch& v) {
+  alignas(64) float l[kLanes];
+  v.store_aligned(l);
+  for (int32_t w = 1; w < kLanes; w *= 2)
+    for (int32_t i = 0; i < kLanes; i += 2 * w) l[i] = l[i] + l[i + w];
+  return l[0];
+}
+
+// out[i] = hsum_tree(v_i) for 8 vectors; on AVX2 a transpose-reduce with the same tree.
+inline void hsum_tree8(Batch v0, Batch v1, Batch v2, Batch v3, Batch v4, Batch v5, Batch v6,
+                       Batch v7, float* out) {
+#if defined(__AVX2__)
+  if constexpr (kLanes == 8) {
+    const __m256 ab = _mm256_hadd_ps(v0, v1), cd = _mm256_hadd_ps(v2, v3);
+    const __m256 ef = _mm256_hadd_ps(v4, v5), gh = _mm256_hadd_ps(v6, v7);
+    const __m256 abcd = _mm256_hadd_ps(ab, cd), efgh = _mm256_hadd_ps(ef, gh);
+    _mm256_storeu_ps(out, _mm256_add_ps(_mm256_permute2f128_ps(abcd, efgh, 0x20),
+                                        _mm256_permute2f128_ps(abcd, efgh, 0x31)));
+    return;
+  }
+#endif
+  const Batch v[8] = {v0, v1, v2, v3, v4, v5, v6, v7};
+  for (int i = 0; i < 8; ++i) out[i] = hsum_tree(v[i]);
+}
+#endif
+
+// out[h * out_stride + j] = dot(q + h*k, krow[j]) for RB heads and KB keys; q and K are read once
+// per block, the RB*KB products accumulate in registers.
+template <int RB, int KB>
+inline void f32_dots_RBxKB(const float* q, const float* const* krow, int32_t k, float* out,
+                           int32_t out_stride) {
+  float acc[RB * KB];
+  int32_t d = 0;
+  for (int j = 0; j < KB; ++j) prefetch_ahead(krow[j], static_cast<size_t>(k) * sizeof(float));
+#if EINFER_HAS_SIMD
+  Batch a[RB * KB];
+#pragma GCC unroll 8
+  for (int i = 0; i < RB * KB; ++i) a[i] = Batch(0.f);
+  for (; d + kLanes <= k; d += kLanes) {
+    Batch kv[KB];
+#pragma GCC unroll 8
+    for (int j = 0; j < KB; ++j) kv[j] = Batch::load_unaligned(krow[j] + d);
+#pragma GCC unroll 8
     for (int h = 0; h < RB; ++h) {
-      a0[h] = B::load_unaligned(acc + h * k + d);
-      a1[h] = B::load_unaligned(acc + h * k + d + N);
+      const Batch qv = Batch::load_unaligned(q + h * k + d);
+#pragma GCC unroll 8
+      for (int j = 0; j < KB; ++j) a[h * KB + j] = xsimd::fma(qv, kv[j], a[h * KB + j]);
     }
-    for (int32_t j = 0; j < cnt; ++j) {
-      const B v0 = B::load_unaligned(vrow[j] + d);
-      const B v1 = B::load_unaligned(vrow[j] + d + N);
+  }
+  if constexpr (RB * KB == 8) {
+    hsum_tree8(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], acc);
+  } else {
+    for (int i = 0; i < RB * KB; ++i) acc[i] = hsum_tree(a[i]);
+  }
+#else
+  for (int i = 0; i < RB * KB; ++i) acc[i] = 0.f;
+#endif
+  for (int h = 0; h < RB; ++h)
+    for (int j = 0; j < KB; ++j) {
+      const float s =
+          d < k ? dot_tail_f32(q + h * k, krow[j], d, k, acc[h * KB + j]) : acc[h * KB + j];
+      out[h * out_stride + j] = s;
+    }
+}
+
+// Integer dots of the int16 query against int8 keys (exact, so any order): out = isum * q_scale.
+template <int RB, int KB>
+inline void i8_dots_RBxKB(const int16_t* q16, const float* q_scale, const int8_t* const* krow,
+                          int32_t k, float* out, int32_t out_stride) {
+  int32_t acc[RB * KB];
+  int32_t d = 0;
+  for (int j = 0; j < KB; ++j) prefetch_ahead(krow[j], static_cast<size_t>(k));
+#if EINFER_HAS_SIMD && defined(__AVX2__)
+  __m256i a[RB * KB];
+#pragma GCC unroll 8
+  for (int i = 0; i < RB * KB; ++i) a[i] = _mm256_setzero_si256();
+  for (; d + 16 <= k; d += 16) {
+    __m256i kv[KB];
+#pragma GCC unroll 8
+    for (int j = 0; j < KB; ++j)
+      kv[j] = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(krow[j] + d)));
+#pragma GCC unroll 8
+    for (int h = 0; h < RB; ++h) {
+      const __m256i qv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q16 + h * k + d));
+#pragma GCC unroll 8
+      for (int j = 0; j < KB; ++j)
+        a[h * KB + j] = _mm256_add_epi32(a[h * KB + j], _mm256_madd_epi16(qv, kv[j]));
+    }
+  }
+  if constexpr (RB * KB == 8) {
+    const __m256i ab = _mm256_hadd_epi32(a[0], a[1]), cd = _mm256_hadd_epi32(a[2], a[3]);
+    const __m256i ef = _mm256_hadd_epi32(a[4], a[5]), gh = _mm256_hadd_epi32(a[6], a[7]);
+    const __m256i abcd = _mm256_hadd_epi32(ab, cd), efgh = _mm256_hadd_epi32(ef, gh);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc),
+                        _mm256_add_epi32(_mm256_permute2x128_si256(abcd, efgh, 0x20),
+                                         _mm256_permute2x128_si256(abcd, efgh, 0x31)));
+  } else {
+    for (int i = 0; i < RB * KB; ++i) {
+      alignas(32) int32_t l[8];
+      _mm256_store_si256(reinterpret_cast<__m256i*>(l), a[i]);
+      acc[i] = ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
+    }
+  }
+#else
+  for (int i = 0; i < RB * KB; ++i) acc[i] = 0;
+#endif
+  for (int h = 0; h < RB; ++h)
+    for (int j = 0; j < KB; ++j) {
+      const int32_t s =
+          d < k ? dot_tail_i16_i8(q16 + h * k, krow[j], d, k, acc[h * KB + j]) : acc[h * KB + j];
+      out[h * out_stride + j] = static_cast<float>(s) * q_scale[h];
+    }
+}
+
+// acc[h][:] += p[h * p_stride + j] * vrow[j][:] for RB heads over keys [j0, j1), one V row pair
+// at a time: the rows are read in order (sequential memory), the 2*RB weights stay in registers
+// and the accumulators (r*k floats, L1-resident) are loaded and stored once per pair.
+template <int RB>
+inline void f32_accumulate_v_RB(const float* p, int32_t p_stride, const float* const* vrow,
+                                int32_t j0, int32_t j1, int32_t k, float* acc) {
+  int32_t kv = 0;
+#if EINFER_HAS_SIMD
+  kv = k - k % kLanes;
+  int32_t j = j0;
+  for (; j + 2 <= j1; j += 2) {
+    Batch w0[RB], w1[RB];
+    for (int h = 0; h < RB; ++h) {
+      w0[h] = Batch(p[h * p_stride + j]);
+      w1[h] = Batch(p[h * p_stride + j + 1]);
+    }
+    const float* v0 = vrow[j];
+    const float* v1 = vrow[j + 1];
+    prefetch_ahead(v0, static_cast<size_t>(k) * sizeof(float));
+    prefetch_ahead(v1, static_cast<size_t>(k) * sizeof(float));
+    for (int32_t d = 0; d < kv; d += kLanes) {
+      const Batch x0 = Batch::load_unaligned(v0 + d), x1 = Batch::load_unaligned(v1 + d);
       for (int h = 0; h < RB; ++h) {
-        const B w(p[h * p_stride + j]);
-        a0[h] = xsimd::fma(w, v0, a0[h]);
-        a1[h] = xsimd::fma(w, v1, a1[h]);
+        Batch a = Batch::load_unaligned(acc + h * k + d);
+        a = xsimd::fma(w0[h], x0, a);
+        a = xsimd::fma(w1[h], x1, a);
+        a.store_unaligned(acc + h * k + d);
+      }
+    }
+  }
+  for (; j < j1; ++j) {
+    const float* v0 = vrow[j];
+    for (int32_t d = 0; d < kv; d += kLanes) {
+      const Batch x0 = Batch::load_unaligned(v0 + d);
+      for (int h = 0; h < RB; ++h) {
+        Batch a = Batch::load_unaligned(acc + h * k + d);
+        xsimd::fma(Batch(p[h * p_stride + j]), x0, a).store_unaligned(acc + h * k + d);
+      }
+    }
+  }
+#endif
+  if (kv < k) {
+    for (int32_t j = j0; j < j1; ++j)
+      for (int h = 0; h < RB; ++h) axpy_tail_f32(p[h * p_stride + j], vrow[j], kv, k, acc + h * k);
+  }
+}
+
+// The same for int8 rows on targets without the AVX2 integer path (NEON, scalar): each row is
+// widened to float element by element (the row scale is folded into p).
+template <int RB>
+inline void i8_accumulate_v_RB(const float* p, int32_t p_stride, const int8_t* const* vrow,
+                               int32_t j0, int32_t j1, int32_t k, float* acc) {
+  for (int32_t j = j0; j < j1; ++j)
+    for (int h = 0; h < RB; ++h) axpy_tail_i8(p[h * p_stride + j], vrow[j], 0, k, acc + h * k);
+}
+
+// ---- one tile -----------------------------------------------------------------------------------
+
+// A tile's rows: i8 cache rows [0, n8) (k8row/v8row), then f32 rows [n8, cnt) (krow/vrow).
+struct TileRows {
+  int32_t n8 = 0;
+  int32_t cnt = 0;
+};
+
+template <int RB>
+void tile_scores(const float* q, const ScratchLayout& s, int32_t h0, int32_t k, TileRows t) {
+  float* sc = s.scores + h0 * kTile;
+  int32_t j = 0;
+  for (; j + 2 <= t.n8; j += 2)
+    i8_dots_RBxKB<RB, 2>(s.q16 + h0 * k, s.q16_scale + h0, s.k8row + j, k, sc + j, kTile);
+  for (; j < t.n8; ++j)
+    i8_dots_RBxKB<RB, 1>(s.q16 + h0 * k, s.q16_scale + h0, s.k8row + j, k, sc + j, kTile);
+  for (; j + 2 <= t.cnt; j += 2) f32_dots_RBxKB<RB, 2>(q + h0 * k, s.krow + j, k, sc + j, kTile);
+  for (; j < t.cnt; ++j) f32_dots_RBxKB<RB, 1>(q + h0 * k, s.krow + j, k, sc + j, kTile);
+}
+
+#if EINFER_HAS_SIMD && defined(__AVX2__)
+// Integer V mixing for int8 rows: each head's weights p (row scales folded in) over the tile's
+// int8 rows [0, n) are quantized to int16 with one scale per (tile, head) and packed in pairs,
+// so one madd multiplies two rows at once; int32 sums cannot overflow (|p16| <= 32767,
+// |v| <= 128, at most kTile rows). Exact integer sums, so the order of rows is free.
+static_assert(int64_t(kTile) * 32767 * 128 < (int64_t(1) << 31), "int8 V sums overflow");
+
+template <int RB>
+void i8_quantize_weights_RB(const float* p, int32_t p_stride, int32_t n, int32_t* p16,
+                            float* p16_scale) {
+  for (int h = 0; h < RB; ++h) {
+    const float* ph = p + h * p_stride;
+    int32_t* out = p16 + h * (kTile / 2);
+    __m256 vm = _mm256_setzero_ps();  // weights are >= 0
+    int32_t j = 0;
+    for (; j + 8 <= n; j += 8) vm = _mm256_max_ps(vm, _mm256_loadu_ps(ph + j));
+    alignas(32) float lanes[8];
+    _mm256_store_ps(lanes, vm);
+    float m = 0.f;
+    for (int l = 0; l < 8; ++l) m = lanes[l] > m ? lanes[l] : m;
+    for (; j < n; ++j) m = ph[j] > m ? ph[j] : m;
+    const float inv = m > 0.f ? 32767.f / m : 0.f;
+    p16_scale[h] = m / 32767.f;
+    const __m256 vinv = _mm256_set1_ps(inv);
+    j = 0;
+    for (; j + 16 <= n; j += 16) {  // packs gives (j, j+1) int16 pairs as int32 words
+      const __m256i a = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(ph + j), vinv));
+      const __m256i b = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(ph + j + 8), vinv));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + j / 2),
+                          _mm256_permute4x64_epi64(_mm256_packs_epi32(a, b), 0xD8));
+    }
+    for (; j < n; j += 2) {
+      const int32_t lo = static_cast<int32_t>(ph[j] * inv + 0.5f);
+      const int32_t hi = j + 1 < n ? static_cast<int32_t>(ph[j + 1] * inv + 0.5f) : 0;
+      out[j / 2] = (lo & 0xFFFF) | (hi << 16);
+    }
+  }
+}
+
+// acc[h][:] += p16_scale[h] * sum_j p16[h][j] * vrow[j][:] over rows [0, n), 16 columns at a
+// time with the 2*RB int32 accumulators in registers across all rows (the int8 tile is small
+// enough to stay in L1 between column blocks).
+template <int RB>
+void i8_accumulate_v_int_RB(const int32_t* p16, const float* p16_scale, const int8_t* const* vrow,
+                            int32_t n, int32_t k, float* acc) {
+  int32_t d = 0;
+  for (; d + 16 <= k; d += 16) {
+    __m256i alo[RB], ahi[RB];
+    for (int h = 0; h < RB; ++h) alo[h] = ahi[h] = _mm256_setzero_si256();
+    for (int32_t j = 0; j < n; j += 2) {
+      if (d == 0) {
+        prefetch_ahead(vrow[j], static_cast<size_t>(k));
+        if (j + 1 < n) prefetch_ahead(vrow[j + 1], static_cast<size_t>(k));
+      }
+      const __m256i a =
+          _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(vrow[j] + d)));
+      const __m256i b = j + 1 < n ? _mm256_cvtepi8_epi16(_mm_loadu_si128(
+                                        reinterpret_cast<const __m128i*>(vrow[j + 1] + d)))
+                                  : a;  // its weight is 0
+      // Interleaved (row j, row j+1) pairs: columns 0-3, 8-11 (lo) and 4-7, 12-15 (hi).
+      const __m256i lo = _mm256_unpacklo_epi16(a, b), hi = _mm256_unpackhi_epi16(a, b);
+      for (int h = 0; h < RB; ++h) {
+        const __m256i w = _mm256_set1_epi32(p16[h * (kTile / 2) + j / 2]);
+        alo[h] = _mm256_add_epi32(alo[h], _mm256_madd_epi16(lo, w));
+        ahi[h] = _mm256_add_epi32(ahi[h], _mm256_madd_epi16(hi, w));
       }
     }
     for (int h = 0; h < RB; ++h) {
-      a0[h].store_unaligned(acc + h * k + d);
-      a1[h].store_unaligned(acc + h * k + d + N);
+      const __m256 flo = _mm256_cvtepi32_ps(alo[h]), fhi = _mm256_cvtepi32_ps(ahi[h]);
+      const __m256 sc = _mm256_set1_ps(p16_scale[h]);
+      float* ah = acc + h * k + d;
+      _mm256_storeu_ps(
+          ah, _mm256_fmadd_ps(sc, _mm256_permute2f128_ps(flo, fhi, 0x20), _mm256_loadu_ps(ah)));
+      _mm256_storeu_ps(ah + 8, _mm256_fmadd_ps(sc, _mm256_permute2f128_ps(flo, fhi, 0x31),
+                                               _mm256_loadu_ps(ah + 8)));
     }
   }
-  for (; d + N <= k; d += N) {
-    B a0[RB];
-    for (int h = 0; h < RB; ++h) a0[h] = B::load_unaligned(acc + h * k + d);
-    for (int32_t j = 0; j < cnt; ++j) {
-      const B v0 = B::load_unaligned(vrow[j] + d);
-      for (int h = 0; h < RB; ++h) a0[h] = xsimd::fma(B(p[h * p_stride + j]), v0, a0[h]);
-    }
-    for (int h = 0; h < RB; ++h) a0[h].store_unaligned(acc + h * k + d);
-  }
-#endif
   for (; d < k; ++d) {
     for (int h = 0; h < RB; ++h) {
-      float a = acc[h * k + d];
-      for (int32_t j = 0; j < cnt; ++j) a += p[h * p_stride + j] * vrow[j][d];
-      acc[h * k + d] = a;
+      int32_t sum = 0;
+      for (int32_t j = 0; j < n; ++j) {
+        const int32_t pair = p16[h * (kTile / 2) + j / 2];
+        const int32_t w = (j & 1) ? (pair >> 16) : static_cast<int16_t>(pair & 0xFFFF);
+        sum += w * vrow[j][d];
+      }
+      acc[h * k + d] += p16_scale[h] * static_cast<float>(sum);
     }
   }
 }
+#endif
 
-// y[i] = exp(x[i] - m); returns the sum of y (summed in index order after the exps).
-inline float exp_shifted_sum(float* x, int32_t n, float m) {
+template <int RB>
+void tile_accumulate(const ScratchLayout& s, int32_t h0, int32_t k, TileRows t) {
+  const float* p = s.scores + h0 * kTile;
+  float* acc = s.acc + h0 * k;
+  if (t.n8 > 0) {
+#if EINFER_HAS_SIMD && defined(__AVX2__)
+    i8_quantize_weights_RB<RB>(p, kTile, t.n8, s.p16 + h0 * (kTile / 2), s.p16_scale + h0);
+    i8_accumulate_v_int_RB<RB>(s.p16 + h0 * (kTile / 2), s.p16_scale + h0, s.v8row, t.n8, k, acc);
+#else
+    i8_accumulate_v_RB<RB>(p, kTile, s.v8row, 0, t.n8, k, acc);
+#endif
+  }
+  if (t.cnt > t.n8) f32_accumulate_v_RB<RB>(p, kTile, s.vrow, t.n8, t.cnt, k, acc);
+}
+
+template <int RB>
+void tile_heads(const float* q, const ScratchLayout& s, int32_t h0, int32_t k, TileRows t,
+                bool scores) {
+  if (scores) {
+    tile_scores<RB>(q, s, h0, k, t);
+  } else {
+    tile_accumulate<RB>(s, h0, k, t);
+  }
+}
+
+// Turns head h's scores into probabilities (times the V row scales) and updates its running max,
+// sum and accumulator. Fixed operation order for a given cnt.
+void tile_softmax(const ScratchLayout& s, int32_t h, int32_t k, float scale, int32_t cnt) {
+  float* sh = s.scores + h * kTile;
+  float tile_max = -INFINITY;
   int32_t i = 0;
 #if EINFER_HAS_SIMD
-  using B = xsimd::batch<float>;
-  constexpr int32_t N = static_cast<int32_t>(B::size);
-  const B mv(m);
-  for (; i + N <= n; i += N) xsimd::exp(B::load_unaligned(x + i) - mv).store_unaligned(x + i);
+  const Batch sv(scale);
+  Batch vmax(-INFINITY);
+  for (; i + kLanes <= cnt; i += kLanes) {
+    const Batch x = Batch::load_unaligned(sh + i) * Batch::load_unaligned(s.kscale + i) * sv;
+    x.store_unaligned(sh + i);
+    vmax = xsimd::max(vmax, x);
+  }
+  alignas(64) float lanes[kLanes];
+  vmax.store_aligned(lanes);
+  for (int32_t l = 0; l < kLanes; ++l) tile_max = lanes[l] > tile_max ? lanes[l] : tile_max;
 #endif
-  for (; i < n; ++i) x[i] = std::exp(x[i] - m);
-  float s = 0.f;
-  for (int32_t j = 0; j < n; ++j) s += x[j];
-  return s;
+  for (; i < cnt; ++i) {
+    sh[i] = sh[i] * s.kscale[i] * scale;
+    tile_max = sh[i] > tile_max ? sh[i] : tile_max;
+  }
+  const float new_max = tile_max > s.run_max[h] ? tile_max : s.run_max[h];
+  i = 0;
+  float tile_sum = 0.f;
+#if EINFER_HAS_SIMD
+  const Batch mv(new_max);
+  Batch sum(0.f);
+  for (; i + kLanes <= cnt; i += kLanes) {
+    const Batch e = xsimd::exp(Batch::load_unaligned(sh + i) - mv);
+    sum += e;
+    (e * Batch::load_unaligned(s.vscale + i)).store_unaligned(sh + i);  // V row scales folded in
+  }
+  tile_sum = hsum_tree(sum);
+#endif
+  for (; i < cnt; ++i) {
+    const float e = std::exp(sh[i] - new_max);
+    tile_sum += e;
+    sh[i] = e * s.vscale[i];
+  }
+  if (new_max != s.run_max[h]) {
+    const float alpha = std::exp(s.run_max[h] - new_max);  // 0 on the first tile (max was -inf)
+    s.run_sum[h] *= alpha;
+    float* ah = s.acc + h * k;
+    for (int32_t d = 0; d < k; ++d) ah[d] *= alpha;
+    s.run_max[h] = new_max;
+  }
+  s.run_sum[h] += tile_sum;
 }
 
-inline void int8_to_f32(const int8_t* x, float* y, int32_t n) {
-  int32_t i = 0;
-#if EINFER_HAS_SIMD && defined(__AVX2__)
-  for (; i + 8 <= n; i += 8) {
-    const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(x + i));
-    _mm256_storeu_ps(y + i, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(b)));
-  }
-#endif
-  for (; i < n; ++i) y[i] = static_cast<float>(x[i]);
-}
-
-// Scores of RB heads against the tile, softmax state update, V accumulation.
-template <int RB>
-void attend_tile_heads(const float* q, int32_t k, float scale, const ScratchLayout& s,
-                       int32_t cnt, float* scores, float* run_max, float* run_sum, float* acc) {
-  int32_t j = 0;
-  for (; j + 2 <= cnt; j += 2) dots_f32<RB, 2>(q, s.krow + j, k, scores + j, kTile);
-  for (; j < cnt; ++j) dots_f32<RB, 1>(q, s.krow + j, k, scores + j, kTile);
-  for (int h = 0; h < RB; ++h) {
-    float* sh = scores + h * kTile;
-    float tile_max = -INFINITY;
-    for (int32_t i = 0; i < cnt; ++i) {
-      sh[i] = sh[i] * s.kscale[i] * scale;
-      tile_max = sh[i] > tile_max ? sh[i] : tile_max;
-    }
-    const float new_max = tile_max > run_max[h] ? tile_max : run_max[h];
-    const float tile_sum = exp_shifted_sum(sh, cnt, new_max);
-    if (new_max != run_max[h]) {
-      const float alpha = std::exp(run_max[h] - new_max);  // 0 on the first tile (max was -inf)
-      run_sum[h] *= alpha;
-      float* ah = acc + h * k;
-      for (int32_t d = 0; d < k; ++d) ah[d] *= alpha;
-      run_max[h] = new_max;
-    }
-    run_sum[h] += tile_sum;
-    for (int32_t i = 0; i < cnt; ++i) sh[i] *= s.vscale[i];
-  }
-  accumulate_v_f32<RB>(scores, kTile, s.vrow, cnt, k, acc);
+void for_head_blocks(const float* q, const ScratchLayout& s, int32_t r, int32_t k, TileRows t,
+                     bool scores) {
+  int32_t h = 0;
+  for (; h + kHeadBlock <= r; h += kHeadBlock) tile_heads<kHeadBlock>(q, s, h, k, t, scores);
+  const int32_t rest = r - h;
+  if (rest == 3) tile_heads<3>(q, s, h, k, t, scores);
+  if (rest == 2) tile_heads<2>(q, s, h, k, t, scores);
+  if (rest == 1) tile_heads<1>(q, s, h, k, t, scores);
 }
 
 void attend_tile(const float* q, int32_t r, int32_t k, float scale, const ScratchLayout& s,
-                 int32_t cnt) {
-  int32_t h = 0;
-  for (; h + kHeadBlock <= r; h += kHeadBlock) {
-    attend_tile_heads<4>(q + h * k, k, scale, s, cnt, s.scores + h * kTile, s.run_max + h,
-                         s.run_sum + h, s.acc + h * k);
-  }
-  const int32_t rest = r - h;
-  float* sc = s.scores + h * kTile;
-  if (rest == 3) attend_tile_heads<3>(q + h * k, k, scale, s, cnt, sc, s.run_max + h, s.run_sum + h, s.acc + h * k);
-  if (rest == 2) attend_tile_heads<2>(q + h * k, k, scale, s, cnt, sc, s.run_max + h, s.run_sum + h, s.acc + h * k);
-  if (rest == 1) attend_tile_heads<1>(q + h * k, k, scale, s, cnt, sc, s.run_max + h, s.run_sum + h, s.acc + h * k);
+                 TileRows t) {
+  for_head_blocks(q, s, r, k, t, true);
+  for (int32_t h = 0; h < r; ++h) tile_softmax(s, h, k, scale, t.cnt);
+  for_head_blocks(q, s, r, k, t, false);
 }
 
 // Where the keys of one kv head come from.
@@ -232,59 +506,55 @@ inline int64_t cache_slot(const KVLayerView& c, int64_t p) {
   return p < c.sinks ? p : c.sinks + (p - c.sinks) % (c.capacity - c.sinks);
 }
 
-// Asks for the cache rows of position p one tile ahead, so the next tile's K/V stream in while
-// this one is computed (decode is bound by how fast the rows arrive).
-inline void prefetch_rows(const KeySource& src, int64_t p) {
-  const KVLayerView& c = *src.cache;
-  const int64_t slot = cache_slot(c, p);
-  const size_t esz = c.dtype == DType::f32 ? 4 : 1;
-  const size_t off = static_cast<size_t>(src.g * c.head_stride + slot * c.row_stride) * esz;
-  const size_t row_bytes = static_cast<size_t>(src.k) * esz;
-  const char* kp = static_cast<const char*>(c.k) + off;
-  const char* vp = static_cast<const char*>(c.v) + off;
-  for (size_t b = 0; b < row_bytes; b += 64) {
-    __builtin_prefetch(kp + b, 0, 1);
-    __builtin_prefetch(vp + b, 0, 1);
+// Appends positions [a, b) to the tile's row lists (pointers into the cache or the block).
+void gather(const KeySource& src, int64_t a, int64_t b, const ScratchLayout& s, TileRows* t) {
+  const int64_t cached_end = b < src.pos0 ? b : src.pos0;
+  if (a < cached_end) {
+    const KVLayerView& c = *src.cache;
+    int64_t slot = cache_slot(c, a);  // then advanced without a division per position
+    for (int64_t p = a; p < cached_end; ++p) {
+      const int32_t j = t->cnt++;
+      const int64_t off = src.g * c.head_stride + slot * c.row_stride;
+      if (c.dtype == DType::f32) {
+        s.krow[j] = static_cast<const float*>(c.k) + off;
+        s.vrow[j] = static_cast<const float*>(c.v) + off;
+        s.kscale[j] = 1.f;
+        s.vscale[j] = 1.f;
+      } else {  // i8: cached positions precede the block's, so these rows form the tile's prefix
+        s.k8row[j] = static_cast<const int8_t*>(c.k) + off;
+        s.v8row[j] = static_cast<const int8_t*>(c.v) + off;
+        s.kscale[j] = c.k_scales[src.g * c.capacity + slot];
+        s.vscale[j] = c.v_scales[src.g * c.capacity + slot];
+        t->n8 = j + 1;
+      }
+      if (++slot == c.capacity) slot = c.sinks;  // the ring's rotating part wraps to its start
+    }
+    a = cached_end;
+  }
+  for (int64_t p = a; p < b; ++p) {
+    const int32_t j = t->cnt++;
+    const int64_t off = (p - src.pos0) * src.new_stride;
+    s.krow[j] = src.k_new + off;
+    s.vrow[j] = src.v_new + off;
+    s.kscale[j] = 1.f;
+    s.vscale[j] = 1.f;
   }
 }
 
-// Appends positions [a, b) to the tile's row lists.
-void gather(const KeySource& src, int64_t a, int64_t b, const ScratchLayout& s, int32_t* cnt) {
-  const int64_t cached_end = b < src.pos0 ? b : src.pos0;
-  for (int64_t p = a; p < b; ++p) {
-    if (kPrefetchAhead > 0 && p + kPrefetchAhead < cached_end) prefetch_rows(src, p + kPrefetchAhead);
-    const int32_t j = (*cnt)++;
-    if (p >= src.pos0) {
-      const int64_t off = (p - src.pos0) * src.new_stride;
-      s.krow[j] = src.k_new + off;
-      s.vrow[j] = src.v_new + off;
-      s.kscale[j] = 1.f;
-      s.vscale[j] = 1.f;
-      continue;
-    }
-    const KVLayerView& c = *src.cache;
-    const int64_t slot = cache_slot(c, p);
-    const int64_t off = src.g * c.head_stride + slot * c.row_stride;
-    if (c.dtype == DType::f32) {
-      // Copied row by row into scratch: one sequential read of each row keeps the hardware
-      // prefetchers streaming, where reading V in place column-block by column-block stalls.
-      float* kd = s.kdeq + static_cast<size_t>(j) * src.k;
-      float* vd = s.vdeq + static_cast<size_t>(j) * src.k;
-      std::memcpy(kd, static_cast<const float*>(c.k) + off, static_cast<size_t>(src.k) * 4);
-      std::memcpy(vd, static_cast<const float*>(c.v) + off, static_cast<size_t>(src.k) * 4);
-      s.krow[j] = kd;
-      s.vrow[j] = vd;
-      s.kscale[j] = 1.f;
-      s.vscale[j] = 1.f;
-    } else {  // i8: dequantize into scratch, scale folded into score / probability
-      float* kd = s.kdeq + static_cast<size_t>(j) * src.k;
-      float* vd = s.vdeq + static_cast<size_t>(j) * src.k;
-      int8_to_f32(static_cast<const int8_t*>(c.k) + off, kd, src.k);
-      int8_to_f32(static_cast<const int8_t*>(c.v) + off, vd, src.k);
-      s.krow[j] = kd;
-      s.vrow[j] = vd;
-      s.kscale[j] = c.k_scales[src.g * c.capacity + slot];
-      s.vscale[j] = c.v_scales[src.g * c.capacity + slot];
+// Quantizes each head's query to int16 with one scale per head, small enough that a dot with
+// int8 keys (|key| <= 128) cannot overflow int32.
+void quantize_query_i16(const float* q, int32_t r, int32_t k, const ScratchLayout& s) {
+  const float qmax_k = 2147483647.f / (128.f * static_cast<float>(k));
+  const float qmax = qmax_k < 32767.f ? qmax_k : 32767.f;
+  for (int32_t h = 0; h < r; ++h) {
+    const float* qh = q + h * k;
+    float amax = 0.f;
+    for (int32_t d = 0; d < k; ++d) amax = std::fabs(qh[d]) > amax ? std::fabs(qh[d]) : amax;
+    const float inv = amax > 0.f ? std::floor(qmax) / amax : 0.f;
+    s.q16_scale[h] = amax > 0.f ? amax / std::floor(qmax) : 0.f;
+    for (int32_t d = 0; d < k; ++d) {  // round half away from zero (vectorizes, no libm call)
+      const float x = qh[d] * inv;
+      s.q16[h * k + d] = static_cast<int16_t>(x + (x < 0.f ? -0.5f : 0.5f));
     }
   }
 }
@@ -299,6 +569,9 @@ void attend_query(const float* q, int32_t r, int32_t k, float scale, const KeySo
     s.run_max[h] = -INFINITY;
     s.run_sum[h] = 0.f;
   }
+  if (src.cache != nullptr && src.cache->dtype == DType::i8 && src.pos0 > 0) {
+    quantize_query_i16(q, r, k, s);
+  }
   if (a1 >= b1) {  // no sinks: only the recent interval
     a1 = a2;
     b1 = b2;
@@ -308,10 +581,10 @@ void attend_query(const float* q, int32_t r, int32_t k, float scale, const KeySo
   int64_t tile = a1 / kTile;
   while (tile * kTile < end) {
     const int64_t t0 = tile * kTile, t1 = t0 + kTile;
-    int32_t cnt = 0;
-    gather(src, t0 > a1 ? t0 : a1, t1 < b1 ? t1 : b1, s, &cnt);
-    if (a2 < b2) gather(src, t0 > a2 ? t0 : a2, t1 < b2 ? t1 : b2, s, &cnt);
-    if (cnt > 0) attend_tile(q, r, k, scale, s, cnt);
+    TileRows rows;
+    gather(src, t0 > a1 ? t0 : a1, t1 < b1 ? t1 : b1, s, &rows);
+    if (a2 < b2) gather(src, t0 > a2 ? t0 : a2, t1 < b2 ? t1 : b2, s, &rows);
+    if (rows.cnt > 0) attend_tile(q, r, k, scale, s, rows);
     ++tile;
     if (a2 < b2 && tile * kTile >= b1 && tile * kTile < a2) tile = a2 / kTile;
   }
@@ -329,7 +602,8 @@ float attention_default_scale(int32_t head_dim) {
 
 Status attention_validate_shape(const AttentionShape& sh) {
   if (sh.n_heads <= 0 || sh.n_kv_heads <= 0 || sh.head_dim <= 0) {
-    return make_status(StatusCode::invalid_argument, "attention: head counts and head_dim must be > 0");
+    return make_status(StatusCode::invalid_argument,
+                       "attention: head counts and head_dim must be > 0");
   }
   if (sh.n_heads % sh.n_kv_heads != 0) {
     return make_status(StatusCode::shape_mismatch,
@@ -356,8 +630,8 @@ size_t attention_scratch_bytes(const AttentionShape& shape, int32_t n_queries, D
   (void)n_queries;
   if (!attention_validate_shape(shape).ok()) return 0;
   const int32_t r = shape.n_heads / shape.n_kv_heads;
-  (void)kv_dtype;  // every cache dtype stages a tile of rows in scratch
-  return ScratchLayout(nullptr, r, shape.head_dim, true).bytes;
+  (void)kv_dtype;  // rows are read in place, so every cache dtype needs the same
+  return ScratchLayout(nullptr, r, shape.head_dim).bytes;
 }
 
 Status attention_f32(const AttentionShape& shape, const float* q, const float* k_new,
@@ -373,7 +647,8 @@ Status attention_f32(const AttentionShape& shape, const float* q, const float* k
   }
   const int32_t H = shape.n_heads, G = shape.n_kv_heads, k = shape.head_dim, r = H / G;
   if (!shape.causal && cache != nullptr) {
-    return make_status(StatusCode::invalid_argument, "attention: non-causal attention takes no cache");
+    return make_status(StatusCode::invalid_argument,
+                       "attention: non-causal attention takes no cache");
   }
   if (shape.causal && pos0 > 0) {
     if (cache == nullptr) {
@@ -395,8 +670,9 @@ Status attention_f32(const AttentionShape& shape, const float* q, const float* k
       return make_status(StatusCode::invalid_argument, "attention: cache capacity/sinks invalid");
     }
     if (c.n_positions >= 0 && c.n_positions != pos0) {
-      return make_status(StatusCode::out_of_range, "attention: cache holds a different number of positions",
-                         pos0, c.n_positions);
+      return make_status(StatusCode::out_of_range,
+                         "attention: cache holds a different number of positions", pos0,
+                         c.n_positions);
     }
     // Every attended position < pos0 must still be in the ring.
     if (pos0 > c.capacity) {
@@ -407,20 +683,20 @@ Status attention_f32(const AttentionShape& shape, const float* q, const float* k
       }
       if (shape.sinks > c.sinks || shape.window - shape.sinks > c.capacity - c.sinks) {
         return make_status(StatusCode::out_of_range,
-                           "attention: window or sinks larger than the cache keeps",
-                           shape.window, c.capacity);
+                           "attention: window or sinks larger than the cache keeps", shape.window,
+                           c.capacity);
       }
     }
   }
-  const bool quantized = shape.causal && pos0 > 0;  // cache rows are staged in scratch
   const uintptr_t base = reinterpret_cast<uintptr_t>(scratch);
   void* aligned = scratch ? reinterpret_cast<void*>((base + 63) & ~uintptr_t(63)) : nullptr;
-  const ScratchLayout need(nullptr, r, k, quantized);
+  const ScratchLayout need(nullptr, r, k);
   if (scratch == nullptr || scratch_bytes < need.bytes) {
     return make_status(StatusCode::out_of_memory, "attention: scratch too small",
-                       static_cast<int64_t>(need.bytes), static_cast<int64_t>(scratch ? scratch_bytes : 0));
+                       static_cast<int64_t>(need.bytes),
+                       static_cast<int64_t>(scratch ? scratch_bytes : 0));
   }
-  const ScratchLayout s(aligned, r, k, quantized);
+  const ScratchLayout s(aligned, r, k);
 
   KeySource src;
   src.k_new = k_new;

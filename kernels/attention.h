@@ -10,8 +10,9 @@
 //            (the sinks plus the w - sinks positions just before t, plus t itself)
 //   !causal: (encoder) every one of the n new keys; no cache, no window
 // Keys at p >= pos0 come from k_new/v_new, keys at p < pos0 from `cache`, where position p lives in
-// slot p < S ? p : S + (p - S) % (W - S) (the cache's capacity W and sinks S). The caller writes the
-// block's K/V into the cache only after the call, so a ring smaller than the block is still exact.
+// slot p < S ? p : S + (p - S) % (W - S) (the cache's capacity W and sinks S). The caller writes
+// the block's K/V into the cache only after the call, so a ring smaller than the block is still
+// exact.
 //
 // The kernel never materialises a score matrix: per query and kv head it walks key tiles of
 // kAttentionKeyTile positions aligned to absolute position (online softmax: running max and sum,
@@ -20,9 +21,12 @@
 // the same tiles whether its keys come from the block or the cache: prefill then decode gives
 // bit-identical results to decoding token by token (f32 cache), and a wrapped ring gives exactly
 // what a cache that never wrapped gives.
-// Cache rows of a tile are staged in scratch once per kv head (copied for f32, widened for int8,
-// whose one float scale per (slot, kv head) is folded into the score and the probability) and
-// shared by the group's query heads.
+// Cache rows are read in place (no staging copy) and each is read once per group: scores use
+// a register-blocked 4 heads x 2 keys kernel, V rows are accumulated in order. For int8 caches the
+// query is quantized to int16 (one scale per head) for exact integer dots with the int8 keys, and
+// each tile's probabilities (times the V row scales) to int16 with one scale per (tile, head) for
+// integer V mixing (AVX2; NEON and scalar builds widen V to float); the K row scale is folded
+// into the score. Software prefetch runs a few KB ahead in the K and V streams.
 #pragma once
 
 #include <cstddef>
@@ -77,9 +81,9 @@ float attention_default_scale(int32_t head_dim);
 // Checks the shape alone (head counts, divisibility, window vs sinks).
 Status attention_validate_shape(const AttentionShape& shape);
 
-// Scratch attention_f32 needs (includes staging for one key tile of K and V rows, so it is the
-// same for every cache dtype; kv_dtype is kept for future layouts). n_queries does not change the
-// size today (queries are processed one at a time) but is part of the contract.
+// Scratch attention_f32 needs (row pointers and per-tile state; the same for every cache dtype,
+// kv_dtype is kept for future layouts). n_queries does not change the size today (queries are
+// processed one at a time) but is part of the contract.
 size_t attention_scratch_bytes(const AttentionShape& shape, int32_t n_queries,
                                DType kv_dtype = DType::i8);
 
