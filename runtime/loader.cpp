@@ -4,6 +4,7 @@
 // Every read goes through read_at(), which copies bytes out with memcpy after a bounds check, so the
 // loader never reads outside [data, data + size) and never depends on field alignment. Offsets and
 // sizes are 64-bit and every sum is checked for overflow before use.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -296,7 +297,8 @@ Status load_model(const void* data, size_t size, const LoadOptions& options, Mod
   if (reinterpret_cast<uintptr_t>(data) % kEinAlignment != 0)
     return make_status(StatusCode::invalid_argument, "model buffer must be 64-byte aligned");
   const unsigned char* img = static_cast<const unsigned char*>(data);
-  const int64_t have = static_cast<int64_t>(size > INT64_MAX ? INT64_MAX : size);
+  // size_t may be 32-bit (Cortex-M): clamp through uint64_t without a type-limits warning.
+  const int64_t have = static_cast<int64_t>(std::min<uint64_t>(size, static_cast<uint64_t>(INT64_MAX)));
 
   if (size < sizeof(FileHeader)) return bad("file truncated: shorter than the header", 128, have);
   FileHeader h;
