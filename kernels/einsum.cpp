@@ -721,7 +721,7 @@ Status plan_einsum(const EinsumSpec& spec, const TensorView* inputs, int n_input
   // Bind sizes: ids 0..51 letters, 52.. ellipsis dims (right-aligned across operands).
   int64_t size[kLetterIds + kMaxRank];
   bool seen[kLetterIds + kMaxRank] = {};
-  auto axis_label = [&](int t, int ax) {
+  auto axis_label = [&](int t, int ax) -> int {
     const EinsumTerm& term = spec.in[t];
     if (term.ellipsis < 0 || ax < term.ellipsis) return label_id(term.labels[ax]);
     if (ax < term.ellipsis + ell[t]) return kLetterIds + (ell_max - ell[t]) + (ax - term.ellipsis);

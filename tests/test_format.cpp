@@ -216,7 +216,7 @@ TEST_CASE("format: inspect lists every tensor and reports arena bytes or why not
   CHECK(json.find("\"weight_dtype\": \"q4\"") != std::string::npos);
   CHECK(json.find(as.ok() ? "\"arena_bytes\": " + std::to_string(arena)
                           : "\"arena_bytes\": null") != std::string::npos);
-  const std::string header = pack::emit_c_header(b, m, run, "tiny_model");
+  const std::string header = pack::emit_c_header(b, m, run, pack::CApiSizing{}, "tiny_model");
   CHECK(header.find("#define TINY_MODEL_BYTES " + std::to_string(b.size()) + "u") !=
         std::string::npos);
   CHECK(header.find("aligned(64)") != std::string::npos);

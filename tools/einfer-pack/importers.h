@@ -58,6 +58,25 @@ SourceModel import_torch_encoder(const std::vector<uint8_t>& safetensors_bytes,
 bool looks_like_gguf(const std::vector<uint8_t>& bytes);
 SourceModel import_gguf(const std::vector<uint8_t>& bytes);
 
+// Deterministic synthetic llama2.c-shaped model (tools/einfer-pack/synthetic.cpp).
+// SPEC: "dim=64,hidden=172,layers=4,heads=4,kv_heads=4,vocab=512,seq=128[,seed=1]"; missing keys
+// take these values (aidreams260K's shape).
+struct SyntheticSpec {
+  int32_t dim = 64, hidden = 172, layers = 4, heads = 4, kv_heads = 4, vocab = 512, seq = 128;
+  uint64_t seed = 1;
+};
+SyntheticSpec parse_synthetic_spec(const std::string& spec);
+SourceModel make_synthetic(const SyntheticSpec& spec);
+// A llama2.c tokenizer.bin for `vocab` ids: specials, the 256 byte pieces, then letter pieces.
+std::vector<uint8_t> make_synthetic_tokenizer(int32_t vocab);
+
+// C API options for the arena constant --emit-c writes (einfer_arena_bytes, models/einfer.h):
+// the run options plus the tokenizer tables and encode scratch when with_tokenizer.
+struct CApiSizing {
+  int32_t with_tokenizer = 0;
+  int32_t max_prompt_bytes = 0;  // 0: the C API default (512)
+};
+
 // Packs a source model as `dtype` (f32/f16/q8/q4) with `group` (q8/q4). Matrices take dtype;
 // norms and biases stay f32.
 EinImage pack_source(const SourceModel& source, DType dtype, int32_t group, Progress progress);
@@ -68,7 +87,11 @@ std::string describe_model(const Model& model, const RunOptions& run, bool json)
 
 // A C header holding the image as an aligned const byte array plus size constants, for firmware.
 // `symbol` prefixes every name (e.g. "einfer_model" -> einfer_model_data, EINFER_MODEL_BYTES).
+// Also emits <SYMBOL>_ARENA_BYTES, the exact arena einfer_session_create needs for `run` and
+// `capi`, and the options themselves as macros (<SYMBOL>_CONTEXT, _WINDOW, _SINKS, _KV_INT8,
+// _MAX_BATCH, _WITH_TOKENIZER, _MAX_PROMPT_BYTES) so firmware builds its einfer_options from the
+// same figures the constant was computed for.
 std::string emit_c_header(const std::vector<uint8_t>& image, const Model& model,
-                          const RunOptions& run, const std::string& symbol);
+                          const RunOptions& run, const CApiSizing& capi, const std::string& symbol);
 
 }  // namespace einfer::pack

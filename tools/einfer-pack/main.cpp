@@ -5,7 +5,9 @@
 //               [--emit-c OUT.h] [--arch torch-encoder --heads H [--activation relu|gelu]
 //               [--norm-first] [--causal] [--eps E]] [run options]
 //   einfer-pack --inspect MODEL.ein [--json] [run options]
+//   einfer-pack --synthetic SPEC -o OUT.ein ...   (deterministic model + tokenizer, no input file)
 //   run options: --context N --window W --sinks S --kv f32|q8 --batch B
+//                [--with-tokenizer] [--max-prompt-bytes N]   (C API sizing for --emit-c)
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -38,16 +40,18 @@ void progress_bar(uint64_t done, uint64_t total) {
 }
 
 void usage() {
-  std::fprintf(
-      stderr,
-      "usage: einfer-pack INPUT -o OUT.ein [--dtype f32|f16|q8|q4] [--group N] [-z tokenizer.bin]\n"
-      "                   [--emit-c OUT.h] [--symbol NAME]\n"
-      "                   [--arch torch-encoder --heads H [--activation relu|gelu] [--norm-first]\n"
-      "                    [--causal] [--eps E]]\n"
-      "       einfer-pack --inspect MODEL.ein [--json]\n"
-      "run options (arena sizing): --context N --window W --sinks S --kv f32|q8 --batch B\n"
-      "INPUT: llama2.c checkpoint (v0/v1/v2), Hugging Face Llama folder, PyTorch encoder\n"
-      "       .safetensors, or GGUF (llama; F32/F16/Q8_0/Q4_0)\n");
+  std::fprintf(stderr,
+               "usage: einfer-pack INPUT -o OUT.ein [--dtype f32|f16|q8|q4] [--group N] [-z tokenizer.bin]\n"
+               "                   [--emit-c OUT.h] [--symbol NAME]\n"
+               "                   [--arch torch-encoder --heads H [--activation relu|gelu] [--norm-first]\n"
+               "                    [--causal] [--eps E]]\n"
+               "       einfer-pack --synthetic SPEC -o OUT.ein|--emit-c OUT.h [...]\n"
+               "       einfer-pack --inspect MODEL.ein [--json]\n"
+               "run options (arena sizing): --context N --window W --sinks S --kv f32|q8 --batch B\n"
+               "  --emit-c only: --with-tokenizer --max-prompt-bytes N (C API options the constant covers)\n"
+               "SPEC: dim=64,hidden=172,layers=4,heads=4,kv_heads=4,vocab=512,seq=128[,seed=1]\n"
+               "INPUT: llama2.c checkpoint (v0/v1/v2), Hugging Face Llama folder, PyTorch encoder\n"
+               "       .safetensors, or GGUF (llama; F32/F16/Q8_0/Q4_0)\n");
 }
 
 DType parse_dtype(const std::string& s) {
@@ -81,7 +85,9 @@ Model load_checked(const AlignedBuffer& buf, const std::string& path) {
 }
 
 int run(int argc, char** argv) {
-  std::string input, output, tokenizer, emit_c, arch, symbol = "einfer_model";
+  std::string input, output, tokenizer, emit_c, arch, synthetic, symbol = "einfer_model";
+  bool synthetic_given = false;
+  CApiSizing capi;
   bool inspect = false, json = false, dtype_given = false, group_given = false;
   DType dtype = DType::f32;
   int32_t group = 32;
@@ -93,48 +99,28 @@ int run(int argc, char** argv) {
       if (i + 1 >= argc) throw PackError(a + " needs a value");
       return argv[++i];
     };
-    if (a == "-h" || a == "--help") {
-      usage();
-      return 0;
-    } else if (a == "-o")
-      output = value();
-    else if (a == "--dtype") {
-      dtype = parse_dtype(value());
-      dtype_given = true;
-    } else if (a == "--group") {
-      group = parse_int(a, value());
-      group_given = true;
-    } else if (a == "-z")
-      tokenizer = value();
-    else if (a == "--emit-c")
-      emit_c = value();
-    else if (a == "--symbol")
-      symbol = value();
-    else if (a == "--inspect") {
-      inspect = true;
-      input = value();
-    } else if (a == "--json")
-      json = true;
-    else if (a == "--arch")
-      arch = value();
-    else if (a == "--heads")
-      enc.heads = parse_int(a, value());
-    else if (a == "--activation")
-      enc.activation = value();
-    else if (a == "--norm-first")
-      enc.norm_first = 1;
-    else if (a == "--causal")
-      enc.causal = 1;
-    else if (a == "--eps")
-      enc.eps = std::strtof(value(), nullptr);
-    else if (a == "--context")
-      run.context = parse_int(a, value());
-    else if (a == "--window")
-      run.window = parse_int(a, value());
-    else if (a == "--sinks")
-      run.sinks = parse_int(a, value());
-    else if (a == "--batch")
-      run.max_batch = parse_int(a, value());
+    if (a == "-h" || a == "--help") { usage(); return 0; }
+    else if (a == "-o") output = value();
+    else if (a == "--dtype") { dtype = parse_dtype(value()); dtype_given = true; }
+    else if (a == "--group") { group = parse_int(a, value()); group_given = true; }
+    else if (a == "-z") tokenizer = value();
+    else if (a == "--emit-c") emit_c = value();
+    else if (a == "--symbol") symbol = value();
+    else if (a == "--inspect") { inspect = true; input = value(); }
+    else if (a == "--synthetic") { synthetic = value(); synthetic_given = true; }
+    else if (a == "--with-tokenizer") capi.with_tokenizer = 1;
+    else if (a == "--max-prompt-bytes") capi.max_prompt_bytes = parse_int(a, value());
+    else if (a == "--json") json = true;
+    else if (a == "--arch") arch = value();
+    else if (a == "--heads") enc.heads = parse_int(a, value());
+    else if (a == "--activation") enc.activation = value();
+    else if (a == "--norm-first") enc.norm_first = 1;
+    else if (a == "--causal") enc.causal = 1;
+    else if (a == "--eps") enc.eps = std::strtof(value(), nullptr);
+    else if (a == "--context") run.context = parse_int(a, value());
+    else if (a == "--window") run.window = parse_int(a, value());
+    else if (a == "--sinks") run.sinks = parse_int(a, value());
+    else if (a == "--batch") run.max_batch = parse_int(a, value());
     else if (a == "--kv") {
       const std::string k = value();
       if (k == "f32")
@@ -152,7 +138,8 @@ int run(int argc, char** argv) {
       throw PackError("more than one input given");
     }
   }
-  if (input.empty()) {
+  if (synthetic_given && !input.empty()) throw PackError("--synthetic takes no INPUT");
+  if (input.empty() && !synthetic_given) {
     usage();
     return 2;
   }
@@ -167,11 +154,16 @@ int run(int argc, char** argv) {
   if (output.empty() && emit_c.empty())
     throw PackError("no output: give -o OUT.ein and/or --emit-c OUT.h");
 
-  struct stat st;
-  if (stat(input.c_str(), &st) != 0)
-    throw PackError("cannot open " + input + ": " + std::strerror(errno));
   SourceModel source;
-  if (S_ISDIR(st.st_mode)) {
+  std::vector<uint8_t> synthetic_tokenizer;
+  struct stat st;
+  if (synthetic_given) {
+    source = make_synthetic(parse_synthetic_spec(synthetic));
+    synthetic_tokenizer = make_synthetic_tokenizer(source.config.vocab_size);
+    input = "synthetic:" + synthetic;
+  } else if (stat(input.c_str(), &st) != 0) {
+    throw PackError("cannot open " + input + ": " + std::strerror(errno));
+  } else if (S_ISDIR(st.st_mode)) {
     g_progress = isatty(2);
     source = import_hf_llama(input);
   } else {
@@ -209,15 +201,16 @@ int run(int argc, char** argv) {
 
   EinImage image = pack_source(source, dtype, group, progress_bar);
   if (!tokenizer.empty()) image.tokenizer = read_file(tokenizer);
-  image.metadata = "source=" + source.kind + "\ninput=" + input +
-                   "\ntool=einfer-pack 0.1.0 (format " + std::to_string(kEinVersion) + ")\n";
+  else if (synthetic_given) image.tokenizer = synthetic_tokenizer;
+  image.metadata = "source=" + source.kind + "\ninput=" + input + "\ntool=einfer-pack 0.1.0 (format " +
+                   std::to_string(kEinVersion) + ")\n";
   if (!source.notes.empty()) image.metadata += "notes=" + source.notes + "\n";
   const std::vector<uint8_t> out = write_ein(image);
   if (!output.empty()) write_file(output, out.data(), out.size());
   AlignedBuffer buf(out);
   const Model model = load_checked(buf, output.empty() ? "packed image" : output);
   if (!emit_c.empty()) {
-    const std::string h = emit_c_header(out, model, run, symbol);
+    const std::string h = emit_c_header(out, model, run, capi, symbol);
     write_file(emit_c, h.data(), h.size());
   }
   std::fprintf(stderr, "einfer-pack: %s -> %s: %s %s, %u tensors, %zu bytes\n", source.kind.c_str(),
