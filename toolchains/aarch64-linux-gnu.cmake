@@ -17,9 +17,9 @@ list(APPEND CMAKE_TRY_COMPILE_PLATFORM_VARIABLES EINFER_AARCH64_MARCH EINFER_QEM
 
 set(CMAKE_C_FLAGS_INIT "-march=${EINFER_AARCH64_MARCH}")
 set(CMAKE_CXX_FLAGS_INIT "-march=${EINFER_AARCH64_MARCH}")
-# Static executables: the tools (einfer-run, einfer-bench, ...) copy to a device and run without
-# its libc or libstdc++; qemu needs no -L sysroot for them either.
-set(CMAKE_EXE_LINKER_FLAGS_INIT "-static")
+# Device tools (einfer-run, einfer-bench, ...) link statically so they run on any board with this
+# ABI; tests stay dynamic (the malloc-counting test interposes glibc's allocator).
+set(EINFER_STATIC_TOOLS ON CACHE BOOL "Link tools/ executables statically")
 
 set(EINFER_CROSS_SYSROOT /usr/aarch64-linux-gnu)
 set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64;-cpu;${EINFER_QEMU_CPU};-L;${EINFER_CROSS_SYSROOT})
