@@ -174,9 +174,12 @@ Status derive_quant(const EinsumPlan& p, const int64_t* out_strides, Layout* L) 
   return ok_status();
 }
 
-// Derives the kernel and its loops for the given output strides.
+// Derives the kernel and its loops for the given output strides. Works in place in L->outer (no
+// per-group arrays on the stack): the groups are laid out there as ranges [batch | N | M | K] (N and
+// M after the operand swap), merged within their ranges, and what is not picked as the kernel's
+// M, N, K is compacted to the front as the outer loops, in that order.
+// L must be default-initialized (assigning a fresh Layout would put a second one on the stack).
 void derive_layout(const EinsumPlan& p, const int64_t* out_strides, Layout* L) {
-  *L = Layout{};
   for (int i = 0; i < p.n_labels; ++i)
     if (p.labels[i].size == 0) return;  // empty tensors: the generic loop handles them
   for (int t = 0; t < p.n_inputs; ++t) {
@@ -187,44 +190,49 @@ void derive_layout(const EinsumPlan& p, const int64_t* out_strides, Layout* L) {
     if (!is_f32_input(p, t)) return;  // f16: generic (converts on load)
   }
 
-  Dim batch[kEinsumMaxLabels], mg[kEinsumMaxLabels], ng[kEinsumMaxLabels], kg[kEinsumMaxLabels];
-  int nb = 0, nm = 0, nn = 0, nk = 0;
-  int64_t mt = 1, nt = 1, kt = 1;
-  bool summed_alone = false;
-  for (int i = 0; i < p.n_labels; ++i) {
+  // Group of label i: 0 batch, 1 M (A and out), 2 N (B and out), 3 K (contracted); one operand:
+  // 1 kept, 3 summed. -1: size 1 (dropped); -2: summed within one operand.
+  auto group_of = [&p](int i) {
     const EinsumLabel& l = p.labels[i];
-    if (l.size == 1) continue;
-    const Dim d = dim_of(p, i, out_strides);
+    if (l.size == 1) return -1;
     const bool a = l.in_input[0], b = p.n_inputs > 1 && l.in_input[1], o = l.out_axis >= 0;
-    if (p.n_inputs == 1) {
-      (o ? mg[nm++] : kg[nk++]) = d;
-      continue;
-    }
-    if (a && b && o) batch[nb++] = d;
-    else if (a && b) { kg[nk++] = d; kt *= d.size; }
-    else if (a && o) { mg[nm++] = d; mt *= d.size; }
-    else if (b && o) { ng[nn++] = d; nt *= d.size; }
-    else summed_alone = true;
+    if (p.n_inputs == 1) return o ? 1 : 3;
+    if (a && b) return o ? 0 : 3;
+    if (a && o) return 1;
+    if (b && o) return 2;
+    return -2;
+  };
+  int count[4] = {0, 0, 0, 0};
+  int64_t total[4] = {1, 1, 1, 1};
+  bool unit[4] = {false, false, false, false};  // output unit stride in the group
+  for (int i = 0; i < p.n_labels; ++i) {
+    const int g = group_of(i);
+    if (g == -2) return;  // a label summed within one operand: generic
+    if (g < 0) continue;
+    ++count[g];
+    total[g] *= p.labels[i].size;
+    unit[g] |= out_stride_of(p.labels[i], out_strides) == 1;
   }
+  int nb = count[0], nm = count[1], nn = count[2], nk = count[3];
+  Dim* d = L->outer;
 
   if (p.n_inputs == 1) {
     // Copy / reduction: one loop nest, innermost = the dim with unit input stride.
-    Dim all[kEinsumMaxLabels];
     int n = 0;
-    for (int i = 0; i < nm; ++i) all[n++] = mg[i];
-    for (int i = 0; i < nk; ++i) all[n++] = kg[i];
+    for (int g : {1, 3})
+      for (int i = 0; i < p.n_labels; ++i)
+        if (group_of(i) == g) d[n++] = dim_of(p, i, out_strides);
     L->kind = nk > 0 ? EinsumKernel::reduction : EinsumKernel::copy;
     if (n == 0) {
       L->k = Dim{};
       return;
     }
-    const int inner = pick_dim(all, n, 0);
-    L->k = all[inner];
+    const int inner = pick_dim(d, n, 0);
+    L->k = d[inner];
     for (int i = 0; i < n; ++i)
-      if (i != inner) L->outer[L->n_outer++] = all[i];
+      if (i != inner) d[L->n_outer++] = d[i];
     return;
   }
-  if (summed_alone) return;  // a label summed within one operand: generic
 
   if (nm == 0 && nn == 0 && nk == 0) {
     L->kind = EinsumKernel::elementwise;
@@ -232,54 +240,60 @@ void derive_layout(const EinsumPlan& p, const int64_t* out_strides, Layout* L) {
       L->k = Dim{};
       return;
     }
-    const int inner = pick_dim(batch, nb, 2);
-    L->k = batch[inner];
+    for (int i = 0, n = 0; i < p.n_labels; ++i)
+      if (group_of(i) == 0) d[n++] = dim_of(p, i, out_strides);
+    const int inner = pick_dim(d, nb, 2);
+    L->k = d[inner];
     for (int i = 0; i < nb; ++i)
-      if (i != inner) L->outer[L->n_outer++] = batch[i];
+      if (i != inner) d[L->n_outer++] = d[i];
     return;
   }
 
   // Put the output's unit stride on N: swap operands when it sits in M.
-  bool m_has_unit = false, n_has_unit = false;
-  for (int i = 0; i < nm; ++i) m_has_unit |= mg[i].so == 1;
-  for (int i = 0; i < nn; ++i) n_has_unit |= ng[i].so == 1;
-  if ((m_has_unit && !n_has_unit) || (nn == 0 && nm > 0)) {
-    L->swapped = true;
-    auto swap_ab = [](Dim* d, int n) {
-      for (int i = 0; i < n; ++i) {
-        const int64_t t = d[i].sa;
-        d[i].sa = d[i].sb;
-        d[i].sb = t;
-      }
-    };
-    swap_ab(batch, nb);
-    swap_ab(kg, nk);
-    swap_ab(mg, nm);
-    swap_ab(ng, nn);
-    Dim tmp[kEinsumMaxLabels];
-    std::memcpy(tmp, mg, sizeof(Dim) * nm);
-    std::memcpy(mg, ng, sizeof(Dim) * nn);
-    std::memcpy(ng, tmp, sizeof(Dim) * nm);
+  L->swapped = (unit[1] && !unit[2]) || (nn == 0 && nm > 0);
+  const int m_group = L->swapped ? 2 : 1, n_group = L->swapped ? 1 : 2;
+  if (L->swapped) {
     const int t = nm;
     nm = nn;
     nn = t;
-    const int64_t tt = mt;
-    mt = nt;
-    nt = tt;
+  }
+  const int64_t mt = total[m_group], nt = total[n_group], kt = total[3];
+  Dim* batch = d;
+  Dim* ng = batch + nb;
+  Dim* mg = ng + nn;
+  Dim* kg = mg + nm;
+  {
+    int fill[4] = {0, 0, 0, 0};
+    Dim* base[4] = {batch, nullptr, nullptr, kg};
+    base[m_group] = mg;
+    base[n_group] = ng;
+    for (int i = 0; i < p.n_labels; ++i) {
+      const int g = group_of(i);
+      if (g < 0) continue;
+      Dim x = dim_of(p, i, out_strides);
+      if (L->swapped) {
+        const int64_t t = x.sa;
+        x.sa = x.sb;
+        x.sb = t;
+      }
+      base[g][fill[g]++] = x;
+    }
   }
   nm = merge_dims(mg, nm, 2);
   nn = merge_dims(ng, nn, 2);
   nk = merge_dims(kg, nk, 0);
-  auto take = [L](Dim* d, int n, int pick, Dim* into) {
+  // Moves the picked dim into `into` and the others to the outer loops (writes never pass reads:
+  // the ranges sit in output order and only shrink).
+  auto take = [L](Dim* g, int n, int pick, Dim* into) {
     if (n == 0) {
       *into = Dim{};
       return;
     }
-    *into = d[pick];
+    *into = g[pick];
     for (int i = 0; i < n; ++i)
-      if (i != pick) L->outer[L->n_outer++] = d[i];
+      if (i != pick) L->outer[L->n_outer++] = g[i];
   };
-  for (int i = 0; i < nb; ++i) L->outer[L->n_outer++] = batch[i];
+  L->n_outer = nb;  // batch dims are in place already
   const int np = nn > 0 ? pick_dim(ng, nn, 2) : 0;
   // A second N dim that continues n in B but not in the output (heads written head-major): fold it
   // into the GEMM's N with split output columns instead of looping GEMMs that repack A each time.
@@ -434,18 +448,32 @@ void zero_output(const TensorView& out) {
 // outer index is non-zero (then kernels accumulate).
 template <typename F>
 void for_each_outer(const Layout& L, F&& body) {
-  int64_t sizes[kEinsumMaxLabels], str[kEinsumMaxLabels][4];
-  for (int i = 0; i < L.n_outer; ++i) {
-    sizes[i] = L.outer[i].size;
-    str[i][0] = L.outer[i].sa;
-    str[i][1] = L.outer[i].sb;
-    str[i][2] = L.outer[i].so;
-    str[i][3] = L.outer[i].is_k ? 1 : 0;  // counts summed steps: 0 only on the first pass
+  // An odometer over L.outer read in place. `summed` adds the summed dims' indices: zero exactly
+  // on the first pass over them.
+  const int n = L.n_outer;
+  for (int i = 0; i < n; ++i)
+    if (L.outer[i].size == 0) return;
+  int64_t idx[kEinsumMaxLabels] = {};
+  int64_t ao = 0, bo = 0, oo = 0, summed = 0;
+  for (;;) {
+    body(ao, bo, oo, summed == 0);
+    int d = n - 1;
+    for (; d >= 0; --d) {
+      const Dim& x = L.outer[d];
+      ++idx[d];
+      ao += x.sa;
+      bo += x.sb;
+      oo += x.so;
+      summed += x.is_k ? 1 : 0;
+      if (idx[d] < x.size) break;
+      ao -= x.sa * x.size;
+      bo -= x.sb * x.size;
+      oo -= x.so * x.size;
+      summed -= x.is_k ? x.size : 0;
+      idx[d] = 0;
+    }
+    if (d < 0) return;
   }
-  // The 4th "offset" sums summed-dim indices: zero exactly when every summed index is zero.
-  int64_t base[4] = {0, 0, 0, 0};
-  for_each_index<4>(sizes, str, L.n_outer, base,
-                    [&](const int64_t* off) { body(off[0], off[1], off[2], off[3] == 0); });
 }
 
 void run_gemm_family(const Layout& L, const float* a, const float* b, float* o, void* scratch) {
@@ -667,6 +695,28 @@ void contiguous_strides(const EinsumPlan& p, int64_t* strides) {
   }
 }
 
+// *p = EinsumPlan{} field by field: the assignment would build a temporary plan on the stack.
+void reset_plan(EinsumPlan* p) {
+  std::memset(static_cast<void*>(p), 0, sizeof *p);
+  p->kind = EinsumKernel::generic;
+  for (EinsumLabel& l : p->labels) {
+    l.size = 1;
+    l.out_axis = -1;
+  }
+  p->quant_k_axis0 = -1;
+}
+
+// The kernel and scratch for a contiguous output. Not inlined into plan_einsum, so its Layout and
+// the binder's tables are never on the stack together.
+__attribute__((noinline)) void choose_kernel(EinsumPlan* p) {
+  int64_t strides[kMaxRank];
+  contiguous_strides(*p, strides);
+  Layout L;
+  derive_layout(*p, strides, &L);
+  p->kind = L.kind;
+  p->scratch_bytes = L.scratch;
+}
+
 }  // namespace
 
 Status plan_einsum(const char* spec, const TensorView* inputs, int n_inputs, EinsumPlan* plan) {
@@ -677,7 +727,7 @@ Status plan_einsum(const char* spec, const TensorView* inputs, int n_inputs, Ein
 
 Status plan_einsum(const EinsumSpec& spec, const TensorView* inputs, int n_inputs, EinsumPlan* plan) {
   if (plan == nullptr) return einsum_error(StatusCode::invalid_argument, "einsum: plan is null");
-  *plan = EinsumPlan{};
+  reset_plan(plan);
   EINFER_TRY(spec.status);
   if (n_inputs != spec.n_inputs || inputs == nullptr) {
     return einsum_error(StatusCode::invalid_argument, "einsum: number of operands does not match the spec",
@@ -747,11 +797,11 @@ Status plan_einsum(const EinsumSpec& spec, const TensorView* inputs, int n_input
     }
   }
   // Compact label table.
-  int slot[kLetterIds + kMaxRank];
+  int8_t slot[kLetterIds + kMaxRank];
   for (int id = 0; id < kLetterIds + kMaxRank; ++id) {
     slot[id] = -1;
     if (!seen[id]) continue;
-    slot[id] = p.n_labels;
+    slot[id] = static_cast<int8_t>(p.n_labels);
     p.labels[p.n_labels++].size = size[id];
   }
   for (int t = 0; t < n_inputs; ++t)
@@ -821,12 +871,7 @@ Status plan_einsum(const EinsumSpec& spec, const TensorView* inputs, int n_input
     p.quant_k_axis0 = k0;
   }
 
-  int64_t strides[kMaxRank];
-  contiguous_strides(p, strides);
-  Layout L;
-  derive_layout(p, strides, &L);
-  p.kind = L.kind;
-  p.scratch_bytes = L.scratch;
+  choose_kernel(&p);
   return ok_status();
 }
 

@@ -242,9 +242,10 @@ Status plan(const TensorView& a, EinsumPlan* p) {
 template <FixedString S>
 Status einsum(const TensorView& a, const TensorView& b, const TensorView& out, void* scratch,
               size_t scratch_bytes) {
+  static_assert(einsum_spec<S>.n_inputs == 2, "this einsum spec takes one operand");
+  const TensorView in[2] = {a, b};  // one copy serves planning and execution (stack on MCUs)
   EinsumPlan p;
-  EINFER_TRY(plan<S>(a, b, &p));
-  const TensorView in[2] = {a, b};
+  EINFER_TRY(plan_einsum(einsum_spec<S>, in, 2, &p));
   return execute_einsum(p, in, 2, out, scratch, scratch_bytes);
 }
 

@@ -65,9 +65,21 @@ Status layout_extras(const Model& model, const einfer_options& o, Arena& arena, 
       e->sampling = true;
     }
   }
+  if (o.with_tokenizer < 0 || o.with_tokenizer > 2) {
+    return make_status(StatusCode::invalid_argument, "options.with_tokenizer must be 0, 1 or 2",
+                       -1, o.with_tokenizer);
+  }
   if (o.with_tokenizer) {
     if (!model.tokenizer) {
       return make_status(StatusCode::invalid_argument, "the model has no embedded tokenizer (pack it with -z)");
+    }
+    if (o.with_tokenizer == 2) {
+      // Decode only: no tables and no encode scratch; decode walks the records in the image.
+      if (e) {
+        EINFER_TRY(tokenizer_init_decode_only(&e->tokenizer, model.tokenizer, model.tokenizer_bytes, vocab));
+        e->has_tokenizer = true;
+      }
+      return ok_status();
     }
     if (e) {
       EINFER_TRY(tokenizer_init(&e->tokenizer, model.tokenizer, model.tokenizer_bytes, vocab, arena));
@@ -209,6 +221,10 @@ int einfer_tokenize(einfer_session* e, const char* text, int32_t bos, int32_t* i
   *n_ids = 0;
   if (!e->has_tokenizer) {
     return fail(e, make_status(StatusCode::invalid_argument, "session was created without a tokenizer"));
+  }
+  if (e->tokenizer.entries == nullptr) {
+    return fail(e, make_status(StatusCode::invalid_argument,
+                               "session has a decode-only tokenizer (options.with_tokenizer = 2)"));
   }
   const size_t len = std::strlen(text);
   if (len > prompt_bytes(e->options)) {

@@ -128,19 +128,19 @@ Status llama_bind_weights(const Model& model, Arena& arena, LlamaWeights* w) {
   } else {
     EINFER_TRY(bind(model, TensorRole::classifier, -1, V, d, &w->classifier));
   }
-  EINFER_TRY(arena.allocate_array(static_cast<size_t>(c.n_layers), &w->layers));
+  (void)arena;
+  w->model = &model;
   for (int32_t l = 0; l < c.n_layers; ++l) {
-    LlamaLayerWeights& L = w->layers[l];
-    EINFER_TRY(bind(model, TensorRole::attn_norm, l, d, -1, &L.attn_norm));
-    L.attn = MhaWeights{};
-    EINFER_TRY(bind(model, TensorRole::wq, l, qd, d, &L.attn.wq));
-    EINFER_TRY(bind(model, TensorRole::wk, l, kv, d, &L.attn.wk));
-    EINFER_TRY(bind(model, TensorRole::wv, l, kv, d, &L.attn.wv));
-    EINFER_TRY(bind(model, TensorRole::wo, l, d, qd, &L.attn.wo));
-    EINFER_TRY(bind(model, TensorRole::ffn_norm, l, d, -1, &L.ffn_norm));
-    EINFER_TRY(bind(model, TensorRole::w1, l, f, d, &L.w1));
-    EINFER_TRY(bind(model, TensorRole::w2, l, d, f, &L.w2));
-    EINFER_TRY(bind(model, TensorRole::w3, l, f, d, &L.w3));
+    TensorView v;
+    EINFER_TRY(bind(model, TensorRole::attn_norm, l, d, -1, &v));
+    EINFER_TRY(bind(model, TensorRole::wq, l, qd, d, &v));
+    EINFER_TRY(bind(model, TensorRole::wk, l, kv, d, &v));
+    EINFER_TRY(bind(model, TensorRole::wv, l, kv, d, &v));
+    EINFER_TRY(bind(model, TensorRole::wo, l, d, qd, &v));
+    EINFER_TRY(bind(model, TensorRole::ffn_norm, l, d, -1, &v));
+    EINFER_TRY(bind(model, TensorRole::w1, l, f, d, &v));
+    EINFER_TRY(bind(model, TensorRole::w2, l, d, f, &v));
+    EINFER_TRY(bind(model, TensorRole::w3, l, f, d, &v));
   }
   return ok_status();
 }
@@ -209,19 +209,16 @@ Status llama_state_init(const ModelConfig& c, const RunOptions& options, Arena& 
   EINFER_TRY(arena.allocate_array(static_cast<size_t>(c.vocab_size), &s->logits));
 
   // One scratch region serves every einsum and the attention kernel (they never overlap in time).
-  size_t scratch = 0;
-  {
-    MhaWeights like{};
-    like.wq = weight_like(c, c.weight_dtype, static_cast<int64_t>(qd), c.dim);
-    like.wk = like.wv = weight_like(c, c.weight_dtype, static_cast<int64_t>(kv), c.dim);
-    like.wo = weight_like(c, c.weight_dtype, c.dim, static_cast<int64_t>(qd));
-    EINFER_TRY(mha_scratch_bytes(mha_config(c, o, nullptr), like, o.max_batch, &scratch));
-  }
+  // The attention kernel's own part; projection_scratch covers every projection shape, q, k, v
+  // and o included, for both weight dtypes.
+  size_t scratch = mha_attention_scratch_bytes(mha_config(c, o, nullptr), o.max_batch);
   for (int64_t n : {static_cast<int64_t>(1), static_cast<int64_t>(o.max_batch)}) {
     EINFER_TRY(projection_scratch(c, c.weight_dtype, n, &scratch));
     EINFER_TRY(projection_scratch(c, DType::f32, n, &scratch));
   }
   s->scratch_bytes = scratch;
+  EINFER_TRY(arena.allocate_array(1, &s->attn));
+  if (s->attn) *s->attn = MhaWeights{};
   EINFER_TRY(arena.allocate(scratch, kDefaultAlignment, &s->scratch));
   return ok_status();
 }
@@ -233,6 +230,29 @@ void llama_reset(LlamaState* s) {
 
 namespace {
 
+// Per-layer tensors, looked up when used (llama_bind_weights checked every role and shape). Not
+// inlined: their TensorView temporaries stay off the projection call chain's stack.
+__attribute__((noinline)) const float* layer_norm_weights(const LlamaWeights& w, TensorRole role,
+                                                          int32_t layer) {
+  TensorView v;
+  return model_tensor(*w.model, role, layer, &v).ok() ? v.f32() : nullptr;
+}
+
+__attribute__((noinline)) Status project_layer(const LlamaWeights& w, TensorRole role, int32_t layer,
+                                               const float* x, int64_t n, float* y,
+                                               const LlamaState& s) {
+  TensorView v;
+  EINFER_TRY(model_tensor(*w.model, role, layer, &v));
+  return project(x, n, v, y, s);
+}
+
+__attribute__((noinline)) Status bind_attention(const LlamaWeights& w, int32_t layer, MhaWeights* a) {
+  EINFER_TRY(model_tensor(*w.model, TensorRole::wq, layer, &a->wq));
+  EINFER_TRY(model_tensor(*w.model, TensorRole::wk, layer, &a->wk));
+  EINFER_TRY(model_tensor(*w.model, TensorRole::wv, layer, &a->wv));
+  return model_tensor(*w.model, TensorRole::wo, layer, &a->wo);
+}
+
 // One chunk of n <= max_batch tokens through the whole stack.
 Status forward_chunk(const LlamaWeights& w, LlamaState* s, const int32_t* tokens, int32_t n,
                      float* all_logits) {
@@ -242,27 +262,35 @@ Status forward_chunk(const LlamaWeights& w, LlamaState* s, const int32_t* tokens
   const int64_t pos0 = s->pos;
   const MhaConfig attn = mha_config(c, s->options, &s->rope);
   const MhaBuffers buffers{s->q, s->k, s->v, s->att, s->scratch, s->scratch_bytes};
+  if (w.model == nullptr || s->attn == nullptr) {
+    return make_status(StatusCode::invalid_argument, "llama: weights or state not initialised");
+  }
 
   for (int32_t i = 0; i < n; ++i) embed(w.token_embedding, tokens[i], s->x + i * d);
 
   for (int32_t l = 0; l < c.n_layers; ++l) {
-    const LlamaLayerWeights& L = w.layers[l];
+    const float* attn_norm = layer_norm_weights(w, TensorRole::attn_norm, l);
+    const float* ffn_norm = layer_norm_weights(w, TensorRole::ffn_norm, l);
+    if (attn_norm == nullptr || ffn_norm == nullptr) {
+      return make_status(StatusCode::invalid_argument, "llama: layer norm weights missing", -1, -1, l);
+    }
 
     // Attention block: x += attention(rmsnorm(x)), keys and values kept in the ring cache.
     for (int32_t i = 0; i < n; ++i) {
-      rmsnorm_f32(s->x + i * d, L.attn_norm.f32(), c.norm_eps, s->xb + i * d, static_cast<size_t>(d));
+      rmsnorm_f32(s->x + i * d, attn_norm, c.norm_eps, s->xb + i * d, static_cast<size_t>(d));
     }
-    EINFER_TRY(mha_forward(L.attn, attn, s->xb, n, pos0, &s->cache, l, buffers, s->xb));
+    EINFER_TRY(bind_attention(w, l, s->attn));
+    EINFER_TRY(mha_forward(*s->attn, attn, s->xb, n, pos0, &s->cache, l, buffers, s->xb));
     add_f32(s->x, s->xb, s->x, static_cast<size_t>(n * d));
 
     // Feed-forward block: x += W2 · (silu(W1·h) * W3·h), h = rmsnorm(x).
     for (int32_t i = 0; i < n; ++i) {
-      rmsnorm_f32(s->x + i * d, L.ffn_norm.f32(), c.norm_eps, s->xb + i * d, static_cast<size_t>(d));
+      rmsnorm_f32(s->x + i * d, ffn_norm, c.norm_eps, s->xb + i * d, static_cast<size_t>(d));
     }
-    EINFER_TRY(project(s->xb, n, L.w1, s->hb, *s));
-    EINFER_TRY(project(s->xb, n, L.w3, s->hb2, *s));
+    EINFER_TRY(project_layer(w, TensorRole::w1, l, s->xb, n, s->hb, *s));
+    EINFER_TRY(project_layer(w, TensorRole::w3, l, s->xb, n, s->hb2, *s));
     swiglu_f32(s->hb, s->hb2, static_cast<size_t>(n * f));
-    EINFER_TRY(project(s->hb, n, L.w2, s->xb, *s));
+    EINFER_TRY(project_layer(w, TensorRole::w2, l, s->hb, n, s->xb, *s));
     add_f32(s->x, s->xb, s->x, static_cast<size_t>(n * d));
   }
 

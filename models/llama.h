@@ -5,8 +5,8 @@
 // is an einsum ("nd,ed->ne": n tokens, d model width, e output features), which the einsum engine
 // plans onto GEMM (prefill) or GEMV (decode) for f32, f16, q8 and q4 weights alike.
 //
-// Memory: LlamaWeights holds views into the model image (no copies); LlamaState holds the KV cache,
-// the RoPE table and the activations of up to `max_batch` tokens, all taken from one arena by
+// Memory: LlamaWeights holds views into the model image (no copies; per-layer tensors are looked
+// up when used); LlamaState holds the KV cache, the RoPE table and the activations of up to `max_batch` tokens, all taken from one arena by
 // llama_state_init. llama_state_init on a measuring arena gives the exact size.
 #pragma once
 
@@ -24,21 +24,19 @@
 
 namespace einfer {
 
-struct LlamaLayerWeights {
-  TensorView attn_norm;             // [d]
-  MhaWeights attn;                  // projections [out, in], no biases
-  TensorView ffn_norm, w1, w2, w3;  // w1 gate [f, d], w2 down [d, f], w3 up [f, d]
-};
-
+// Per layer: attn_norm [d]; wq, wk, wv, wo [out, in] (no biases); ffn_norm [d]; w1 gate [f, d],
+// w2 down [d, f], w3 up [f, d]. Not stored: the forward pass looks each up with model_tensor
+// (constant-time arithmetic on the canonical tensor order), so the arena holds no per-layer views.
 struct LlamaWeights {
   ModelConfig config;
-  TensorView token_embedding;  // [V, d], any dtype
-  TensorView final_norm;       // [d]
-  TensorView classifier;       // [V, d] (the embedding itself when tied)
-  LlamaLayerWeights* layers = nullptr;  // n_layers entries, in the arena
+  const Model* model = nullptr;  // must outlive the weights (the per-layer tensors)
+  TensorView token_embedding;    // [V, d], any dtype
+  TensorView final_norm;         // [d]
+  TensorView classifier;         // [V, d] (the embedding itself when tied)
 };
 
-// Checks the config (head counts, dims) and binds every tensor the architecture needs.
+// Checks the config (head counts, dims) and every tensor the architecture needs (roles and
+// shapes), and keeps a pointer to `model`. Takes nothing from the arena (kept for symmetry).
 Status llama_bind_weights(const Model& model, Arena& arena, LlamaWeights* weights);
 
 // Activations and caches of one decoding stream.
@@ -57,6 +55,7 @@ struct LlamaState {
   float* hb = nullptr;      // feed-forward gate [B][f]
   float* hb2 = nullptr;     // feed-forward up [B][f]
   float* logits = nullptr;  // [V] logits of the last evaluated position
+  MhaWeights* attn = nullptr;  // the current layer's attention views (one set, reused per layer)
   void* scratch = nullptr;  // einsum and attention scratch
   size_t scratch_bytes = 0;
 };

@@ -24,9 +24,12 @@ bool has(const TensorView& t) { return t.data != nullptr && t.rank > 0; }
 
 Status linear(const float* x, int64_t n, const TensorView& w, const TensorView& bias, float* y,
               void* scratch, size_t scratch_bytes) {
-  const TensorView xv = make_view(DType::f32, const_cast<float*>(x), {n, w.shape[1]});
+  // Operands built in place (not via einsum<>, which would copy them once more: stack on MCUs).
+  const TensorView in[2] = {make_view(DType::f32, const_cast<float*>(x), {n, w.shape[1]}), w};
+  EinsumPlan p;
+  EINFER_TRY(plan_einsum(einsum_spec<"nd,ed->ne">, in, 2, &p));
   const TensorView yv = make_view(DType::f32, y, {n, w.shape[0]});
-  EINFER_TRY(einsum<"nd,ed->ne">(xv, w, yv, scratch, scratch_bytes));
+  EINFER_TRY(execute_einsum(p, in, 2, yv, scratch, scratch_bytes));
   if (has(bias)) {
     const size_t e = static_cast<size_t>(w.shape[0]);
     for (int64_t i = 0; i < n; ++i) add_f32(y + i * e, bias.f32(), y + i * e, e);
@@ -40,6 +43,10 @@ Status linear_scratch_bytes(int64_t n, const TensorView& w, size_t* bytes) {
   EINFER_TRY(plan<"nd,ed->ne">(xv, w, &projection));
   *bytes = projection.scratch_bytes;
   return ok_status();
+}
+
+size_t mha_attention_scratch_bytes(const MhaConfig& c, int32_t n) {
+  return attention_scratch_bytes(attention_shape(c), n);
 }
 
 Status mha_scratch_bytes(const MhaConfig& c, const MhaWeights& w, int32_t n, size_t* bytes) {

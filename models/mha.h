@@ -44,6 +44,10 @@ struct MhaBuffers {
 // Scratch bytes mha_forward needs for up to n positions with these weights.
 Status mha_scratch_bytes(const MhaConfig& config, const MhaWeights& weights, int32_t n, size_t* bytes);
 
+// The attention kernel's part of that (without the projections' einsum scratch), for callers that
+// size the projections themselves and keep no MhaWeights around.
+size_t mha_attention_scratch_bytes(const MhaConfig& config, int32_t n);
+
 // out[n][d] = P_O · attention(P_Q x, P_K x, P_V x) (+ biases). `out` may alias `x` (x is only
 // read by the first three projections).
 Status mha_forward(const MhaWeights& w, const MhaConfig& config, const float* x, int32_t n,

@@ -12,8 +12,6 @@ Status session_layout(const ModelConfig& config, const RunOptions& options, cons
     EINFER_TRY(llama_bind_weights(s->model, arena, &s->weights));
     EINFER_TRY(llama_state_init(config, options, arena, &s->state));
   } else {
-    LlamaLayerWeights* layers = nullptr;
-    EINFER_TRY(arena.allocate_array(static_cast<size_t>(config.n_layers), &layers));
     LlamaState state;
     EINFER_TRY(llama_state_init(config, options, arena, &state));
   }

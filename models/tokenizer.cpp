@@ -96,8 +96,10 @@ size_t tokenizer_arena_bytes(int32_t vocab_size) {
   return measure.used();
 }
 
-Status tokenizer_init(Tokenizer* tokenizer, const void* tokenizer_bin, size_t bytes,
-                      int32_t vocab_size, Arena& arena) {
+namespace {
+// Checks the header and every token record; fills entries (when non-null) by id.
+Status parse_file(Tokenizer* tokenizer, const void* tokenizer_bin, size_t bytes, int32_t vocab_size,
+                  TokenEntry* entries, int32_t* max_length, bool header_only = false) {
   if (tokenizer == nullptr || (tokenizer_bin == nullptr && bytes > 0)) {
     return make_status(StatusCode::invalid_argument, "tokenizer_init: null tokenizer or buffer");
   }
@@ -118,16 +120,8 @@ Status tokenizer_init(Tokenizer* tokenizer, const void* tokenizer_bin, size_t by
                        max_token_length);
   }
 
-  const size_t mark = arena.mark();
-  TokenEntry* entries = nullptr;
-  int32_t* sorted = nullptr;
-  Status s = allocate_tables(arena, vocab_size, &entries, &sorted);
-  if (!s.ok()) {
-    arena.rewind(mark);
-    return s;
-  }
-  if (arena.is_measuring()) return ok_status();  // sizing only: nothing to fill
-
+  *max_length = max_token_length;
+  if (header_only) return ok_status();
   size_t offset = 4;
   for (int32_t id = 0; id < vocab_size; ++id) {
     Status bad;
@@ -151,19 +145,39 @@ Status tokenizer_init(Tokenizer* tokenizer, const void* tokenizer_bin, size_t by
         bad = make_status(StatusCode::bad_format, "tokenizer file truncated in a piece: bytes",
                           static_cast<int64_t>(offset) + length, static_cast<int64_t>(bytes), id);
       } else {
-        entries[id] = TokenEntry{reinterpret_cast<const char*>(file + offset), length, score};
+        if (entries) entries[id] = TokenEntry{reinterpret_cast<const char*>(file + offset), length, score};
         offset += static_cast<size_t>(length);
         continue;
       }
     }
-    arena.rewind(mark);
     return bad;
   }
   if (offset != bytes) {
-    arena.rewind(mark);
     return make_status(StatusCode::bad_format,
                        "tokenizer file has bytes after vocab_size tokens (vocabulary mismatch)",
                        static_cast<int64_t>(offset), static_cast<int64_t>(bytes), vocab_size);
+  }
+
+  return ok_status();
+}
+
+}  // namespace
+
+Status tokenizer_init(Tokenizer* tokenizer, const void* tokenizer_bin, size_t bytes,
+                      int32_t vocab_size, Arena& arena) {
+  int32_t max_token_length = 0;
+  const size_t mark = arena.mark();
+  TokenEntry* entries = nullptr;
+  int32_t* sorted = nullptr;
+  // Header checks first (a measuring arena stops after the tables are sized).
+  Status s = parse_file(tokenizer, tokenizer_bin, bytes < 4 ? bytes : 4, vocab_size, nullptr,
+                        &max_token_length, /*header_only=*/true);
+  if (s.ok()) s = allocate_tables(arena, vocab_size, &entries, &sorted);
+  if (s.ok() && arena.is_measuring()) return ok_status();  // sizing only: nothing to fill
+  if (s.ok()) s = parse_file(tokenizer, tokenizer_bin, bytes, vocab_size, entries, &max_token_length);
+  if (!s.ok()) {
+    arena.rewind(mark);
+    return s;
   }
 
   // Sorted index for binary search: by piece bytes, then id, so the lowest id of a repeated
@@ -184,6 +198,7 @@ Status tokenizer_init(Tokenizer* tokenizer, const void* tokenizer_bin, size_t by
 }
 
 int32_t tokenizer_lookup(const Tokenizer& t, const char* piece, size_t length) {
+  if (t.sorted_ids == nullptr) return -1;  // decode-only or not initialised
   // Lower bound: first sorted entry not below the key, i.e. the lowest id holding it.
   int32_t lo = 0;
   int32_t hi = t.vocab_size;
@@ -298,10 +313,29 @@ Status tokenizer_encode(const Tokenizer& t, const char* text, size_t len, bool b
   return ok_status();
 }
 
+Status tokenizer_init_decode_only(Tokenizer* tokenizer, const void* tokenizer_bin, size_t bytes,
+                                  int32_t vocab_size) {
+  int32_t max_token_length = 0;
+  EINFER_TRY(parse_file(tokenizer, tokenizer_bin, bytes, vocab_size, nullptr, &max_token_length));
+  tokenizer->file = static_cast<const unsigned char*>(tokenizer_bin);
+  tokenizer->vocab_size = vocab_size;
+  tokenizer->max_token_length = max_token_length;
+  return ok_status();
+}
+
 TokenPiece tokenizer_decode(const Tokenizer& t, int32_t prev, int32_t token) {
-  if (token < 0 || token >= t.vocab_size || t.entries == nullptr) return TokenPiece{};
-  const TokenEntry& e = t.entries[token];
-  TokenPiece piece{e.piece, static_cast<size_t>(e.length)};
+  if (token < 0 || token >= t.vocab_size || (t.entries == nullptr && t.file == nullptr)) {
+    return TokenPiece{};
+  }
+  TokenPiece piece;
+  if (t.entries) {
+    piece = TokenPiece{t.entries[token].piece, static_cast<size_t>(t.entries[token].length)};
+  } else {
+    // Decode-only: walk the (validated) records up to the token, 8 + length bytes each.
+    const unsigned char* rec = t.file + 4;
+    for (int32_t id = 0; id < token; ++id) rec += 8 + static_cast<size_t>(read_i32_le(rec + 4));
+    piece = TokenPiece{reinterpret_cast<const char*>(rec + 8), static_cast<size_t>(read_i32_le(rec + 4))};
+  }
   // SentencePiece drops the dummy-prefix space of the first word after BOS.
   if (prev == kTokenBos && piece.size > 0 && piece.data[0] == ' ') {
     ++piece.data;

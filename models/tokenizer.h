@@ -18,7 +18,8 @@
 // Memory: no heap. tokenizer_init parses the file in place (pieces point into the caller's
 // buffer, which must outlive the Tokenizer) and takes its tables, sized by
 // tokenizer_arena_bytes(vocab_size), from the caller's arena. Encoding takes a scratch buffer
-// of tokenizer_encode_scratch_bytes(tokenizer, text_len) bytes.
+// of tokenizer_encode_scratch_bytes(tokenizer, text_len) bytes. tokenizer_init_decode_only takes
+// no memory at all (decode scans the file).
 #pragma once
 
 #include <cstddef>
@@ -52,6 +53,7 @@ struct Tokenizer {
   int32_t vocab_size = 0;
   int32_t max_token_length = 0;
   int32_t space_id = -1;  // id of " " (the dummy prefix), -1 if the vocabulary has none
+  const unsigned char* file = nullptr;  // decode-only: the tokenizer.bin records, scanned
 };
 
 // Arena bytes tokenizer_init takes for a vocabulary of vocab_size tokens (from an arena whose
@@ -65,6 +67,13 @@ size_t tokenizer_arena_bytes(int32_t vocab_size);
 // rewound to where it was.
 Status tokenizer_init(Tokenizer* tokenizer, const void* tokenizer_bin, size_t bytes,
                       int32_t vocab_size, Arena& arena);
+
+// Decode-only (no arena, no tables: for firmware that never encodes): validates the file like
+// tokenizer_init and keeps a pointer to it; tokenizer_decode then walks the records up to the id
+// (O(id) per call, a few thousand cycles for a 512-token vocabulary). Encoding and lookup are not
+// available (tokenizer_encode reports invalid_argument, tokenizer_lookup returns -1).
+Status tokenizer_init_decode_only(Tokenizer* tokenizer, const void* tokenizer_bin, size_t bytes,
+                                  int32_t vocab_size);
 
 // Id of an exact piece, or -1.
 int32_t tokenizer_lookup(const Tokenizer& tokenizer, const char* piece, size_t length);

@@ -312,3 +312,48 @@ TEST_CASE("tokenizer: corrupt files give bad_format, never a crash") {
   Arena exact(base, tokenizer_arena_bytes(261));
   CHECK(tokenizer_init(&tok, built.data(), built.size(), 261, exact).ok());
 }
+
+TEST_CASE("tokenizer: decode-only mode gives the table decoder's pieces and rejects the same files") {
+  const std::string path = models_dir() + "/tok512-aidreams.bin";
+  std::vector<char> real;
+  const bool have_real = read_file(path, &real);
+  if (!have_real) MESSAGE("aidreams tokenizer absent: hand-built file only");
+  const std::vector<char> built = build_file(8, {{" ", 0}, {"ab", -1}});
+  struct Source {
+    const std::vector<char>* file;
+    int32_t vocab;
+  };
+  std::vector<Source> sources = {{&built, 261}};
+  if (have_real) sources.push_back({&real, 512});
+  for (const Source& src : sources) {
+    LoadedTokenizer full(*src.file, src.vocab);
+    REQUIRE(full.status.ok());
+    Tokenizer scan;
+    REQUIRE(tokenizer_init_decode_only(&scan, src.file->data(), src.file->size(), src.vocab).ok());
+    CHECK(scan.entries == nullptr);
+    for (int32_t prev : {kTokenBos, kTokenEos, 300}) {
+      for (int32_t id = -1; id <= src.vocab; ++id) {
+        const TokenPiece a = tokenizer_decode(full.tok, prev, id);
+        const TokenPiece b = tokenizer_decode(scan, prev, id);
+        INFO("prev " << prev << " id " << id);
+        REQUIRE(a.size == b.size);
+        CHECK(std::string(a.data ? a.data : "", a.size) == std::string(b.data ? b.data : "", b.size));
+      }
+    }
+    // No encoding without the tables: a clear error, and lookups find nothing.
+    std::vector<int32_t> ids;
+    CHECK(encode(scan, "ab", true, false, &ids).code == StatusCode::invalid_argument);
+    CHECK(tokenizer_lookup(scan, "ab", 2) == -1);
+    // The same validation as tokenizer_init.
+    std::vector<char> cut(src.file->begin(), src.file->begin() + 14);
+    CHECK(tokenizer_init_decode_only(&scan, cut.data(), cut.size(), src.vocab).code ==
+          StatusCode::bad_format);
+    CHECK(tokenizer_init_decode_only(&scan, src.file->data(), src.file->size(), src.vocab + 1).code ==
+          StatusCode::bad_format);
+    std::vector<char> f = *src.file;
+    const int32_t bad_len = -1;
+    std::memcpy(f.data() + 8, &bad_len, 4);
+    CHECK(tokenizer_init_decode_only(&scan, f.data(), f.size(), src.vocab).code ==
+          StatusCode::bad_format);
+  }
+}

@@ -7,7 +7,8 @@
 //   einfer-pack --inspect MODEL.ein [--json] [run options]
 //   einfer-pack --synthetic SPEC -o OUT.ein ...   (deterministic model + tokenizer, no input file)
 //   run options: --context N --window W --sinks S --kv f32|q8 --batch B
-//                [--with-tokenizer] [--max-prompt-bytes N]   (C API sizing for --emit-c)
+//                [--with-tokenizer | --with-decode-tokenizer] [--max-prompt-bytes N]
+//                                                           (C API sizing for --emit-c)
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -48,7 +49,8 @@ void usage() {
                "       einfer-pack --synthetic SPEC -o OUT.ein|--emit-c OUT.h [...]\n"
                "       einfer-pack --inspect MODEL.ein [--json]\n"
                "run options (arena sizing): --context N --window W --sinks S --kv f32|q8 --batch B\n"
-               "  --emit-c only: --with-tokenizer --max-prompt-bytes N (C API options the constant covers)\n"
+               "  --emit-c only: --with-tokenizer --max-prompt-bytes N (C API options the constant covers),\n"
+               "    --with-decode-tokenizer (with_tokenizer = 2: decode only, no tokenizer arena)\n"
                "SPEC: dim=64,hidden=172,layers=4,heads=4,kv_heads=4,vocab=512,seq=128[,seed=1]\n"
                "INPUT: llama2.c checkpoint (v0/v1/v2), Hugging Face Llama folder, PyTorch encoder\n"
                "       .safetensors, or GGUF (llama; F32/F16/Q8_0/Q4_0)\n");
@@ -109,6 +111,7 @@ int run(int argc, char** argv) {
     else if (a == "--inspect") { inspect = true; input = value(); }
     else if (a == "--synthetic") { synthetic = value(); synthetic_given = true; }
     else if (a == "--with-tokenizer") capi.with_tokenizer = 1;
+    else if (a == "--with-decode-tokenizer") capi.with_tokenizer = 2;
     else if (a == "--max-prompt-bytes") capi.max_prompt_bytes = parse_int(a, value());
     else if (a == "--json") json = true;
     else if (a == "--arch") arch = value();
