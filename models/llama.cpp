@@ -67,7 +67,8 @@ Status projection_scratch(const ModelConfig& c, DType dtype, int64_t n, size_t* 
   return ok_status();
 }
 
-MhaConfig mha_config(const ModelConfig& c, const RunOptions& o, const RopeTable* rope) {
+MhaConfig mha_config(const ModelConfig& c, const RunOptions& o, const RopeTable* rope,
+                     StageProfile* profile = nullptr) {
   MhaConfig m;
   m.dim = c.dim;
   m.n_heads = c.n_heads;
@@ -78,6 +79,7 @@ MhaConfig mha_config(const ModelConfig& c, const RunOptions& o, const RopeTable*
   m.sinks = o.sinks;
   m.rope = rope;
   m.rope_layout = c.rope == RopeMode::half_split ? RopeLayout::half_split : RopeLayout::interleaved;
+  m.profile = profile;
   return m;
 }
 
@@ -240,8 +242,10 @@ Status forward_chunk(const LlamaWeights& w, LlamaState* s, const int32_t* tokens
   const int64_t d = c.dim, V = c.vocab_size;
   const int64_t f = c.hidden_dim;
   const int64_t pos0 = s->pos;
-  const MhaConfig attn = mha_config(c, s->options, &s->rope);
+  const MhaConfig attn = mha_config(c, s->options, &s->rope, s->profile);
   const MhaBuffers buffers{s->q, s->k, s->v, s->att, s->scratch, s->scratch_bytes};
+  StageProfile* prof = s->profile;
+  uint64_t t = profile_start(prof);
 
   for (int32_t i = 0; i < n; ++i) embed(w.token_embedding, tokens[i], s->x + i * d);
 
@@ -252,17 +256,21 @@ Status forward_chunk(const LlamaWeights& w, LlamaState* s, const int32_t* tokens
     for (int32_t i = 0; i < n; ++i) {
       rmsnorm_f32(s->x + i * d, L.attn_norm.f32(), c.norm_eps, s->xb + i * d, static_cast<size_t>(d));
     }
+    t = profile_charge(prof, Stage::norms_rope, t);
     EINFER_TRY(mha_forward(L.attn, attn, s->xb, n, pos0, &s->cache, l, buffers, s->xb));
+    t = profile_start(prof);
     add_f32(s->x, s->xb, s->x, static_cast<size_t>(n * d));
 
     // Feed-forward block: x += W2 · (silu(W1·h) * W3·h), h = rmsnorm(x).
     for (int32_t i = 0; i < n; ++i) {
       rmsnorm_f32(s->x + i * d, L.ffn_norm.f32(), c.norm_eps, s->xb + i * d, static_cast<size_t>(d));
     }
+    t = profile_charge(prof, Stage::norms_rope, t);
     EINFER_TRY(project(s->xb, n, L.w1, s->hb, *s));
     EINFER_TRY(project(s->xb, n, L.w3, s->hb2, *s));
     swiglu_f32(s->hb, s->hb2, static_cast<size_t>(n * f));
     EINFER_TRY(project(s->hb, n, L.w2, s->xb, *s));
+    t = profile_charge(prof, Stage::feed_forward, t);
     add_f32(s->x, s->xb, s->x, static_cast<size_t>(n * d));
   }
 
@@ -273,12 +281,14 @@ Status forward_chunk(const LlamaWeights& w, LlamaState* s, const int32_t* tokens
     rmsnorm_f32(s->x + i * d, w.final_norm.f32(), c.norm_eps, s->xb + (i - first) * d,
                 static_cast<size_t>(d));
   }
+  t = profile_charge(prof, Stage::norms_rope, t);
   if (all_logits) {
     EINFER_TRY(project(s->xb, rows, w.classifier, all_logits, *s));
     std::memcpy(s->logits, all_logits + (n - 1) * V, static_cast<size_t>(V) * 4);
   } else {
     EINFER_TRY(project(s->xb, 1, w.classifier, s->logits, *s));
   }
+  profile_charge(prof, Stage::classifier, t);
   s->pos += n;
   return ok_status();
 }

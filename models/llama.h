@@ -15,6 +15,7 @@
 
 #include "kernels/rope.h"
 #include "models/mha.h"
+#include "models/profile.h"
 #include "runtime/arena.h"
 #include "runtime/kv_cache.h"
 #include "runtime/model.h"
@@ -59,6 +60,7 @@ struct LlamaState {
   float* logits = nullptr;  // [V] logits of the last evaluated position
   void* scratch = nullptr;  // einsum and attention scratch
   size_t scratch_bytes = 0;
+  StageProfile* profile = nullptr;  // per-stage timing for benchmarks (null: off, no cost)
 };
 
 // Fills in the defaults of `options` for `config` (context, max_batch) and validates them.

@@ -59,15 +59,18 @@ Status mha_forward(const MhaWeights& w, const MhaConfig& c, const float* x, int3
                    int64_t pos0, KVCache* cache, int32_t layer, const MhaBuffers& b, float* out) {
   const int64_t qd = static_cast<int64_t>(c.n_heads) * c.head_dim;
   const int64_t kv = static_cast<int64_t>(c.n_kv_heads) * c.head_dim;
+  uint64_t t = profile_start(c.profile);
   EINFER_TRY(linear(x, n, w.wq, w.bq, b.q, b.scratch, b.scratch_bytes));
   EINFER_TRY(linear(x, n, w.wk, w.bk, b.k, b.scratch, b.scratch_bytes));
   EINFER_TRY(linear(x, n, w.wv, w.bv, b.v, b.scratch, b.scratch_bytes));
+  t = profile_charge(c.profile, Stage::projections, t);
   if (c.rope) {
     for (int32_t i = 0; i < n; ++i) {
       rope_apply(*c.rope, c.rope_layout, b.q + i * qd, c.n_heads, pos0 + i);
       rope_apply(*c.rope, c.rope_layout, b.k + i * kv, c.n_kv_heads, pos0 + i);
     }
   }
+  t = profile_charge(c.profile, Stage::norms_rope, t);
   KVLayerView view{};
   const bool cached = cache != nullptr && pos0 > 0;
   if (cached) view = kv_cache_layer(*cache, layer);
@@ -84,7 +87,10 @@ Status mha_forward(const MhaWeights& w, const MhaConfig& c, const float* x, int3
       EINFER_TRY(kv_cache_write(*cache, layer, p, b.k + i * kv, b.v + i * kv));
     }
   }
-  return linear(b.att, n, w.wo, w.bo, out, b.scratch, b.scratch_bytes);
+  t = profile_charge(c.profile, Stage::attention, t);
+  EINFER_TRY(linear(b.att, n, w.wo, w.bo, out, b.scratch, b.scratch_bytes));
+  profile_charge(c.profile, Stage::projections, t);
+  return ok_status();
 }
 
 }  // namespace einfer

@@ -12,6 +12,7 @@
 
 #include "kernels/attention.h"
 #include "kernels/rope.h"
+#include "models/profile.h"
 #include "runtime/kv_cache.h"
 #include "runtime/status.h"
 #include "runtime/tensor.h"
@@ -29,6 +30,7 @@ struct MhaConfig {
   int32_t window = 0, sinks = 0;    // decoder form: sliding window and sinks (0: none)
   const RopeTable* rope = nullptr;  // rotary positions for q and k (null: none)
   RopeLayout rope_layout = RopeLayout::interleaved;
+  StageProfile* profile = nullptr;  // stage timing (null: off)
 };
 
 // Buffers for n positions: q/att [n][H*k], k/v [n][G*k]; scratch for the einsums and attention.
