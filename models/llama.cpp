@@ -48,9 +48,12 @@ TensorView weight_like(const ModelConfig& c, DType dtype, int64_t rows, int64_t 
   return w;
 }
 
+// Slots of LlamaState::plans (the first four are the attention projections, in MhaBuffers order).
+enum PlanSlot { kPlanW1 = 4, kPlanW3 = 5, kPlanW2 = 6, kPlanClassifier = 7 };
+
 // y[n, e] = x[n, d] · W[e, d]ᵀ: every projection of the model.
-Status project(const float* x, int64_t n, const TensorView& w, float* y, const LlamaState& s) {
-  return linear(x, n, w, TensorView{}, y, s.scratch, s.scratch_bytes);
+Status project(const float* x, int64_t n, const TensorView& w, float* y, LlamaState* s, int slot) {
+  return linear_cached(&s->plans[slot], x, n, w, TensorView{}, y, s->scratch, s->scratch_bytes);
 }
 
 // Scratch the projections of one chunk of n tokens need with weights of `dtype`.
@@ -243,7 +246,7 @@ Status forward_chunk(const LlamaWeights& w, LlamaState* s, const int32_t* tokens
   const int64_t f = c.hidden_dim;
   const int64_t pos0 = s->pos;
   const MhaConfig attn = mha_config(c, s->options, &s->rope, s->profile);
-  const MhaBuffers buffers{s->q, s->k, s->v, s->att, s->scratch, s->scratch_bytes};
+  const MhaBuffers buffers{s->q, s->k, s->v, s->att, s->scratch, s->scratch_bytes, s->plans};
   StageProfile* prof = s->profile;
   uint64_t t = profile_start(prof);
 
@@ -266,10 +269,10 @@ Status forward_chunk(const LlamaWeights& w, LlamaState* s, const int32_t* tokens
       rmsnorm_f32(s->x + i * d, L.ffn_norm.f32(), c.norm_eps, s->xb + i * d, static_cast<size_t>(d));
     }
     t = profile_charge(prof, Stage::norms_rope, t);
-    EINFER_TRY(project(s->xb, n, L.w1, s->hb, *s));
-    EINFER_TRY(project(s->xb, n, L.w3, s->hb2, *s));
+    EINFER_TRY(project(s->xb, n, L.w1, s->hb, s, kPlanW1));
+    EINFER_TRY(project(s->xb, n, L.w3, s->hb2, s, kPlanW3));
     swiglu_f32(s->hb, s->hb2, static_cast<size_t>(n * f));
-    EINFER_TRY(project(s->hb, n, L.w2, s->xb, *s));
+    EINFER_TRY(project(s->hb, n, L.w2, s->xb, s, kPlanW2));
     t = profile_charge(prof, Stage::feed_forward, t);
     add_f32(s->x, s->xb, s->x, static_cast<size_t>(n * d));
   }
@@ -283,10 +286,10 @@ Status forward_chunk(const LlamaWeights& w, LlamaState* s, const int32_t* tokens
   }
   t = profile_charge(prof, Stage::norms_rope, t);
   if (all_logits) {
-    EINFER_TRY(project(s->xb, rows, w.classifier, all_logits, *s));
+    EINFER_TRY(project(s->xb, rows, w.classifier, all_logits, s, kPlanClassifier));
     std::memcpy(s->logits, all_logits + (n - 1) * V, static_cast<size_t>(V) * 4);
   } else {
-    EINFER_TRY(project(s->xb, 1, w.classifier, s->logits, *s));
+    EINFER_TRY(project(s->xb, 1, w.classifier, s->logits, s, kPlanClassifier));
   }
   profile_charge(prof, Stage::classifier, t);
   s->pos += n;

@@ -61,6 +61,8 @@ struct LlamaState {
   void* scratch = nullptr;  // einsum and attention scratch
   size_t scratch_bytes = 0;
   StageProfile* profile = nullptr;  // per-stage timing for benchmarks (null: off, no cost)
+  // Projection plans shared by all layers: q, k, v, o, w1, w3, w2, classifier.
+  LinearPlan plans[8];
 };
 
 // Fills in the defaults of `options` for `config` (context, max_batch) and validates them.
