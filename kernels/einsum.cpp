@@ -40,6 +40,7 @@ struct Layout {
   int n_outer = 0;
   Dim outer[kEinsumMaxLabels];
   Dim m, n, k;          // GEMM family; elementwise/copy/reduction use `k` as the inner dimension
+  Dim n_split;           // GEMM: N split in the output (size 1: none), contiguous with n in B
   bool swapped = false;  // A and B exchanged (so the output's unit stride lands on N)
   // quant_matmul
   bool pack_a = false, pack_c = false;
@@ -279,7 +280,26 @@ void derive_layout(const EinsumPlan& p, const int64_t* out_strides, Layout* L) {
       if (i != pick) L->outer[L->n_outer++] = d[i];
   };
   for (int i = 0; i < nb; ++i) L->outer[L->n_outer++] = batch[i];
-  take(ng, nn, pick_dim(ng, nn, 2), &L->n);
+  const int np = nn > 0 ? pick_dim(ng, nn, 2) : 0;
+  // A second N dim that continues n in B but not in the output (heads written head-major): fold it
+  // into the GEMM's N with split output columns instead of looping GEMMs that repack A each time.
+  int nsplit = -1;
+  if (nn >= 2 && nm > 0 && ng[np].so == 1 && ng[np].size % 16 == 0) {
+    for (int i = 0; i < nn; ++i)
+      if (i != np && ng[i].sb == ng[np].sb * ng[np].size) nsplit = i;
+  }
+  if (nsplit >= 0) {
+    L->n_split = ng[nsplit];
+    const Dim chosen = ng[np];
+    ng[nsplit] = ng[--nn];  // drop the folded dim, then find the chosen one again
+    for (int i = 0; i < nn; ++i)
+      if (std::memcmp(&ng[i], &chosen, sizeof(Dim)) == 0) {
+        take(ng, nn, i, &L->n);
+        break;
+      }
+  } else {
+    take(ng, nn, np, &L->n);
+  }
   take(mg, nm, pick_dim(mg, nm, 0), &L->m);
   // K: prefer unit stride in A (then B), then size.
   int kp = 0;
@@ -289,7 +309,7 @@ void derive_layout(const EinsumPlan& p, const int64_t* out_strides, Layout* L) {
   }
   take(kg, nk, kp, &L->k);
 
-  const int64_t M = L->m.size, N = L->n.size, K = L->k.size;
+  const int64_t M = L->m.size, N = L->n.size * L->n_split.size, K = L->k.size;
   if (M == 1 && N == 1) {
     L->kind = EinsumKernel::dot;
     L->scratch = 0;
@@ -482,6 +502,11 @@ void run_gemm_family(const Layout& L, const float* a, const float* b, float* o, 
         g.c = pc;
         g.c_m = M.so;
         g.c_n = N.so;
+        if (L.n_split.size > 1) {
+          g.n_inner = N.size;
+          g.n = N.size * L.n_split.size;
+          g.c_n_outer = L.n_split.so;
+        }
         g.accumulate = acc;
         gemm_f32(g, aligned);
       }

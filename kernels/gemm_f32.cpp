@@ -21,6 +21,10 @@ int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
 using MicroKernel = void (*)(int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc,
                              bool accumulate);
+// Same tile with A read in place (rows of contiguous K, row stride lda); rows >= mr repeat row
+// mr - 1 (their results are discarded), so edge tiles need no padding.
+using DirectMicroKernel = void (*)(int64_t kc, const float* a, int64_t lda, int64_t mr, const float* bp,
+                                   float* c, int64_t ldc, bool accumulate);
 
 // A[i0 .. i0+mc, p0 .. p0+kc] -> panels of MR rows: ap[panel][p][r], zero-padded rows.
 template <int MR>
@@ -57,13 +61,14 @@ void pack_b(const GemmF32Args& g, int64_t p0, int64_t kc, int64_t j0, int64_t nc
   }
 }
 
-template <int MR, int NR, MicroKernel UK>
+template <int MR, int NR, MicroKernel UK, DirectMicroKernel UKD>
 void gemm_driver(const GemmF32Args& g, void* scratch) {
   if (g.m <= 0 || g.n <= 0) return;
   if (g.k <= 0) {  // empty contraction: C = 0 (or unchanged)
     if (!g.accumulate)
       for (int64_t i = 0; i < g.m; ++i)
-        for (int64_t j = 0; j < g.n; ++j) g.c[i * g.c_m + j * g.c_n] = 0.f;
+        for (int64_t j = 0; j < g.n; ++j)
+          g.c[i * g.c_m + (g.n_inner > 0 ? (j / g.n_inner) * g.c_n_outer + (j % g.n_inner) * g.c_n : j * g.c_n)] = 0.f;
     return;
   }
   float* bp = static_cast<float*>(scratch);
@@ -71,27 +76,35 @@ void gemm_driver(const GemmF32Args& g, void* scratch) {
   const int64_t kc_max = min64(kKC, g.k);
   float* ap = bp + ((nc_max * kc_max + 15) & ~int64_t{15});
   alignas(64) float tile[MR * NR];
+  auto col_off = [&g](int64_t j) {
+    return g.n_inner > 0 ? (j / g.n_inner) * g.c_n_outer + (j % g.n_inner) * g.c_n : j * g.c_n;
+  };
   for (int64_t jc = 0; jc < g.n; jc += kNC) {
     const int64_t nc = min64(kNC, g.n - jc);
     for (int64_t pc = 0; pc < g.k; pc += kKC) {
       const int64_t kc = min64(kKC, g.k - pc);
       const bool acc = g.accumulate || pc > 0;
       pack_b<NR>(g, pc, kc, jc, nc, bp);
+      // Row-contiguous A is read in place (no packing: the tile broadcasts from MR row streams).
+      const bool direct_a = g.a_k == 1;
       for (int64_t ic = 0; ic < g.m; ic += kMC) {
         const int64_t mc = min64(kMC, g.m - ic);
-        pack_a<MR>(g, ic, mc, pc, kc, ap);
+        if (!direct_a) pack_a<MR>(g, ic, mc, pc, kc, ap);
         for (int64_t jr = 0; jr < nc; jr += NR) {
           const int64_t nr = min64(NR, nc - jr);
           for (int64_t ir = 0; ir < mc; ir += MR) {
             const int64_t mr = min64(MR, mc - ir);
-            float* c = g.c + (ic + ir) * g.c_m + (jc + jr) * g.c_n;
-            if (mr == MR && nr == NR && g.c_n == 1) {
-              UK(kc, ap + ir * kc, bp + jr * kc, c, g.c_m, acc);
+            float* c = g.c + (ic + ir) * g.c_m;
+            const float* a_rows = g.a + (ic + ir) * g.a_m + pc;
+            if (mr == MR && nr == NR && g.c_n == 1) {  // a full tile never straddles a split
+              if (direct_a) UKD(kc, a_rows, g.a_m, mr, bp + jr * kc, c + col_off(jc + jr), g.c_m, acc);
+              else UK(kc, ap + ir * kc, bp + jr * kc, c + col_off(jc + jr), g.c_m, acc);
             } else {  // edge tile or strided columns: through a register-sized buffer
-              UK(kc, ap + ir * kc, bp + jr * kc, tile, NR, false);
+              if (direct_a) UKD(kc, a_rows, g.a_m, mr, bp + jr * kc, tile, NR, false);
+              else UK(kc, ap + ir * kc, bp + jr * kc, tile, NR, false);
               for (int64_t r = 0; r < mr; ++r)
                 for (int64_t j = 0; j < nr; ++j) {
-                  float& dst = c[r * g.c_m + j * g.c_n];
+                  float& dst = c[r * g.c_m + col_off(jc + jr + j)];
                   dst = acc ? dst + tile[r * NR + j] : tile[r * NR + j];
                 }
             }
@@ -111,6 +124,18 @@ void f32_gemm_4x4_scalar(int64_t kc, const float* ap, const float* bp, float* c,
     const float* b = bp + p * 4;
     for (int r = 0; r < 4; ++r)
       for (int j = 0; j < 4; ++j) acc[r][j] += a[r] * b[j];
+  }
+  for (int r = 0; r < 4; ++r)
+    for (int j = 0; j < 4; ++j) c[r * ldc + j] = accumulate ? c[r * ldc + j] + acc[r][j] : acc[r][j];
+}
+
+void f32_gemm_4x4_scalar_direct(int64_t kc, const float* a, int64_t lda, int64_t mr, const float* bp,
+                                float* c, int64_t ldc, bool accumulate) {
+  float acc[4][4] = {};
+  for (int r = 0; r < 4; ++r) {
+    const float* ar = a + (r < mr ? r : mr - 1) * lda;
+    for (int64_t p = 0; p < kc; ++p)
+      for (int j = 0; j < 4; ++j) acc[r][j] += ar[p] * bp[p * 4 + j];
   }
   for (int r = 0; r < 4; ++r)
     for (int j = 0; j < 4; ++j) c[r * ldc + j] = accumulate ? c[r * ldc + j] + acc[r][j] : acc[r][j];
@@ -145,26 +170,66 @@ inline void f32_gemm_simd_tile(int64_t kc, const float* ap, const float* bp, flo
     }
 }
 
+template <int MR, int NV>
+inline void f32_gemm_simd_tile_direct(int64_t kc, const float* a, int64_t lda, int64_t mr, const float* bp,
+                                      float* c, int64_t ldc, bool accumulate) {
+  constexpr int NR = NV * kLanes;
+  const float* ar[MR];
+  for (int r = 0; r < MR; ++r) ar[r] = a + (r < mr ? r : mr - 1) * lda;
+  Batch acc[MR][NV];
+  for (int r = 0; r < MR; ++r)
+    for (int v = 0; v < NV; ++v) acc[r][v] = Batch(0.f);
+  for (int64_t p = 0; p < kc; ++p) {
+    Batch b[NV];
+    for (int v = 0; v < NV; ++v) b[v] = Batch::load_aligned(bp + p * NR + v * kLanes);
+    for (int r = 0; r < MR; ++r) {
+      const Batch av(ar[r][p]);
+      for (int v = 0; v < NV; ++v) acc[r][v] = xsimd::fma(av, b[v], acc[r][v]);
+    }
+  }
+  for (int r = 0; r < MR; ++r)
+    for (int v = 0; v < NV; ++v) {
+      float* dst = c + r * ldc + v * kLanes;
+      if (accumulate) acc[r][v] += Batch::load_unaligned(dst);
+      acc[r][v].store_unaligned(dst);
+    }
+}
+
 #if defined(__AVX2__)
 constexpr int kMR = 6, kNV = 2;
 void f32_gemm_6x16_avx2(int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc, bool acc) {
   f32_gemm_simd_tile<6, 2>(kc, ap, bp, c, ldc, acc);
 }
+void f32_gemm_6x16_avx2_direct(int64_t kc, const float* a, int64_t lda, int64_t mr, const float* bp, float* c,
+                 int64_t ldc, bool acc) {
+  f32_gemm_simd_tile_direct<6, 2>(kc, a, lda, mr, bp, c, ldc, acc);
+}
 constexpr MicroKernel kSimdKernel = f32_gemm_6x16_avx2;
+constexpr DirectMicroKernel kSimdDirectKernel = f32_gemm_6x16_avx2_direct;
 constexpr const char* kSimdKernelName = "f32_gemm_6x16_avx2";
 #elif defined(__aarch64__)
 constexpr int kMR = 8, kNV = 2;
 void f32_gemm_8x8_neon(int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc, bool acc) {
   f32_gemm_simd_tile<8, 2>(kc, ap, bp, c, ldc, acc);
 }
+void f32_gemm_8x8_neon_direct(int64_t kc, const float* a, int64_t lda, int64_t mr, const float* bp, float* c,
+                 int64_t ldc, bool acc) {
+  f32_gemm_simd_tile_direct<8, 2>(kc, a, lda, mr, bp, c, ldc, acc);
+}
 constexpr MicroKernel kSimdKernel = f32_gemm_8x8_neon;
+constexpr DirectMicroKernel kSimdDirectKernel = f32_gemm_8x8_neon_direct;
 constexpr const char* kSimdKernelName = "f32_gemm_8x8_neon";
 #else  // armhf NEON (16 q registers): 8 accumulators + 2 B + 1 A
 constexpr int kMR = 4, kNV = 2;
 void f32_gemm_4x8_neon(int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc, bool acc) {
   f32_gemm_simd_tile<4, 2>(kc, ap, bp, c, ldc, acc);
 }
+void f32_gemm_4x8_neon_direct(int64_t kc, const float* a, int64_t lda, int64_t mr, const float* bp, float* c,
+                 int64_t ldc, bool acc) {
+  f32_gemm_simd_tile_direct<4, 2>(kc, a, lda, mr, bp, c, ldc, acc);
+}
 constexpr MicroKernel kSimdKernel = f32_gemm_4x8_neon;
+constexpr DirectMicroKernel kSimdDirectKernel = f32_gemm_4x8_neon_direct;
 constexpr const char* kSimdKernelName = "f32_gemm_4x8_neon";
 #endif
 static_assert(kMR <= kMaxMR && kNV * kLanes <= kMaxNR && kMC % kMR == 0 && kNC % (kNV * kLanes) == 0);
@@ -184,6 +249,11 @@ void f32_gemv_rows4_simd(int64_t n, int64_t k, const float* w, int64_t w_j, cons
     Batch a0(0.f), a1(0.f), a2(0.f), a3(0.f), b0(0.f), b1(0.f), b2(0.f), b3(0.f);
     int64_t p = 0;
     for (; p < k2; p += 2 * kLanes) {
+      // Four concurrent row streams: a software prefetch 512 bytes ahead keeps them fed.
+      __builtin_prefetch(w0 + p + 128);
+      __builtin_prefetch(w1 + p + 128);
+      __builtin_prefetch(w2 + p + 128);
+      __builtin_prefetch(w3 + p + 128);
       const Batch x0 = Batch::load_unaligned(x + p);
       const Batch x1 = Batch::load_unaligned(x + p + kLanes);
       a0 = xsimd::fma(Batch::load_unaligned(w0 + p), x0, a0);
@@ -225,42 +295,57 @@ void f32_gemv_rows4_simd(int64_t n, int64_t k, const float* w, int64_t w_j, cons
   }
 }
 
-// y[j] = sum_p x[p] W[p, j] (columns contiguous): blocks of 8 registers of y stay in registers
-// while the rows stream past.
+// y[j] = sum_p x[p] W[p, j] (columns contiguous), axpy-style: rows of W stream past a chunk of y
+// that stays in L1; four rows per pass so each y load/store serves four FMAs.
+void f32_gemv_cols_chunk(int64_t n, int64_t k, const float* w, int64_t w_p, const float* x, float* y) {
+  int64_t p = 0;
+  const int64_t nv = n / kLanes * kLanes;
+  for (; p + 4 <= k; p += 4) {
+    const float* r0 = w + p * w_p;
+    const float* r1 = r0 + w_p;
+    const float* r2 = r1 + w_p;
+    const float* r3 = r2 + w_p;
+    const Batch x0(x[p]), x1(x[p + 1]), x2(x[p + 2]), x3(x[p + 3]);
+    int64_t j = 0;
+    for (; j < nv; j += kLanes) {
+      Batch acc = Batch::load_unaligned(y + j);
+      acc = xsimd::fma(x0, Batch::load_unaligned(r0 + j), acc);
+      acc = xsimd::fma(x1, Batch::load_unaligned(r1 + j), acc);
+      acc = xsimd::fma(x2, Batch::load_unaligned(r2 + j), acc);
+      acc = xsimd::fma(x3, Batch::load_unaligned(r3 + j), acc);
+      acc.store_unaligned(y + j);
+    }
+    for (; j < n; ++j) y[j] += x[p] * r0[j] + x[p + 1] * r1[j] + x[p + 2] * r2[j] + x[p + 3] * r3[j];
+  }
+  for (; p < k; ++p) {
+    const float* r = w + p * w_p;
+    const Batch xp(x[p]);
+    int64_t j = 0;
+    for (; j < nv; j += kLanes) xsimd::fma(xp, Batch::load_unaligned(r + j), Batch::load_unaligned(y + j)).store_unaligned(y + j);
+    for (; j < n; ++j) y[j] += x[p] * r[j];
+  }
+}
+
 void f32_gemv_cols_simd(int64_t n, int64_t k, const float* w, int64_t w_p, const float* x, float* y,
                         int64_t ys, bool accumulate) {
-  constexpr int kV = 8;
-  constexpr int kBlock = kV * kLanes;
-  int64_t j = 0;
-  for (; j + kBlock <= n; j += kBlock) {
-    Batch acc[kV];
-    for (int v = 0; v < kV; ++v) acc[v] = Batch(0.f);
-    for (int64_t p = 0; p < k; ++p) {
-      const Batch xp(x[p]);
-      const float* row = w + p * w_p + j;
-      for (int v = 0; v < kV; ++v) acc[v] = xsimd::fma(xp, Batch::load_unaligned(row + v * kLanes), acc[v]);
+  if (ys == 1) {  // accumulate in place, chunks of y small enough for L1
+    constexpr int64_t kChunk = 2048;
+    if (!accumulate) std::memset(y, 0, sizeof(float) * static_cast<size_t>(n));
+    for (int64_t j = 0; j < n; j += kChunk) {
+      f32_gemv_cols_chunk(n - j < kChunk ? n - j : kChunk, k, w + j, w_p, x, y + j);
     }
-    alignas(64) float buf[kBlock];
-    for (int v = 0; v < kV; ++v) acc[v].store_aligned(buf + v * kLanes);
-    for (int i = 0; i < kBlock; ++i) {
+    return;
+  }
+  constexpr int64_t kChunk = 256;  // strided y: through a small stack buffer
+  alignas(64) float buf[kChunk];
+  for (int64_t j = 0; j < n; j += kChunk) {
+    const int64_t c = n - j < kChunk ? n - j : kChunk;
+    std::memset(buf, 0, sizeof buf);
+    f32_gemv_cols_chunk(c, k, w + j, w_p, x, buf);
+    for (int64_t i = 0; i < c; ++i) {
       float& dst = y[(j + i) * ys];
       dst = accumulate ? dst + buf[i] : buf[i];
     }
-  }
-  for (; j + kLanes <= n; j += kLanes) {
-    Batch acc(0.f);
-    for (int64_t p = 0; p < k; ++p) acc = xsimd::fma(Batch(x[p]), Batch::load_unaligned(w + p * w_p + j), acc);
-    alignas(64) float buf[kLanes];
-    acc.store_aligned(buf);
-    for (int i = 0; i < kLanes; ++i) {
-      float& dst = y[(j + i) * ys];
-      dst = accumulate ? dst + buf[i] : buf[i];
-    }
-  }
-  for (; j < n; ++j) {
-    float s = 0.f;
-    for (int64_t p = 0; p < k; ++p) s += x[p] * w[p * w_p + j];
-    y[j * ys] = accumulate ? y[j * ys] + s : s;
   }
 }
 #endif  // EINFER_HAS_SIMD
@@ -286,7 +371,7 @@ const char* gemm_f32_kernel_name() {
 
 void gemm_f32(const GemmF32Args& args, void* scratch) {
 #if EINFER_HAS_SIMD
-  gemm_driver<kMR, kNV * kLanes, kSimdKernel>(args, scratch);
+  gemm_driver<kMR, kNV * kLanes, kSimdKernel, kSimdDirectKernel>(args, scratch);
 #else
   scalar::gemm_f32(args, scratch);
 #endif
@@ -304,7 +389,7 @@ void gemv_f32(int64_t n, int64_t k, const float* w, int64_t w_j, int64_t w_p, co
 
 namespace scalar {
 void gemm_f32(const GemmF32Args& args, void* scratch) {
-  gemm_driver<4, 4, f32_gemm_4x4_scalar>(args, scratch);
+  gemm_driver<4, 4, f32_gemm_4x4_scalar, f32_gemm_4x4_scalar_direct>(args, scratch);
 }
 
 void gemv_f32(int64_t n, int64_t k, const float* w, int64_t w_j, int64_t w_p, const float* x,

@@ -21,7 +21,7 @@ Status bind(const Model& m, TensorRole role, int32_t layer, int64_t d0, int64_t 
 
 Status check_config(const ModelConfig& c) {
   if (c.arch != ArchKind::encoder) return make_status(StatusCode::invalid_argument, "model is not an encoder");
-  if (c.dim <= 0 || c.hidden_dim <= 0 || c.n_layers <= 0 || c.n_heads <= 0 || c.context_length <= 0 ||
+  if (c.dim <= 0 || c.hidden_dim <= 0 || c.n_layers <= 0 || c.n_heads <= 0 || c.context_length < 0 ||
       c.head_dim * c.n_heads != c.dim) {
     return make_status(StatusCode::bad_format, "encoder: inconsistent dimensions in the config");
   }
@@ -67,8 +67,14 @@ void activate(Activation a, float* x, size_t n) {
 }
 
 Status layout_state(const ModelConfig& c, int32_t max_seq, Arena& arena, EncoderState* s) {
-  if (max_seq == 0) max_seq = c.context_length;
-  if (max_seq < 0) return make_status(StatusCode::invalid_argument, "encoder: negative sequence length");
+  if (max_seq == 0) max_seq = c.context_length;  // 0 in the model: no trained limit
+  if (max_seq <= 0) {
+    return make_status(StatusCode::invalid_argument, "encoder: give the longest sequence to size the state for");
+  }
+  if (c.context_length > 0 && max_seq > c.context_length) {
+    return make_status(StatusCode::out_of_range, "encoder: sequence longer than the model's maximum",
+                       max_seq, c.context_length);
+  }
   *s = EncoderState{};
   s->max_seq = max_seq;
   const size_t S = static_cast<size_t>(max_seq), d = static_cast<size_t>(c.dim);

@@ -65,42 +65,42 @@ struct FileHeader {             // 128 bytes at offset 0
 };
 static_assert(sizeof(FileHeader) == 128);
 
-struct ArchBlock {              // 128 bytes
-  uint32_t kind;                //   0  ArchKind
-  int32_t dim;                  //   4
-  int32_t hidden_dim;           //   8
-  int32_t n_layers;             //  12
-  int32_t n_heads;              //  16
-  int32_t n_kv_heads;           //  20
-  int32_t head_dim;             //  24
-  int32_t vocab_size;           //  28
-  int32_t context_length;       //  32
-  uint32_t norm;                //  36  NormKind
-  float norm_eps;               //  40
-  uint32_t activation;          //  44  Activation
-  uint32_t rope;                //  48  RopeMode
-  float rope_theta;             //  52
-  uint32_t flags;               //  56  kArch*
-  uint32_t weight_dtype;        //  60  DType of every matrix (token embedding, projections, FFN,
-                                //      classifier); norms and biases are always f32
-  int32_t group_size;           //  64  q8/q4 group along the input axis, else 0
-  uint8_t reserved[60];         //  68  zero
+struct ArchBlock {         // 128 bytes
+  uint32_t kind;           //   0  ArchKind
+  int32_t dim;             //   4
+  int32_t hidden_dim;      //   8
+  int32_t n_layers;        //  12
+  int32_t n_heads;         //  16
+  int32_t n_kv_heads;      //  20
+  int32_t head_dim;        //  24
+  int32_t vocab_size;      //  28
+  int32_t context_length;  //  32
+  uint32_t norm;           //  36  NormKind
+  float norm_eps;          //  40
+  uint32_t activation;     //  44  Activation
+  uint32_t rope;           //  48  RopeMode
+  float rope_theta;        //  52
+  uint32_t flags;          //  56  kArch*
+  uint32_t weight_dtype;   //  60  DType of every matrix (token embedding, projections, FFN,
+                           //      classifier); norms and biases are always f32
+  int32_t group_size;      //  64  q8/q4 group along the input axis, else 0
+  uint8_t reserved[60];    //  68  zero
 };
 static_assert(sizeof(ArchBlock) == 128);
 
-struct TensorRecord {           // 80 bytes
-  uint32_t role;                //   0  TensorRole
-  int32_t layer;                //   4  0..n_layers-1 for per-layer roles, -1 for global ones
-  uint32_t dtype;               //   8  DType
-  uint32_t rank;                //  12  1..4
-  uint32_t shape[4];            //  16  logical shape, unused entries 0
-  uint32_t group_size;          //  32  q8/q4: ArchBlock.group_size; else 0
-  uint32_t reserved0;           //  36  0
-  uint64_t data_offset;         //  40  values (multiple of 64)
-  uint64_t data_bytes;          //  48  rows * quant_row_bytes(dtype, K), or numel * dtype_size
-  uint64_t scales_offset;       //  56  q8/q4: float32 scales [rows, ceil(K/group)]; else 0
-  uint64_t scales_bytes;        //  64  q8/q4: rows * groups * 4; else 0
-  uint64_t reserved1;           //  72  0
+struct TensorRecord {      // 80 bytes
+  uint32_t role;           //   0  TensorRole
+  int32_t layer;           //   4  0..n_layers-1 for per-layer roles, -1 for global ones
+  uint32_t dtype;          //   8  DType
+  uint32_t rank;           //  12  1..4
+  uint32_t shape[4];       //  16  logical shape, unused entries 0
+  uint32_t group_size;     //  32  q8/q4: ArchBlock.group_size; else 0
+  uint32_t reserved0;      //  36  0
+  uint64_t data_offset;    //  40  values (multiple of 64)
+  uint64_t data_bytes;     //  48  rows * quant_row_bytes(dtype, K), or numel * dtype_size
+  uint64_t scales_offset;  //  56  q8/q4: float32 scales [rows, ceil(K/group)]; else 0
+  uint64_t scales_bytes;   //  64  q8/q4: rows * groups * 4; else 0
+  uint64_t reserved1;      //  72  0
 };
 static_assert(sizeof(TensorRecord) == 80);
 

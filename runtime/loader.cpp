@@ -1,9 +1,9 @@
 // The .ein loader: validates an image in time proportional to its tensor count (plus one CRC pass
 // unless skipped) and fills a Model whose views point into the caller's buffer.
 //
-// Every read goes through read_at(), which copies bytes out with memcpy after a bounds check, so the
-// loader never reads outside [data, data + size) and never depends on field alignment. Offsets and
-// sizes are 64-bit and every sum is checked for overflow before use.
+// Every read goes through read_at(), which copies bytes out with memcpy after a bounds check, so
+// the loader never reads outside [data, data + size) and never depends on field alignment. Offsets
+// and sizes are 64-bit and every sum is checked for overflow before use.
 #include <cmath>
 #include <cstring>
 
@@ -98,19 +98,17 @@ enum Region { kData = 0, kScales = 1, kTokenizer = 2, kMetadata = 3 };
 constexpr const char* kMisaligned[4] = {
     "tensor data offset not 64-byte aligned", "tensor scales offset not 64-byte aligned",
     "tokenizer offset not 64-byte aligned", "metadata offset not 64-byte aligned"};
-constexpr const char* kOverlap[4] = {
-    "tensor data overlaps the header or the previous region",
-    "tensor scales overlap the tensor's data", "tokenizer overlaps the tensor data",
-    "metadata overlaps the previous region"};
-constexpr const char* kGap[4] = {
-    "tensor data does not start right after the previous region",
-    "tensor scales do not start right after the tensor's data",
-    "tokenizer does not start right after the tensor data",
-    "metadata does not start right after the previous region"};
-constexpr const char* kOutside[4] = {"tensor data extends outside the file",
-                                     "tensor scales extend outside the file",
-                                     "tokenizer extends outside the file",
-                                     "metadata extends outside the file"};
+constexpr const char* kOverlap[4] = {"tensor data overlaps the header or the previous region",
+                                     "tensor scales overlap the tensor's data",
+                                     "tokenizer overlaps the tensor data",
+                                     "metadata overlaps the previous region"};
+constexpr const char* kGap[4] = {"tensor data does not start right after the previous region",
+                                 "tensor scales do not start right after the tensor's data",
+                                 "tokenizer does not start right after the tensor data",
+                                 "metadata does not start right after the previous region"};
+constexpr const char* kOutside[4] = {
+    "tensor data extends outside the file", "tensor scales extend outside the file",
+    "tokenizer extends outside the file", "metadata extends outside the file"};
 
 Status place_region(uint64_t offset, uint64_t bytes, uint64_t file_size, uint64_t* cursor,
                     Region kind, int32_t index) {
@@ -119,14 +117,19 @@ Status place_region(uint64_t offset, uint64_t bytes, uint64_t file_size, uint64_
   if (offset % kEinAlignment != 0) return bad(kMisaligned[kind], -1, -1, index);
   if (offset < expected) return bad(kOverlap[kind], static_cast<int64_t>(expected), have, index);
   if (offset > expected) return bad(kGap[kind], static_cast<int64_t>(expected), have, index);
-  if (!fits(offset, bytes, file_size)) return bad(kOutside[kind], static_cast<int64_t>(file_size), -1, index);
+  if (!fits(offset, bytes, file_size))
+    return bad(kOutside[kind], static_cast<int64_t>(file_size), -1, index);
   *cursor = offset + bytes;
   return ok_status();
 }
 
-bool valid_enum_dtype(uint32_t d) { return d <= static_cast<uint32_t>(DType::q4); }
+bool valid_enum_dtype(uint32_t d) {
+  return d <= static_cast<uint32_t>(DType::q4);
+}
 
-bool in_range(int64_t v, int64_t lo, int64_t hi) { return v >= lo && v <= hi; }
+bool in_range(int64_t v, int64_t lo, int64_t hi) {
+  return v >= lo && v <= hi;
+}
 
 }  // namespace
 
@@ -150,8 +153,10 @@ bool ein_role_per_layer(TensorRole role) {
     case TensorRole::token_embedding:
     case TensorRole::final_norm:
     case TensorRole::final_norm_bias:
-    case TensorRole::classifier: return false;
-    default: return true;
+    case TensorRole::classifier:
+      return false;
+    default:
+      return true;
   }
 }
 
@@ -165,8 +170,10 @@ bool ein_role_is_matrix(TensorRole role) {
     case TensorRole::w1:
     case TensorRole::w2:
     case TensorRole::w3:
-    case TensorRole::classifier: return true;
-    default: return false;
+    case TensorRole::classifier:
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -174,7 +181,8 @@ bool ein_role_present(const ModelConfig& c, TensorRole role) {
   const bool layernorm = c.norm == NormKind::layernorm;
   const bool final_norm = c.arch == ArchKind::llama || c.final_norm != 0;
   switch (role) {
-    case TensorRole::token_embedding: return c.vocab_size > 0;
+    case TensorRole::token_embedding:
+      return c.vocab_size > 0;
     case TensorRole::attn_norm:
     case TensorRole::ffn_norm:
     case TensorRole::wq:
@@ -182,19 +190,26 @@ bool ein_role_present(const ModelConfig& c, TensorRole role) {
     case TensorRole::wv:
     case TensorRole::wo:
     case TensorRole::w1:
-    case TensorRole::w2: return true;
+    case TensorRole::w2:
+      return true;
     case TensorRole::attn_norm_bias:
-    case TensorRole::ffn_norm_bias: return layernorm;
+    case TensorRole::ffn_norm_bias:
+      return layernorm;
     case TensorRole::bq:
     case TensorRole::bk:
     case TensorRole::bv:
     case TensorRole::bo:
     case TensorRole::b1:
-    case TensorRole::b2: return c.has_bias != 0;
-    case TensorRole::w3: return c.activation == Activation::swiglu;
-    case TensorRole::final_norm: return final_norm;
-    case TensorRole::final_norm_bias: return final_norm && layernorm;
-    case TensorRole::classifier: return c.vocab_size > 0 && c.tied_classifier == 0;
+    case TensorRole::b2:
+      return c.has_bias != 0;
+    case TensorRole::w3:
+      return c.activation == Activation::swiglu;
+    case TensorRole::final_norm:
+      return final_norm;
+    case TensorRole::final_norm_bias:
+      return final_norm && layernorm;
+    case TensorRole::classifier:
+      return c.vocab_size > 0 && c.tied_classifier == 0;
   }
   return false;
 }
@@ -210,19 +225,29 @@ int ein_expected_shape(const ModelConfig& c, TensorRole role, int64_t shape[kEin
   };
   switch (role) {
     case TensorRole::token_embedding:
-    case TensorRole::classifier: return set(v, d);
-    case TensorRole::wq: return set(q, d);
+    case TensorRole::classifier:
+      return set(v, d);
+    case TensorRole::wq:
+      return set(q, d);
     case TensorRole::wk:
-    case TensorRole::wv: return set(kv, d);
-    case TensorRole::wo: return set(d, q);
+    case TensorRole::wv:
+      return set(kv, d);
+    case TensorRole::wo:
+      return set(d, q);
     case TensorRole::w1:
-    case TensorRole::w3: return set(f, d);
-    case TensorRole::w2: return set(d, f);
-    case TensorRole::bq: return set(q, -1);
+    case TensorRole::w3:
+      return set(f, d);
+    case TensorRole::w2:
+      return set(d, f);
+    case TensorRole::bq:
+      return set(q, -1);
     case TensorRole::bk:
-    case TensorRole::bv: return set(kv, -1);
-    case TensorRole::b1: return set(f, -1);
-    default: return set(d, -1);  // norms, their biases, bo, b2
+    case TensorRole::bv:
+      return set(kv, -1);
+    case TensorRole::b1:
+      return set(f, -1);
+    default:
+      return set(d, -1);  // norms, their biases, bo, b2
   }
 }
 
@@ -272,7 +297,8 @@ Status ein_validate_config(const ModelConfig& c) {
   if (static_cast<uint32_t>(c.activation) > 3) return inval("unknown activation");
   if (static_cast<uint32_t>(c.rope) > 2) return inval("unknown RoPE mode");
   if (c.rope != RopeMode::none) {
-    if (!(std::isfinite(c.rope_theta) && c.rope_theta > 0.f)) return inval("RoPE theta out of range");
+    if (!(std::isfinite(c.rope_theta) && c.rope_theta > 0.f))
+      return inval("RoPE theta out of range");
     if (c.head_dim % 2 != 0) return inval("RoPE needs an even head_dim", c.head_dim);
   }
   switch (c.weight_dtype) {
@@ -282,9 +308,11 @@ Status ein_validate_config(const ModelConfig& c) {
       break;
     case DType::q8:
     case DType::q4:
-      if (!in_range(c.group_size, 1, kMaxGroup)) return inval("group size out of range", c.group_size);
+      if (!in_range(c.group_size, 1, kMaxGroup))
+        return inval("group size out of range", c.group_size);
       break;
-    default: return inval("unsupported weight dtype", static_cast<int64_t>(c.weight_dtype));
+    default:
+      return inval("unsupported weight dtype", static_cast<int64_t>(c.weight_dtype));
   }
   return ok_status();
 }
@@ -296,7 +324,8 @@ Status load_model(const void* data, size_t size, const LoadOptions& options, Mod
   if (reinterpret_cast<uintptr_t>(data) % kEinAlignment != 0)
     return make_status(StatusCode::invalid_argument, "model buffer must be 64-byte aligned");
   const unsigned char* img = static_cast<const unsigned char*>(data);
-  const int64_t have = static_cast<int64_t>(size > INT64_MAX ? INT64_MAX : size);
+  const uint64_t size64 = size;  // size_t is 32-bit on Cortex-M
+  const int64_t have = static_cast<int64_t>(size64 > INT64_MAX ? INT64_MAX : size64);
 
   if (size < sizeof(FileHeader)) return bad("file truncated: shorter than the header", 128, have);
   FileHeader h;
@@ -324,8 +353,7 @@ Status load_model(const void* data, size_t size, const LoadOptions& options, Mod
   const uint64_t table_bytes = uint64_t{h.tensor_count} * sizeof(TensorRecord);
   if (h.table_offset < uint64_t{h.arch_offset} + h.arch_size ||
       !fits(h.table_offset, table_bytes, h.header_size))
-    return bad("tensor table outside the header or overlapping the arch block", -1,
-               h.table_offset);
+    return bad("tensor table outside the header or overlapping the arch block", -1, h.table_offset);
 
   if (options.verify_crc) {
     if (ein_header_crc(img, h.header_size) != h.header_crc) return bad("header CRC mismatch");
@@ -375,9 +403,12 @@ Status load_model(const void* data, size_t size, const LoadOptions& options, Mod
     int32_t want_layer;
     canonical_entry(c, i, &want_role, &want_layer);
     if (r.role != static_cast<uint32_t>(want_role))
-      return bad("tensor role out of canonical order", static_cast<int64_t>(want_role), r.role, idx);
-    if (r.layer != want_layer) return bad("tensor layer out of canonical order", want_layer, r.layer, idx);
-    if (r.reserved0 != 0 || r.reserved1 != 0) return bad("reserved tensor field is not zero", -1, -1, idx);
+      return bad("tensor role out of canonical order", static_cast<int64_t>(want_role), r.role,
+                 idx);
+    if (r.layer != want_layer)
+      return bad("tensor layer out of canonical order", want_layer, r.layer, idx);
+    if (r.reserved0 != 0 || r.reserved1 != 0)
+      return bad("reserved tensor field is not zero", -1, -1, idx);
     if (!valid_enum_dtype(r.dtype)) return bad("unknown tensor dtype", -1, r.dtype, idx);
     const DType dt = static_cast<DType>(r.dtype);
     const DType want_dt = ein_role_is_matrix(want_role) ? c.weight_dtype : DType::f32;
@@ -410,7 +441,8 @@ Status load_model(const void* data, size_t size, const LoadOptions& options, Mod
     if (quant) {
       if (r.scales_bytes != want_scales)
         return bad("tensor scale bytes disagree with its shape", static_cast<int64_t>(want_scales),
-                   static_cast<int64_t>(r.scales_bytes > INT64_MAX ? INT64_MAX : r.scales_bytes), idx);
+                   static_cast<int64_t>(r.scales_bytes > INT64_MAX ? INT64_MAX : r.scales_bytes),
+                   idx);
       EINFER_TRY(place_region(r.scales_offset, r.scales_bytes, file_size, &cursor, kScales, idx));
     } else if (r.scales_offset != 0 || r.scales_bytes != 0) {
       return bad("unquantized tensor has scales", -1, -1, idx);
@@ -421,19 +453,21 @@ Status load_model(const void* data, size_t size, const LoadOptions& options, Mod
   const bool has_meta = (h.flags & kEinFlagMetadata) != 0;
   if (has_tok) {
     if (h.tokenizer_bytes == 0) return bad("tokenizer section is empty");
-    EINFER_TRY(place_region(h.tokenizer_offset, h.tokenizer_bytes, file_size, &cursor, kTokenizer, -1));
+    EINFER_TRY(
+        place_region(h.tokenizer_offset, h.tokenizer_bytes, file_size, &cursor, kTokenizer, -1));
   } else if (h.tokenizer_offset != 0 || h.tokenizer_bytes != 0) {
     return bad("tokenizer section set without its flag");
   }
   if (has_meta) {
     if (h.metadata_bytes == 0) return bad("metadata section is empty");
-    EINFER_TRY(place_region(h.metadata_offset, h.metadata_bytes, file_size, &cursor, kMetadata, -1));
+    EINFER_TRY(
+        place_region(h.metadata_offset, h.metadata_bytes, file_size, &cursor, kMetadata, -1));
   } else if (h.metadata_offset != 0 || h.metadata_bytes != 0) {
     return bad("metadata section set without its flag");
   }
   if (cursor != file_size)
-    return bad("file_size disagrees with the end of the last region",
-               static_cast<int64_t>(cursor), static_cast<int64_t>(file_size));
+    return bad("file_size disagrees with the end of the last region", static_cast<int64_t>(cursor),
+               static_cast<int64_t>(file_size));
 
   model->config = c;
   model->image = img;
@@ -450,7 +484,8 @@ Status load_model(const void* data, size_t size, const LoadOptions& options, Mod
 Status model_tensor(const Model& model, TensorRole role, int32_t layer, TensorView* out) {
   *out = TensorView{};
   const ModelConfig& c = model.config;
-  if (model.tensor_table == nullptr) return make_status(StatusCode::invalid_argument, "model not loaded");
+  if (model.tensor_table == nullptr)
+    return make_status(StatusCode::invalid_argument, "model not loaded");
   if (static_cast<uint32_t>(role) >= kTensorRoleCount || !ein_role_present(c, role))
     return make_status(StatusCode::out_of_range, "model has no tensor with this role", -1,
                        static_cast<int64_t>(role));
@@ -474,7 +509,8 @@ Status model_tensor(const Model& model, TensorRole role, int32_t layer, TensorVi
   if (index < 0 || index >= model.tensor_count)
     return make_status(StatusCode::out_of_range, "model has no tensor with this role");
   TensorRecord r;
-  std::memcpy(&r, static_cast<const unsigned char*>(model.tensor_table) + index * sizeof(TensorRecord),
+  std::memcpy(&r,
+              static_cast<const unsigned char*>(model.tensor_table) + index * sizeof(TensorRecord),
               sizeof r);
   int64_t shape[kEinMaxRank];
   for (uint32_t d = 0; d < r.rank; ++d) shape[d] = r.shape[d];

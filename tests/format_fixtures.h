@@ -52,7 +52,8 @@ inline ModelConfig tiny_encoder_config() {
 
 // Deterministic values for tensor (role, layer): element i of a tensor is value(role, layer, i).
 inline float synthetic_value(TensorRole role, int32_t layer, int64_t i) {
-  const uint32_t h = static_cast<uint32_t>(role) * 2654435761u ^ static_cast<uint32_t>(layer + 7) * 40503u ^
+  const uint32_t h = static_cast<uint32_t>(role) * 2654435761u ^
+                     static_cast<uint32_t>(layer + 7) * 40503u ^
                      static_cast<uint32_t>(i) * 2246822519u;
   return static_cast<float>(static_cast<int32_t>(h % 2001u) - 1000) / 997.f;
 }

@@ -3,6 +3,8 @@
 // the einfer-einsum CLI end to end (quantized cases with their derived error bounds).
 #include <doctest/doctest.h>
 
+#if defined(EINFER_HAVE_TOOL_COMMON)  // .npy reading lives in tools/common
+
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -174,3 +176,5 @@ TEST_CASE("einsum conformance: einfer-einsum CLI end to end, f32 and quantized (
   CHECK(std::system(bad_spec.c_str()) != 0);
 }
 #endif
+
+#endif  // EINFER_HAVE_TOOL_COMMON

@@ -37,8 +37,10 @@ struct AlignedBuf {
   }
 };
 
-// Plans spec over inputs, runs the planned kernel and the reference, compares.
-std::string check_against_reference(const char* spec, std::vector<TensorView> in, bool strided_out = false) {
+// Plans spec over inputs, runs the planned kernel and the reference, compares within
+// 1e-4 * max(1, max|ref|), or within `tol` when given (quantized operands).
+std::string check_against_reference(const char* spec, std::vector<TensorView> in, bool strided_out = false,
+                                    float tol_override = -1.f) {
   EinsumPlan plan;
   const Status st = plan_einsum(spec, in.data(), static_cast<int>(in.size()), &plan);
   REQUIRE_MESSAGE(st.ok(), (std::string(spec) + ": " + st.message));
@@ -67,7 +69,7 @@ std::string check_against_reference(const char* spec, std::vector<TensorView> in
   REQUIRE_MESSAGE(ex.ok(), (std::string(spec) + ": " + ex.message));
   REQUIRE(execute_einsum_reference(plan, in.data(), static_cast<int>(in.size()), ro).ok());
   // Compare element by element through both layouts.
-  const float tol = 1e-4f * std::fmax(1.f, max_abs(ref));
+  const float tol = tol_override >= 0.f ? tol_override : 1e-4f * std::fmax(1.f, max_abs(ref));
   int64_t idx[kMaxRank] = {};
   for (int64_t e = 0; e < n; ++e) {
     int64_t rem = e, go = 0, rf = 0;
@@ -147,6 +149,8 @@ TEST_CASE("einsum: every fast path agrees with the generic loop nest") {
       {"ji,kj->ik", {17, 13}, {19, 17}, "gemm"},
       {"ij,jk->ki", {13, 17}, {17, 19}, "gemm"},
       {"bnd,dhk->bhnk", {2, 5, 12}, {12, 3, 4}, "gemm"},
+      {"bnd,dhk->bhnk", {2, 7, 12}, {12, 3, 32}, "gemm"},  // heads folded into N (split columns)
+      {"nd,dhk->hnk", {13, 12}, {12, 2, 16}, "gemm"},
       {"bhnk,bhmk->bhnm", {2, 3, 5, 8}, {2, 3, 7, 8}, "gemm"},
       {"bhnm,bhmv->bhnv", {2, 3, 5, 7}, {2, 3, 7, 8}, "gemm"},
       {"bhnv,hvd->bnd", {2, 3, 5, 8}, {3, 8, 12}, "gemm"},
@@ -215,8 +219,24 @@ TEST_CASE("einsum: quantized second operand routes to the quantized matmul") {
   wq.scales = scales.data();
   wq.group_size = 32;
   TensorView xv = make_view(DType::f32, x.data(), {n, d});
-  CHECK(check_against_reference("nd,ed->ne", {xv, wq}) == std::string("quant_matmul"));
-  check_against_reference("nd,ed->en", {xv, wq});
+  // The reference multiplies by the dequantized weights in float; the quantized matmul also
+  // rounds the activations to int8 per group of 32 (scale absmax/127), so each product may move
+  // by |w_k| * scale/2. Bound: max over outputs of sum_k |w_k| * absmax_group(x)/254, plus slack.
+  float bound = 0.f;
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t r = 0; r < e; ++r) {
+      float b = 0.f;
+      for (int64_t k = 0; k < d; ++k) {
+        float amax = 0.f;
+        for (int64_t j = k / 32 * 32; j < k / 32 * 32 + 32; ++j) amax = std::fmax(amax, std::fabs(x[i * d + j]));
+        b += std::fabs(q[r * d + k] * scales[r * 2 + k / 32]) * amax / 254.f;
+      }
+      bound = std::fmax(bound, b);
+    }
+  }
+  bound += 1e-5f;
+  CHECK(check_against_reference("nd,ed->ne", {xv, wq}, false, bound) == std::string("quant_matmul"));
+  check_against_reference("nd,ed->en", {xv, wq}, false, bound);
   EinsumPlan plan;
   const TensorView in[2] = {make_view(DType::f32, x.data(), {d, n}), wq};
   const Status st = plan_einsum("dn,ed->ne", in, 2, &plan);
@@ -286,4 +306,25 @@ TEST_CASE("einsum: compile-time form plans on the stack and runs") {
     }
   REQUIRE(einsum<"ij->ji">(make_view(DType::f32, y.data(), {2, 3}), make_view(DType::f32, r.data(), {3, 2}), nullptr, 0).ok());
   CHECK(r[1] == y[3]);
+}
+
+TEST_CASE("einsum: f16 operands are widened (generic path)") {
+  std::vector<float> a = random_vec(5 * 6, 51), b = random_vec(6 * 7, 52);
+  std::vector<uint16_t> ah(a.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    ah[i] = f32_to_f16(a[i]);
+    a[i] = f16_to_f32(ah[i]);  // the exact values the f16 operand holds
+  }
+  const TensorView in16[2] = {make_view(DType::f16, ah.data(), {5, 6}), make_view(DType::f32, b.data(), {6, 7})};
+  EinsumPlan plan;
+  REQUIRE(plan_einsum("ij,jk->ik", in16, 2, &plan).ok());
+  CHECK(std::string(einsum_kernel_name(plan)) == "generic");
+  std::vector<float> out(35);
+  REQUIRE(execute_einsum(plan, in16, 2, make_view(DType::f32, out.data(), {5, 7}), nullptr, 0).ok());
+  for (int i = 0; i < 5; ++i)
+    for (int k = 0; k < 7; ++k) {
+      double s = 0;
+      for (int j = 0; j < 6; ++j) s += double(a[i * 6 + j]) * b[j * 7 + k];
+      CHECK(std::fabs(out[i * 7 + k] - s) < 1e-5);
+    }
 }

@@ -19,7 +19,8 @@ float element(const TensorView& v, int64_t i) {
   const int64_t cols = v.shape[v.rank - 1];
   const int64_t r = i / cols, c = i % cols;
   switch (v.dtype) {
-    case DType::f32: return static_cast<const float*>(v.data)[i];
+    case DType::f32:
+      return static_cast<const float*>(v.data)[i];
     case DType::f16: {
       uint16_t h;
       std::memcpy(&h, static_cast<const unsigned char*>(v.data) + i * 2, 2);
@@ -32,9 +33,11 @@ float element(const TensorView& v, int64_t i) {
     case DType::q4: {
       const uint8_t* q = static_cast<const uint8_t*>(v.data) + r * quant_row_bytes(DType::q4, cols);
       const int u = (c & 1) ? (q[c / 2] >> 4) : (q[c / 2] & 0x0F);
-      return static_cast<float>(u - 8) * v.scales[r * quant_groups(cols, v.group_size) + c / v.group_size];
+      return static_cast<float>(u - 8) *
+             v.scales[r * quant_groups(cols, v.group_size) + c / v.group_size];
     }
-    default: return NAN;
+    default:
+      return NAN;
   }
 }
 
@@ -52,10 +55,10 @@ void check_round_trip(const ModelConfig& c) {
   CHECK(m.tokenizer[4] == 5);
   // Quantization error bound: half a step of the group's scale (absmax / 127 or / 7).
   const float max_abs = 1000.f / 997.f;
-  const float tol = c.weight_dtype == DType::q8   ? max_abs / 127.f * 0.5f + 1e-6f
-                    : c.weight_dtype == DType::q4 ? max_abs / 7.f * 0.5f + 1e-6f
+  const float tol = c.weight_dtype == DType::q8    ? max_abs / 127.f * 0.5f + 1e-6f
+                    : c.weight_dtype == DType::q4  ? max_abs / 7.f * 0.5f + 1e-6f
                     : c.weight_dtype == DType::f16 ? 1e-3f
-                                                    : 0.f;
+                                                   : 0.f;
   int checked = 0;
   for (uint32_t r = 0; r < kTensorRoleCount; ++r) {
     const TensorRole role = static_cast<TensorRole>(r);
@@ -146,10 +149,12 @@ TEST_CASE("format: the writer rejects missing, duplicate and foreign tensors") {
   pack::EinImage img = synthetic_image(tiny_llama_config());
   pack::EinImage dup = img;
   dup.tensors.push_back(dup.tensors.front());
-  CHECK_THROWS_WITH_AS(pack::write_ein(dup), doctest::Contains("duplicate tensor"), pack::PackError);
+  CHECK_THROWS_WITH_AS(pack::write_ein(dup), doctest::Contains("duplicate tensor"),
+                       pack::PackError);
   pack::EinImage missing = img;
   missing.tensors.pop_back();
-  CHECK_THROWS_WITH_AS(pack::write_ein(missing), doctest::Contains("missing tensor"), pack::PackError);
+  CHECK_THROWS_WITH_AS(pack::write_ein(missing), doctest::Contains("missing tensor"),
+                       pack::PackError);
   pack::EinImage foreign = img;
   const float zero[16] = {};
   foreign.tensors.push_back(pack::encode_tensor(TensorRole::bq, 0, {16}, zero, DType::f32, 0));
@@ -164,7 +169,8 @@ TEST_CASE("format: load_model argument checks") {
   pack::AlignedBuffer buf(b);
   Model m;
   CHECK(load_model(nullptr, 100, LoadOptions{}, &m).code == StatusCode::invalid_argument);
-  CHECK(load_model(buf.data, buf.size, LoadOptions{}, nullptr).code == StatusCode::invalid_argument);
+  CHECK(load_model(buf.data, buf.size, LoadOptions{}, nullptr).code ==
+        StatusCode::invalid_argument);
   // A misaligned buffer is refused up front (views into it would be misaligned).
   std::vector<uint8_t> shifted(b.size() + 64);
   pack::AlignedBuffer buf2(shifted);
@@ -178,3 +184,43 @@ TEST_CASE("format: load_model argument checks") {
   CHECK(load_bytes(bigger, &m).ok());
 }
 #endif  // EINFER_HAS_PACK_LIB
+
+#if EINFER_HAS_PACK_LIB
+#include "models/session.h"
+#include "tools/einfer-pack/importers.h"
+
+TEST_CASE("format: inspect lists every tensor and reports arena bytes or why not") {
+  const ModelConfig c = einfer::test::tiny_llama_config(DType::q4, 8);
+  const std::vector<uint8_t> b = einfer::test::synthetic_bytes(c);
+  pack::AlignedBuffer buf(b);
+  Model m;
+  REQUIRE(load_model(buf.data, buf.size, LoadOptions{}, &m).ok());
+  RunOptions run;
+  run.context = 16;
+  run.kv_dtype = DType::i8;
+  const std::string text = pack::describe_model(m, run, false);
+  CHECK(text.find("architecture: llama  dim 16") != std::string::npos);
+  CHECK(text.find("weights q4, group 8") != std::string::npos);
+  CHECK(text.find("kv q8") != std::string::npos);
+  size_t rows = 0;
+  for (size_t p = text.find("\nwq "); p != std::string::npos; p = text.find("\nwq ", p + 1)) ++rows;
+  CHECK(rows == 2);  // one per layer
+  size_t arena = 0;
+  const Status as = session_arena_bytes(c, run, &arena);
+  if (as.ok())
+    CHECK(text.find("): " + std::to_string(arena)) != std::string::npos);
+  else
+    CHECK(text.find(std::string("n/a (") + as.message) != std::string::npos);
+  const std::string json = pack::describe_model(m, run, true);
+  CHECK(json.find("\"tensor_count\": 21") != std::string::npos);
+  CHECK(json.find("\"weight_dtype\": \"q4\"") != std::string::npos);
+  CHECK(json.find(as.ok() ? "\"arena_bytes\": " + std::to_string(arena)
+                          : "\"arena_bytes\": null") != std::string::npos);
+  const std::string header = pack::emit_c_header(b, m, run, "tiny_model");
+  CHECK(header.find("#define TINY_MODEL_BYTES " + std::to_string(b.size()) + "u") !=
+        std::string::npos);
+  CHECK(header.find("aligned(64)") != std::string::npos);
+  CHECK(header.find(as.ok() ? "#define TINY_MODEL_ARENA_BYTES" : "TINY_MODEL_ARENA_BYTES: n/a") !=
+        std::string::npos);
+}
+#endif

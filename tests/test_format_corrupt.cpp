@@ -149,7 +149,8 @@ TEST_CASE("format corrupt: targeted table, each error names the problem") {
       {"data bytes +1", kRec + 48, 8, get_field<uint64_t>(good, kRec + 48) + 1, "byte size"},
       {"data bytes max", kRec + 48, 8, ~uint64_t{0}, "byte size"},
       {"scales overlap data", kRec + 56, 8, header_size, "scales overlap"},
-      {"scales misaligned", kRec + 56, 8, get_field<uint64_t>(good, kRec + 56) + 8, "scales offset not 64-byte aligned"},
+      {"scales misaligned", kRec + 56, 8, get_field<uint64_t>(good, kRec + 56) + 8,
+       "scales offset not 64-byte aligned"},
       {"scales bytes", kRec + 64, 8, 4, "scale bytes"},
       {"record reserved1", kRec + 72, 8, 1, "reserved tensor"},
       {"second tensor overlaps first", kRec + 80 + 40, 8, header_size, "overlaps"},
@@ -157,8 +158,10 @@ TEST_CASE("format corrupt: targeted table, each error names the problem") {
   };
   for (const Corruption& c : table) {
     std::vector<uint8_t> b = good;
-    if (c.width == 4) set_field<uint32_t>(b, c.offset, static_cast<uint32_t>(c.value));
-    else set_field<uint64_t>(b, c.offset, c.value);
+    if (c.width == 4)
+      set_field<uint32_t>(b, c.offset, static_cast<uint32_t>(c.value));
+    else
+      set_field<uint64_t>(b, c.offset, c.value);
     reseal(b);
     const std::string msg = message_of(b);
     CHECK_MESSAGE(msg.find(c.expect) != std::string::npos,

@@ -57,7 +57,9 @@ struct Packed {
       float* y = out.data() + r * cols;
       const int64_t groups = quant_groups(cols, v.group_size);
       switch (v.dtype) {
-        case DType::f32: std::memcpy(y, v.f32() + r * cols, cols * 4); break;
+        case DType::f32:
+          std::memcpy(y, v.f32() + r * cols, cols * 4);
+          break;
         case DType::f16:
           for (int64_t c = 0; c < cols; ++c) {
             uint16_t h;
@@ -70,10 +72,12 @@ struct Packed {
                             cols, v.group_size, y);
           break;
         case DType::q4:
-          dequantize_row_q4(static_cast<const uint8_t*>(v.data) + r * quant_row_bytes(DType::q4, cols),
-                            v.scales + r * groups, cols, v.group_size, y);
+          dequantize_row_q4(
+              static_cast<const uint8_t*>(v.data) + r * quant_row_bytes(DType::q4, cols),
+              v.scales + r * groups, cols, v.group_size, y);
           break;
-        default: FAIL("unexpected dtype");
+        default:
+          FAIL("unexpected dtype");
       }
     }
     return out;
@@ -114,15 +118,19 @@ TEST_CASE("importer llama2.c: v0, v1 and v2 from the generator match numpy's wei
     CHECK(c.context_length == 16);
     CHECK(c.tied_classifier == 0);
     CHECK(c.rope == RopeMode::interleaved);
-    CHECK(max_diff(p.values(TensorRole::token_embedding, -1), read_f32(kData + "llama2c_ref_tok.f32")) == 0.f);
+    CHECK(max_diff(p.values(TensorRole::token_embedding, -1),
+                   read_f32(kData + "llama2c_ref_tok.f32")) == 0.f);
     CHECK(max_diff(p.values(TensorRole::wq, 1), read_f32(kData + "llama2c_ref_wq1.f32")) == 0.f);
     CHECK(max_diff(p.values(TensorRole::wk, 0), read_f32(kData + "llama2c_ref_wk0.f32")) == 0.f);
     CHECK(max_diff(p.values(TensorRole::wo, 1), read_f32(kData + "llama2c_ref_wo1.f32")) == 0.f);
     CHECK(max_diff(p.values(TensorRole::w2, 0), read_f32(kData + "llama2c_ref_w2_0.f32")) == 0.f);
     CHECK(max_diff(p.values(TensorRole::w3, 1), read_f32(kData + "llama2c_ref_w3_1.f32")) == 0.f);
-    CHECK(max_diff(p.values(TensorRole::attn_norm, 1), read_f32(kData + "llama2c_ref_att_norm1.f32")) == 0.f);
-    CHECK(max_diff(p.values(TensorRole::final_norm, -1), read_f32(kData + "llama2c_ref_final_norm.f32")) == 0.f);
-    CHECK(max_diff(p.values(TensorRole::classifier, -1), read_f32(kData + "llama2c_ref_cls.f32")) == 0.f);
+    CHECK(max_diff(p.values(TensorRole::attn_norm, 1),
+                   read_f32(kData + "llama2c_ref_att_norm1.f32")) == 0.f);
+    CHECK(max_diff(p.values(TensorRole::final_norm, -1),
+                   read_f32(kData + "llama2c_ref_final_norm.f32")) == 0.f);
+    CHECK(max_diff(p.values(TensorRole::classifier, -1), read_f32(kData + "llama2c_ref_cls.f32")) ==
+          0.f);
   }
   // v2: the natural dtype is q8 with the file's group; groups that align with rows are kept
   // byte for byte, the ones that straddle rows of w2 ([16, 36], group 8) are re-grouped.
@@ -130,7 +138,8 @@ TEST_CASE("importer llama2.c: v0, v1 and v2 from the generator match numpy's wei
   CHECK(v2.config.group_size == 8);
   Packed q(v2, DType::q8, 8);
   CHECK(max_diff(q.values(TensorRole::wq, 1), read_f32(kData + "llama2c_ref_v2_wq1.f32")) == 0.f);
-  CHECK(max_diff(q.values(TensorRole::token_embedding, -1), read_f32(kData + "llama2c_ref_v2_tok.f32")) == 0.f);
+  CHECK(max_diff(q.values(TensorRole::token_embedding, -1),
+                 read_f32(kData + "llama2c_ref_v2_tok.f32")) == 0.f);
   const std::vector<float> w2_ref = read_f32(kData + "llama2c_ref_v2_w2_0.f32");
   CHECK(max_diff(q.values(TensorRole::w2, 0), w2_ref) <= max_abs(w2_ref) / 127.f * 0.5f + 1e-6f);
   Packed f(v2, DType::f32, 0);
@@ -199,7 +208,8 @@ TEST_CASE("importer llama2.c: real checkpoints from shared/models") {
       const std::vector<float> got = p.values(pr.role, pr.layer);
       REQUIRE(static_cast<int64_t>(got.size()) == pr.n);
       float worst = 0.f;
-      for (int64_t i = 0; i < pr.n; ++i) worst = std::fmax(worst, std::fabs(got[i] - at(pr.base + i)));
+      for (int64_t i = 0; i < pr.n; ++i)
+        worst = std::fmax(worst, std::fabs(got[i] - at(pr.base + i)));
       CHECK_MESSAGE(worst == 0.f, name << " " << tensor_role_name(pr.role));
     }
     // q8 packing of a real model stays within half a step per group.
@@ -223,11 +233,13 @@ TEST_CASE("importer HF Llama: sharded folder, q/k permuted to interleaved RoPE")
   CHECK(max_diff(wq, read_f32(kData + "hf_ref_wq1_interleaved.f32")) == 0.f);
   CHECK(max_diff(wk, read_f32(kData + "hf_ref_wk1_interleaved.f32")) == 0.f);
   CHECK(max_diff(p.values(TensorRole::w3, 0), read_f32(kData + "hf_ref_w3_0.f32")) == 0.f);
-  CHECK(max_diff(p.values(TensorRole::classifier, -1), read_f32(kData + "hf_ref_lm_head.f32")) == 0.f);
+  CHECK(max_diff(p.values(TensorRole::classifier, -1), read_f32(kData + "hf_ref_lm_head.f32")) ==
+        0.f);
 
   // Same function: attention scores with interleaved RoPE on the packed rows equal HF's
   // rotate_half scores computed by the generator in float64.
-  const std::vector<float> x1 = read_f32(kData + "hf_ref_x1.f32"), x2 = read_f32(kData + "hf_ref_x2.f32");
+  const std::vector<float> x1 = read_f32(kData + "hf_ref_x1.f32"),
+                           x2 = read_f32(kData + "hf_ref_x2.f32");
   const std::vector<float> want = read_f32(kData + "hf_ref_scores_l1.f32");
   const int H = c.n_heads, G = c.n_kv_heads, k = c.head_dim, d = c.dim;
   auto project = [&](const std::vector<float>& w, const std::vector<float>& x, int rows, int pos) {
@@ -257,7 +269,8 @@ TEST_CASE("importer HF Llama: sharded folder, q/k permuted to interleaved RoPE")
   CHECK(t.model.config.tied_classifier == 1);
   TensorView v;
   CHECK(model_tensor(t.model, TensorRole::classifier, -1, &v).code == StatusCode::out_of_range);
-  CHECK_THROWS_WITH_AS(import_hf_llama(kData + "no_such_folder"), doctest::Contains("cannot open"), PackError);
+  CHECK_THROWS_WITH_AS(import_hf_llama(kData + "no_such_folder"), doctest::Contains("cannot open"),
+                       PackError);
 }
 
 TEST_CASE("importer torch encoder: stack with metadata and a single layer") {
@@ -277,7 +290,8 @@ TEST_CASE("importer torch encoder: stack with metadata and a single layer") {
   CHECK(c.rope == RopeMode::none);
   CHECK(max_diff(p.values(TensorRole::wk, 1), read_f32(kData + "torch_ref_wk1.f32")) == 0.f);
   CHECK(max_diff(p.values(TensorRole::bv, 0), read_f32(kData + "torch_ref_bv0.f32")) == 0.f);
-  CHECK(max_diff(p.values(TensorRole::final_norm_bias, -1), read_f32(kData + "torch_ref_final_norm_bias.f32")) == 0.f);
+  CHECK(max_diff(p.values(TensorRole::final_norm_bias, -1),
+                 read_f32(kData + "torch_ref_final_norm_bias.f32")) == 0.f);
 
   const std::vector<uint8_t> single = read_file(kData + "torch_encoder_layer.safetensors");
   CHECK_THROWS_WITH_AS(import_torch_encoder(single, {}), doctest::Contains("--heads"), PackError);
@@ -312,10 +326,14 @@ TEST_CASE("importer GGUF: F32/F16/Q8_0/Q4_0 against numpy dequantization") {
     TensorRole role;
     int32_t layer;
     const char* file;
-  } refs[] = {{TensorRole::token_embedding, -1, "gguf_ref_tok.f32"}, {TensorRole::wq, 0, "gguf_ref_q0.f32"},
-              {TensorRole::wk, 1, "gguf_ref_k1.f32"},                {TensorRole::w1, 1, "gguf_ref_gate1.f32"},
-              {TensorRole::w2, 0, "gguf_ref_down0.f32"},             {TensorRole::w3, 1, "gguf_ref_up1.f32"},
-              {TensorRole::classifier, -1, "gguf_ref_output.f32"},   {TensorRole::wv, 0, "gguf_ref_v0.f32"}};
+  } refs[] = {{TensorRole::token_embedding, -1, "gguf_ref_tok.f32"},
+              {TensorRole::wq, 0, "gguf_ref_q0.f32"},
+              {TensorRole::wk, 1, "gguf_ref_k1.f32"},
+              {TensorRole::w1, 1, "gguf_ref_gate1.f32"},
+              {TensorRole::w2, 0, "gguf_ref_down0.f32"},
+              {TensorRole::w3, 1, "gguf_ref_up1.f32"},
+              {TensorRole::classifier, -1, "gguf_ref_output.f32"},
+              {TensorRole::wv, 0, "gguf_ref_v0.f32"}};
   for (const Ref& r : refs)
     CHECK_MESSAGE(max_diff(f.values(r.role, r.layer), read_f32(kData + r.file)) == 0.f, r.file);
   // Q8_0 -> q8/32 and Q4_0 -> q4/32 are lossless.
@@ -326,7 +344,8 @@ TEST_CASE("importer GGUF: F32/F16/Q8_0/Q4_0 against numpy dequantization") {
   CHECK(max_diff(q4.values(TensorRole::wk, 1), read_f32(kData + "gguf_ref_k1.f32")) == 0.f);
   CHECK(max_diff(q4.values(TensorRole::w1, 1), read_f32(kData + "gguf_ref_gate1.f32")) == 0.f);
   Packed h(src, DType::f16, 0);
-  CHECK(max_diff(h.values(TensorRole::token_embedding, -1), read_f32(kData + "gguf_ref_tok.f32")) == 0.f);
+  CHECK(max_diff(h.values(TensorRole::token_embedding, -1), read_f32(kData + "gguf_ref_tok.f32")) ==
+        0.f);
 
   for (size_t cut : {size_t{10}, size_t{300}, bytes.size() - 10}) {
     std::vector<uint8_t> t(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(cut));

@@ -84,3 +84,12 @@ for name, a in refs.items():
     with open(os.path.join(OUT, f"llama2c_ref_{name}.f32"), "wb") as f:
         f.write(f32(a))
 print("wrote", len(v0), len(v1), len(v2), "bytes")
+
+# A tiny llama2.c tokenizer.bin (int32 max_token_length; per token: float32 score, int32 length,
+# bytes) for the -z option and the fuzz corpus.
+tokens = [b"<unk>", b"<s>", b"</s>"] + [bytes([ord("a") + i]) for i in range(vocab - 3)]
+tok_bin = struct.pack("<i", max(len(t) for t in tokens))
+for i, t in enumerate(tokens):
+    tok_bin += struct.pack("<fi", -float(i), len(t)) + t
+with open(os.path.join(OUT, "tiny_tokenizer.bin"), "wb") as f:
+    f.write(tok_bin)

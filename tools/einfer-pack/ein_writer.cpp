@@ -11,7 +11,9 @@
 namespace einfer::pack {
 
 namespace {
-uint64_t align_up(uint64_t v) { return (v + kEinAlignment - 1) / kEinAlignment * kEinAlignment; }
+uint64_t align_up(uint64_t v) {
+  return (v + kEinAlignment - 1) / kEinAlignment * kEinAlignment;
+}
 
 template <typename T>
 void append(std::vector<uint8_t>& out, const T& v) {
@@ -74,7 +76,8 @@ PackedTensor encode_tensor(TensorRole role, int32_t layer, const std::vector<int
       std::memcpy(t.scales.data(), scales.data(), t.scales.size());
       break;
     }
-    default: throw PackError("unsupported tensor dtype");
+    default:
+      throw PackError("unsupported tensor dtype");
   }
   return t;
 }
@@ -107,7 +110,8 @@ std::vector<uint8_t> write_ein(const EinImage& image) {
       const TensorRole role = static_cast<TensorRole>(r);
       if (ein_role_per_layer(role) && ein_role_present(c, role)) take(role, l);
     }
-  for (TensorRole role : {TensorRole::final_norm, TensorRole::final_norm_bias, TensorRole::classifier})
+  for (TensorRole role :
+       {TensorRole::final_norm, TensorRole::final_norm_bias, TensorRole::classifier})
     if (ein_role_present(c, role)) take(role, -1);
   if (!by_key.empty()) {
     const PackedTensor* t = by_key.begin()->second;
@@ -194,7 +198,8 @@ std::vector<uint8_t> write_ein(const EinImage& image) {
   std::memcpy(out.data() + table_offset, records.data(), records.size() * sizeof(TensorRecord));
   for (size_t i = 0; i < order.size(); ++i) {
     const PackedTensor& t = *order[i];
-    if (!t.data.empty()) std::memcpy(out.data() + records[i].data_offset, t.data.data(), t.data.size());
+    if (!t.data.empty())
+      std::memcpy(out.data() + records[i].data_offset, t.data.data(), t.data.size());
     if (!t.scales.empty())
       std::memcpy(out.data() + records[i].scales_offset, t.scales.data(), t.scales.size());
   }
@@ -220,6 +225,8 @@ AlignedBuffer::AlignedBuffer(const std::vector<uint8_t>& bytes) : size(bytes.siz
   if (data == nullptr) throw PackError("out of memory");
   if (size) std::memcpy(data, bytes.data(), size);
 }
-AlignedBuffer::~AlignedBuffer() { std::free(data); }
+AlignedBuffer::~AlignedBuffer() {
+  std::free(data);
+}
 
 }  // namespace einfer::pack

@@ -25,9 +25,9 @@ struct PackedTensor {
   DType dtype = DType::f32;
   int rank = 0;
   int64_t shape[4] = {0, 0, 0, 0};
-  int32_t group_size = 0;          // q8/q4 only
-  std::vector<uint8_t> data;       // values
-  std::vector<uint8_t> scales;     // q8/q4: float32 [rows, groups]
+  int32_t group_size = 0;       // q8/q4 only
+  std::vector<uint8_t> data;    // values
+  std::vector<uint8_t> scales;  // q8/q4: float32 [rows, groups]
 };
 
 // Encodes float values of logical shape `shape` (row-major, last axis quantized) as `dtype`

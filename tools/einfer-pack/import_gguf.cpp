@@ -52,27 +52,49 @@ struct Value {
 
 size_t scalar_size(uint32_t t) {
   switch (t) {
-    case 0: case 1: case 7: return 1;
-    case 2: case 3: return 2;
-    case 4: case 5: case 6: return 4;
-    case 10: case 11: case 12: return 8;
+    case 0:
+    case 1:
+    case 7:
+      return 1;
+    case 2:
+    case 3:
+      return 2;
+    case 4:
+    case 5:
+    case 6:
+      return 4;
+    case 10:
+    case 11:
+    case 12:
+      return 8;
   }
   return 0;
 }
 
 double read_scalar(Cursor& c, uint32_t t) {
   switch (t) {
-    case 0: return c.get<uint8_t>();
-    case 1: return c.get<int8_t>();
-    case 2: return c.get<uint16_t>();
-    case 3: return c.get<int16_t>();
-    case 4: return c.get<uint32_t>();
-    case 5: return c.get<int32_t>();
-    case 6: return c.get<float>();
-    case 7: return c.get<uint8_t>();
-    case 10: return static_cast<double>(c.get<uint64_t>());
-    case 11: return static_cast<double>(c.get<int64_t>());
-    case 12: return c.get<double>();
+    case 0:
+      return c.get<uint8_t>();
+    case 1:
+      return c.get<int8_t>();
+    case 2:
+      return c.get<uint16_t>();
+    case 3:
+      return c.get<int16_t>();
+    case 4:
+      return c.get<uint32_t>();
+    case 5:
+      return c.get<int32_t>();
+    case 6:
+      return c.get<float>();
+    case 7:
+      return c.get<uint8_t>();
+    case 10:
+      return static_cast<double>(c.get<uint64_t>());
+    case 11:
+      return static_cast<double>(c.get<int64_t>());
+    case 12:
+      return c.get<double>();
   }
   throw PackError("gguf: unknown metadata value type " + std::to_string(t));
 }
@@ -119,7 +141,8 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
   Cursor c{b};
   if (c.get<uint32_t>() != kGgufMagic) throw PackError("gguf: bad magic");
   const uint32_t version = c.get<uint32_t>();
-  if (version != 2 && version != 3) throw PackError("gguf: unsupported version " + std::to_string(version));
+  if (version != 2 && version != 3)
+    throw PackError("gguf: unsupported version " + std::to_string(version));
   const uint64_t n_tensors = c.get<uint64_t>();
   const uint64_t n_kv = c.get<uint64_t>();
   if (n_tensors > b.size() || n_kv > b.size()) throw PackError("gguf: implausible counts");
@@ -134,10 +157,12 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
     std::string name = c.str();
     Info info;
     const uint32_t nd = c.get<uint32_t>();
-    if (nd == 0 || nd > 4) throw PackError("gguf: tensor " + name + " has rank " + std::to_string(nd));
+    if (nd == 0 || nd > 4)
+      throw PackError("gguf: tensor " + name + " has rank " + std::to_string(nd));
     for (uint32_t d = 0; d < nd; ++d) {
       const uint64_t e = c.get<uint64_t>();
-      if (e == 0 || e > (uint64_t{1} << 31)) throw PackError("gguf: tensor " + name + " has a bad dimension");
+      if (e == 0 || e > (uint64_t{1} << 31))
+        throw PackError("gguf: tensor " + name + " has a bad dimension");
       info.ne.push_back(static_cast<int64_t>(e));
     }
     info.type = c.get<uint32_t>();
@@ -145,14 +170,16 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
     infos[name] = info;
   }
   uint64_t alignment = 32;
-  if (auto it = kv.find("general.alignment"); it != kv.end()) alignment = static_cast<uint64_t>(it->second.num);
+  if (auto it = kv.find("general.alignment"); it != kv.end())
+    alignment = static_cast<uint64_t>(it->second.num);
   if (alignment == 0 || alignment > 4096) throw PackError("gguf: bad general.alignment");
   const uint64_t data_start = (c.pos + alignment - 1) / alignment * alignment;
   if (data_start > b.size()) throw PackError("gguf: file truncated before the tensor data");
 
   auto arch = kv.find("general.architecture");
   if (arch == kv.end() || arch->second.str != "llama")
-    throw PackError("gguf: architecture '" + (arch == kv.end() ? std::string("?") : arch->second.str) +
+    throw PackError("gguf: architecture '" +
+                    (arch == kv.end() ? std::string("?") : arch->second.str) +
                     "' is not supported (llama only)");
   auto num = [&](const std::string& key, double fallback, bool required) {
     auto it = kv.find(key);
@@ -180,34 +207,44 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
   cfg.rope_theta = static_cast<float>(num("llama.rope.freq_base", 10000.0, false));
   cfg.activation = Activation::swiglu;
   auto emb = infos.find("token_embd.weight");
-  if (emb == infos.end() || emb->second.ne.size() != 2) throw PackError("gguf: missing token_embd.weight");
-  cfg.vocab_size = static_cast<int32_t>(num("llama.vocab_size", static_cast<double>(emb->second.ne[1]), false));
+  if (emb == infos.end() || emb->second.ne.size() != 2)
+    throw PackError("gguf: missing token_embd.weight");
+  cfg.vocab_size =
+      static_cast<int32_t>(num("llama.vocab_size", static_cast<double>(emb->second.ne[1]), false));
   cfg.tied_classifier = infos.count("output.weight") ? 0 : 1;
   const Status s = ein_validate_config(cfg);
   if (!s.ok()) throw PackError("gguf: " + status_text(s));
 
   std::map<uint32_t, int> type_votes;
-  auto load = [&](const std::string& name, TensorRole role, int32_t layer, std::vector<int64_t> want) {
+  auto load = [&](const std::string& name, TensorRole role, int32_t layer,
+                  std::vector<int64_t> want) {
     auto it = infos.find(name);
     if (it == infos.end()) throw PackError("gguf: missing tensor " + name);
     const Info& info = it->second;
     std::vector<int64_t> shape(info.ne.rbegin(), info.ne.rend());
-    if (shape != want) throw PackError("gguf: tensor " + name + " has a shape that disagrees with the metadata");
+    if (shape != want)
+      throw PackError("gguf: tensor " + name + " has a shape that disagrees with the metadata");
     const int64_t cols = info.ne[0];
     int64_t n = 1;
     for (int64_t e : info.ne) n *= e;
     const int64_t rows = n / cols;
     uint64_t bytes = 0;
     switch (info.type) {
-      case kF32: bytes = n * 4; break;
-      case kF16: bytes = n * 2; break;
-      case kQ8_0: case kQ4_0:
-        if (cols % 32 != 0) throw PackError("gguf: quantized tensor " + name + " row not a multiple of 32");
+      case kF32:
+        bytes = n * 4;
+        break;
+      case kF16:
+        bytes = n * 2;
+        break;
+      case kQ8_0:
+      case kQ4_0:
+        if (cols % 32 != 0)
+          throw PackError("gguf: quantized tensor " + name + " row not a multiple of 32");
         bytes = static_cast<uint64_t>(n / 32) * (info.type == kQ8_0 ? 34 : 18);
         break;
       default:
-        throw PackError("gguf: tensor " + name + " has unsupported type " + std::to_string(info.type) +
-                        " (F32, F16, Q8_0, Q4_0 only)");
+        throw PackError("gguf: tensor " + name + " has unsupported type " +
+                        std::to_string(info.type) + " (F32, F16, Q8_0, Q4_0 only)");
     }
     const uint64_t avail = b.size() - data_start;
     if (info.offset > avail || bytes > avail - info.offset)
@@ -281,7 +318,10 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
   int votes = -1;
   for (auto [t, n] : type_votes)
     if (n > votes) best = t, votes = n;
-  cfg.weight_dtype = best == kF16 ? DType::f16 : best == kQ8_0 ? DType::q8 : best == kQ4_0 ? DType::q4 : DType::f32;
+  cfg.weight_dtype = best == kF16    ? DType::f16
+                     : best == kQ8_0 ? DType::q8
+                     : best == kQ4_0 ? DType::q4
+                                     : DType::f32;
   cfg.group_size = dtype_is_quantized(cfg.weight_dtype) ? 32 : 0;
   return m;
 }

@@ -3,7 +3,8 @@
 //      seq_len; negative vocab_size: an untied classifier follows), then fp32 token_embedding,
 //      rms_att [L,d], wq, wk, wv, wo, rms_ffn, w1, w2, w3 (each stacked over layers), rms_final,
 //      freq_cis_real/imag [seq_len, k/2] (ignored), [wcls].
-//   v1 (export.py version 1): 256-byte header: uint32 magic 0x616b3432, int32 version=1, the 7 ints,
+//   v1 (export.py version 1): 256-byte header: uint32 magic 0x616b3432, int32 version=1, the 7
+//   ints,
 //      uint8 shared_classifier; then fp32 attention norms, ffn norms, final norm, token embedding,
 //      wq.., wk.., wv.., wo.., w1.., w2.., w3.. (per layer), [wcls].
 //   v2 (export.py version 2): same header plus int32 group_size at byte 37; fp32 norms as in v1,
@@ -93,7 +94,8 @@ void add(SourceModel& m, TensorRole role, int32_t layer, std::vector<int64_t> sh
 
 // Reads L stacked matrices [rows, cols] of fp32.
 void stacked(SourceModel& m, Reader& r, TensorRole role, int64_t rows, int64_t cols) {
-  for (int32_t l = 0; l < m.config.n_layers; ++l) add(m, role, l, {rows, cols}, r.floats(rows * cols));
+  for (int32_t l = 0; l < m.config.n_layers; ++l)
+    add(m, role, l, {rows, cols}, r.floats(rows * cols));
 }
 void stacked_vec(SourceModel& m, Reader& r, TensorRole role, int64_t n) {
   for (int32_t l = 0; l < m.config.n_layers; ++l) add(m, role, l, {n}, r.floats(n));
@@ -115,7 +117,8 @@ void q8_matrix(SourceModel& m, Reader& r, TensorRole role, int32_t layer, int64_
   if (cols % gs == 0) {  // groups never straddle rows: the einfer q8 layout is the same bytes
     t.native = DType::q8;
     t.native_group = gs;
-    t.native_data.assign(reinterpret_cast<uint8_t*>(q.data()), reinterpret_cast<uint8_t*>(q.data()) + n);
+    t.native_data.assign(reinterpret_cast<uint8_t*>(q.data()),
+                         reinterpret_cast<uint8_t*>(q.data()) + n);
     t.native_scales = std::move(s);
   }
   m.tensors.push_back(std::move(t));
@@ -156,7 +159,8 @@ SourceModel import_llama2c(const std::vector<uint8_t>& b) {
     stacked(m, r, TensorRole::w2, d, f);
     stacked(m, r, TensorRole::w3, f, d);
     add(m, TensorRole::final_norm, -1, {d}, r.floats(d));
-    r.floats(int64_t{c.context_length} * k);  // freq_cis_real, freq_cis_imag: recomputed at run time
+    r.floats(int64_t{c.context_length} *
+             k);  // freq_cis_real, freq_cis_imag: recomputed at run time
     if (!c.tied_classifier) add(m, TensorRole::classifier, -1, {v, d}, r.floats(v * d));
     if (r.pos != b.size())
       throw PackError("llama2.c v0: " + std::to_string(b.size() - r.pos) +
@@ -184,8 +188,8 @@ SourceModel import_llama2c(const std::vector<uint8_t>& b) {
     TensorRole role;
     int64_t rows, cols;
   };
-  const Mat mats[7] = {{TensorRole::wq, q, d},  {TensorRole::wk, kv, d}, {TensorRole::wv, kv, d},
-                       {TensorRole::wo, d, q},  {TensorRole::w1, f, d},  {TensorRole::w2, d, f},
+  const Mat mats[7] = {{TensorRole::wq, q, d}, {TensorRole::wk, kv, d}, {TensorRole::wv, kv, d},
+                       {TensorRole::wo, d, q}, {TensorRole::w1, f, d},  {TensorRole::w2, d, f},
                        {TensorRole::w3, f, d}};
   if (version == 1) {
     add(m, TensorRole::token_embedding, -1, {v, d}, r.floats(v * d));

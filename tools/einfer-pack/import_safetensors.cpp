@@ -35,13 +35,16 @@ struct SafeTensors {
   Json header;
   size_t data_start = 0;
 
-  SafeTensors(std::vector<uint8_t> b, std::string name) : what(std::move(name)), bytes(std::move(b)) {
+  SafeTensors(std::vector<uint8_t> b, std::string name)
+      : what(std::move(name)), bytes(std::move(b)) {
     if (bytes.size() < 8) throw PackError(what + ": file truncated (no safetensors header)");
     uint64_t n;
     std::memcpy(&n, bytes.data(), 8);
-    if (n > bytes.size() - 8) throw PackError(what + ": safetensors header length exceeds the file");
+    if (n > bytes.size() - 8)
+      throw PackError(what + ": safetensors header length exceeds the file");
     header = parse_json(std::string(reinterpret_cast<const char*>(bytes.data()) + 8, n), what);
-    if (header.type != Json::Type::object) throw PackError(what + ": safetensors header is not an object");
+    if (header.type != Json::Type::object)
+      throw PackError(what + ": safetensors header is not an object");
     data_start = 8 + n;
   }
   bool has(const std::string& name) const { return header.find(name) != nullptr; }
@@ -64,18 +67,23 @@ struct SafeTensors {
     shape->clear();
     uint64_t n = 1;
     for (const Json& d : sh->items) {
-      if (!d.is_number() || d.num < 0 || d.num > double(1 << 30)) throw PackError(what + ": bad shape for " + name);
+      if (!d.is_number() || d.num < 0 || d.num > double(1 << 30))
+        throw PackError(what + ": bad shape for " + name);
       shape->push_back(static_cast<int64_t>(d.num));
       n *= static_cast<uint64_t>(d.num);
     }
     size_t esize = 0;
-    if (dt->str == "F32") esize = 4;
-    else if (dt->str == "F16" || dt->str == "BF16") esize = 2;
-    else throw PackError(what + ": unsupported dtype " + dt->str + " for " + name);
+    if (dt->str == "F32")
+      esize = 4;
+    else if (dt->str == "F16" || dt->str == "BF16")
+      esize = 2;
+    else
+      throw PackError(what + ": unsupported dtype " + dt->str + " for " + name);
     const double b0 = off->items[0].num, b1 = off->items[1].num;
     const uint64_t avail = bytes.size() - data_start;
     if (b0 < 0 || b1 < b0 || b1 > double(avail) || uint64_t(b1 - b0) != n * esize)
-      throw PackError(what + ": data offsets of " + name + " are outside the file or disagree with its shape");
+      throw PackError(what + ": data offsets of " + name +
+                      " are outside the file or disagree with its shape");
     const uint8_t* p = bytes.data() + data_start + static_cast<uint64_t>(b0);
     std::vector<float> v(n);
     for (uint64_t i = 0; i < n; ++i) {
@@ -105,7 +113,8 @@ void add(SourceModel& m, TensorRole role, int32_t layer, std::vector<int64_t> sh
   m.tensors.push_back(std::move(t));
 }
 
-void expect_shape(const std::vector<int64_t>& got, std::vector<int64_t> want, const std::string& name) {
+void expect_shape(const std::vector<int64_t>& got, std::vector<int64_t> want,
+                  const std::string& name) {
   if (got != want) {
     std::string g, w;
     for (int64_t d : got) g += std::to_string(d) + " ";
@@ -115,7 +124,8 @@ void expect_shape(const std::vector<int64_t>& got, std::vector<int64_t> want, co
 }
 
 // Half-split -> interleaved row order within each head of a [heads*k, d] projection.
-std::vector<float> permute_rope_rows(const std::vector<float>& w, int64_t heads, int64_t k, int64_t d) {
+std::vector<float> permute_rope_rows(const std::vector<float>& w, int64_t heads, int64_t k,
+                                     int64_t d) {
   std::vector<float> out(w.size());
   for (int64_t h = 0; h < heads; ++h)
     for (int64_t i = 0; i < k / 2; ++i) {
@@ -144,7 +154,8 @@ std::vector<uint8_t> read_file(const std::string& path) {
   if (n < 0) throw PackError("cannot read " + path + " (not a regular file?)");
   in.seekg(0);
   std::vector<uint8_t> b(static_cast<size_t>(n));
-  if (n > 0 && !in.read(reinterpret_cast<char*>(b.data()), n)) throw PackError("cannot read " + path);
+  if (n > 0 && !in.read(reinterpret_cast<char*>(b.data()), n))
+    throw PackError("cannot read " + path);
   return b;
 }
 
@@ -190,7 +201,8 @@ SourceModel import_hf_llama(const std::string& folder) {
   std::ifstream probe(folder + "/model.safetensors.index.json");
   if (probe) {
     const std::vector<uint8_t> ib = read_file(folder + "/model.safetensors.index.json");
-    const Json index = parse_json(std::string(ib.begin(), ib.end()), "model.safetensors.index.json");
+    const Json index =
+        parse_json(std::string(ib.begin(), ib.end()), "model.safetensors.index.json");
     const Json* wm = index.find("weight_map");
     if (!wm) throw PackError("model.safetensors.index.json: no weight_map");
     for (const auto& [k, v] : wm->members) where[k] = v.str;
@@ -236,7 +248,8 @@ SourceModel import_hf_llama(const std::string& folder) {
   return m;
 }
 
-SourceModel import_torch_encoder(const std::vector<uint8_t>& bytes, const TorchEncoderOptions& opt) {
+SourceModel import_torch_encoder(const std::vector<uint8_t>& bytes,
+                                 const TorchEncoderOptions& opt) {
   SafeTensors st(std::vector<uint8_t>(bytes), "safetensors");
   const auto md = st.metadata();
   auto meta = [&](std::initializer_list<const char*> keys) -> std::string {
@@ -263,10 +276,12 @@ SourceModel import_torch_encoder(const std::vector<uint8_t>& bytes, const TorchE
       single = true;
       n_layers = 1;
     } else if (st.has("in_proj_weight")) {
-      throw PackError("a bare nn.MultiheadAttention state dict has no feed-forward or norms: "
-                      "save the enclosing nn.TransformerEncoderLayer instead");
+      throw PackError(
+          "a bare nn.MultiheadAttention state dict has no feed-forward or norms: "
+          "save the enclosing nn.TransformerEncoderLayer instead");
     } else {
-      throw PackError("no self_attn.in_proj_weight tensor: not a PyTorch TransformerEncoder state dict");
+      throw PackError(
+          "no self_attn.in_proj_weight tensor: not a PyTorch TransformerEncoder state dict");
     }
   }
   auto layer_prefix = [&](int l) {
@@ -290,7 +305,9 @@ SourceModel import_torch_encoder(const std::vector<uint8_t>& bytes, const TorchE
     const std::string h = meta({"heads", "nhead", "num_heads"});
     if (!h.empty()) heads = std::stoi(h);
   }
-  if (heads <= 0) throw PackError("torch-encoder: --heads H is required (or 'nhead' in the safetensors metadata)");
+  if (heads <= 0)
+    throw PackError(
+        "torch-encoder: --heads H is required (or 'nhead' in the safetensors metadata)");
   if (c.dim % heads != 0) throw PackError("torch-encoder: d_model is not a multiple of --heads");
   c.n_heads = c.n_kv_heads = heads;
   c.head_dim = c.dim / heads;
@@ -301,9 +318,12 @@ SourceModel import_torch_encoder(const std::vector<uint8_t>& bytes, const TorchE
   std::string eps = meta({"eps", "layer_norm_eps"});
   c.norm_eps = opt.eps > 0 ? opt.eps : (eps.empty() ? 1e-5f : std::stof(eps));
   std::string act = opt.activation.empty() ? meta({"activation"}) : opt.activation;
-  if (act.empty() || act == "relu") c.activation = Activation::relu;
-  else if (act == "gelu") c.activation = Activation::gelu_erf;
-  else throw PackError("torch-encoder: unsupported activation '" + act + "' (relu or gelu)");
+  if (act.empty() || act == "relu")
+    c.activation = Activation::relu;
+  else if (act == "gelu")
+    c.activation = Activation::gelu_erf;
+  else
+    throw PackError("torch-encoder: unsupported activation '" + act + "' (relu or gelu)");
   c.rope = RopeMode::none;
   c.norm_first = opt.norm_first >= 0 ? opt.norm_first : (truthy(meta({"norm_first"})) ? 1 : 0);
   c.causal = opt.causal >= 0 ? opt.causal : (truthy(meta({"causal", "is_causal"})) ? 1 : 0);
@@ -320,7 +340,8 @@ SourceModel import_torch_encoder(const std::vector<uint8_t>& bytes, const TorchE
     const std::string p = layer_prefix(l);
     std::vector<float> in_w = get(p + "self_attn.in_proj_weight", {3 * d, d});
     add(m, TensorRole::wq, l, {d, d}, std::vector<float>(in_w.begin(), in_w.begin() + d * d), p);
-    add(m, TensorRole::wk, l, {d, d}, std::vector<float>(in_w.begin() + d * d, in_w.begin() + 2 * d * d), p);
+    add(m, TensorRole::wk, l, {d, d},
+        std::vector<float>(in_w.begin() + d * d, in_w.begin() + 2 * d * d), p);
     add(m, TensorRole::wv, l, {d, d}, std::vector<float>(in_w.begin() + 2 * d * d, in_w.end()), p);
     add(m, TensorRole::wo, l, {d, d}, get(p + "self_attn.out_proj.weight", {d, d}), p);
     add(m, TensorRole::w1, l, {f, d}, get(p + "linear1.weight", {f, d}), p);

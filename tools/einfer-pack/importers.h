@@ -25,7 +25,7 @@ struct SourceTensor {
 };
 
 struct SourceModel {
-  std::string kind;  // "llama2c-v0", "hf-llama", "gguf", ...
+  std::string kind;    // "llama2c-v0", "hf-llama", "gguf", ...
   ModelConfig config;  // weight_dtype/group_size: the source's natural choice
   std::vector<SourceTensor> tensors;
   std::string notes;  // importer remarks for metadata (e.g. "rope: q/k permuted to interleaved")
@@ -44,12 +44,12 @@ SourceModel import_llama2c(const std::vector<uint8_t>& bytes);
 SourceModel import_hf_llama(const std::string& folder);
 
 struct TorchEncoderOptions {
-  int heads = 0;                // required (from the flag or the safetensors metadata)
-  std::string activation;       // relu | gelu ("" : metadata or relu)
-  int norm_first = -1;          // -1: metadata or false
+  int heads = 0;           // required (from the flag or the safetensors metadata)
+  std::string activation;  // relu | gelu ("" : metadata or relu)
+  int norm_first = -1;     // -1: metadata or false
   int causal = -1;
-  float eps = 0.f;              // 0: metadata or 1e-5
-  int context = 0;              // 0: metadata or 0 (unbounded)
+  float eps = 0.f;  // 0: metadata or 1e-5
+  int context = 0;  // 0: metadata or 0 (unbounded)
 };
 SourceModel import_torch_encoder(const std::vector<uint8_t>& safetensors_bytes,
                                  const TorchEncoderOptions& options);

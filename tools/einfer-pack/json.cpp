@@ -41,11 +41,21 @@ struct Parser {
         if (i >= s.size()) fail("unterminated escape");
         char e = s[i++];
         switch (e) {
-          case 'n': out += '\n'; break;
-          case 't': out += '\t'; break;
-          case 'r': out += '\r'; break;
-          case 'b': out += '\b'; break;
-          case 'f': out += '\f'; break;
+          case 'n':
+            out += '\n';
+            break;
+          case 't':
+            out += '\t';
+            break;
+          case 'r':
+            out += '\r';
+            break;
+          case 'b':
+            out += '\b';
+            break;
+          case 'f':
+            out += '\f';
+            break;
           case 'u': {
             if (i + 4 > s.size()) fail("bad \\u escape");
             unsigned cp = static_cast<unsigned>(std::strtoul(s.substr(i, 4).c_str(), nullptr, 16));
@@ -62,7 +72,8 @@ struct Parser {
             }
             break;
           }
-          default: out += e;
+          default:
+            out += e;
         }
       } else {
         out += c;

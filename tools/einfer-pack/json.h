@@ -13,8 +13,8 @@ struct Json {
   bool b = false;
   double num = 0;
   std::string str;
-  std::vector<Json> items;                // array
-  std::map<std::string, Json> members;    // object
+  std::vector<Json> items;              // array
+  std::map<std::string, Json> members;  // object
 
   const Json* find(const std::string& key) const {
     auto it = members.find(key);

@@ -9,9 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -28,7 +28,7 @@ constexpr uint64_t kProgressMinBytes = 4u << 20;
 bool g_progress = false;
 
 void progress_bar(uint64_t done, uint64_t total) {
-  if (!g_progress || total == 0) return;
+  if (!g_progress || total < kProgressMinBytes) return;
   const int width = 40;
   const int filled = static_cast<int>(done * width / total);
   std::fprintf(stderr, "\r[%.*s%*s] %3d%%", filled, "########################################",
@@ -38,15 +38,16 @@ void progress_bar(uint64_t done, uint64_t total) {
 }
 
 void usage() {
-  std::fprintf(stderr,
-               "usage: einfer-pack INPUT -o OUT.ein [--dtype f32|f16|q8|q4] [--group N] [-z tokenizer.bin]\n"
-               "                   [--emit-c OUT.h] [--symbol NAME]\n"
-               "                   [--arch torch-encoder --heads H [--activation relu|gelu] [--norm-first]\n"
-               "                    [--causal] [--eps E]]\n"
-               "       einfer-pack --inspect MODEL.ein [--json]\n"
-               "run options (arena sizing): --context N --window W --sinks S --kv f32|q8 --batch B\n"
-               "INPUT: llama2.c checkpoint (v0/v1/v2), Hugging Face Llama folder, PyTorch encoder\n"
-               "       .safetensors, or GGUF (llama; F32/F16/Q8_0/Q4_0)\n");
+  std::fprintf(
+      stderr,
+      "usage: einfer-pack INPUT -o OUT.ein [--dtype f32|f16|q8|q4] [--group N] [-z tokenizer.bin]\n"
+      "                   [--emit-c OUT.h] [--symbol NAME]\n"
+      "                   [--arch torch-encoder --heads H [--activation relu|gelu] [--norm-first]\n"
+      "                    [--causal] [--eps E]]\n"
+      "       einfer-pack --inspect MODEL.ein [--json]\n"
+      "run options (arena sizing): --context N --window W --sinks S --kv f32|q8 --batch B\n"
+      "INPUT: llama2.c checkpoint (v0/v1/v2), Hugging Face Llama folder, PyTorch encoder\n"
+      "       .safetensors, or GGUF (llama; F32/F16/Q8_0/Q4_0)\n");
 }
 
 DType parse_dtype(const std::string& s) {
@@ -60,7 +61,8 @@ DType parse_dtype(const std::string& s) {
 int parse_int(const std::string& flag, const char* v) {
   char* end = nullptr;
   const long n = std::strtol(v, &end, 10);
-  if (*v == '\0' || *end != '\0' || n < 0 || n > (1L << 30)) throw PackError(flag + ": bad number '" + v + "'");
+  if (*v == '\0' || *end != '\0' || n < 0 || n > (1L << 30))
+    throw PackError(flag + ": bad number '" + v + "'");
   return static_cast<int>(n);
 }
 
@@ -91,30 +93,56 @@ int run(int argc, char** argv) {
       if (i + 1 >= argc) throw PackError(a + " needs a value");
       return argv[++i];
     };
-    if (a == "-h" || a == "--help") { usage(); return 0; }
-    else if (a == "-o") output = value();
-    else if (a == "--dtype") { dtype = parse_dtype(value()); dtype_given = true; }
-    else if (a == "--group") { group = parse_int(a, value()); group_given = true; }
-    else if (a == "-z") tokenizer = value();
-    else if (a == "--emit-c") emit_c = value();
-    else if (a == "--symbol") symbol = value();
-    else if (a == "--inspect") { inspect = true; input = value(); }
-    else if (a == "--json") json = true;
-    else if (a == "--arch") arch = value();
-    else if (a == "--heads") enc.heads = parse_int(a, value());
-    else if (a == "--activation") enc.activation = value();
-    else if (a == "--norm-first") enc.norm_first = 1;
-    else if (a == "--causal") enc.causal = 1;
-    else if (a == "--eps") enc.eps = std::strtof(value(), nullptr);
-    else if (a == "--context") run.context = parse_int(a, value());
-    else if (a == "--window") run.window = parse_int(a, value());
-    else if (a == "--sinks") run.sinks = parse_int(a, value());
-    else if (a == "--batch") run.max_batch = parse_int(a, value());
+    if (a == "-h" || a == "--help") {
+      usage();
+      return 0;
+    } else if (a == "-o")
+      output = value();
+    else if (a == "--dtype") {
+      dtype = parse_dtype(value());
+      dtype_given = true;
+    } else if (a == "--group") {
+      group = parse_int(a, value());
+      group_given = true;
+    } else if (a == "-z")
+      tokenizer = value();
+    else if (a == "--emit-c")
+      emit_c = value();
+    else if (a == "--symbol")
+      symbol = value();
+    else if (a == "--inspect") {
+      inspect = true;
+      input = value();
+    } else if (a == "--json")
+      json = true;
+    else if (a == "--arch")
+      arch = value();
+    else if (a == "--heads")
+      enc.heads = parse_int(a, value());
+    else if (a == "--activation")
+      enc.activation = value();
+    else if (a == "--norm-first")
+      enc.norm_first = 1;
+    else if (a == "--causal")
+      enc.causal = 1;
+    else if (a == "--eps")
+      enc.eps = std::strtof(value(), nullptr);
+    else if (a == "--context")
+      run.context = parse_int(a, value());
+    else if (a == "--window")
+      run.window = parse_int(a, value());
+    else if (a == "--sinks")
+      run.sinks = parse_int(a, value());
+    else if (a == "--batch")
+      run.max_batch = parse_int(a, value());
     else if (a == "--kv") {
       const std::string k = value();
-      if (k == "f32") run.kv_dtype = DType::f32;
-      else if (k == "q8" || k == "i8") run.kv_dtype = DType::i8;
-      else throw PackError("--kv: f32 or q8");
+      if (k == "f32")
+        run.kv_dtype = DType::f32;
+      else if (k == "q8" || k == "i8")
+        run.kv_dtype = DType::i8;
+      else
+        throw PackError("--kv: f32 or q8");
     } else if (!a.empty() && a[0] == '-') {
       usage();
       throw PackError("unknown option " + a);
@@ -136,17 +164,19 @@ int run(int argc, char** argv) {
     std::fputs(describe_model(model, run, json).c_str(), stdout);
     return 0;
   }
-  if (output.empty() && emit_c.empty()) throw PackError("no output: give -o OUT.ein and/or --emit-c OUT.h");
+  if (output.empty() && emit_c.empty())
+    throw PackError("no output: give -o OUT.ein and/or --emit-c OUT.h");
 
   struct stat st;
-  if (stat(input.c_str(), &st) != 0) throw PackError("cannot open " + input + ": " + std::strerror(errno));
+  if (stat(input.c_str(), &st) != 0)
+    throw PackError("cannot open " + input + ": " + std::strerror(errno));
   SourceModel source;
   if (S_ISDIR(st.st_mode)) {
     g_progress = isatty(2);
     source = import_hf_llama(input);
   } else {
     const std::vector<uint8_t> bytes = read_file(input);
-    g_progress = isatty(2) && bytes.size() > kProgressMinBytes;
+    g_progress = isatty(2);
     uint32_t magic = 0;
     if (bytes.size() >= 4) std::memcpy(&magic, bytes.data(), 4);
     uint64_t st_len = 0;
@@ -154,7 +184,8 @@ int run(int argc, char** argv) {
     const bool safetensors = bytes.size() >= 9 && st_len < bytes.size() && bytes[8] == '{';
     if (magic == kEinMagic) throw PackError(input + " is already an einfer model (use --inspect)");
     if (arch == "torch-encoder" || (arch.empty() && safetensors)) {
-      if (!safetensors) throw PackError(input + ": --arch torch-encoder expects a .safetensors file");
+      if (!safetensors)
+        throw PackError(input + ": --arch torch-encoder expects a .safetensors file");
       source = import_torch_encoder(bytes, enc);
     } else if (!arch.empty()) {
       throw PackError("unknown --arch '" + arch + "' (torch-encoder)");
@@ -163,9 +194,12 @@ int run(int argc, char** argv) {
     } else if (looks_like_llama2c(bytes)) {
       source = import_llama2c(bytes);
     } else if (bytes.size() < 28) {
-      throw PackError(input + ": file too short to be a model (" + std::to_string(bytes.size()) + " bytes)");
+      throw PackError(input + ": file too short to be a model (" + std::to_string(bytes.size()) +
+                      " bytes)");
     } else {
-      throw PackError(input + ": unrecognized input format (expected llama2.c, GGUF, safetensors or an HF folder)");
+      throw PackError(
+          input +
+          ": unrecognized input format (expected llama2.c, GGUF, safetensors or an HF folder)");
     }
   }
   if (!dtype_given) dtype = source.config.weight_dtype;
@@ -175,8 +209,8 @@ int run(int argc, char** argv) {
 
   EinImage image = pack_source(source, dtype, group, progress_bar);
   if (!tokenizer.empty()) image.tokenizer = read_file(tokenizer);
-  image.metadata = "source=" + source.kind + "\ninput=" + input + "\ntool=einfer-pack 0.1.0 (format " +
-                   std::to_string(kEinVersion) + ")\n";
+  image.metadata = "source=" + source.kind + "\ninput=" + input +
+                   "\ntool=einfer-pack 0.1.0 (format " + std::to_string(kEinVersion) + ")\n";
   if (!source.notes.empty()) image.metadata += "notes=" + source.notes + "\n";
   const std::vector<uint8_t> out = write_ein(image);
   if (!output.empty()) write_file(output, out.data(), out.size());

@@ -1,7 +1,7 @@
 // Source model -> .ein image conversion, --inspect text/JSON and --emit-c headers.
 #include <cctype>
-#include <cstdarg>
 #include <cinttypes>
+#include <cstdarg>
 #include <cstdio>
 #include <cstring>
 
@@ -14,14 +14,22 @@ namespace einfer::pack {
 
 namespace {
 
-const char* arch_name(ArchKind a) { return a == ArchKind::llama ? "llama" : a == ArchKind::encoder ? "encoder" : "?"; }
-const char* norm_name(NormKind n) { return n == NormKind::rmsnorm ? "rmsnorm" : "layernorm"; }
+const char* arch_name(ArchKind a) {
+  return a == ArchKind::llama ? "llama" : a == ArchKind::encoder ? "encoder" : "?";
+}
+const char* norm_name(NormKind n) {
+  return n == NormKind::rmsnorm ? "rmsnorm" : "layernorm";
+}
 const char* act_name(Activation a) {
   switch (a) {
-    case Activation::swiglu: return "swiglu";
-    case Activation::relu: return "relu";
-    case Activation::gelu_erf: return "gelu_erf";
-    case Activation::gelu_tanh: return "gelu_tanh";
+    case Activation::swiglu:
+      return "swiglu";
+    case Activation::relu:
+      return "relu";
+    case Activation::gelu_erf:
+      return "gelu_erf";
+    case Activation::gelu_tanh:
+      return "gelu_tanh";
   }
   return "?";
 }
@@ -37,6 +45,11 @@ std::string fmt(const char* f, ...) {
   std::vsnprintf(buf, sizeof buf, f, ap);
   va_end(ap);
   return buf;
+}
+
+// RunOptions keeps the int8 KV cache as DType::i8; the command line calls it q8.
+const char* kv_name(DType d) {
+  return d == DType::i8 ? "q8" : dtype_name(d);
 }
 
 }  // namespace
@@ -101,19 +114,22 @@ std::string describe_model(const Model& model, const RunOptions& run, bool json)
   const char* wd = dtype_name(c.weight_dtype);
   if (json) {
     out += "{\n  \"arch\": {";
-    out += fmt("\"kind\": \"%s\", \"dim\": %d, \"hidden_dim\": %d, \"n_layers\": %d, \"n_heads\": %d, "
-               "\"n_kv_heads\": %d, \"head_dim\": %d, \"vocab_size\": %d, \"context_length\": %d, ",
-               arch_name(c.arch), c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads,
-               c.head_dim, c.vocab_size, c.context_length);
-    out += fmt("\"norm\": \"%s\", \"norm_eps\": %g, \"activation\": \"%s\", \"rope\": \"%s\", "
-               "\"rope_theta\": %g, ",
-               norm_name(c.norm), static_cast<double>(c.norm_eps), act_name(c.activation),
-               rope_name(c.rope), static_cast<double>(c.rope_theta));
-    out += fmt("\"tied_classifier\": %s, \"has_bias\": %s, \"norm_first\": %s, \"causal\": %s, "
-               "\"final_norm\": %s, \"weight_dtype\": \"%s\", \"group_size\": %d},\n",
-               c.tied_classifier ? "true" : "false", c.has_bias ? "true" : "false",
-               c.norm_first ? "true" : "false", c.causal ? "true" : "false",
-               c.final_norm ? "true" : "false", wd, c.group_size);
+    out +=
+        fmt("\"kind\": \"%s\", \"dim\": %d, \"hidden_dim\": %d, \"n_layers\": %d, \"n_heads\": %d, "
+            "\"n_kv_heads\": %d, \"head_dim\": %d, \"vocab_size\": %d, \"context_length\": %d, ",
+            arch_name(c.arch), c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim,
+            c.vocab_size, c.context_length);
+    out +=
+        fmt("\"norm\": \"%s\", \"norm_eps\": %g, \"activation\": \"%s\", \"rope\": \"%s\", "
+            "\"rope_theta\": %g, ",
+            norm_name(c.norm), static_cast<double>(c.norm_eps), act_name(c.activation),
+            rope_name(c.rope), static_cast<double>(c.rope_theta));
+    out +=
+        fmt("\"tied_classifier\": %s, \"has_bias\": %s, \"norm_first\": %s, \"causal\": %s, "
+            "\"final_norm\": %s, \"weight_dtype\": \"%s\", \"group_size\": %d},\n",
+            c.tied_classifier ? "true" : "false", c.has_bias ? "true" : "false",
+            c.norm_first ? "true" : "false", c.causal ? "true" : "false",
+            c.final_norm ? "true" : "false", wd, c.group_size);
     out += "  \"tensors\": [\n";
     for (size_t i = 0; i < rows.size(); ++i) {
       const Row& r = rows[i];
@@ -122,25 +138,33 @@ std::string describe_model(const Model& model, const RunOptions& run, bool json)
         if (d) shape += ", ";
         shape += std::to_string(r.v.shape[d]);
       }
-      out += fmt("    {\"role\": \"%s\", \"layer\": %d, \"dtype\": \"%s\", \"shape\": [%s], \"bytes\": %" PRIu64 "}%s\n",
-                 tensor_role_name(r.role), r.layer, dtype_name(r.v.dtype), shape.c_str(), r.bytes,
-                 i + 1 < rows.size() ? "," : "");
+      out +=
+          fmt("    {\"role\": \"%s\", \"layer\": %d, \"dtype\": \"%s\", \"shape\": [%s], "
+              "\"bytes\": %" PRIu64 "}%s\n",
+              tensor_role_name(r.role), r.layer, dtype_name(r.v.dtype), shape.c_str(), r.bytes,
+              i + 1 < rows.size() ? "," : "");
     }
     out += "  ],\n";
     out += fmt("  \"tensor_count\": %u, \"parameters\": %" PRIu64 ", \"weight_bytes\": %" PRIu64
                ", \"file_bytes\": %zu, \"tokenizer_bytes\": %zu,\n",
                model.tensor_count, params, weight_bytes, model.image_bytes, model.tokenizer_bytes);
-    out += fmt("  \"run\": {\"context\": %d, \"window\": %d, \"sinks\": %d, \"kv\": \"%s\", \"max_batch\": %d},\n",
-               run.context, run.window, run.sinks, dtype_name(run.kv_dtype), run.max_batch);
-    if (as.ok()) out += fmt("  \"arena_bytes\": %zu\n}\n", arena);
-    else out += "  \"arena_bytes\": null, \"arena_error\": \"" + status_text(as) + "\"\n}\n";
+    out +=
+        fmt("  \"run\": {\"context\": %d, \"window\": %d, \"sinks\": %d, \"kv\": \"%s\", "
+            "\"max_batch\": %d},\n",
+            run.context, run.window, run.sinks, kv_name(run.kv_dtype), run.max_batch);
+    if (as.ok())
+      out += fmt("  \"arena_bytes\": %zu\n}\n", arena);
+    else
+      out += "  \"arena_bytes\": null, \"arena_error\": \"" + status_text(as) + "\"\n}\n";
     return out;
   }
-  out += fmt("architecture: %s  dim %d  hidden %d  layers %d  heads %d  kv_heads %d  head_dim %d\n",
-             arch_name(c.arch), c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim);
-  out += fmt("              vocab %d  context %d  norm %s eps %g  activation %s  rope %s theta %g\n",
-             c.vocab_size, c.context_length, norm_name(c.norm), static_cast<double>(c.norm_eps),
-             act_name(c.activation), rope_name(c.rope), static_cast<double>(c.rope_theta));
+  out +=
+      fmt("architecture: %s  dim %d  hidden %d  layers %d  heads %d  kv_heads %d  head_dim %d\n",
+          arch_name(c.arch), c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim);
+  out +=
+      fmt("              vocab %d  context %d  norm %s eps %g  activation %s  rope %s theta %g\n",
+          c.vocab_size, c.context_length, norm_name(c.norm), static_cast<double>(c.norm_eps),
+          act_name(c.activation), rope_name(c.rope), static_cast<double>(c.rope_theta));
   out += fmt("              tied_classifier %u  bias %u  norm_first %u  causal %u  final_norm %u\n",
              c.tied_classifier, c.has_bias, c.norm_first, c.causal, c.final_norm);
   out += fmt("quantization: weights %s", wd);
@@ -156,10 +180,11 @@ std::string describe_model(const Model& model, const RunOptions& run, bool json)
     out += fmt("%-18s %5d %-5s %-16s %12" PRIu64 "\n", tensor_role_name(r.role), r.layer,
                dtype_name(r.v.dtype), shape.c_str(), r.bytes);
   }
-  out += fmt("\ntensors %u  parameters %" PRIu64 "  weight bytes %" PRIu64 "  file bytes %zu  tokenizer bytes %zu\n",
+  out += fmt("\ntensors %u  parameters %" PRIu64 "  weight bytes %" PRIu64
+             "  file bytes %zu  tokenizer bytes %zu\n",
              model.tensor_count, params, weight_bytes, model.image_bytes, model.tokenizer_bytes);
   out += fmt("arena bytes (context %d, window %d, sinks %d, kv %s, batch %d): %s\n", run.context,
-             run.window, run.sinks, dtype_name(run.kv_dtype), run.max_batch, arena_text.c_str());
+             run.window, run.sinks, kv_name(run.kv_dtype), run.max_batch, arena_text.c_str());
   return out;
 }
 
@@ -176,11 +201,14 @@ std::string emit_c_header(const std::vector<uint8_t>& image, const Model& model,
   out += fmt("#define %s_BYTES %zuu\n", upper.c_str(), image.size());
   out += fmt("#define %s_TENSORS %uu\n", upper.c_str(), model.tensor_count);
   out += fmt("// run options: context %d, window %d, sinks %d, kv %s, batch %d\n", run.context,
-             run.window, run.sinks, dtype_name(run.kv_dtype), run.max_batch);
-  if (as.ok()) out += fmt("#define %s_ARENA_BYTES %zuu\n", upper.c_str(), arena);
-  else out += "// " + upper + "_ARENA_BYTES: n/a (" + status_text(as) + ")\n";
+             run.window, run.sinks, kv_name(run.kv_dtype), run.max_batch);
+  if (as.ok())
+    out += fmt("#define %s_ARENA_BYTES %zuu\n", upper.c_str(), arena);
+  else
+    out += "// " + upper + "_ARENA_BYTES: n/a (" + status_text(as) + ")\n";
   out += "\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n";
-  out += "__attribute__((aligned(64), used)) static const uint8_t " + symbol + "_data[" + upper + "_BYTES] = {\n";
+  out += "__attribute__((aligned(64), used)) static const uint8_t " + symbol + "_data[" + upper +
+         "_BYTES] = {\n";
   for (size_t i = 0; i < image.size(); ++i) {
     out += fmt("%s0x%02x,", i % 16 == 0 ? "  " : "", image[i]);
     if (i % 16 == 15 || i + 1 == image.size()) out += "\n";

@@ -204,7 +204,7 @@ int run_encoder(const Args& a, const Model& model) {
   }
   const int64_t batch = rank == 3 ? x.shape[0] : 1;
   const int64_t seq = x.shape[rank - 2];
-  if (seq <= 0 || seq > c.context_length) {
+  if (seq <= 0 || (c.context_length > 0 && seq > c.context_length)) {
     std::fprintf(stderr, "einfer-run: sequence length %lld outside 1..%d (the model's maximum)\n",
                  static_cast<long long>(seq), c.context_length);
     return 1;

@@ -1,0 +1,121 @@
+// Zero heap calls while a real model runs: session creation, batched prefill, decode steps,
+// sampling and tokenizer encode/decode, through both the C++ session and the C API. The model is
+// packed (by the host writer, which allocates) before the watch starts.
+#include <doctest/doctest.h>
+
+#if EINFER_HAS_PACK_LIB
+
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "models/einfer.h"
+#include "models/session.h"
+#include "models/tokenizer.h"
+#include "runtime/sampler.h"
+#include "tests/alloc/heap_counter.h"
+#include "tools/einfer-pack/importers.h"
+
+using namespace einfer;
+
+namespace {
+
+std::string shared_path(const char* name) { return std::string(EINFER_SHARED_MODELS_DIR) + "/" + name; }
+
+bool have_shared() {
+  std::ifstream f(shared_path("aidreams260K.bin"));
+  if (!f) MESSAGE("skipped: ../shared/models is absent");
+  return static_cast<bool>(f);
+}
+
+std::vector<uint8_t> pack_aidreams(DType dtype) {
+  pack::SourceModel src = pack::import_llama2c(pack::read_file(shared_path("aidreams260K.bin")));
+  pack::EinImage image = pack::pack_source(src, dtype, 32, nullptr);
+  image.tokenizer = pack::read_file(shared_path("tok512-aidreams.bin"));
+  return pack::write_ein(image);
+}
+
+}  // namespace
+
+TEST_CASE("no heap: session create, prefill, decode, sampling (f32 and q4 weights, int8 KV)") {
+  if (!have_shared()) return;
+  for (DType dtype : {DType::f32, DType::q4}) {
+    pack::AlignedBuffer image(pack_aidreams(dtype));
+    RunOptions o;
+    o.kv_dtype = DType::i8;
+    o.max_batch = 8;
+    Model m;
+    REQUIRE(load_model(image.data, image.size, LoadOptions{}, &m).ok());
+    size_t need = 0;
+    REQUIRE(session_arena_bytes(m.config, o, &need).ok());
+    std::vector<unsigned char> mem(need + 64);
+    void* base = mem.data() + (64 - reinterpret_cast<uintptr_t>(mem.data()) % 64) % 64;
+    std::vector<unsigned char> sampler_mem(sampler_scratch_bytes(m.config.vocab_size));
+    const int32_t prompt[] = {1, 319, 459, 355, 260, 275, 429, 339, 315, 374, 327, 446};
+    size_t allocations = 0;
+    bool ok = true;
+    {
+      HeapWatch watch;
+      Arena arena(base, need);
+      Session* s = nullptr;
+      ok = ok && session_create(image.data, image.size, LoadOptions{}, o, arena, &s).ok();
+      Sampler sampler;
+      SamplerConfig sc;
+      sc.temperature = 0.8f;
+      sc.top_p = 0.9f;
+      sc.seed = 42;
+      ok = ok && sampler_init(&sampler, sc, m.config.vocab_size, sampler_mem.data(), sampler_mem.size()).ok();
+      ok = ok && session_eval(s, prompt, 12).ok();  // batched prefill (two chunks of <= 8)
+      for (int i = 0; i < 40 && ok; ++i) {
+        int32_t next = sampler_sample(&sampler, const_cast<float*>(session_logits(*s)));
+        ok = session_eval(s, &next, 1).ok();
+      }
+      allocations = watch.allocations();
+    }
+    CHECK(ok);
+    CAPTURE(dtype_name(dtype));
+    CHECK(allocations == 0);
+  }
+}
+
+TEST_CASE("no heap: the C API with its tokenizer, from create to generated text") {
+  if (!have_shared()) return;
+  pack::AlignedBuffer image(pack_aidreams(DType::q8));
+  einfer_options o;
+  einfer_options_default(&o);
+  o.with_tokenizer = 1;
+  o.kv_int8 = 1;
+  char err[160];
+  size_t need = 0;
+  REQUIRE(einfer_arena_bytes(image.data, image.size, &o, &need, err, sizeof err) == EINFER_OK);
+  std::vector<unsigned char> mem(need + 64);
+  void* base = mem.data() + (64 - reinterpret_cast<uintptr_t>(mem.data()) % 64) % 64;
+  int32_t ids[64];
+  size_t allocations = 0, text_bytes = 0;
+  int rc = 0;
+  {
+    HeapWatch watch;
+    einfer_session* s = nullptr;
+    rc |= einfer_session_create(image.data, image.size, &o, base, need, &s, err, sizeof err);
+    int32_t n = 0;
+    if (rc == 0) rc |= einfer_tokenize(s, "Echoes of vectors", 1, ids, 64, &n);
+    if (rc == 0) rc |= einfer_prefill(s, ids, n);
+    int32_t prev = n ? ids[n - 1] : 1;
+    for (int i = 0; i < 24 && rc == 0; ++i) {
+      const int32_t next = einfer_next_token(s);
+      size_t len = 0;
+      einfer_token_text(s, prev, next, &len);
+      text_bytes += len;
+      rc |= einfer_decode(s, next);
+      prev = next;
+    }
+    allocations = watch.allocations();
+  }
+  CHECK(rc == 0);
+  CHECK(text_bytes > 0);
+  CHECK(allocations == 0);
+}
+
+#endif  // EINFER_HAS_PACK_LIB

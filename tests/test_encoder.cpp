@@ -1,0 +1,99 @@
+// PyTorch-style encoders packed from PyTorch state dicts (safetensors written by
+// tests/gen/gen_torch_encoder.py) reproduce PyTorch's own outputs.
+// einfer-test: no-bare-metal
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/encoder.h"
+#include "tools/einfer-pack/importers.h"
+
+using namespace einfer;
+
+namespace {
+
+std::string data(const std::string& name) { return std::string(EINFER_TEST_DATA_DIR) + "/format/" + name; }
+
+std::vector<float> read_f32(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  REQUIRE_MESSAGE(f, "cannot read " << path);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::vector<float> v(bytes.size() / 4);
+  std::memcpy(v.data(), bytes.data(), v.size() * 4);
+  return v;
+}
+
+// Packs the state dict, runs the encoder on `in` [seq, d] and returns [seq, d].
+std::vector<float> run(const std::string& safetensors, const pack::TorchEncoderOptions& o,
+                       const std::vector<float>& in, DType dtype) {
+  const pack::SourceModel src = pack::import_torch_encoder(pack::read_file(data(safetensors)), o);
+  pack::AlignedBuffer image(pack::write_ein(pack::pack_source(src, dtype, 32, nullptr)));
+  Model m;
+  REQUIRE(load_model(image.data, image.size, LoadOptions{}, &m).ok());
+  const int32_t d = m.config.dim;
+  const int32_t seq = static_cast<int32_t>(in.size()) / d;
+  size_t need = 0;
+  REQUIRE(encoder_arena_bytes(m.config, seq, &need).ok());
+  std::vector<unsigned char> mem(need + 64);
+  void* base = mem.data() + (64 - reinterpret_cast<uintptr_t>(mem.data()) % 64) % 64;
+  Arena arena(base, need);
+  EncoderWeights w;
+  EncoderState s;
+  REQUIRE(encoder_bind_weights(m, arena, &w).ok());
+  REQUIRE(encoder_state_init(m.config, seq, arena, &s).ok());
+  CHECK(arena.high_water() == need);  // encoder_arena_bytes is exact
+  std::vector<float> out(in.size());
+  const Status st = encoder_forward(w, &s, in.data(), seq, out.data());
+  REQUIRE_MESSAGE(st.ok(), st.message);
+  return out;
+}
+
+void check_close(const std::vector<float>& got, const std::vector<float>& want, float tol) {
+  REQUIRE(got.size() == want.size());
+  float worst = 0;
+  for (size_t i = 0; i < got.size(); ++i) worst = std::fmax(worst, std::fabs(got[i] - want[i]));
+  MESSAGE("max |einfer - torch| = " << worst);
+  CHECK(worst <= tol);
+}
+
+}  // namespace
+
+TEST_CASE("encoder: nn.TransformerEncoder (pre-norm, GELU, final norm) matches PyTorch within 1e-4") {
+  pack::TorchEncoderOptions o;  // heads, activation, norm_first, eps come from the metadata
+  const std::vector<float> x = read_f32(data("torch_encoder_in.f32"));
+  check_close(run("torch_encoder.safetensors", o, x, DType::f32), read_f32(data("torch_encoder_out.f32")), 1e-4f);
+}
+
+TEST_CASE("encoder: a single nn.TransformerEncoderLayer (post-norm, ReLU) matches PyTorch within 1e-4") {
+  pack::TorchEncoderOptions o;
+  o.heads = 4;
+  const std::vector<float> x = read_f32(data("torch_encoder_in.f32"));
+  check_close(run("torch_encoder_layer.safetensors", o, x, DType::f32),
+              read_f32(data("torch_encoder_layer_out.f32")), 1e-4f);
+}
+
+TEST_CASE("encoder: sequences longer than the state or empty are refused") {
+  pack::TorchEncoderOptions o;
+  o.heads = 4;
+  const pack::SourceModel src = pack::import_torch_encoder(pack::read_file(data("torch_encoder_layer.safetensors")), o);
+  pack::AlignedBuffer image(pack::write_ein(pack::pack_source(src, DType::f32, 32, nullptr)));
+  Model m;
+  REQUIRE(load_model(image.data, image.size, LoadOptions{}, &m).ok());
+  size_t need = 0;
+  REQUIRE(encoder_arena_bytes(m.config, 4, &need).ok());
+  std::vector<unsigned char> mem(need + 64);
+  void* base = mem.data() + (64 - reinterpret_cast<uintptr_t>(mem.data()) % 64) % 64;
+  Arena arena(base, need);
+  EncoderWeights w;
+  EncoderState s;
+  REQUIRE(encoder_bind_weights(m, arena, &w).ok());
+  REQUIRE(encoder_state_init(m.config, 4, arena, &s).ok());
+  std::vector<float> x(5 * 16), y(5 * 16);
+  CHECK(encoder_forward(w, &s, x.data(), 5, y.data()).code == StatusCode::out_of_range);
+  CHECK(encoder_forward(w, &s, x.data(), 0, y.data()).code == StatusCode::out_of_range);
+}
