@@ -4,7 +4,8 @@
 //                seq=256,dtype=q8" [--prompt N] [--gen N] [--contexts 128,512,2048] [--window W]
 //                [--kv f32|q8] [--batch B] [--repeat R] [--json FILE] [--svg FILE] [--smoke]
 //   einfer-bench --smoke      SIMD vs scalar f32 GEMV in this process; fails below 2x
-//   einfer-bench --kernels    the einsum, quant and attention microbenchmarks
+//   einfer-bench --kernels [--quick]   the einsum, vector, quant and attention microbenchmarks
+//                             (runs einfer-kernel-bench, -vec-bench, -quant-bench, -attn-bench)
 //
 // What it measures, single thread, times in thread CPU time (the board may be shared):
 //   prefill tokens/s of --prompt tokens; decode tokens/s and per-token latency percentiles at each
@@ -98,7 +99,7 @@ double clock_read_ns() {
                "         [--prompt N] [--gen N] [--contexts 128,512,2048] [--window W] [--kv f32|q8]\n"
                "         [--batch B] [--repeat R] [--json FILE] [--svg FILE] [--smoke]\n"
                "       einfer-bench --smoke       SIMD vs scalar f32 GEMV (needs >= 2x)\n"
-               "       einfer-bench --kernels     einsum, quant and attention microbenchmarks\n"
+               "       einfer-bench --kernels [--quick]   einsum, vector, quant and attention microbenchmarks\n"
                "synthetic keys: dim hidden layers heads kv_heads vocab seq dtype(f32|f16|q8|q4) group tied(0|1)\n");
   std::exit(2);
 }
@@ -119,6 +120,7 @@ struct Args {
   bool smoke = false;
   bool ratio_check = true;
   bool kernels = false;
+  bool quick = false;
 };
 
 bool parse_long_strict(const char* v, long* out) {
@@ -182,6 +184,7 @@ Args parse(int argc, char** argv) {
     else if (!std::strcmp(f, "--smoke")) a.smoke = true;
     else if (!std::strcmp(f, "--no-ratio-check")) a.ratio_check = false;
     else if (!std::strcmp(f, "--kernels")) a.kernels = true;
+    else if (!std::strcmp(f, "--quick")) a.quick = true;
     else if (!std::strcmp(f, "--kv")) {
       const char* v = value();
       if (!std::strcmp(v, "f32")) a.run.kv_dtype = DType::f32;
@@ -953,7 +956,7 @@ int run_smoke(bool ratio_check) {
 
 int main(int argc, char** argv) {
   const Args a = parse(argc, argv);
-  if (a.kernels) return run_kernel_benches(stdout);
+  if (a.kernels) return run_kernel_benches(stdout, a.quick);
   int smoke_status = 0;
   if (a.smoke) smoke_status = run_smoke(a.ratio_check);
   if (!a.model && !a.synthetic) return smoke_status;
