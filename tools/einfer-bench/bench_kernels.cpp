@@ -24,7 +24,8 @@ std::string own_dir() {
 }
 
 // Runs one tool and waits for it; its output goes straight to the terminal.
-int run_tool(FILE* out, const std::string& dir, const char* name, const std::vector<std::string>& args) {
+int run_tool(FILE* out, const std::string& dir, const char* name,
+             const std::vector<std::string>& args) {
   const std::string exe = dir + "/" + name;
   std::fprintf(out, "\n== %s ==\n", name);
   std::fflush(out);
@@ -54,14 +55,16 @@ int run_tool(FILE* out, const std::string& dir, const char* name, const std::vec
 int run_kernel_benches(FILE* out, bool quick) {
   const std::string dir = own_dir();
   int failures = 0;
-  failures += run_tool(out, dir, "einfer-kernel-bench", quick ? std::vector<std::string>{"--quick"}
-                                                               : std::vector<std::string>{});
-  failures += run_tool(out, dir, "einfer-vec-bench", quick ? std::vector<std::string>{"1", "5"}
-                                                            : std::vector<std::string>{});
-  failures += run_tool(out, dir, "einfer-quant-bench", quick ? std::vector<std::string>{"--reps", "3"}
-                                                              : std::vector<std::string>{});
-  failures += run_tool(out, dir, "einfer-attn-bench",
-                       quick ? std::vector<std::string>{"--positions", "1024", "--reps", "5", "--prefill", "128"}
-                             : std::vector<std::string>{});
+  failures += run_tool(out, dir, "einfer-kernel-bench",
+                       quick ? std::vector<std::string>{"--quick"} : std::vector<std::string>{});
+  failures += run_tool(out, dir, "einfer-vec-bench",
+                       quick ? std::vector<std::string>{"1", "5"} : std::vector<std::string>{});
+  failures +=
+      run_tool(out, dir, "einfer-quant-bench",
+               quick ? std::vector<std::string>{"--reps", "3"} : std::vector<std::string>{});
+  failures += run_tool(
+      out, dir, "einfer-attn-bench",
+      quick ? std::vector<std::string>{"--positions", "1024", "--reps", "5", "--prefill", "128"}
+            : std::vector<std::string>{});
   return failures ? 1 : 0;
 }

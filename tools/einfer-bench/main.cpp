@@ -1,6 +1,7 @@
 // einfer-bench: on-device benchmark of a llama model against the machine's own physical limits.
 //
-//   einfer-bench MODEL.ein | --synthetic "dim=288,hidden=768,layers=6,heads=6,kv_heads=6,vocab=32000,
+//   einfer-bench MODEL.ein | --synthetic
+//   "dim=288,hidden=768,layers=6,heads=6,kv_heads=6,vocab=32000,
 //                seq=256,dtype=q8" [--prompt N] [--gen N] [--contexts 128,512,2048] [--window W]
 //                [--kv f32|q8] [--batch B] [--repeat R] [--json FILE] [--svg FILE] [--smoke]
 //   einfer-bench --smoke      SIMD vs scalar f32 GEMV in this process; fails below 2x
@@ -93,14 +94,18 @@ double clock_read_ns() {
 
 [[noreturn]] void usage(const char* why) {
   if (why) std::fprintf(stderr, "einfer-bench: %s\n", why);
-  std::fprintf(stderr,
-               "usage: einfer-bench MODEL.ein | --synthetic \"dim=288,hidden=768,layers=6,heads=6,kv_heads=6,"
-               "vocab=32000,seq=256,dtype=q8\"\n"
-               "         [--prompt N] [--gen N] [--contexts 128,512,2048] [--window W] [--kv f32|q8]\n"
-               "         [--batch B] [--repeat R] [--json FILE] [--svg FILE] [--smoke]\n"
-               "       einfer-bench --smoke       SIMD vs scalar f32 GEMV (needs >= 2x)\n"
-               "       einfer-bench --kernels [--quick]   einsum, vector, quant and attention microbenchmarks\n"
-               "synthetic keys: dim hidden layers heads kv_heads vocab seq dtype(f32|f16|q8|q4) group tied(0|1)\n");
+  std::fprintf(
+      stderr,
+      "usage: einfer-bench MODEL.ein | --synthetic "
+      "\"dim=288,hidden=768,layers=6,heads=6,kv_heads=6,"
+      "vocab=32000,seq=256,dtype=q8\"\n"
+      "         [--prompt N] [--gen N] [--contexts 128,512,2048] [--window W] [--kv f32|q8]\n"
+      "         [--batch B] [--repeat R] [--json FILE] [--svg FILE] [--smoke]\n"
+      "       einfer-bench --smoke       SIMD vs scalar f32 GEMV (needs >= 2x)\n"
+      "       einfer-bench --kernels [--quick]   einsum, vector, quant and attention "
+      "microbenchmarks\n"
+      "synthetic keys: dim hidden layers heads kv_heads vocab seq dtype(f32|f16|q8|q4) group "
+      "tied(0|1)\n");
   std::exit(2);
 }
 
@@ -147,10 +152,12 @@ std::vector<long> parse_contexts(const char* v) {
   size_t start = 0;
   while (start <= s.size()) {
     const size_t comma = s.find(',', start);
-    const std::string item = s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const std::string item =
+        s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     long c = 0;
     if (!parse_long_strict(item.c_str(), &c) || c < 1 || c > (1l << 24)) {
-      std::fprintf(stderr, "einfer-bench: --contexts: '%s' is not a positive integer\n", item.c_str());
+      std::fprintf(stderr, "einfer-bench: --contexts: '%s' is not a positive integer\n",
+                   item.c_str());
       std::exit(2);
     }
     out.push_back(c);
@@ -171,31 +178,51 @@ Args parse(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (!std::strcmp(f, "--synthetic")) a.synthetic = value();
-    else if (!std::strcmp(f, "--prompt")) a.prompt = parse_count(f, value(), 1);
-    else if (!std::strcmp(f, "--gen")) a.gen = parse_count(f, value(), 1);
-    else if (!std::strcmp(f, "--contexts")) a.contexts = parse_contexts(value());
-    else if (!std::strcmp(f, "--window")) a.run.window = static_cast<int32_t>(parse_count(f, value(), 0));
-    else if (!std::strcmp(f, "--sinks")) a.run.sinks = static_cast<int32_t>(parse_count(f, value(), 0));
-    else if (!std::strcmp(f, "--batch")) a.run.max_batch = static_cast<int32_t>(parse_count(f, value(), 1));
-    else if (!std::strcmp(f, "--repeat")) a.repeat = parse_count(f, value(), 1);
-    else if (!std::strcmp(f, "--json")) a.json = value();
-    else if (!std::strcmp(f, "--svg")) a.svg = value();
-    else if (!std::strcmp(f, "--smoke")) a.smoke = true;
-    else if (!std::strcmp(f, "--no-ratio-check")) a.ratio_check = false;
-    else if (!std::strcmp(f, "--kernels")) a.kernels = true;
-    else if (!std::strcmp(f, "--quick")) a.quick = true;
+    if (!std::strcmp(f, "--synthetic"))
+      a.synthetic = value();
+    else if (!std::strcmp(f, "--prompt"))
+      a.prompt = parse_count(f, value(), 1);
+    else if (!std::strcmp(f, "--gen"))
+      a.gen = parse_count(f, value(), 1);
+    else if (!std::strcmp(f, "--contexts"))
+      a.contexts = parse_contexts(value());
+    else if (!std::strcmp(f, "--window"))
+      a.run.window = static_cast<int32_t>(parse_count(f, value(), 0));
+    else if (!std::strcmp(f, "--sinks"))
+      a.run.sinks = static_cast<int32_t>(parse_count(f, value(), 0));
+    else if (!std::strcmp(f, "--batch"))
+      a.run.max_batch = static_cast<int32_t>(parse_count(f, value(), 1));
+    else if (!std::strcmp(f, "--repeat"))
+      a.repeat = parse_count(f, value(), 1);
+    else if (!std::strcmp(f, "--json"))
+      a.json = value();
+    else if (!std::strcmp(f, "--svg"))
+      a.svg = value();
+    else if (!std::strcmp(f, "--smoke"))
+      a.smoke = true;
+    else if (!std::strcmp(f, "--no-ratio-check"))
+      a.ratio_check = false;
+    else if (!std::strcmp(f, "--kernels"))
+      a.kernels = true;
+    else if (!std::strcmp(f, "--quick"))
+      a.quick = true;
     else if (!std::strcmp(f, "--kv")) {
       const char* v = value();
-      if (!std::strcmp(v, "f32")) a.run.kv_dtype = DType::f32;
-      else if (!std::strcmp(v, "q8") || !std::strcmp(v, "i8")) a.run.kv_dtype = DType::i8;
-      else usage("--kv takes f32 or q8");
-    } else if (!std::strcmp(f, "-h") || !std::strcmp(f, "--help")) usage(nullptr);
+      if (!std::strcmp(v, "f32"))
+        a.run.kv_dtype = DType::f32;
+      else if (!std::strcmp(v, "q8") || !std::strcmp(v, "i8"))
+        a.run.kv_dtype = DType::i8;
+      else
+        usage("--kv takes f32 or q8");
+    } else if (!std::strcmp(f, "-h") || !std::strcmp(f, "--help"))
+      usage(nullptr);
     else if (f[0] == '-') {
       std::fprintf(stderr, "einfer-bench: unknown option %s\n", f);
       usage(nullptr);
-    } else if (!a.model) a.model = f;
-    else usage("more than one model given");
+    } else if (!a.model)
+      a.model = f;
+    else
+      usage("more than one model given");
   }
   if (a.model && a.synthetic) usage("give a model file or --synthetic, not both");
   if (!a.model && !a.synthetic && !a.smoke && !a.kernels) usage("no model given");
@@ -235,12 +262,18 @@ SyntheticSpec parse_synthetic(const char* text) {
     }
     const std::string key = item.substr(0, eq), val = item.substr(eq + 1);
     if (key == "dtype") {
-      if (val == "f32") spec.dtype = DType::f32;
-      else if (val == "f16") spec.dtype = DType::f16;
-      else if (val == "q8") spec.dtype = DType::q8;
-      else if (val == "q4") spec.dtype = DType::q4;
+      if (val == "f32")
+        spec.dtype = DType::f32;
+      else if (val == "f16")
+        spec.dtype = DType::f16;
+      else if (val == "q8")
+        spec.dtype = DType::q8;
+      else if (val == "q4")
+        spec.dtype = DType::q4;
       else {
-        std::fprintf(stderr, "einfer-bench: --synthetic: dtype must be f32, f16, q8 or q4, got '%s'\n", val.c_str());
+        std::fprintf(stderr,
+                     "einfer-bench: --synthetic: dtype must be f32, f16, q8 or q4, got '%s'\n",
+                     val.c_str());
         std::exit(2);
       }
       continue;
@@ -251,10 +284,14 @@ SyntheticSpec parse_synthetic(const char* text) {
       long lo, hi;
     };
     int32_t tied = static_cast<int32_t>(c.tied_classifier);
-    const Field fields[] = {{"dim", &c.dim, 2, 1 << 16},          {"hidden", &c.hidden_dim, 1, 1 << 18},
-                            {"layers", &c.n_layers, 1, 1024},     {"heads", &c.n_heads, 1, 4096},
-                            {"kv_heads", &c.n_kv_heads, 1, 4096}, {"vocab", &c.vocab_size, 1, 1 << 22},
-                            {"seq", &c.context_length, 1, 1 << 24}, {"group", &spec.group, 2, 65536},
+    const Field fields[] = {{"dim", &c.dim, 2, 1 << 16},
+                            {"hidden", &c.hidden_dim, 1, 1 << 18},
+                            {"layers", &c.n_layers, 1, 1024},
+                            {"heads", &c.n_heads, 1, 4096},
+                            {"kv_heads", &c.n_kv_heads, 1, 4096},
+                            {"vocab", &c.vocab_size, 1, 1 << 22},
+                            {"seq", &c.context_length, 1, 1 << 24},
+                            {"group", &spec.group, 2, 65536},
                             {"tied", &tied, 0, 1}};
     const Field* hit = nullptr;
     for (const Field& fd : fields)
@@ -274,12 +311,14 @@ SyntheticSpec parse_synthetic(const char* text) {
   }
   if (c.n_kv_heads < 0) c.n_kv_heads = c.n_heads;
   if (c.dim % c.n_heads != 0 || (c.dim / c.n_heads) % 2 != 0) {
-    std::fprintf(stderr, "einfer-bench: --synthetic: dim (%d) must be heads (%d) x an even head size\n", c.dim,
-                 c.n_heads);
+    std::fprintf(stderr,
+                 "einfer-bench: --synthetic: dim (%d) must be heads (%d) x an even head size\n",
+                 c.dim, c.n_heads);
     std::exit(2);
   }
   if (c.n_heads % c.n_kv_heads != 0) {
-    std::fprintf(stderr, "einfer-bench: --synthetic: heads (%d) must be a multiple of kv_heads (%d)\n",
+    std::fprintf(stderr,
+                 "einfer-bench: --synthetic: heads (%d) must be a multiple of kv_heads (%d)\n",
                  c.n_heads, c.n_kv_heads);
     std::exit(2);
   }
@@ -367,8 +406,8 @@ size_t view_bytes(const TensorView& t) {
   for (int i = 0; i + 1 < t.rank; ++i) rows *= t.shape[i];
   const int64_t k = t.shape[t.rank - 1];
   if (dtype_is_quantized(t.dtype)) {
-    return static_cast<size_t>(rows) * (quant_row_bytes(t.dtype, k) +
-                                        static_cast<size_t>(quant_groups(k, t.group_size)) * 4);
+    return static_cast<size_t>(rows) *
+           (quant_row_bytes(t.dtype, k) + static_cast<size_t>(quant_groups(k, t.group_size)) * 4);
   }
   return static_cast<size_t>(rows * k) * dtype_size(t.dtype);
 }
@@ -377,14 +416,17 @@ size_t view_bytes(const TensorView& t) {
 size_t file_weights_bytes(const Model& m) {
   const auto* records = static_cast<const TensorRecord*>(m.tensor_table);
   size_t total = 0;
-  for (uint32_t i = 0; i < m.tensor_count; ++i) total += records[i].data_bytes + records[i].scales_bytes;
+  for (uint32_t i = 0; i < m.tensor_count; ++i)
+    total += records[i].data_bytes + records[i].scales_bytes;
   return total;
 }
 
 struct StepCost {
   double projection_bytes = 0, ffn_bytes = 0, classifier_bytes = 0, other_bytes = 0, kv_bytes = 0;
   double projection_flops = 0, ffn_flops = 0, classifier_flops = 0, attention_flops = 0;
-  double bytes() const { return projection_bytes + ffn_bytes + classifier_bytes + other_bytes + kv_bytes; }
+  double bytes() const {
+    return projection_bytes + ffn_bytes + classifier_bytes + other_bytes + kv_bytes;
+  }
   double flops() const { return projection_flops + ffn_flops + classifier_flops + attention_flops; }
 };
 
@@ -396,15 +438,16 @@ StepCost decode_cost(const LlamaWeights& w, const KVCache& cache, int64_t attend
   const double qd = double(c.n_heads) * c.head_dim, kv = double(c.n_kv_heads) * c.head_dim;
   for (int32_t l = 0; l < c.n_layers; ++l) {
     const LlamaLayerWeights& L = w.layers[l];
-    s.projection_bytes += double(view_bytes(L.attn.wq) + view_bytes(L.attn.wk) + view_bytes(L.attn.wv) +
-                                 view_bytes(L.attn.wo));
+    s.projection_bytes += double(view_bytes(L.attn.wq) + view_bytes(L.attn.wk) +
+                                 view_bytes(L.attn.wv) + view_bytes(L.attn.wo));
     s.ffn_bytes += double(view_bytes(L.w1) + view_bytes(L.w2) + view_bytes(L.w3));
     s.other_bytes += double(view_bytes(L.attn_norm) + view_bytes(L.ffn_norm));
   }
   s.classifier_bytes = double(view_bytes(w.classifier));
   s.other_bytes += double(view_bytes(w.final_norm)) + double(view_bytes(w.token_embedding)) / V;
   const bool i8 = cache.config.dtype == DType::i8;
-  const double per_position = 2.0 * c.n_kv_heads * (c.head_dim * (i8 ? 1.0 : 4.0) + (i8 ? 4.0 : 0.0));
+  const double per_position =
+      2.0 * c.n_kv_heads * (c.head_dim * (i8 ? 1.0 : 4.0) + (i8 ? 4.0 : 0.0));
   s.kv_bytes = double(c.n_layers) * double(attended) * per_position;
   s.projection_flops = 2.0 * c.n_layers * (qd * d * 2 + 2 * kv * d);
   s.ffn_flops = 2.0 * c.n_layers * 3 * d * f;
@@ -512,8 +555,8 @@ double measure_fma_peak() {
 // ---------------------------------------------------------------------------------------------
 // Measurements
 
-const char* const kStageNames[kStageCount] = {"projections", "attention", "feed_forward",
-                                               "norms_rope", "classifier", "sampling"};
+const char* const kStageNames[kStageCount] = {"projections", "attention",  "feed_forward",
+                                              "norms_rope",  "classifier", "sampling"};
 
 struct StageSplit {
   double ns_per_token[kStageCount] = {};
@@ -557,7 +600,9 @@ struct Bench {
   Session* session = nullptr;
   Sampler sampler;
   Rng rng{42};
-  int32_t next_token() { return static_cast<int32_t>(rng.next() % uint64_t(session->weights.config.vocab_size)); }
+  int32_t next_token() {
+    return static_cast<int32_t>(rng.next() % uint64_t(session->weights.config.vocab_size));
+  }
 
   void eval(const int32_t* tokens, int32_t n) {
     const Status s = session_eval(session, tokens, n);
@@ -622,7 +667,8 @@ PrefillResult bench_prefill(Bench& b, int64_t n, long repeat) {
   r.stages = split_of(prof, double(n));
   // GEMM flops of the prompt (the classifier runs on the last token only).
   const StepCost c = decode_cost(b.session->weights, b.session->state.cache, 0);
-  const double proj_ns = double(prof.ns[int(Stage::projections)]), ffn_ns = double(prof.ns[int(Stage::feed_forward)]);
+  const double proj_ns = double(prof.ns[int(Stage::projections)]),
+               ffn_ns = double(prof.ns[int(Stage::feed_forward)]);
   r.gemm_flops = double(n) * (c.projection_flops + c.ffn_flops);
   r.gemm_gflops = r.gemm_flops / (proj_ns + ffn_ns);
   r.projection_gflops = double(n) * c.projection_flops / proj_ns;
@@ -688,9 +734,12 @@ std::string json_number(double x) {
 std::string json_string(const std::string& s) {
   std::string out = "\"";
   for (char ch : s) {
-    if (ch == '"' || ch == '\\') out += '\\', out += ch;
-    else if (static_cast<unsigned char>(ch) < 0x20) out += ' ';
-    else out += ch;
+    if (ch == '"' || ch == '\\')
+      out += '\\', out += ch;
+    else if (static_cast<unsigned char>(ch) < 0x20)
+      out += ' ';
+    else
+      out += ch;
   }
   return out + "\"";
 }
@@ -709,7 +758,8 @@ struct Report {
 std::string stages_json(const StageSplit& s) {
   std::string out = "{";
   for (int i = 0; i < kStageCount; ++i) {
-    out += std::string(i ? ", " : "") + json_string(kStageNames[i]) + ": " + json_number(s.ns_per_token[i] * 1e-6);
+    out += std::string(i ? ", " : "") + json_string(kStageNames[i]) + ": " +
+           json_number(s.ns_per_token[i] * 1e-6);
   }
   return out + "}";
 }
@@ -722,56 +772,76 @@ void write_json(const Report& r, const char* path) {
   o += "  \"simd\": " + json_string(simd_arch_name()) + ",\n";
   o += "  \"threads\": 1,\n";
   o += "  \"clock\": \"thread_cputime\",\n";
-  o += "  \"build\": {\"compiler\": " + json_string(EINFER_BENCH_COMPILER) + ", \"simd\": " +
-       json_string(simd_arch_name()) + ", \"simd_float_lanes\": " + std::to_string(simd_float_lanes()) +
-       ", \"flags\": " + json_string(EINFER_BENCH_FLAGS) + ", \"commit\": " + json_string(EINFER_BENCH_COMMIT) + "},\n";
-  o += "  \"model\": {\"source\": " + json_string(r.source) + ", \"dim\": " + std::to_string(c.dim) +
-       ", \"hidden_dim\": " + std::to_string(c.hidden_dim) + ", \"n_layers\": " + std::to_string(c.n_layers) +
-       ", \"n_heads\": " + std::to_string(c.n_heads) + ", \"n_kv_heads\": " + std::to_string(c.n_kv_heads) +
-       ", \"vocab_size\": " + std::to_string(c.vocab_size) + ", \"context_length\": " +
-       std::to_string(c.context_length) + ", \"weight_dtype\": " + json_string(dtype_name(c.weight_dtype)) +
-       ", \"group_size\": " + std::to_string(c.group_size) + ", \"tied_classifier\": " +
-       (c.tied_classifier ? "true" : "false") + "},\n";
-  o += "  \"options\": {\"prompt\": " + std::to_string(r.args.prompt) + ", \"gen\": " + std::to_string(r.args.gen) +
-       ", \"repeat\": " + std::to_string(r.args.repeat) + ", \"window\": " + std::to_string(r.run.window) +
-       ", \"sinks\": " + std::to_string(r.run.sinks) + ", \"kv\": " +
-       json_string(r.run.kv_dtype == DType::i8 ? "q8" : "f32") + ", \"max_batch\": " +
-       std::to_string(r.run.max_batch) + ", \"cache_positions\": " + std::to_string(r.run.context) + "},\n";
+  o += "  \"build\": {\"compiler\": " + json_string(EINFER_BENCH_COMPILER) +
+       ", \"simd\": " + json_string(simd_arch_name()) +
+       ", \"simd_float_lanes\": " + std::to_string(simd_float_lanes()) +
+       ", \"flags\": " + json_string(EINFER_BENCH_FLAGS) +
+       ", \"commit\": " + json_string(EINFER_BENCH_COMMIT) + "},\n";
+  o += "  \"model\": {\"source\": " + json_string(r.source) +
+       ", \"dim\": " + std::to_string(c.dim) + ", \"hidden_dim\": " + std::to_string(c.hidden_dim) +
+       ", \"n_layers\": " + std::to_string(c.n_layers) +
+       ", \"n_heads\": " + std::to_string(c.n_heads) +
+       ", \"n_kv_heads\": " + std::to_string(c.n_kv_heads) +
+       ", \"vocab_size\": " + std::to_string(c.vocab_size) +
+       ", \"context_length\": " + std::to_string(c.context_length) +
+       ", \"weight_dtype\": " + json_string(dtype_name(c.weight_dtype)) +
+       ", \"group_size\": " + std::to_string(c.group_size) +
+       ", \"tied_classifier\": " + (c.tied_classifier ? "true" : "false") + "},\n";
+  o += "  \"options\": {\"prompt\": " + std::to_string(r.args.prompt) +
+       ", \"gen\": " + std::to_string(r.args.gen) +
+       ", \"repeat\": " + std::to_string(r.args.repeat) +
+       ", \"window\": " + std::to_string(r.run.window) +
+       ", \"sinks\": " + std::to_string(r.run.sinks) +
+       ", \"kv\": " + json_string(r.run.kv_dtype == DType::i8 ? "q8" : "f32") +
+       ", \"max_batch\": " + std::to_string(r.run.max_batch) +
+       ", \"cache_positions\": " + std::to_string(r.run.context) + "},\n";
   o += "  \"weights_bytes\": " + std::to_string(r.weights_bytes) + ",\n";
   o += "  \"kv_bytes\": " + std::to_string(r.kv_bytes) + ",\n";
   o += "  \"arena_bytes\": " + std::to_string(r.arena_bytes) + ",\n";
   o += "  \"prefill_tokens_per_s\": " + json_number(r.prefill.tokens_per_s) + ",\n";
   o += "  \"decode_tokens_per_s\": " + json_number(d0.tokens_per_s) + ",\n";
-  o += "  \"latency_ms\": {\"context\": " + std::to_string(d0.context) + ", \"p50\": " + json_number(d0.p50) +
-       ", \"p90\": " + json_number(d0.p90) + ", \"p99\": " + json_number(d0.p99) + ", \"max\": " +
-       json_number(d0.max) + ", \"mean\": " + json_number(d0.mean) + ", \"samples\": " +
-       std::to_string(d0.latency_ms.size()) + "},\n";
-  o += "  \"roofline\": {\"bandwidth_gbps\": " + json_number(d0.bandwidth_gbps) + ", \"peak_gflops\": " +
-       json_number(r.peak_gflops) + ", \"decode_fraction\": " + json_number(d0.decode_fraction) +
-       ", \"decode_bytes_per_token\": " + json_number(d0.cost.bytes()) + ", \"decode_compute_fraction\": " +
-       json_number(d0.compute_fraction) + ", \"prefill_gemm_gflops\": " + json_number(r.prefill.gemm_gflops) +
-       ", \"prefill_gemm_fraction\": " + json_number(r.prefill.gemm_gflops / r.peak_gflops) + "},\n";
-  o += "  \"prefill\": {\"tokens\": " + std::to_string(r.prefill.tokens) + ", \"ms\": " +
-       json_number(r.prefill.seconds * 1e3) + ", \"tokens_per_s\": " + json_number(r.prefill.tokens_per_s) +
-       ", \"gemm_gflops\": " + json_number(r.prefill.gemm_gflops) + ", \"projection_gflops\": " +
-       json_number(r.prefill.projection_gflops) + ", \"feed_forward_gflops\": " + json_number(r.prefill.ffn_gflops) +
+  o += "  \"latency_ms\": {\"context\": " + std::to_string(d0.context) +
+       ", \"p50\": " + json_number(d0.p50) + ", \"p90\": " + json_number(d0.p90) +
+       ", \"p99\": " + json_number(d0.p99) + ", \"max\": " + json_number(d0.max) +
+       ", \"mean\": " + json_number(d0.mean) +
+       ", \"samples\": " + std::to_string(d0.latency_ms.size()) + "},\n";
+  o += "  \"roofline\": {\"bandwidth_gbps\": " + json_number(d0.bandwidth_gbps) +
+       ", \"peak_gflops\": " + json_number(r.peak_gflops) +
+       ", \"decode_fraction\": " + json_number(d0.decode_fraction) +
+       ", \"decode_bytes_per_token\": " + json_number(d0.cost.bytes()) +
+       ", \"decode_compute_fraction\": " + json_number(d0.compute_fraction) +
+       ", \"prefill_gemm_gflops\": " + json_number(r.prefill.gemm_gflops) +
+       ", \"prefill_gemm_fraction\": " + json_number(r.prefill.gemm_gflops / r.peak_gflops) +
+       "},\n";
+  o += "  \"prefill\": {\"tokens\": " + std::to_string(r.prefill.tokens) +
+       ", \"ms\": " + json_number(r.prefill.seconds * 1e3) +
+       ", \"tokens_per_s\": " + json_number(r.prefill.tokens_per_s) +
+       ", \"gemm_gflops\": " + json_number(r.prefill.gemm_gflops) +
+       ", \"projection_gflops\": " + json_number(r.prefill.projection_gflops) +
+       ", \"feed_forward_gflops\": " + json_number(r.prefill.ffn_gflops) +
        ", \"gemm_fraction_of_peak\": " + json_number(r.prefill.gemm_gflops / r.peak_gflops) +
        ", \"stage_ms_per_token\": " + stages_json(r.prefill.stages) + "},\n";
   o += "  \"decode\": [\n";
   for (size_t i = 0; i < r.decode.size(); ++i) {
     const DecodeResult& d = r.decode[i];
-    o += "    {\"context\": " + std::to_string(d.context) + ", \"attended\": " + std::to_string(d.attended) +
-         ", \"tokens_per_s\": " + json_number(d.tokens_per_s) + ", \"latency_ms\": {\"p50\": " +
-         json_number(d.p50) + ", \"p90\": " + json_number(d.p90) + ", \"p99\": " + json_number(d.p99) +
-         ", \"max\": " + json_number(d.max) + ", \"mean\": " + json_number(d.mean) + "}, \"bytes_per_token\": " +
-         json_number(d.cost.bytes()) + ", \"weight_bytes_per_token\": " +
-         json_number(d.cost.bytes() - d.cost.kv_bytes) + ", \"kv_bytes_per_token\": " + json_number(d.cost.kv_bytes) +
-         ", \"flops_per_token\": " + json_number(d.cost.flops()) + ", \"bandwidth_gbps\": " +
-         json_number(d.bandwidth_gbps) + ", \"achieved_gbps\": " + json_number(d.achieved_gbps) +
-         ", \"achieved_gflops\": " + json_number(d.achieved_gflops) + ", \"decode_fraction\": " +
-         json_number(d.decode_fraction) + ", \"compute_fraction\": " + json_number(d.compute_fraction) +
-         ", \"kv_bytes\": " + std::to_string(d.kv_bytes_at_context) + ", \"arena_bytes\": " +
-         std::to_string(d.arena_bytes_at_context) + ", \"stage_ms_per_token\": " + stages_json(d.stages) + "}" +
+    o += "    {\"context\": " + std::to_string(d.context) +
+         ", \"attended\": " + std::to_string(d.attended) +
+         ", \"tokens_per_s\": " + json_number(d.tokens_per_s) +
+         ", \"latency_ms\": {\"p50\": " + json_number(d.p50) + ", \"p90\": " + json_number(d.p90) +
+         ", \"p99\": " + json_number(d.p99) + ", \"max\": " + json_number(d.max) +
+         ", \"mean\": " + json_number(d.mean) +
+         "}, \"bytes_per_token\": " + json_number(d.cost.bytes()) +
+         ", \"weight_bytes_per_token\": " + json_number(d.cost.bytes() - d.cost.kv_bytes) +
+         ", \"kv_bytes_per_token\": " + json_number(d.cost.kv_bytes) +
+         ", \"flops_per_token\": " + json_number(d.cost.flops()) +
+         ", \"bandwidth_gbps\": " + json_number(d.bandwidth_gbps) +
+         ", \"achieved_gbps\": " + json_number(d.achieved_gbps) +
+         ", \"achieved_gflops\": " + json_number(d.achieved_gflops) +
+         ", \"decode_fraction\": " + json_number(d.decode_fraction) +
+         ", \"compute_fraction\": " + json_number(d.compute_fraction) +
+         ", \"kv_bytes\": " + std::to_string(d.kv_bytes_at_context) +
+         ", \"arena_bytes\": " + std::to_string(d.arena_bytes_at_context) +
+         ", \"stage_ms_per_token\": " + stages_json(d.stages) + "}" +
          (i + 1 < r.decode.size() ? ",\n" : "\n");
   }
   o += "  ]\n}\n";
@@ -785,7 +855,9 @@ void write_json(const Report& r, const char* path) {
 // Two panels against context length (log2 axis): decode tokens/s, and memory (MB).
 void write_svg(const Report& r, const char* path) {
   const double W = 420, H = 300, L = 60, B = 40, T = 30, R = 20;
-  std::string o = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"860\" height=\"300\" font-family=\"sans-serif\" font-size=\"11\">\n";
+  std::string o =
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"860\" height=\"300\" "
+      "font-family=\"sans-serif\" font-size=\"11\">\n";
   o += "<rect width=\"860\" height=\"300\" fill=\"white\"/>\n";
   const double x0 = std::log2(double(r.decode.front().context));
   const double x1 = std::log2(double(r.decode.back().context));
@@ -805,31 +877,36 @@ void write_svg(const Report& r, const char* path) {
                   "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"black\"/>\n"
                   "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"black\"/>\n"
                   "<text x=\"%.0f\" y=\"%.0f\">context (positions)</text>\n",
-                  ox + L, title, ox + L, H - B, ox + W - R, H - B, ox + L, T, ox + L, H - B, ox + L + 120, H - 5);
+                  ox + L, title, ox + L, H - B, ox + W - R, H - B, ox + L, T, ox + L, H - B,
+                  ox + L + 120, H - 5);
     o += buf;
     for (int i = 0; i <= 4; ++i) {
       const double y = ymax * i / 4;
-      std::snprintf(buf, sizeof buf, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">%.3g</text>\n", ox + L - 4,
+      std::snprintf(buf, sizeof buf,
+                    "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">%.4g</text>\n", ox + L - 4,
                     py(y) + 4, y);
       o += buf;
     }
     for (const DecodeResult& d : r.decode) {
-      std::snprintf(buf, sizeof buf, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">%lld</text>\n",
+      std::snprintf(buf, sizeof buf,
+                    "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">%lld</text>\n",
                     px(double(d.context)), H - B + 14, static_cast<long long>(d.context));
       o += buf;
     }
     for (size_t k = 0; k < series.size(); ++k) {
       std::string pts;
       for (size_t i = 0; i < r.decode.size(); ++i) {
-        std::snprintf(buf, sizeof buf, "%.1f,%.1f ", px(double(r.decode[i].context)), py(series[k][i]));
+        std::snprintf(buf, sizeof buf, "%.1f,%.1f ", px(double(r.decode[i].context)),
+                      py(series[k][i]));
         pts += buf;
         std::snprintf(buf, sizeof buf, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>\n",
                       px(double(r.decode[i].context)), py(series[k][i]), colors[k]);
         o += buf;
       }
-      o += "<polyline fill=\"none\" stroke-width=\"2\" stroke=\"" + std::string(colors[k]) + "\" points=\"" + pts + "\"/>\n";
-      std::snprintf(buf, sizeof buf, "<text x=\"%.0f\" y=\"%.0f\" fill=\"%s\">%s</text>\n", ox + W - R - 150,
-                    T + 14.0 * double(k + 1), colors[k], names[k]);
+      o += "<polyline fill=\"none\" stroke-width=\"2\" stroke=\"" + std::string(colors[k]) +
+           "\" points=\"" + pts + "\"/>\n";
+      std::snprintf(buf, sizeof buf, "<text x=\"%.0f\" y=\"%.0f\" fill=\"%s\">%s</text>\n",
+                    ox + W - R - 150, T + 14.0 * double(k + 1), colors[k], names[k]);
       o += buf;
     }
   };
@@ -855,30 +932,35 @@ void print_report(const Report& r, double bw_note) {
   const ModelConfig& c = r.config;
   (void)bw_note;
   std::printf("einfer-bench  %s\n", r.source.c_str());
-  std::printf("model: dim %d, hidden %d, layers %d, heads %d/%d, vocab %d, seq %d, weights %s%s\n", c.dim,
-              c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads, c.vocab_size, c.context_length,
-              dtype_name(c.weight_dtype), c.group_size ? (" g" + std::to_string(c.group_size)).c_str() : "");
-  std::printf("build: %s, simd %s, 1 thread, thread CPU time, commit %s\n", EINFER_BENCH_COMPILER, simd_arch_name(),
-              EINFER_BENCH_COMMIT);
+  std::printf("model: dim %d, hidden %d, layers %d, heads %d/%d, vocab %d, seq %d, weights %s%s\n",
+              c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads, c.vocab_size,
+              c.context_length, dtype_name(c.weight_dtype),
+              c.group_size ? (" g" + std::to_string(c.group_size)).c_str() : "");
+  std::printf("build: %s, simd %s, 1 thread, thread CPU time, commit %s\n", EINFER_BENCH_COMPILER,
+              simd_arch_name(), EINFER_BENCH_COMMIT);
   std::printf("memory: weights %.2f MB, KV cache %.2f MB (%d positions, %s), arena %.2f MB\n",
               double(r.weights_bytes) / 1e6, double(r.kv_bytes) / 1e6, r.run.context,
               r.run.kv_dtype == DType::i8 ? "int8" : "f32", double(r.arena_bytes) / 1e6);
   std::printf("roofline: FMA peak %.1f GFLOP/s (%s)\n\n", r.peak_gflops, simd_arch_name());
   const PrefillResult& p = r.prefill;
-  std::printf("prefill  %lld tokens: %.2f ms, %.1f tokens/s; GEMMs %.1f GFLOP/s = %.2f of peak "
-              "(projections %.1f, feed-forward %.1f)\n\n",
-              static_cast<long long>(p.tokens), p.seconds * 1e3, p.tokens_per_s, p.gemm_gflops,
-              p.gemm_gflops / r.peak_gflops, p.projection_gflops, p.ffn_gflops);
-  std::printf("decode   %7s %9s %8s %8s %8s %8s %9s %9s %9s %8s %8s\n", "context", "tokens/s", "p50 ms", "p90 ms",
-              "p99 ms", "max ms", "MB/token", "GB/s", "bound GB/s", "mem frac", "flop frac");
+  std::printf(
+      "prefill  %lld tokens: %.2f ms, %.1f tokens/s; GEMMs %.1f GFLOP/s = %.2f of peak "
+      "(projections %.1f, feed-forward %.1f)\n\n",
+      static_cast<long long>(p.tokens), p.seconds * 1e3, p.tokens_per_s, p.gemm_gflops,
+      p.gemm_gflops / r.peak_gflops, p.projection_gflops, p.ffn_gflops);
+  std::printf("decode   %7s %9s %8s %8s %8s %8s %9s %9s %9s %8s %8s\n", "context", "tokens/s",
+              "p50 ms", "p90 ms", "p99 ms", "max ms", "MB/token", "GB/s", "bound GB/s", "mem frac",
+              "flop frac");
   for (const DecodeResult& d : r.decode) {
     std::printf("         %7lld %9.1f %8.3f %8.3f %8.3f %8.3f %9.3f %9.2f %9.2f %8.2f %8.3f%s\n",
-                static_cast<long long>(d.context), d.tokens_per_s, d.p50, d.p90, d.p99, d.max, d.cost.bytes() / 1e6,
-                d.achieved_gbps, d.bandwidth_gbps, d.decode_fraction, d.compute_fraction,
+                static_cast<long long>(d.context), d.tokens_per_s, d.p50, d.p90, d.p99, d.max,
+                d.cost.bytes() / 1e6, d.achieved_gbps, d.bandwidth_gbps, d.decode_fraction,
+                d.compute_fraction,
                 d.context > c.context_length ? "  (beyond trained context)" : "");
   }
   std::printf("\nstage split, ms per token (share)   prefill");
-  for (const DecodeResult& d : r.decode) std::printf("     decode@%-6lld", static_cast<long long>(d.context));
+  for (const DecodeResult& d : r.decode)
+    std::printf("     decode@%-6lld", static_cast<long long>(d.context));
   std::printf("\n");
   for (int i = 0; i < kStageCount; ++i) {
     std::printf("  %-32s %7.4f (%4.1f%%)", kStageNames[i], p.stages.ns_per_token[i] * 1e-6,
@@ -895,18 +977,23 @@ void print_report(const Report& r, double bw_note) {
   struct Row {
     const char* name;
     double bytes, flops, ns;
-  } rows[] = {{"projections", d0.cost.projection_bytes, d0.cost.projection_flops, d0.stages.ns_per_token[0]},
-              {"attention (KV)", d0.cost.kv_bytes, d0.cost.attention_flops, d0.stages.ns_per_token[1]},
-              {"feed_forward", d0.cost.ffn_bytes, d0.cost.ffn_flops, d0.stages.ns_per_token[2]},
-              {"classifier", d0.cost.classifier_bytes, d0.cost.classifier_flops, d0.stages.ns_per_token[4]}};
+  } rows[] = {
+      {"projections", d0.cost.projection_bytes, d0.cost.projection_flops,
+       d0.stages.ns_per_token[0]},
+      {"attention (KV)", d0.cost.kv_bytes, d0.cost.attention_flops, d0.stages.ns_per_token[1]},
+      {"feed_forward", d0.cost.ffn_bytes, d0.cost.ffn_flops, d0.stages.ns_per_token[2]},
+      {"classifier", d0.cost.classifier_bytes, d0.cost.classifier_flops,
+       d0.stages.ns_per_token[4]}};
   std::printf("\ndecode@%lld per stage (profiled pass)   GB/s  mem frac   GFLOP/s  flop frac\n",
               static_cast<long long>(d0.context));
   for (const Row& row : rows) {
-    std::printf("  %-34s %7.2f %8.2f %9.2f %9.3f\n", row.name, row.bytes / row.ns, (row.bytes / bw) / row.ns,
-                row.flops / row.ns, (row.flops / r.peak_gflops) / row.ns);
+    std::printf("  %-34s %7.2f %8.2f %9.2f %9.3f\n", row.name, row.bytes / row.ns,
+                (row.bytes / bw) / row.ns, row.flops / row.ns,
+                (row.flops / r.peak_gflops) / row.ns);
   }
-  std::printf("  profiled pass %.4f ms/token (clock reads of %.0f ns subtracted) vs timed p50 %.4f ms\n",
-              d0.stages.total_ns_per_token * 1e-6, g_clock_ns, d0.p50);
+  std::printf(
+      "  profiled pass %.4f ms/token (clock reads of %.0f ns subtracted) vs timed p50 %.4f ms\n",
+      d0.stages.total_ns_per_token * 1e-6, g_clock_ns, d0.p50);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -929,24 +1016,29 @@ double time_best(Fn fn, int calls) {
 // of weights so it is L1/L2-resident and the arithmetic is what is timed.
 int run_smoke(bool ratio_check) {
   const int64_t rows = 32, k = 256;
-  std::vector<float> w(static_cast<size_t>(rows * k)), x(static_cast<size_t>(k)), y(static_cast<size_t>(rows));
+  std::vector<float> w(static_cast<size_t>(rows * k)), x(static_cast<size_t>(k)),
+      y(static_cast<size_t>(rows));
   Rng rng(7);
   for (float& v : w) v = rng.uniform(1.f);
   for (float& v : x) v = rng.uniform(1.f);
-  const double simd_ns = time_best([&] { gemv_f32(rows, k, w.data(), k, 1, x.data(), y.data(), 1, false); }, 2000);
+  const double simd_ns =
+      time_best([&] { gemv_f32(rows, k, w.data(), k, 1, x.data(), y.data(), 1, false); }, 2000);
   const float y_simd = y[rows - 1];
-  const double scalar_ns =
-      time_best([&] { scalar::gemv_f32(rows, k, w.data(), k, 1, x.data(), y.data(), 1, false); }, 2000);
+  const double scalar_ns = time_best(
+      [&] { scalar::gemv_f32(rows, k, w.data(), k, 1, x.data(), y.data(), 1, false); }, 2000);
   const double ratio = scalar_ns / simd_ns;
-  std::printf("smoke: gemv_f32 %lldx%lld: %s %.1f ns, scalar %.1f ns, speedup %.2fx (need >= 2x)%s\n",
-              static_cast<long long>(rows), static_cast<long long>(k), simd_arch_name(), simd_ns, scalar_ns, ratio,
-              ratio_check ? "" : " [ratio check skipped]");
+  std::printf(
+      "smoke: gemv_f32 %lldx%lld: %s %.1f ns, scalar %.1f ns, speedup %.2fx (need >= 2x)%s\n",
+      static_cast<long long>(rows), static_cast<long long>(k), simd_arch_name(), simd_ns, scalar_ns,
+      ratio, ratio_check ? "" : " [ratio check skipped]");
   if (std::fabs(y_simd - y[rows - 1]) > 1e-3f * (1.f + std::fabs(y[rows - 1]))) {
-    std::fprintf(stderr, "einfer-bench: smoke: SIMD and scalar GEMV disagree (%g vs %g)\n", y_simd, y[rows - 1]);
+    std::fprintf(stderr, "einfer-bench: smoke: SIMD and scalar GEMV disagree (%g vs %g)\n", y_simd,
+                 y[rows - 1]);
     return 1;
   }
   if (ratio_check && ratio < 2.0) {
-    std::fprintf(stderr, "einfer-bench: smoke: SIMD gemv_f32 is only %.2fx the scalar path\n", ratio);
+    std::fprintf(stderr, "einfer-bench: smoke: SIMD gemv_f32 is only %.2fx the scalar path\n",
+                 ratio);
     return 1;
   }
   return 0;
@@ -1016,7 +1108,9 @@ int main(int argc, char** argv) {
   std::vector<uint8_t> sampler_mem(sampler_scratch_bytes(c.vocab_size));
   SamplerConfig sc;
   sc.temperature = 0.f;  // greedy: the cheapest sampler, and deterministic
-  if (!(s = sampler_init(&b.sampler, sc, c.vocab_size, sampler_mem.data(), sampler_mem.size())).ok()) fail("sampler", s);
+  if (!(s = sampler_init(&b.sampler, sc, c.vocab_size, sampler_mem.data(), sampler_mem.size()))
+           .ok())
+    fail("sampler", s);
 
   rep.config = c;
   rep.run = b.session->state.options;
