@@ -9,10 +9,7 @@ set(ratio_flag)
 if(NOT RATIO)
   set(ratio_flag --no-ratio-check)
 endif()
-set(emu)
-if(EMULATOR)
-  separate_arguments(emu UNIX_COMMAND "${EMULATOR}")
-endif()
+set(emu ${EMULATOR})  # a ;-list (CMAKE_CROSSCOMPILING_EMULATOR), empty for native builds
 
 execute_process(
   COMMAND ${emu} ${BENCH} --synthetic "dim=64,hidden=176,layers=2,heads=4,kv_heads=2,vocab=512,seq=64,dtype=q8"
