@@ -48,9 +48,12 @@ TensorView weight_like(const ModelConfig& c, DType dtype, int64_t rows, int64_t 
   return w;
 }
 
+// Slots of LlamaState::plans (the first four are the attention projections, in MhaBuffers order).
+enum PlanSlot { kPlanW1 = 4, kPlanW3 = 5, kPlanW2 = 6, kPlanClassifier = 7 };
+
 // y[n, e] = x[n, d] · W[e, d]ᵀ: every projection of the model.
-Status project(const float* x, int64_t n, const TensorView& w, float* y, const LlamaState& s) {
-  return linear(x, n, w, TensorView{}, y, s.scratch, s.scratch_bytes);
+Status project(const float* x, int64_t n, const TensorView& w, float* y, LlamaState* s, int slot) {
+  return linear_cached(&s->plans[slot], x, n, w, TensorView{}, y, s->scratch, s->scratch_bytes);
 }
 
 // Scratch the projections of one chunk of n tokens need with weights of `dtype`.
@@ -67,7 +70,8 @@ Status projection_scratch(const ModelConfig& c, DType dtype, int64_t n, size_t* 
   return ok_status();
 }
 
-MhaConfig mha_config(const ModelConfig& c, const RunOptions& o, const RopeTable* rope) {
+MhaConfig mha_config(const ModelConfig& c, const RunOptions& o, const RopeTable* rope,
+                     StageProfile* profile = nullptr) {
   MhaConfig m;
   m.dim = c.dim;
   m.n_heads = c.n_heads;
@@ -78,6 +82,7 @@ MhaConfig mha_config(const ModelConfig& c, const RunOptions& o, const RopeTable*
   m.sinks = o.sinks;
   m.rope = rope;
   m.rope_layout = c.rope == RopeMode::half_split ? RopeLayout::half_split : RopeLayout::interleaved;
+  m.profile = profile;
   return m;
 }
 
@@ -239,11 +244,11 @@ __attribute__((noinline)) const float* layer_norm_weights(const LlamaWeights& w,
 }
 
 __attribute__((noinline)) Status project_layer(const LlamaWeights& w, TensorRole role, int32_t layer,
-                                               const float* x, int64_t n, float* y,
-                                               const LlamaState& s) {
+                                               const float* x, int64_t n, float* y, LlamaState* s,
+                                               int slot) {
   TensorView v;
   EINFER_TRY(model_tensor(*w.model, role, layer, &v));
-  return project(x, n, v, y, s);
+  return project(x, n, v, y, s, slot);
 }
 
 __attribute__((noinline)) Status bind_attention(const LlamaWeights& w, int32_t layer, MhaWeights* a) {
@@ -260,11 +265,13 @@ Status forward_chunk(const LlamaWeights& w, LlamaState* s, const int32_t* tokens
   const int64_t d = c.dim, V = c.vocab_size;
   const int64_t f = c.hidden_dim;
   const int64_t pos0 = s->pos;
-  const MhaConfig attn = mha_config(c, s->options, &s->rope);
-  const MhaBuffers buffers{s->q, s->k, s->v, s->att, s->scratch, s->scratch_bytes};
+  const MhaConfig attn = mha_config(c, s->options, &s->rope, s->profile);
+  const MhaBuffers buffers{s->q, s->k, s->v, s->att, s->scratch, s->scratch_bytes, s->plans};
   if (w.model == nullptr || s->attn == nullptr) {
     return make_status(StatusCode::invalid_argument, "llama: weights or state not initialised");
   }
+  StageProfile* prof = s->profile;
+  uint64_t t = profile_start(prof);
 
   for (int32_t i = 0; i < n; ++i) embed(w.token_embedding, tokens[i], s->x + i * d);
 
@@ -279,18 +286,22 @@ Status forward_chunk(const LlamaWeights& w, LlamaState* s, const int32_t* tokens
     for (int32_t i = 0; i < n; ++i) {
       rmsnorm_f32(s->x + i * d, attn_norm, c.norm_eps, s->xb + i * d, static_cast<size_t>(d));
     }
+    t = profile_charge(prof, Stage::norms_rope, t);
     EINFER_TRY(bind_attention(w, l, s->attn));
     EINFER_TRY(mha_forward(*s->attn, attn, s->xb, n, pos0, &s->cache, l, buffers, s->xb));
+    t = profile_start(prof);
     add_f32(s->x, s->xb, s->x, static_cast<size_t>(n * d));
 
     // Feed-forward block: x += W2 · (silu(W1·h) * W3·h), h = rmsnorm(x).
     for (int32_t i = 0; i < n; ++i) {
       rmsnorm_f32(s->x + i * d, ffn_norm, c.norm_eps, s->xb + i * d, static_cast<size_t>(d));
     }
-    EINFER_TRY(project_layer(w, TensorRole::w1, l, s->xb, n, s->hb, *s));
-    EINFER_TRY(project_layer(w, TensorRole::w3, l, s->xb, n, s->hb2, *s));
+    t = profile_charge(prof, Stage::norms_rope, t);
+    EINFER_TRY(project_layer(w, TensorRole::w1, l, s->xb, n, s->hb, s, kPlanW1));
+    EINFER_TRY(project_layer(w, TensorRole::w3, l, s->xb, n, s->hb2, s, kPlanW3));
     swiglu_f32(s->hb, s->hb2, static_cast<size_t>(n * f));
-    EINFER_TRY(project_layer(w, TensorRole::w2, l, s->hb, n, s->xb, *s));
+    EINFER_TRY(project_layer(w, TensorRole::w2, l, s->hb, n, s->xb, s, kPlanW2));
+    t = profile_charge(prof, Stage::feed_forward, t);
     add_f32(s->x, s->xb, s->x, static_cast<size_t>(n * d));
   }
 
@@ -301,12 +312,14 @@ Status forward_chunk(const LlamaWeights& w, LlamaState* s, const int32_t* tokens
     rmsnorm_f32(s->x + i * d, w.final_norm.f32(), c.norm_eps, s->xb + (i - first) * d,
                 static_cast<size_t>(d));
   }
+  t = profile_charge(prof, Stage::norms_rope, t);
   if (all_logits) {
-    EINFER_TRY(project(s->xb, rows, w.classifier, all_logits, *s));
+    EINFER_TRY(project(s->xb, rows, w.classifier, all_logits, s, kPlanClassifier));
     std::memcpy(s->logits, all_logits + (n - 1) * V, static_cast<size_t>(V) * 4);
   } else {
-    EINFER_TRY(project(s->xb, 1, w.classifier, s->logits, *s));
+    EINFER_TRY(project(s->xb, 1, w.classifier, s->logits, s, kPlanClassifier));
   }
+  profile_charge(prof, Stage::classifier, t);
   s->pos += n;
   return ok_status();
 }

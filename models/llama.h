@@ -15,6 +15,7 @@
 
 #include "kernels/rope.h"
 #include "models/mha.h"
+#include "models/profile.h"
 #include "runtime/arena.h"
 #include "runtime/kv_cache.h"
 #include "runtime/model.h"
@@ -58,6 +59,9 @@ struct LlamaState {
   MhaWeights* attn = nullptr;  // the current layer's attention views (one set, reused per layer)
   void* scratch = nullptr;  // einsum and attention scratch
   size_t scratch_bytes = 0;
+  StageProfile* profile = nullptr;  // per-stage timing for benchmarks (null: off, no cost)
+  // Projection plans shared by all layers: q, k, v, o, w1, w3, w2, classifier.
+  LinearPlan plans[8];
 };
 
 // Fills in the defaults of `options` for `config` (context, max_batch) and validates them.

@@ -37,6 +37,39 @@ Status linear(const float* x, int64_t n, const TensorView& w, const TensorView& 
   return ok_status();
 }
 
+namespace {
+// The operand checks execute_einsum makes, minus the data pointers (which change every call).
+bool plan_fits(const EinsumPlan& p, const TensorView* in) {
+  for (int t = 0; t < 2; ++t) {
+    const TensorView& v = in[t];
+    if (v.dtype != p.in_dtype[t] || v.rank != p.in_rank[t]) return false;
+    for (int i = 0; i < v.rank; ++i) {
+      if (v.shape[i] != p.in_shape[t][i] || (v.shape[i] != 1 && v.strides[i] != p.in_strides[t][i])) return false;
+    }
+    if (dtype_is_quantized(v.dtype) && v.group_size != p.in_group[t]) return false;
+  }
+  return true;
+}
+}  // namespace
+
+Status linear_cached(LinearPlan* cache, const float* x, int64_t n, const TensorView& w,
+                     const TensorView& bias, float* y, void* scratch, size_t scratch_bytes) {
+  if (!cache) return linear(x, n, w, bias, y, scratch, scratch_bytes);
+  const TensorView in[2] = {make_view(DType::f32, const_cast<float*>(x), {n, w.shape[1]}), w};
+  if (!cache->valid || !plan_fits(cache->plan, in)) {
+    cache->valid = false;
+    EINFER_TRY(plan<"nd,ed->ne">(in[0], in[1], &cache->plan));
+    cache->valid = true;
+  }
+  const TensorView yv = make_view(DType::f32, y, {n, w.shape[0]});
+  EINFER_TRY(execute_einsum(cache->plan, in, 2, yv, scratch, scratch_bytes));
+  if (has(bias)) {
+    const size_t e = static_cast<size_t>(w.shape[0]);
+    for (int64_t i = 0; i < n; ++i) add_f32(y + i * e, bias.f32(), y + i * e, e);
+  }
+  return ok_status();
+}
+
 Status linear_scratch_bytes(int64_t n, const TensorView& w, size_t* bytes) {
   EinsumPlan projection;
   const TensorView xv = make_view(DType::f32, nullptr, {n, w.shape[1]});
@@ -66,15 +99,19 @@ Status mha_forward(const MhaWeights& w, const MhaConfig& c, const float* x, int3
                    int64_t pos0, KVCache* cache, int32_t layer, const MhaBuffers& b, float* out) {
   const int64_t qd = static_cast<int64_t>(c.n_heads) * c.head_dim;
   const int64_t kv = static_cast<int64_t>(c.n_kv_heads) * c.head_dim;
-  EINFER_TRY(linear(x, n, w.wq, w.bq, b.q, b.scratch, b.scratch_bytes));
-  EINFER_TRY(linear(x, n, w.wk, w.bk, b.k, b.scratch, b.scratch_bytes));
-  EINFER_TRY(linear(x, n, w.wv, w.bv, b.v, b.scratch, b.scratch_bytes));
+  uint64_t t = profile_start(c.profile);
+  LinearPlan* plans = b.plans;  // q, k, v, o (or null)
+  EINFER_TRY(linear_cached(plans ? plans + 0 : nullptr, x, n, w.wq, w.bq, b.q, b.scratch, b.scratch_bytes));
+  EINFER_TRY(linear_cached(plans ? plans + 1 : nullptr, x, n, w.wk, w.bk, b.k, b.scratch, b.scratch_bytes));
+  EINFER_TRY(linear_cached(plans ? plans + 2 : nullptr, x, n, w.wv, w.bv, b.v, b.scratch, b.scratch_bytes));
+  t = profile_charge(c.profile, Stage::projections, t);
   if (c.rope) {
     for (int32_t i = 0; i < n; ++i) {
       rope_apply(*c.rope, c.rope_layout, b.q + i * qd, c.n_heads, pos0 + i);
       rope_apply(*c.rope, c.rope_layout, b.k + i * kv, c.n_kv_heads, pos0 + i);
     }
   }
+  t = profile_charge(c.profile, Stage::norms_rope, t);
   KVLayerView view{};
   const bool cached = cache != nullptr && pos0 > 0;
   if (cached) view = kv_cache_layer(*cache, layer);
@@ -91,7 +128,10 @@ Status mha_forward(const MhaWeights& w, const MhaConfig& c, const float* x, int3
       EINFER_TRY(kv_cache_write(*cache, layer, p, b.k + i * kv, b.v + i * kv));
     }
   }
-  return linear(b.att, n, w.wo, w.bo, out, b.scratch, b.scratch_bytes);
+  t = profile_charge(c.profile, Stage::attention, t);
+  EINFER_TRY(linear_cached(plans ? plans + 3 : nullptr, b.att, n, w.wo, w.bo, out, b.scratch, b.scratch_bytes));
+  profile_charge(c.profile, Stage::projections, t);
+  return ok_status();
 }
 
 }  // namespace einfer

@@ -11,7 +11,9 @@
 #include <cstdint>
 
 #include "kernels/attention.h"
+#include "kernels/einsum.h"
 #include "kernels/rope.h"
+#include "models/profile.h"
 #include "runtime/kv_cache.h"
 #include "runtime/status.h"
 #include "runtime/tensor.h"
@@ -29,6 +31,15 @@ struct MhaConfig {
   int32_t window = 0, sinks = 0;    // decoder form: sliding window and sinks (0: none)
   const RopeTable* rope = nullptr;  // rotary positions for q and k (null: none)
   RopeLayout rope_layout = RopeLayout::interleaved;
+  StageProfile* profile = nullptr;  // stage timing (null: off)
+};
+
+// A projection's einsum plan kept between calls. Planning costs about as much as the GEMV of a
+// small model, and every layer's projection of one role has the same shape, so one plan per role
+// serves the whole stack; it is re-planned only when n or the weight's dtype/shape changes.
+struct LinearPlan {
+  EinsumPlan plan;
+  bool valid = false;
 };
 
 // Buffers for n positions: q/att [n][H*k], k/v [n][G*k]; scratch for the einsums and attention.
@@ -39,6 +50,7 @@ struct MhaBuffers {
   float* att = nullptr;
   void* scratch = nullptr;
   size_t scratch_bytes = 0;
+  LinearPlan* plans = nullptr;  // 4 cached plans (q, k, v, o), or null: plan every call
 };
 
 // Scratch bytes mha_forward needs for up to n positions with these weights.
@@ -56,6 +68,10 @@ Status mha_forward(const MhaWeights& w, const MhaConfig& config, const float* x,
 // y[n, e] = x[n, d] · W[e, d]ᵀ (+ bias[e]): the projection einsum "nd,ed->ne" for any weight dtype.
 Status linear(const float* x, int64_t n, const TensorView& w, const TensorView& bias, float* y,
               void* scratch, size_t scratch_bytes);
+
+// linear() through a cached plan (cache null: plain linear()).
+Status linear_cached(LinearPlan* cache, const float* x, int64_t n, const TensorView& w,
+                     const TensorView& bias, float* y, void* scratch, size_t scratch_bytes);
 
 // Scratch bytes `linear` needs for n rows against a weight shaped like `w`.
 Status linear_scratch_bytes(int64_t n, const TensorView& w, size_t* bytes);
