@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The main job: installs what is missing, builds the release preset, packs a model and runs it end
+# to end, then benchmarks it: generated text, tokens/s, latency and memory.
+#
+# With ../shared/models present it runs the real aidreams260K checkpoint (q8 weights, int8 KV and
+# float, its tokenizer packed in). Without it, it generates a deterministic random-weight model of
+# the 15M llama2.c shape and says so: its "text" is token ids of noise, only the speed is real.
+#
+#   tools/scripts/main-job.sh [PROMPT]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+prompt="${1:-The robot}"
+
+bash tools/scripts/setup-debian.sh
+echo "== build (release preset)"
+cmake --preset release >/dev/null
+cmake --build --preset release --target einfer-pack einfer-run einfer-bench
+
+bin=build/release/bin
+out=build/release/models
+mkdir -p "$out"
+shared=../shared/models
+
+if [[ -f "$shared/aidreams260K.bin" && -f "$shared/tok512-aidreams.bin" ]]; then
+  echo
+  echo "== pack ../shared/models/aidreams260K.bin (llama2.c checkpoint) as f32 and q8, tokenizer embedded"
+  "$bin/einfer-pack" "$shared/aidreams260K.bin" -o "$out/aidreams-f32.ein" -z "$shared/tok512-aidreams.bin"
+  "$bin/einfer-pack" "$shared/aidreams260K.bin" -o "$out/aidreams-q8.ein" --dtype q8 --group 32 \
+    -z "$shared/tok512-aidreams.bin"
+  echo
+  echo "== inspect the q8 pack (arena for context 128, int8 KV)"
+  "$bin/einfer-pack" --inspect "$out/aidreams-q8.ein" --context 128 --kv q8 | tail -n 8
+  echo
+  echo "== einfer-run, f32 weights, greedy, prompt: \"$prompt\""
+  "$bin/einfer-run" "$out/aidreams-f32.ein" -p "$prompt" -n 96
+  echo
+  echo "== einfer-run, q8 weights + int8 KV cache, same prompt"
+  "$bin/einfer-run" "$out/aidreams-q8.ein" -p "$prompt" -n 96 --kv q8
+  echo
+  echo "== einfer-run, streaming 400 tokens past the 128-token training context (window 48, 4 sinks)"
+  "$bin/einfer-run" "$out/aidreams-q8.ein" -n 400 --window 48 --sinks 4 --kv q8 -t 0.8 --seed 7 | tail -c 300
+  echo
+  echo "== einfer-bench on the q8 pack"
+  "$bin/einfer-bench" "$out/aidreams-q8.ein" --prompt 64 --gen 64 --contexts 128 --kv q8 --repeat 3
+else
+  echo
+  echo "== ../shared/models is absent: using a DETERMINISTIC RANDOM-WEIGHT model (15M llama2.c shape)."
+  echo "   Its output is meaningless token ids; the speed and memory figures are real."
+  spec="dim=288,hidden=768,layers=6,heads=6,kv_heads=6,vocab=32000,seq=256"
+  "$bin/einfer-pack" --synthetic "$spec" -o "$out/synthetic-15m-f32.ein"
+  "$bin/einfer-pack" --synthetic "$spec" -o "$out/synthetic-15m-q8.ein" --dtype q8 --group 32
+  echo
+  echo "== einfer-run (random weights), 64 greedy tokens as ids"
+  "$bin/einfer-run" "$out/synthetic-15m-q8.ein" --prompt-ids 1 -n 64 --ids
+  echo
+  echo "== einfer-bench on the random-weight q8 model"
+  "$bin/einfer-bench" "$out/synthetic-15m-q8.ein" --prompt 64 --gen 32 --contexts 128 --repeat 2
+fi
+echo
+echo "Run your own checkpoint: build/release/bin/einfer-pack MODEL -o m.ein [--dtype q8] [-z tokenizer.bin]"
+echo "then build/release/bin/einfer-run m.ein -p \"...\" (README.md lists the importers and options)."
