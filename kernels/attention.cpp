@@ -102,7 +102,7 @@ __attribute__((noinline)) void axpy_tail_f32(float w, const float* x, int32_t d0
   for (int32_t d = d0; d < n; ++d) y[d] += w * x[d];
 }
 
-__attribute__((noinline)) void axpy_tail_i8(float w, const int8_t* x, int32_t d0, int32_t n,
+[[maybe_unused]] __attribute__((noinline)) void axpy_tail_i8(float w, const int8_t* x, int32_t d0, int32_t n,
                                             float* y) {
   for (int32_t d = d0; d < n; ++d) y[d] += w * static_cast<float>(x[d]);
 }

@@ -331,7 +331,7 @@ TEST_CASE("tokenizer: decode-only mode gives the table decoder's pieces and reje
     Tokenizer scan;
     REQUIRE(tokenizer_init_decode_only(&scan, src.file->data(), src.file->size(), src.vocab).ok());
     CHECK(scan.entries == nullptr);
-    for (int32_t prev : {kTokenBos, kTokenEos, 300}) {
+    for (int32_t prev : {kTokenBos, kTokenEos, int32_t{300}}) {
       for (int32_t id = -1; id <= src.vocab; ++id) {
         const TokenPiece a = tokenizer_decode(full.tok, prev, id);
         const TokenPiece b = tokenizer_decode(scan, prev, id);
