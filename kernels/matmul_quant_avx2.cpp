@@ -56,6 +56,7 @@ inline __m256i reduce_rows4(__m256i v0, __m256i v1, __m256i v2, __m256i v3) {
 // q8: a step is one 32-element chunk; both halves belong to the same group.
 struct Q8 {
   static constexpr int64_t kStep = 32;
+  static constexpr bool kHalvesShareGroup = true;  // groups are multiples of 32
   struct W {
     __m256i w, wabs;
   };
@@ -74,6 +75,7 @@ struct Q8 {
 // q4: a step is 32 bytes = 64 elements = two chunks (lower half of the sums: chunk e / 32).
 struct Q4 {
   static constexpr int64_t kStep = 64;
+  static constexpr bool kHalvesShareGroup = false;
   struct W {
     __m256i lo, hi;
   };
@@ -148,16 +150,19 @@ struct Tile {
     }
     int64_t cur_lo = -1, cur_hi = -1;  // groups of the two halves accumulated in isum
     auto flush = [&]() {
-      const __m256i g = _mm256_set_m128i(_mm_set1_epi32(static_cast<int32_t>(cur_hi)),
-                                         _mm_set1_epi32(static_cast<int32_t>(cur_lo)));
+      const __m256i g = Q::kHalvesShareGroup
+                            ? _mm256_set1_epi32(static_cast<int32_t>(cur_lo))
+                            : _mm256_set_m128i(_mm_set1_epi32(static_cast<int32_t>(cur_hi)),
+                                               _mm_set1_epi32(static_cast<int32_t>(cur_lo)));
       __m256 sw[NB];
       for (int b = 0; b < NB; ++b) {
         sw[b] = _mm256_i32gather_ps(sw_base, _mm256_add_epi32(sw_off[b], g), 4);
       }
       for (int i = 0; i < MR; ++i) {
         const float* sa = p.sa + (i0 + i) * p.groups;
-        const __m256 sav =
-            _mm256_set_m128(_mm_broadcast_ss(sa + cur_hi), _mm_broadcast_ss(sa + cur_lo));
+        const __m256 sav = Q::kHalvesShareGroup ? _mm256_broadcast_ss(sa + cur_lo)
+                                                : _mm256_set_m128(_mm_broadcast_ss(sa + cur_hi),
+                                                                  _mm_broadcast_ss(sa + cur_lo));
         for (int b = 0; b < NB; ++b) {
           acc[i][b] =
               _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[i][b]), _mm256_mul_ps(sw[b], sav), acc[i][b]);
@@ -249,7 +254,7 @@ void run(const QuantGemm& p) {
       const int64_t nr = p.n - j < 8 ? p.n - j : 8;
       // The next tile's rows, prefetched while this one finishes (its full rows only).
       const uint8_t* next = j + 16 <= p.n ? p.w + (j + 8) * p.w_row_bytes : nullptr;
-      if (nr > 4 && true) {
+      if (nr > 4) {
         Tile<Q, 1, 2>::run(p, 0, j, nr, true, next);
       } else {
         Tile<Q, 1, 1>::run(p, 0, j, nr, true, next);
@@ -257,8 +262,8 @@ void run(const QuantGemm& p) {
     }
     return;
   }
-  for (int64_t j = 0; j < p.n; j += 4) {
-    const int64_t nr = p.n - j < 4 ? p.n - j : 4;
+  for (int64_t j = 0; j < p.n; j += 4 * 1) {
+    const int64_t nr = p.n - j < 4 * 1 ? p.n - j : 4 * 1;
     for (int64_t i = 0; i < p.m; i += 4) rows_tile<Q, 1>(p, i, p.m - i < 4 ? p.m - i : 4, j, nr);
   }
 }
