@@ -262,8 +262,8 @@ void run(const QuantGemm& p) {
     }
     return;
   }
-  for (int64_t j = 0; j < p.n; j += 4 * 1) {
-    const int64_t nr = p.n - j < 4 * 1 ? p.n - j : 4 * 1;
+  for (int64_t j = 0; j < p.n; j += 4) {
+    const int64_t nr = p.n - j < 4 ? p.n - j : 4;
     for (int64_t i = 0; i < p.m; i += 4) rows_tile<Q, 1>(p, i, p.m - i < 4 ? p.m - i : 4, j, nr);
   }
 }
