@@ -171,24 +171,22 @@ struct Tile {
       }
     };
 
-    for (int64_t s = 0; s < steps; ++s) {
+    // Groups of the step's halves, advanced by comparison rather than division.
+    int64_t lo = 0, hi = Q::kStep / 2 / p.group, lo_end = p.group, hi_end = (hi + 1) * p.group;
+    auto step = [&](int64_t s, const uint8_t* const(&wp)[NR]) {
       const int64_t e = s * Q::kStep;
-      const int64_t lo = e / p.group;
-      int64_t hi = (e + Q::kStep / 2) / p.group;
-      hi = hi < p.groups ? hi : p.groups - 1;  // upper half past k: zero activations
-      if ((lo != cur_lo || hi != cur_hi) && cur_lo >= 0) flush();
-      cur_lo = lo;
-      cur_hi = hi;
-      const bool tail = s >= full_steps;
-      if (prefetch && (s & 1) == 0) {
-        // Constant distance ahead in this row, then on into the same row of the next tile.
-        const int64_t ahead = s * 32 + kPrefetch;
-        for (int r = 0; r < NR; ++r) {
-          const uint8_t* a =
-              ahead < rb ? wr[r] + ahead : (next_w ? next_w + r * rb + (ahead - rb) : nullptr);
-          if (a) _mm_prefetch(reinterpret_cast<const char*>(a), _MM_HINT_T1);
-        }
+      while (e >= lo_end) {  // a q4 step may cross two groups of 32
+        ++lo;
+        lo_end += p.group;
       }
+      while (e + Q::kStep / 2 >= hi_end) {
+        ++hi;
+        hi_end += p.group;
+      }
+      const int64_t hi_g = hi < p.groups ? hi : p.groups - 1;  // upper half past k: zeros
+      if ((lo != cur_lo || hi_g != cur_hi) && cur_lo >= 0) flush();
+      cur_lo = lo;
+      cur_hi = hi_g;
       typename Q::A a[MR];
       __m256i corr[MR];
       for (int i = 0; i < MR; ++i) {
@@ -197,15 +195,37 @@ struct Tile {
       }
       for (int b = 0; b < NB; ++b) {
         typename Q::W w[4];
-        for (int r = 0; r < 4; ++r) {
-          w[r] = Q::load_w(tail ? wtail[4 * b + r] : wr[4 * b + r] + s * 32);
-        }
+        for (int r = 0; r < 4; ++r) w[r] = Q::load_w(wp[4 * b + r]);
         for (int i = 0; i < MR; ++i) {
           const __m256i d = reduce_rows4(Q::dot(w[0], a[i]), Q::dot(w[1], a[i]), Q::dot(w[2], a[i]),
                                          Q::dot(w[3], a[i]));
           isum[i][b] = _mm256_add_epi32(isum[i][b], _mm256_sub_epi32(d, corr[i]));
         }
       }
+    };
+    // Prefetch stream of each row: kPrefetch bytes ahead in the row, then in the next tile's row.
+    const uint8_t* pf[NR];
+    for (int r = 0; r < NR; ++r) pf[r] = wr[r] + kPrefetch;
+    bool in_next = false;
+    for (int64_t s = 0; s < full_steps; ++s) {
+      const int64_t ahead = s * 32 + kPrefetch;
+      if (prefetch && (s & 1) == 0 && ahead < 2 * rb && (ahead < rb || next_w)) {
+        if (ahead >= rb && !in_next) {
+          in_next = true;
+          for (int r = 0; r < NR; ++r) pf[r] = next_w + r * rb + kPrefetch - rb;
+        }
+        for (int r = 0; r < NR; ++r) {
+          _mm_prefetch(reinterpret_cast<const char*>(pf[r] + s * 32), _MM_HINT_T1);
+        }
+      }
+      const uint8_t* wp[NR];
+      for (int r = 0; r < NR; ++r) wp[r] = wr[r] + s * 32;
+      step(s, wp);
+    }
+    if (full_steps != steps) {
+      const uint8_t* wp[NR];
+      for (int r = 0; r < NR; ++r) wp[r] = wtail[r];
+      step(full_steps, wp);
     }
     if (cur_lo >= 0) flush();
 
