@@ -204,18 +204,18 @@ struct Tile {
       }
     };
     // Prefetch stream of each row: kPrefetch bytes ahead in the row, then in the next tile's row.
-    const uint8_t* pf[NR];
-    for (int r = 0; r < NR; ++r) pf[r] = wr[r] + kPrefetch;
-    bool in_next = false;
+    const uint8_t* pf_row[NR];
+    for (int r = 0; r < NR; ++r) pf_row[r] = wr[r];
+    int64_t pf_skew = kPrefetch;  // prefetch address = pf_row[r] + s * 32 + pf_skew
     for (int64_t s = 0; s < full_steps; ++s) {
       const int64_t ahead = s * 32 + kPrefetch;
       if (prefetch && (s & 1) == 0 && ahead < 2 * rb && (ahead < rb || next_w)) {
-        if (ahead >= rb && !in_next) {
-          in_next = true;
-          for (int r = 0; r < NR; ++r) pf[r] = next_w + r * rb + kPrefetch - rb;
+        if (ahead >= rb && pf_skew == kPrefetch) {
+          for (int r = 0; r < NR; ++r) pf_row[r] = next_w + r * rb;
+          pf_skew = kPrefetch - rb;
         }
         for (int r = 0; r < NR; ++r) {
-          _mm_prefetch(reinterpret_cast<const char*>(pf[r] + s * 32), _MM_HINT_T1);
+          _mm_prefetch(reinterpret_cast<const char*>(pf_row[r] + (s * 32 + pf_skew)), _MM_HINT_T1);
         }
       }
       const uint8_t* wp[NR];
