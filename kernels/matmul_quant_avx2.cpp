@@ -6,7 +6,7 @@
 // of int32 partial sums; three hadds fold the 4 rows into [r0 r1 r2 r3 | r0 r1 r2 r3] (lower half:
 // sums of the step's first 16 or 32 elements, upper half: the rest). These int vectors accumulate
 // while the halves' groups stay the same, then one cvt + one fma scale 4 rows x 2 halves at once,
-// with the scale vector [sw(r, g_lo) .. | sw(r, g_hi) ..] gathered from the weight scales.
+// with the scale vector [sw(r, g_lo) .. | sw(r, g_hi) ..] loaded from the weight scales.
 //
 // Signed x signed on AVX2: maddubs wants an unsigned first operand, so q8 uses |w| and sign(a, w)
 // (|w| <= 128, |a| <= 127: a pair sum <= 32512 never saturates, exact for every int8 incl. -128).
@@ -127,16 +127,10 @@ struct Tile {
         std::memcpy(wtail[r], wr[r] + done, p.w_row_bytes - done);
       }
     }
-    // Gather offsets of each block's weight scales: row r of the block at r * groups.
-    __m256i sw_off[NB];
-    const int32_t G = static_cast<int32_t>(p.groups);
+    // Offsets of each block's weight scale rows (missing rows repeat the last one).
+    int64_t row_off[NB][4];
     for (int b = 0; b < NB; ++b) {
-      int32_t o[4];
-      for (int r = 0; r < 4; ++r) {
-        const int64_t row = 4 * b + r < nr ? 4 * b + r : nr - 1;
-        o[r] = static_cast<int32_t>(row) * G;
-      }
-      sw_off[b] = _mm256_setr_epi32(o[0], o[1], o[2], o[3], o[0], o[1], o[2], o[3]);
+      for (int r = 0; r < 4; ++r) row_off[b][r] = (4 * b + r < nr ? 4 * b + r : nr - 1) * p.groups;
     }
     const float* sw_base = p.sw + j0 * p.groups;
 
@@ -150,13 +144,17 @@ struct Tile {
     }
     int64_t cur_lo = -1, cur_hi = -1;  // groups of the two halves accumulated in isum
     auto flush = [&]() {
-      const __m256i g = Q::kHalvesShareGroup
-                            ? _mm256_set1_epi32(static_cast<int32_t>(cur_lo))
-                            : _mm256_set_m128i(_mm_set1_epi32(static_cast<int32_t>(cur_hi)),
-                                               _mm_set1_epi32(static_cast<int32_t>(cur_lo)));
       __m256 sw[NB];
       for (int b = 0; b < NB; ++b) {
-        sw[b] = _mm256_i32gather_ps(sw_base, _mm256_add_epi32(sw_off[b], g), 4);
+        const int64_t* o = row_off[b];
+        const float* q = sw_base + cur_lo;
+        const __m128 s_lo = _mm_setr_ps(q[o[0]], q[o[1]], q[o[2]], q[o[3]]);
+        if (Q::kHalvesShareGroup) {
+          sw[b] = _mm256_set_m128(s_lo, s_lo);
+        } else {
+          const float* h = sw_base + cur_hi;
+          sw[b] = _mm256_set_m128(_mm_setr_ps(h[o[0]], h[o[1]], h[o[2]], h[o[3]]), s_lo);
+        }
       }
       for (int i = 0; i < MR; ++i) {
         const float* sa = p.sa + (i0 + i) * p.groups;
