@@ -103,7 +103,7 @@ struct Q4 {
 // GEMV prefetch distance in bytes of each weight row, into L2: rows of 4 KiB (q8, k = 4096) end at
 // a page boundary where the hardware prefetchers stop, and the kernel has too few loads in flight
 // to hide DRAM latency on its own (measured: q8 4096 x 4096 roughly doubles).
-constexpr int64_t kPrefetch = 2048;
+constexpr int64_t kPrefetch = 3072;
 
 template <class Q, int MR, int NB>
 struct Tile {
