@@ -17,7 +17,8 @@ void quantize_activations_q8(const float* a, int64_t k, int32_t group, int8_t* q
   for (int64_t g0 = 0, gi = 0; g0 < k; g0 += group, ++gi) {
     const int64_t n = k - g0 < group ? k - g0 : group;
     float amax = 0.f;
-    for (int64_t e = 0; e < n; ++e) amax = std::fabs(a[g0 + e]) > amax ? std::fabs(a[g0 + e]) : amax;
+    for (int64_t e = 0; e < n; ++e)
+      amax = std::fabs(a[g0 + e]) > amax ? std::fabs(a[g0 + e]) : amax;
     const float scale = amax / 127.f;
     const float inv = scale > 0.f ? 1.f / scale : 0.f;
     sa[gi] = scale;
@@ -41,9 +42,33 @@ void permute_chunks_even_odd(int8_t* qa, int64_t kpad) {
   }
 }
 
+void permute_blocks_even_odd64(int8_t* qa, int64_t kpad) {
+  for (int64_t c = 0; c < kpad; c += kBlock) {
+    int8_t tmp[kBlock];
+    for (int e = 0; e < kBlock / 2; ++e) {
+      tmp[e] = qa[c + 2 * e];
+      tmp[kBlock / 2 + e] = qa[c + 2 * e + 1];
+    }
+    std::memcpy(qa + c, tmp, sizeof tmp);
+  }
+}
+
+void chunk_sums_times8(const int8_t* qa, int64_t kpad, int32_t* csum) {
+  for (int64_t c = 0; c < kpad / kChunk; ++c) {
+    int32_t s = 0;
+    for (int64_t e = 0; e < kChunk; ++e) s += qa[c * kChunk + e];
+    csum[c] = 8 * s;
+  }
+}
+
 bool simd_supports_group(bool q4, int32_t group) {
-#if EINFER_HAS_SIMD && (defined(__AVX2__) || defined(__ARM_NEON))
-  // q4 sums up to 8 chunks of unsigned-nibble products in int16 on AVX2 (8 * 3810 < 32767).
+#if EINFER_HAS_SIMD && defined(__AVX2__)
+  // Group sums stay in int32; only two chunks' products ever share an int16 lane.
+  (void)q4;
+  return group % kChunk == 0;
+#elif EINFER_HAS_SIMD && defined(__ARM_NEON)
+  // The NEON q4 kernel keeps the limit of 8 chunks per group it shares with the tiling it was
+  // written for (8 * 3810 < 32767 for int16 sums of unsigned nibbles).
   return group % kChunk == 0 && (!q4 || group <= 8 * kChunk);
 #else
   (void)q4;
@@ -100,7 +125,9 @@ namespace {
 
 using quant_detail::padded_k;
 
-size_t round64(size_t x) { return (x + 63) / 64 * 64; }
+size_t round64(size_t x) {
+  return (x + 63) / 64 * 64;
+}
 
 Status check_args(const float* a, int64_t lda, int64_t m, const TensorView& w, const float* c,
                   int64_t ldc) {
@@ -124,26 +151,34 @@ Status check_args(const float* a, int64_t lda, int64_t m, const TensorView& w, c
   return ok_status();
 }
 
-// Scratch layout (from the first 64-byte boundary): activation scales [m][groups] f32, then the
-// quantized activations [m][kpad] int8 on the next 64-byte boundary.
+// Scratch layout (from the first 64-byte boundary, each part on a 64-byte boundary): activation
+// scales [m][groups] f32, chunk sums [m][kpad / 32] int32, quantized activations [m][kpad] int8.
 struct ScratchLayout {
   float* sa;
+  int32_t* csum;
   int8_t* qa;
 };
 
-ScratchLayout carve_scratch(void* scratch, int64_t m, int64_t groups) {
+size_t scales_bytes(int64_t m, int64_t groups) {
+  return round64(4 * static_cast<size_t>(m * groups));
+}
+size_t csum_bytes(int64_t m, int64_t kpad) {
+  return round64(4 * static_cast<size_t>(m * (kpad / quant_detail::kChunk)));
+}
+
+ScratchLayout carve_scratch(void* scratch, int64_t m, int64_t groups, int64_t kpad) {
   const uintptr_t base = (reinterpret_cast<uintptr_t>(scratch) + 63) & ~static_cast<uintptr_t>(63);
   ScratchLayout s;
   s.sa = reinterpret_cast<float*>(base);
-  s.qa = reinterpret_cast<int8_t*>(base + round64(4 * static_cast<size_t>(m * groups)));
+  s.csum = reinterpret_cast<int32_t*>(base + scales_bytes(m, groups));
+  s.qa = reinterpret_cast<int8_t*>(base + scales_bytes(m, groups) + csum_bytes(m, kpad));
   return s;
 }
 
 // Checks, quantizes A into scratch (natural order, or even/odd chunks for the SIMD q4 kernels) and
 // fills the kernel arguments. Returns false in *run when there is nothing to compute.
 Status prepare(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c, int64_t ldc,
-               void* scratch, size_t scratch_bytes, bool even_odd_q4,
-               quant_detail::QuantGemm* p) {
+               void* scratch, size_t scratch_bytes, bool even_odd_q4, quant_detail::QuantGemm* p) {
   EINFER_TRY(check_args(a, lda, m, w, c, ldc));
   const int64_t k = w.shape[1];
   const size_t need = matmul_quant_scratch_bytes(m, k, w.group_size);
@@ -152,27 +187,28 @@ Status prepare(const float* a, int64_t lda, int64_t m, const TensorView& w, floa
                        static_cast<int64_t>(need), static_cast<int64_t>(scratch_bytes));
   }
   const int64_t groups = quant_groups(k, w.group_size);
-  const ScratchLayout s = carve_scratch(scratch, m, groups);
   const int64_t kpad = padded_k(k);
+  const ScratchLayout s = carve_scratch(scratch, m, groups, kpad);
   for (int64_t i = 0; i < m; ++i) {
     int8_t* qa = s.qa + i * kpad;
     quant_detail::quantize_activations_q8(a + i * lda, k, w.group_size, qa, s.sa + i * groups);
     std::memset(qa + k, 0, static_cast<size_t>(kpad - k));
-    if (even_odd_q4 && w.dtype == DType::q4) quant_detail::permute_chunks_even_odd(qa, kpad);
+    if (even_odd_q4 && w.dtype == DType::q4) {
+#if EINFER_HAS_SIMD && defined(__AVX2__)
+      quant_detail::chunk_sums_times8(qa, kpad, s.csum + i * (kpad / quant_detail::kChunk));
+      quant_detail::permute_blocks_even_odd64(qa, kpad);
+#else
+      quant_detail::permute_chunks_even_odd(qa, kpad);
+#endif
+    }
   }
-  *p = quant_detail::QuantGemm{s.qa,
-                               s.sa,
-                               static_cast<const uint8_t*>(w.data),
-                               w.scales,
-                               quant_row_bytes(w.dtype, k),
-                               m,
-                               w.shape[0],
-                               k,
-                               kpad,
-                               groups,
-                               w.group_size,
-                               c,
-                               ldc};
+  *p = quant_detail::QuantGemm{s.qa,     s.sa,
+                               s.csum,   static_cast<const uint8_t*>(w.data),
+                               w.scales, quant_row_bytes(w.dtype, k),
+                               m,        w.shape[0],
+                               k,        kpad,
+                               groups,   w.group_size,
+                               c,        ldc};
   return ok_status();
 }
 
@@ -188,8 +224,8 @@ void run_scalar_int(const quant_detail::QuantGemm& p, DType dtype) {
 
 size_t matmul_quant_scratch_bytes(int64_t m, int64_t k, int32_t group) {
   if (m < 0 || k < 0 || group <= 0) return 64;
-  // 64 bytes to align the caller's pointer, activation scales, zero-padded int8 activation rows.
-  return 64 + round64(4 * static_cast<size_t>(m * quant_groups(k, group))) +
+  // 64 bytes to align the caller's pointer, activation scales, chunk sums, zero-padded int8 rows.
+  return 64 + scales_bytes(m, quant_groups(k, group)) + csum_bytes(m, padded_k(k)) +
          round64(static_cast<size_t>(m * padded_k(k)));
 }
 

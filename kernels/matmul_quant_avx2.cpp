@@ -1,9 +1,18 @@
 // AVX2 microkernels of matmul_f32_quant: int8 x int8 (q8 weights) and int4 x int8 (q4 weights)
-// group dot products in int32, scaled once per group into float accumulators.
+// dot products in int32, scaled once per group into float accumulators.
+//
+// A tile is MR activation rows x 4 weight rows (GEMV: 1 x 8 as two 4-row blocks). Every K step
+// (q8: one 32-byte chunk of 32 weights; q4: 32 bytes = 64 nibbles) gives each weight row one ymm
+// of int32 partial sums; three hadds fold the 4 rows into [r0 r1 r2 r3 | r0 r1 r2 r3] (lower half:
+// sums of the step's first 16 or 32 elements, upper half: the rest). These int vectors accumulate
+// while the halves' groups stay the same, then one cvt + one fma scale 4 rows x 2 halves at once,
+// with the scale vector [sw(r, g_lo) .. | sw(r, g_hi) ..] loaded from the weight scales.
 //
 // Signed x signed on AVX2: maddubs wants an unsigned first operand, so q8 uses |w| and sign(a, w)
-// (|w| <= 128, |a| <= 127: a pair sum <= 32512 never saturates). q4 nibbles u in [0, 15] are already
-// unsigned: dot(u - 8, a) = dot(u, a) - dot(8, a), where dot(8, a) is shared by all weight rows.
+// (|w| <= 128, |a| <= 127: a pair sum <= 32512 never saturates, exact for every int8 incl. -128).
+// q4 nibbles u in [0, 15] are already unsigned: 32 bytes unpack with one AND (low nibbles = even
+// elements) and one shift + AND (odd elements) against activations stored as 32 even then 32 odd
+// elements per 64-block; dot(u - 8, a) = dot(u, a) - 8 * sum(a), the sums precomputed per chunk.
 // With AVX-VNNI compiled in (__AVXVNNI__) vpdpbusd replaces maddubs + madd.
 #include "kernels/matmul_quant_impl.h"
 
@@ -13,16 +22,11 @@
 
 #include <cstring>
 
-#include "kernels/matmul_quant_tiles.h"
-
 namespace einfer::quant_detail {
 namespace {
 
-float hsum(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
+inline __m256i load32(const void* p) {
+  return _mm256_loadu_si256(static_cast<const __m256i*>(p));
 }
 
 // int32 x 8 partial sums of u (unsigned bytes) . s (signed bytes), four products per lane.
@@ -33,183 +37,263 @@ inline __m256i dot_u8s8(__m256i u, __m256i s) {
   return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
 #endif
 }
-inline __m256i dot_u8s8(__m256i acc, __m256i u, __m256i s) {
+
+// Two q4 products u0 . s0 + u1 . s1 (u <= 15: four pair sums <= 4 * 1905 fit int16).
+inline __m256i dot2_u4s8(__m256i u0, __m256i s0, __m256i u1, __m256i s1) {
 #if defined(__AVXVNNI__)
-  return _mm256_dpbusd_avx_epi32(acc, u, s);
+  return _mm256_dpbusd_avx_epi32(_mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), u0, s0), u1, s1);
 #else
-  return _mm256_add_epi32(acc, dot_u8s8(u, s));
+  const __m256i p = _mm256_add_epi16(_mm256_maddubs_epi16(u0, s0), _mm256_maddubs_epi16(u1, s1));
+  return _mm256_madd_epi16(p, _mm256_set1_epi16(1));
 #endif
 }
 
-// q4 partial sums: int16 pairs on plain AVX2 (fits 8 chunks), int32 with VNNI.
-inline __m256i dot_u4s8(__m256i u, __m256i s) {
-#if defined(__AVXVNNI__)
-  return _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), u, s);
-#else
-  return _mm256_maddubs_epi16(u, s);
-#endif
-}
-inline __m256i dot_u4s8(__m256i acc, __m256i u, __m256i s) {
-#if defined(__AVXVNNI__)
-  return _mm256_dpbusd_avx_epi32(acc, u, s);
-#else
-  return _mm256_add_epi16(acc, _mm256_maddubs_epi16(u, s));
-#endif
-}
-// int32 x 8 of dot(u, a) - dot(8, a).
-inline __m256i finish_u4s8(__m256i usum, __m256i psum) {
-#if defined(__AVXVNNI__)
-  return _mm256_sub_epi32(usum, psum);
-#else
-  return _mm256_madd_epi16(_mm256_sub_epi16(usum, psum), _mm256_set1_epi16(1));
-#endif
+// [sum v0[0..3], v1[0..3], v2[0..3], v3[0..3] | the same over lanes 4..7].
+inline __m256i reduce_rows4(__m256i v0, __m256i v1, __m256i v2, __m256i v3) {
+  return _mm256_hadd_epi32(_mm256_hadd_epi32(v0, v1), _mm256_hadd_epi32(v2, v3));
 }
 
-// 32 nibbles of 16 bytes as bytes 0..15 = low nibbles (even elements), 16..31 = high (odd):
-// the 16 bytes go to both halves, the upper half shifted right by 4.
-inline __m256i unpack_nibbles(const uint8_t* b16) {
-  const __m256i both =
-      _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b16)));
-  const __m256i shifted = _mm256_srlv_epi64(both, _mm256_set_epi64x(4, 4, 0, 0));
-  return _mm256_and_si256(shifted, _mm256_set1_epi8(0x0F));
-}
-
-inline __m256i load32(const void* p) {
-  return _mm256_loadu_si256(static_cast<const __m256i*>(p));
-}
-
-// acc[i][j] += float(isum[i][j]) * sw[j] * sa[i]: the group's one float scaling.
-template <int MR, int NR>
-inline void scale_group(const QuantGemm& p, int64_t i0, int64_t j0, int64_t g,
-                        const __m256i (&isum)[MR][NR], __m256 (&acc)[MR][NR]) {
-  __m256 sa[MR];
-  for (int i = 0; i < MR; ++i) sa[i] = _mm256_broadcast_ss(p.sa + (i0 + i) * p.groups + g);
-  for (int j = 0; j < NR; ++j) {
-    const __m256 sw = _mm256_broadcast_ss(p.sw + (j0 + j) * p.groups + g);
-    for (int i = 0; i < MR; ++i) {
-      acc[i][j] = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(isum[i][j]), sw), sa[i], acc[i][j]);
-    }
+// q8: a step is one 32-element chunk; both halves belong to the same group.
+struct Q8 {
+  static constexpr int64_t kStep = 32;
+  static constexpr bool kHalvesShareGroup = true;  // groups are multiples of 32
+  struct W {
+    __m256i w, wabs;
+  };
+  using A = __m256i;
+  static W load_w(const uint8_t* b) {
+    const __m256i w = load32(b);
+    return {w, _mm256_abs_epi8(w)};  // |-128| = 128 as unsigned
   }
-}
-
-template <int MR, int NR>
-inline void store_tile(const QuantGemm& p, int64_t i0, int64_t j0, const __m256 (&acc)[MR][NR]) {
-  for (int i = 0; i < MR; ++i) {
-    for (int j = 0; j < NR; ++j) p.c[(i0 + i) * p.ldc + j0 + j] = hsum(acc[i][j]);
+  static A load_a(const QuantGemm& p, int64_t i, int64_t e) {
+    return load32(p.qa + i * p.kpad + e);
   }
-}
+  static __m256i dot(const W& w, const A& a) { return dot_u8s8(w.wabs, _mm256_sign_epi8(a, w.w)); }
+  static __m256i correction(const QuantGemm&, int64_t, int64_t) { return _mm256_setzero_si256(); }
+};
 
-struct Q8Avx2 {
-  // One 32-element chunk of the tile. The unsigned operand is |w| rather than |a|: sign(w, a)
-  // would overflow for w = -128 (outside what quantize_row_q8 writes, but legal int8 data).
-  template <int MR, int NR, bool kFirst>
-  static void chunk(const QuantGemm& p, int64_t i0, int64_t e, const int8_t* const (&wp)[NR],
-                    __m256i (&isum)[MR][NR]) {
-    __m256i w[NR], wabs[NR];
-    for (int j = 0; j < NR; ++j) {
-      w[j] = load32(wp[j]);
-      wabs[j] = _mm256_abs_epi8(w[j]);  // |-128| = 128 as unsigned: exact for every int8
-    }
-    for (int i = 0; i < MR; ++i) {
-      const __m256i a = load32(p.qa + (i0 + i) * p.kpad + e);
-      for (int j = 0; j < NR; ++j) {
-        const __m256i s = _mm256_sign_epi8(a, w[j]);
-        isum[i][j] = kFirst ? dot_u8s8(wabs[j], s) : dot_u8s8(isum[i][j], wabs[j], s);
-      }
-    }
+// q4: a step is 32 bytes = 64 elements = two chunks (lower half of the sums: chunk e / 32).
+struct Q4 {
+  static constexpr int64_t kStep = 64;
+  static constexpr bool kHalvesShareGroup = false;
+  struct W {
+    __m256i lo, hi;
+  };
+  struct A {
+    __m256i even, odd;
+  };
+  static W load_w(const uint8_t* b) {
+    const __m256i v = load32(b), m = _mm256_set1_epi8(0x0F);
+    return {_mm256_and_si256(v, m), _mm256_and_si256(_mm256_srli_epi16(v, 4), m)};
   }
-
-  template <int MR, int NR>
-  static void tile(const QuantGemm& p, int64_t i0, int64_t j0) {
-    const int64_t kfull = p.k / kChunk * kChunk;
-    const int8_t* wr[NR];
-    alignas(32) int8_t wtail[NR][kChunk];  // zero-padded last partial chunk of each weight row
-    for (int j = 0; j < NR; ++j) {
-      wr[j] = reinterpret_cast<const int8_t*>(p.w + (j0 + j) * p.w_row_bytes);
-      if (kfull != p.k) {
-        std::memset(wtail[j], 0, kChunk);
-        std::memcpy(wtail[j], wr[j] + kfull, static_cast<size_t>(p.k - kfull));
-      }
-    }
-    __m256 acc[MR][NR];
-    for (int i = 0; i < MR; ++i) {
-      for (int j = 0; j < NR; ++j) acc[i][j] = _mm256_setzero_ps();
-    }
-    for (int64_t g = 0, g0 = 0; g < p.groups; ++g, g0 += p.group) {
-      const int64_t g1 = g0 + p.group < p.k ? g0 + p.group : p.k;
-      __m256i isum[MR][NR] = {};  // first chunk assigns; = {} quiets -Wmaybe-uninitialized
-      for (int64_t e = g0; e < g1; e += kChunk) {
-        const int8_t* wp[NR];
-        for (int j = 0; j < NR; ++j) wp[j] = e < kfull ? wr[j] + e : wtail[j];
-        if (e == g0) {
-          chunk<MR, NR, true>(p, i0, e, wp, isum);
-        } else {
-          chunk<MR, NR, false>(p, i0, e, wp, isum);
-        }
-      }
-      scale_group<MR, NR>(p, i0, j0, g, isum, acc);
-    }
-    store_tile<MR, NR>(p, i0, j0, acc);
+  static A load_a(const QuantGemm& p, int64_t i, int64_t e) {
+    const int8_t* a = p.qa + i * p.kpad + e;
+    return {load32(a), load32(a + 32)};
+  }
+  static __m256i dot(const W& w, const A& a) { return dot2_u4s8(w.lo, a.even, w.hi, a.odd); }
+  // [8 * sum(chunk e/32) x 4 | 8 * sum(chunk e/32 + 1) x 4]
+  static __m256i correction(const QuantGemm& p, int64_t i, int64_t e) {
+    const int32_t* cs = p.csum + i * (p.kpad / kChunk) + e / kChunk;
+    const __m256i two =
+        _mm256_castsi128_si256(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(cs)));
+    return _mm256_permutevar8x32_epi32(two, _mm256_set_epi32(1, 1, 1, 1, 0, 0, 0, 0));
   }
 };
 
-struct Q4Avx2 {
-  template <int MR, int NR, bool kFirst>
-  static void chunk(const QuantGemm& p, int64_t i0, int64_t e, const uint8_t* const (&wp)[NR],
-                    __m256i (&usum)[MR][NR], __m256i (&psum)[MR]) {
-    const __m256i eight = _mm256_set1_epi8(8);
-    __m256i u[NR];
-    for (int j = 0; j < NR; ++j) u[j] = unpack_nibbles(wp[j]);
-    for (int i = 0; i < MR; ++i) {
-      const __m256i a = load32(p.qa + (i0 + i) * p.kpad + e);  // even/odd chunk order
-      psum[i] = kFirst ? dot_u4s8(eight, a) : dot_u4s8(psum[i], eight, a);
-      for (int j = 0; j < NR; ++j) {
-        usum[i][j] = kFirst ? dot_u4s8(u[j], a) : dot_u4s8(usum[i][j], u[j], a);
-      }
-    }
-  }
+// GEMV prefetch distance in bytes of each weight row, into L2: rows of 4 KiB (q8, k = 4096) end at
+// a page boundary where the hardware prefetchers stop, and the kernel has too few loads in flight
+// to hide DRAM latency on its own (measured: q8 4096 x 4096 roughly doubles).
+constexpr int64_t kPrefetch = 3072;
 
-  template <int MR, int NR>
-  static void tile(const QuantGemm& p, int64_t i0, int64_t j0) {
-    const int64_t kfull = p.k / kChunk * kChunk;
+template <class Q, int MR, int NB>
+struct Tile {
+  static constexpr int NR = 4 * NB;
+
+  // C[i0 .. i0+mr, j0 .. j0+nr) for mr == MR, nr <= NR (missing weight rows repeat the last one).
+  // With `prefetch` (GEMV; GEMM tiles reuse their weights from L1) the weight rows are prefetched
+  // ahead, then next_w's rows: the next tile (null for the last one).
+  static void run(const QuantGemm& p, int64_t i0, int64_t j0, int64_t nr, bool prefetch,
+                  const uint8_t* next_w) {
+    const int64_t rb = static_cast<int64_t>(p.w_row_bytes);
+    const int64_t steps = (p.k + Q::kStep - 1) / Q::kStep;
+    const int64_t full_steps = p.k / Q::kStep;
     const uint8_t* wr[NR];
-    alignas(16) uint8_t wtail[NR][kChunk / 2];
-    for (int j = 0; j < NR; ++j) {
-      wr[j] = p.w + (j0 + j) * p.w_row_bytes;
-      if (kfull != p.k) {
-        std::memset(wtail[j], 0, kChunk / 2);
-        std::memcpy(wtail[j], wr[j] + kfull / 2, p.w_row_bytes - static_cast<size_t>(kfull / 2));
+    alignas(32) uint8_t wtail[NR][32];  // zero-padded bytes of the last partial step of each row
+    for (int r = 0; r < NR; ++r) {
+      wr[r] = p.w + (j0 + (r < nr ? r : nr - 1)) * p.w_row_bytes;
+      if (full_steps != steps) {
+        const size_t done = static_cast<size_t>(full_steps * 32);
+        std::memset(wtail[r], 0, 32);
+        std::memcpy(wtail[r], wr[r] + done, p.w_row_bytes - done);
       }
     }
-    __m256 acc[MR][NR];
-    for (int i = 0; i < MR; ++i) {
-      for (int j = 0; j < NR; ++j) acc[i][j] = _mm256_setzero_ps();
+    // Offsets of each block's weight scale rows (missing rows repeat the last one).
+    int64_t row_off[NB][4];
+    for (int b = 0; b < NB; ++b) {
+      for (int r = 0; r < 4; ++r) row_off[b][r] = (4 * b + r < nr ? 4 * b + r : nr - 1) * p.groups;
     }
-    for (int64_t g = 0, g0 = 0; g < p.groups; ++g, g0 += p.group) {
-      const int64_t g1 = g0 + p.group < p.k ? g0 + p.group : p.k;
-      __m256i usum[MR][NR] = {}, psum[MR] = {};
-      for (int64_t e = g0; e < g1; e += kChunk) {
-        const uint8_t* wp[NR];
-        for (int j = 0; j < NR; ++j) wp[j] = e < kfull ? wr[j] + e / 2 : wtail[j];
-        if (e == g0) {
-          chunk<MR, NR, true>(p, i0, e, wp, usum, psum);
+    const float* sw_base = p.sw + j0 * p.groups;
+
+    __m256 acc[MR][NB];
+    __m256i isum[MR][NB];
+    for (int i = 0; i < MR; ++i) {
+      for (int b = 0; b < NB; ++b) {
+        acc[i][b] = _mm256_setzero_ps();
+        isum[i][b] = _mm256_setzero_si256();
+      }
+    }
+    int64_t cur_lo = -1, cur_hi = -1;  // groups of the two halves accumulated in isum
+    auto flush = [&]() {
+      __m256 sw[NB];
+      for (int b = 0; b < NB; ++b) {
+        const int64_t* o = row_off[b];
+        const float* q = sw_base + cur_lo;
+        const __m128 s_lo = _mm_setr_ps(q[o[0]], q[o[1]], q[o[2]], q[o[3]]);
+        if (Q::kHalvesShareGroup) {
+          sw[b] = _mm256_set_m128(s_lo, s_lo);
         } else {
-          chunk<MR, NR, false>(p, i0, e, wp, usum, psum);
+          const float* h = sw_base + cur_hi;
+          sw[b] = _mm256_set_m128(_mm_setr_ps(h[o[0]], h[o[1]], h[o[2]], h[o[3]]), s_lo);
         }
       }
       for (int i = 0; i < MR; ++i) {
-        for (int j = 0; j < NR; ++j) usum[i][j] = finish_u4s8(usum[i][j], psum[i]);
+        const float* sa = p.sa + (i0 + i) * p.groups;
+        const __m256 sav = Q::kHalvesShareGroup ? _mm256_broadcast_ss(sa + cur_lo)
+                                                : _mm256_set_m128(_mm_broadcast_ss(sa + cur_hi),
+                                                                  _mm_broadcast_ss(sa + cur_lo));
+        for (int b = 0; b < NB; ++b) {
+          acc[i][b] =
+              _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[i][b]), _mm256_mul_ps(sw[b], sav), acc[i][b]);
+          isum[i][b] = _mm256_setzero_si256();
+        }
       }
-      scale_group<MR, NR>(p, i0, j0, g, usum, acc);
+    };
+
+    // Groups of the step's halves, advanced by comparison rather than division.
+    int64_t lo = 0, hi = Q::kStep / 2 / p.group, lo_end = p.group, hi_end = (hi + 1) * p.group;
+    auto step = [&](int64_t s, const uint8_t* const(&wp)[NR]) {
+      const int64_t e = s * Q::kStep;
+      while (e >= lo_end) {  // a q4 step may cross two groups of 32
+        ++lo;
+        lo_end += p.group;
+      }
+      while (e + Q::kStep / 2 >= hi_end) {
+        ++hi;
+        hi_end += p.group;
+      }
+      const int64_t hi_g = hi < p.groups ? hi : p.groups - 1;  // upper half past k: zeros
+      if ((lo != cur_lo || hi_g != cur_hi) && cur_lo >= 0) flush();
+      cur_lo = lo;
+      cur_hi = hi_g;
+      typename Q::A a[MR];
+      __m256i corr[MR];
+      for (int i = 0; i < MR; ++i) {
+        a[i] = Q::load_a(p, i0 + i, e);
+        corr[i] = Q::correction(p, i0 + i, e);
+      }
+      for (int b = 0; b < NB; ++b) {
+        typename Q::W w[4];
+        for (int r = 0; r < 4; ++r) w[r] = Q::load_w(wp[4 * b + r]);
+        for (int i = 0; i < MR; ++i) {
+          const __m256i d = reduce_rows4(Q::dot(w[0], a[i]), Q::dot(w[1], a[i]), Q::dot(w[2], a[i]),
+                                         Q::dot(w[3], a[i]));
+          isum[i][b] = _mm256_add_epi32(isum[i][b], _mm256_sub_epi32(d, corr[i]));
+        }
+      }
+    };
+    // Prefetch stream of each row: kPrefetch bytes ahead in the row, then in the next tile's row.
+    const uint8_t* pf_row[NR];
+    for (int r = 0; r < NR; ++r) pf_row[r] = wr[r];
+    int64_t pf_skew = kPrefetch;  // prefetch address = pf_row[r] + s * 32 + pf_skew
+    for (int64_t s = 0; s < full_steps; ++s) {
+      const int64_t ahead = s * 32 + kPrefetch;
+      if (prefetch && (s & 1) == 0 && ahead < 2 * rb && (ahead < rb || next_w)) {
+        if (ahead >= rb && pf_skew == kPrefetch) {
+          for (int r = 0; r < NR; ++r) pf_row[r] = next_w + r * rb;
+          pf_skew = kPrefetch - rb;
+        }
+        for (int r = 0; r < NR; ++r) {
+          _mm_prefetch(reinterpret_cast<const char*>(pf_row[r] + (s * 32 + pf_skew)), _MM_HINT_T1);
+        }
+      }
+      const uint8_t* wp[NR];
+      for (int r = 0; r < NR; ++r) wp[r] = wr[r] + s * 32;
+      step(s, wp);
     }
-    store_tile<MR, NR>(p, i0, j0, acc);
+    if (full_steps != steps) {
+      const uint8_t* wp[NR];
+      for (int r = 0; r < NR; ++r) wp[r] = wtail[r];
+      step(full_steps, wp);
+    }
+    if (cur_lo >= 0) flush();
+
+    for (int i = 0; i < MR; ++i) {
+      float* c = p.c + (i0 + i) * p.ldc + j0;
+      for (int b = 0; b < NB; ++b) {
+        const __m128 v =
+            _mm_add_ps(_mm256_castps256_ps128(acc[i][b]), _mm256_extractf128_ps(acc[i][b], 1));
+        const int64_t left = nr - 4 * b;
+        if (left >= 4) {
+          _mm_storeu_ps(c + 4 * b, v);
+        } else if (left > 0) {
+          alignas(16) float tmp[4];
+          _mm_store_ps(tmp, v);
+          for (int64_t r = 0; r < left; ++r) c[4 * b + r] = tmp[r];
+        }
+      }
+    }
   }
 };
 
+template <class Q, int NB>
+void rows_tile(const QuantGemm& p, int64_t i0, int64_t mr, int64_t j0, int64_t nr) {
+  switch (mr) {
+    case 1:
+      Tile<Q, 1, NB>::run(p, i0, j0, nr, false, nullptr);
+      break;
+    case 2:
+      Tile<Q, 2, NB>::run(p, i0, j0, nr, false, nullptr);
+      break;
+    case 3:
+      Tile<Q, 3, NB>::run(p, i0, j0, nr, false, nullptr);
+      break;
+    default:
+      Tile<Q, 4, NB>::run(p, i0, j0, nr, false, nullptr);
+      break;
+  }
+}
+
+// GEMV: 1 x 8 tiles. GEMM: weight tiles of 4 rows outside, activation rows in blocks of 4 inside,
+// so a weight tile is read from memory once and reused from L1 for all m rows.
+template <class Q>
+void run(const QuantGemm& p) {
+  if (p.m == 1) {
+    for (int64_t j = 0; j < p.n; j += 8) {
+      const int64_t nr = p.n - j < 8 ? p.n - j : 8;
+      // The next tile's rows, prefetched while this one finishes (its full rows only).
+      const uint8_t* next = j + 16 <= p.n ? p.w + (j + 8) * p.w_row_bytes : nullptr;
+      if (nr > 4) {
+        Tile<Q, 1, 2>::run(p, 0, j, nr, true, next);
+      } else {
+        Tile<Q, 1, 1>::run(p, 0, j, nr, true, next);
+      }
+    }
+    return;
+  }
+  for (int64_t j = 0; j < p.n; j += 4) {
+    const int64_t nr = p.n - j < 4 ? p.n - j : 4;
+    for (int64_t i = 0; i < p.m; i += 4) rows_tile<Q, 1>(p, i, p.m - i < 4 ? p.m - i : 4, j, nr);
+  }
+}
+
 }  // namespace
 
-void q8q8_matmul_avx2(const QuantGemm& p) { run_tiles<Q8Avx2, 4, 4, 1>(p); }
-void q4q8_matmul_avx2(const QuantGemm& p) { run_tiles<Q4Avx2, 4, 4, 1>(p); }
+void q8q8_matmul_avx2(const QuantGemm& p) {
+  run<Q8>(p);
+}
+void q4q8_matmul_avx2(const QuantGemm& p) {
+  run<Q4>(p);
+}
 
 }  // namespace einfer::quant_detail
 

@@ -2,10 +2,13 @@
 // scalar and SIMD microkernels, exposed so tests can check each piece against the others.
 //
 // Activation side: each row of A is quantized per group to int8 (scale = absmax / 127, round to
-// nearest even), into a row of kpad = round_up(k, 32) bytes whose padding is zero, so SIMD kernels
-// always read whole 32-element chunks of activations. For q4 weights the SIMD kernels want each
-// 32-chunk stored as its 16 even elements followed by its 16 odd elements (the order in which the
-// nibbles of 16 weight bytes unpack); permute_chunks_even_odd produces that order.
+// nearest even), into a row of kpad = round_up(k, 64) bytes whose padding is zero, so SIMD kernels
+// always read whole 32-element chunks (NEON) or 64-element blocks (AVX2) of activations. For q4
+// weights the SIMD kernels want the elements in the order in which the nibbles of weight bytes
+// unpack: NEON stores each 32-chunk as its 16 even then its 16 odd elements
+// (permute_chunks_even_odd), AVX2 each 64-block as its 32 even then its 32 odd elements
+// (permute_blocks_even_odd64), and AVX2 also wants 8 * (sum of each 32-chunk) to undo the +8
+// offset of unsigned nibbles (chunk_sums_times8).
 //
 // Weight side: row j of W holds quant_row_bytes(dtype, k) bytes and `groups` scales. A group's
 // int32 dot product is exact; it is scaled once per group by sa[i][g] * sw[j][g].
@@ -19,8 +22,11 @@
 namespace einfer::quant_detail {
 
 inline constexpr int64_t kChunk = 32;  // elements per SIMD chunk (one ymm of int8, two NEON q-regs)
+inline constexpr int64_t kBlock = 64;  // activation row padding: two chunks (AVX2 q4 step)
 
-constexpr int64_t padded_k(int64_t k) { return (k + kChunk - 1) / kChunk * kChunk; }
+constexpr int64_t padded_k(int64_t k) {
+  return (k + kBlock - 1) / kBlock * kBlock;
+}
 
 // Quantizes k floats in groups of `group` into qa[0..k) (int8 in [-127, 127]) and one scale per
 // group into sa. Groups of all zeros get scale 0 and zeros.
@@ -29,10 +35,17 @@ void quantize_activations_q8(const float* a, int64_t k, int32_t group, int8_t* q
 // Reorders each 32-byte chunk of qa[0..kpad) to [e0 e2 .. e30 e1 e3 .. e31] (kpad % 32 == 0).
 void permute_chunks_even_odd(int8_t* qa, int64_t kpad);
 
+// Reorders each 64-byte block of qa[0..kpad) to [e0 e2 .. e62 e1 e3 .. e63] (kpad % 64 == 0).
+void permute_blocks_even_odd64(int8_t* qa, int64_t kpad);
+
+// csum[c] = 8 * sum of qa[32c .. 32c + 32) for the kpad / 32 chunks of a natural-order row.
+void chunk_sums_times8(const int8_t* qa, int64_t kpad, int32_t* csum);
+
 // Everything a microkernel needs for C[m, n] = A_q · W_qᵀ after the activations are quantized.
 struct QuantGemm {
   const int8_t* qa;     // m rows of kpad int8 (layout per weight dtype, see above)
   const float* sa;      // m rows of `groups` activation scales
+  const int32_t* csum;  // m rows of kpad / 32 chunk sums (chunk_sums_times8), AVX2 q4 only
   const uint8_t* w;     // n rows of w_row_bytes
   const float* sw;      // n rows of `groups` weight scales
   size_t w_row_bytes;

@@ -1,6 +1,6 @@
-// Internal to kernels/: tiling of a quantized matmul into MR x NR register tiles, shared by the
-// AVX2 and NEON microkernels. K provides `template <int MR, int NR> static void tile(p, i0, j0)`
-// computing C[i0 .. i0+MR, j0 .. j0+NR].
+// Internal to kernels/: tiling of a quantized matmul into MR x NR register tiles, used by the NEON
+// microkernels (the AVX2 ones tile themselves, see matmul_quant_avx2.cpp). K provides
+// `template <int MR, int NR> static void tile(p, i0, j0)` computing C[i0 .. i0+MR, j0 .. j0+NR].
 //
 // GEMV (m == 1) walks W in tiles of 1 x kGemvRows rows sharing each activation load. For m > 1
 // the weight tile is the outer loop and blocks of kGemmRows activation rows the inner one, so a

@@ -89,8 +89,9 @@ void check_case(DType dt, int64_t m, int64_t n, int64_t k, int32_t group, bool r
   const float sentinel = -12345.f;
   std::vector<float> c_simd(static_cast<size_t>(m * ldc), sentinel), c_int(c_simd), c_ref(c_simd);
   REQUIRE(matmul_f32_quant(a.data(), lda, m, w.view, c_simd.data(), ldc, scratch_ptr, sb).ok());
-  REQUIRE(scalar::matmul_f32_quant_int8(a.data(), lda, m, w.view, c_int.data(), ldc, scratch_ptr, sb)
-              .ok());
+  REQUIRE(
+      scalar::matmul_f32_quant_int8(a.data(), lda, m, w.view, c_int.data(), ldc, scratch_ptr, sb)
+          .ok());
   scalar::matmul_f32_quant_reference(a.data(), lda, m, w.view, c_ref.data(), ldc);
 
   const int64_t groups = quant_groups(k, group);
@@ -123,8 +124,8 @@ void check_case(DType dt, int64_t m, int64_t n, int64_t k, int32_t group, bool r
       // nearest multiple of s_a(g): |q_a * s_a - a| <= s_a / 2 (+ 1e-4 s_a for inv = 1 / s_a in
       // float and the clamp at 127), so |err| <= sum_k |w_k| s_a(g_k) (1/2 + 1e-4) plus float
       // rounding of the reference's k-term sum and of the group sums: (k + 2 (groups + 4)) eps T.
-      const double tol_ref = qerr * (0.5 + 1e-4) +
-                             static_cast<double>(k + 2 * (groups + 4)) * FLT_EPSILON * t + 1e-30;
+      const double tol_ref =
+          qerr * (0.5 + 1e-4) + static_cast<double>(k + 2 * (groups + 4)) * FLT_EPSILON * t + 1e-30;
       CHECK(std::fabs(static_cast<double>(sint) - ref) <= tol_ref);
       CHECK(std::fabs(static_cast<double>(simd) - ref) <= tol_ref);
     }
@@ -144,8 +145,8 @@ TEST_CASE("matmul_quant: q8 and q4 SIMD == scalar int path ~= float reference, o
     int32_t group;
   };
   // group 48 and 16 are not multiples of the SIMD chunk: they take the scalar int path.
-  const Cfg cfgs[] = {{DType::q8, 32}, {DType::q8, 64}, {DType::q4, 32}, {DType::q4, 64},
-                      {DType::q8, 48}, {DType::q4, 16}};
+  const Cfg cfgs[] = {{DType::q8, 32}, {DType::q8, 64}, {DType::q4, 32},
+                      {DType::q4, 64}, {DType::q8, 48}, {DType::q4, 16}};
   for (const Cfg& cfg : cfgs) {
     for (int64_t m : ms) {
       for (int64_t n : ns) {
@@ -161,7 +162,30 @@ TEST_CASE("matmul_quant: larger GEMV and GEMM shapes with the q4 group limit") {
   check_case(DType::q4, 1, 67, 1000, 32, true, rng);
   check_case(DType::q8, 33, 21, 515, 64, true, rng);
   check_case(DType::q4, 33, 21, 515, 256, false, rng);  // 8 chunks per group: int16 headroom edge
-  check_case(DType::q4, 6, 5, 700, 288, true, rng);     // 9 chunks: beyond it, scalar int path
+  check_case(DType::q4, 6, 5, 700, 288, true, rng);     // 9 chunks: NEON takes the scalar int path
+}
+
+TEST_CASE("matmul_quant: AVX2 tiles, steps and group boundaries") {
+  Rng rng{7};
+  // GEMV runs 1 x 8 tiles (4-row blocks, tail rows repeat the last row but are not stored), GEMM
+  // 4 x 4 tiles; q4 steps cover 64 elements, so groups of 96 change inside a step and k = 172
+  // ends in a short group and a half-empty step.
+  const int64_t ns[] = {4, 7, 8, 9, 16, 21};
+  const int64_t ks[] = {32, 64, 96, 160, 172, 300};
+  for (DType dt : {DType::q8, DType::q4}) {
+    for (int32_t group : {32, 96, 128}) {
+      for (int64_t m : {1, 4, 6}) {
+        for (int64_t n : ns) {
+          for (int64_t k : ks) check_case(dt, m, n, k, group, (n + k) % 3 == 0, rng);
+        }
+      }
+    }
+  }
+  // Rows longer than the GEMV prefetch distance, and a GEMM block with m up to 128 (prefill).
+  check_case(DType::q8, 1, 19, 4160, 32, true, rng);
+  check_case(DType::q4, 1, 19, 4160, 32, false, rng);
+  check_case(DType::q8, 128, 9, 200, 32, false, rng);
+  check_case(DType::q4, 128, 9, 200, 32, true, rng);
 }
 
 TEST_CASE("matmul_quant: exactly representable case gives the exact integer result") {
@@ -191,7 +215,8 @@ TEST_CASE("matmul_quant: exactly representable case gives the exact integer resu
         } else {
           const uint8_t u = static_cast<uint8_t>(v + 8);
           uint8_t& b = wq[j * rb + e / 2];
-          b = (e & 1) ? static_cast<uint8_t>((b & 0x0F) | (u << 4)) : static_cast<uint8_t>((b & 0xF0) | u);
+          b = (e & 1) ? static_cast<uint8_t>((b & 0x0F) | (u << 4))
+                      : static_cast<uint8_t>((b & 0xF0) | u);
         }
       }
     }
@@ -233,13 +258,28 @@ TEST_CASE("matmul_quant: activation quantization and the even/odd chunk order") 
   CHECK(qa[0] == -127);  // the group absmax maps to -+127
   CHECK(qa[3] == 0);
   for (int e = 0; e < 70; ++e) CHECK(std::fabs(qa[e] * sa[e / 32] - a[e]) <= sa[e / 32] * 0.5001f);
-  int8_t seq[64];
+  int8_t seq[128];
   for (int e = 0; e < 64; ++e) seq[e] = static_cast<int8_t>(e);
   quant_detail::permute_chunks_even_odd(seq, 64);
   for (int c = 0; c < 2; ++c) {
     for (int e = 0; e < 16; ++e) {
       CHECK(seq[c * 32 + e] == c * 32 + 2 * e);
       CHECK(seq[c * 32 + 16 + e] == c * 32 + 2 * e + 1);
+    }
+  }
+  for (int e = 0; e < 128; ++e) seq[e] = static_cast<int8_t>(e - 64);
+  int32_t csum[4];
+  quant_detail::chunk_sums_times8(seq, 128, csum);
+  for (int c = 0; c < 4; ++c) {
+    int32_t s = 0;
+    for (int e = 0; e < 32; ++e) s += c * 32 + e - 64;
+    CHECK(csum[c] == 8 * s);
+  }
+  quant_detail::permute_blocks_even_odd64(seq, 128);
+  for (int b = 0; b < 2; ++b) {
+    for (int e = 0; e < 32; ++e) {
+      CHECK(seq[b * 64 + e] == b * 64 + 2 * e - 64);
+      CHECK(seq[b * 64 + 32 + e] == b * 64 + 2 * e + 1 - 64);
     }
   }
 }
