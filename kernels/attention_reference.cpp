@@ -1,8 +1,11 @@
-// Unfused reference attention (see kernels/attention_reference.h): scores einsum, masked softmax,
-// mixing einsum, each a plain loop nest.
+// Unfused reference attention (see kernels/attention_reference.h): the scores einsum, a masked
+// softmax and the mixing einsum, the einsums planned and run by the einsum engine's general loop
+// nest (execute_einsum_reference), which shares nothing with the fused kernel or the GEMMs.
 #include "kernels/attention_reference.h"
 
 #include <cmath>
+
+#include "kernels/einsum.h"
 
 namespace einfer {
 
@@ -22,50 +25,48 @@ Status attention_reference_f32(const AttentionShape& shape, const float* q, cons
                        static_cast<int64_t>(need), static_cast<int64_t>(scratch_bytes));
   }
   const int32_t H = shape.n_heads, G = shape.n_kv_heads, kd = shape.head_dim, r = H / G;
-  float* S = static_cast<float*>(scratch);  // scores / probabilities [h][n][m]
-  auto s_at = [&](int32_t h, int32_t i, int32_t j) -> float& {
-    return S[(static_cast<size_t>(h) * n + i) * m + j];
-  };
-  auto q_at = [&](int32_t i, int32_t h, int32_t c) { return q[(static_cast<size_t>(i) * H + h) * kd + c]; };
-  auto k_at = [&](int32_t j, int32_t g, int32_t c) { return K[(static_cast<size_t>(j) * G + g) * kd + c]; };
-  auto v_at = [&](int32_t j, int32_t g, int32_t c) { return V[(static_cast<size_t>(j) * G + g) * kd + c]; };
+  if (n == 0) return ok_status();
+  float* S = static_cast<float*>(scratch);  // scores, then probabilities: [g][r][n][m] = [h][n][m]
 
-  // bhnk,bhmk->bhnm (scaled), masked entries -inf.
-  for (int32_t h = 0; h < H; ++h)
-    for (int32_t i = 0; i < n; ++i)
-      for (int32_t j = 0; j < m; ++j) {
-        if (!attention_attends(shape, q_pos[i], k_pos[j])) {
-          s_at(h, i, j) = -INFINITY;
-          continue;
-        }
-        float dot = 0.f;
-        for (int32_t c = 0; c < kd; ++c) dot += q_at(i, h, c) * k_at(j, h / r, c);
-        s_at(h, i, j) = dot * shape.scale;
-      }
+  // Grouped-query attention as labels: query head h = (g, r), kv head g; no copies, only views.
+  const TensorView qv = make_view(DType::f32, const_cast<float*>(q), {n, G, r, kd});
+  const TensorView kv = make_view(DType::f32, const_cast<float*>(K), {m, G, kd});
+  const TensorView vv = make_view(DType::f32, const_cast<float*>(V), {m, G, kd});
+  const TensorView sv = make_view(DType::f32, S, {G, r, n, m});
+  const TensorView ov = make_view(DType::f32, out, {n, G, r, kd});
+  if (m == 0) {
+    for (size_t i = 0; i < static_cast<size_t>(n) * H * kd; ++i) out[i] = 0.f;
+    return ok_status();
+  }
 
-  // softmax over m (two passes: max, then exp and normalise).
+  // Scores: ngrk,mgk->grnm, by the einsum engine's general loop nest (no fast kernel involved).
+  EinsumPlan scores;
+  const TensorView score_in[2] = {qv, kv};
+  EINFER_TRY(plan_einsum(einsum_spec<"ngrk,mgk->grnm">, score_in, 2, &scores));
+  EINFER_TRY(execute_einsum_reference(scores, score_in, 2, sv));
+
+  // Scale, mask (attention_attends) and softmax over m, two passes.
   for (int32_t h = 0; h < H; ++h)
     for (int32_t i = 0; i < n; ++i) {
+      float* row = S + (static_cast<size_t>(h) * n + i) * m;
       float mx = -INFINITY;
-      for (int32_t j = 0; j < m; ++j) mx = s_at(h, i, j) > mx ? s_at(h, i, j) : mx;
+      for (int32_t j = 0; j < m; ++j) {
+        row[j] = attention_attends(shape, q_pos[i], k_pos[j]) ? row[j] * shape.scale : -INFINITY;
+        mx = row[j] > mx ? row[j] : mx;
+      }
       float sum = 0.f;
       for (int32_t j = 0; j < m; ++j) {
-        const float e = mx == -INFINITY ? 0.f : std::exp(s_at(h, i, j) - mx);
-        s_at(h, i, j) = e;
-        sum += e;
+        row[j] = mx == -INFINITY ? 0.f : std::exp(row[j] - mx);
+        sum += row[j];
       }
-      for (int32_t j = 0; j < m; ++j) s_at(h, i, j) = sum > 0.f ? s_at(h, i, j) / sum : 0.f;
+      for (int32_t j = 0; j < m; ++j) row[j] = sum > 0.f ? row[j] / sum : 0.f;
     }
 
-  // bhnm,bhmv->bhnv
-  for (int32_t h = 0; h < H; ++h)
-    for (int32_t i = 0; i < n; ++i)
-      for (int32_t c = 0; c < kd; ++c) {
-        float acc = 0.f;
-        for (int32_t j = 0; j < m; ++j) acc += s_at(h, i, j) * v_at(j, h / r, c);
-        out[(static_cast<size_t>(i) * H + h) * kd + c] = acc;
-      }
-  return ok_status();
+  // Mixing: grnm,mgv->ngrv, again the general loop nest.
+  EinsumPlan mixing;
+  const TensorView mix_in[2] = {sv, vv};
+  EINFER_TRY(plan_einsum(einsum_spec<"grnm,mgv->ngrv">, mix_in, 2, &mixing));
+  return execute_einsum_reference(mixing, mix_in, 2, ov);
 }
 
 }  // namespace einfer

@@ -1,10 +1,11 @@
-// Unfused reference attention, written as the three einsum steps it is:
-//   scores[h][n][m] = sum_k q[n][h][k] * K[m][g(h)][k] * scale      (bhnk,bhmk->bhnm)
-//   P = softmax over m of scores, masked by attention_attends          (softmax)
-//   out[n][h][v]    = sum_m P[h][n][m] * V[m][g(h)][v]                 (bhnm,bhmv->bhnv)
-// with g(h) = h / (H/G). It materialises the full score matrix in caller scratch and uses a
-// two-pass softmax, so it shares no code path with the fused kernel it checks. Each step is a
-// separate loop nest over labelled indices so the einsum engine can replace them one by one.
+// Unfused reference attention, written literally as the einsums it is. With the query heads split
+// as h = (g, r) (g: kv head, r: query head within its group, H = G·r):
+//   scores = einsum("ngrk,mgk->grnm", q, K) · scale    (bhnk,bhmk->bhnm per group)
+//   P      = softmax over m of scores, masked by attention_attends
+//   out    = einsum("grnm,mgv->ngrv", P, V)            (bhnm,bhmv->bhnv per group)
+// The einsums run on the einsum engine's general loop nest (execute_einsum_reference); the full
+// score matrix lives in caller scratch and the softmax takes two passes, so nothing here shares a
+// code path with the fused kernel it checks.
 // Keys are given explicitly with their absolute positions (k_pos), queries likewise (q_pos).
 #pragma once
 
