@@ -50,7 +50,8 @@ struct Run {
     storage.resize(need + 64);
     void* base = storage.data() + (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64;
     arena = Arena(base, need);
-    const Status s = session_create(image->data, image->size, LoadOptions{}, options, arena, &session);
+    const Status s =
+        session_create(image->data, image->size, LoadOptions{}, options, arena, &session);
     REQUIRE_MESSAGE(s.ok(), status_text(s));
   }
   int32_t vocab() const { return session->model.config.vocab_size; }
@@ -111,12 +112,14 @@ constexpr double kF32Tol = 1e-4;
 
 }  // namespace
 
-TEST_CASE("import forward: Hugging Face Llama folders (sharded, tied) match the HF-semantics reference") {
+TEST_CASE(
+    "import forward: Hugging Face Llama folders (sharded, tied) match the HF-semantics reference") {
   for (const char* folder : {"hf_llama", "hf_llama_tied"}) {
     const SourceModel src = import_hf_llama(kData + folder);
     Run r(src, DType::f32, 0);
     const std::string ref = std::string(folder) == "hf_llama" ? "hf_ref_fwd" : "hf_ref_fwd_tied";
-    MESSAGE(std::string(folder) << " f32: max error / scale " << check_against_reference(r, ref, kF32Tol));
+    MESSAGE(std::string(folder) << " f32: max error / scale "
+                                << check_against_reference(r, ref, kF32Tol));
   }
 }
 
@@ -138,8 +141,8 @@ TEST_CASE("import forward: llama2.c v1 and v2 checkpoints match the llama2.c ref
   Run r2(v2, DType::f32, 0);
   MESSAGE("llama2c v2 f32: max error / scale "
           << check_against_reference(r2, "llama2c_ref_fwd_v2", kF32Tol));
-  // Not checked here: v2 packed natively as q8. Its w2 groups straddle rows (hidden 36, group 8), so
-  // those are requantized, and the q8 matmul also quantizes activations to int8 per group
+  // Not checked here: v2 packed natively as q8. Its w2 groups straddle rows (hidden 36, group 8),
+  // so those are requantized, and the q8 matmul also quantizes activations to int8 per group
   // (kernels/matmul_quant.h); on this random tiny model that moves logits by up to ~16% of their
   // scale (a numpy simulation of exactly that arithmetic agrees), which is quantization, not
   // import semantics. test_llama.cpp covers quantized weights against float on real checkpoints.
