@@ -1,6 +1,9 @@
 #!/usr/bin/python3
 """Writes a tiny GGUF v3 llama file by hand with F32, F16, Q8_0 and Q4_0 tensors, plus the
-dequantized reference values (computed here with numpy) as raw float32.
+dequantized reference values (computed here with numpy) as raw float32, and gguf_ref_fwd.{f32,i32}:
+float64 logits of every position of llama_reference.TOKENS from llama_reference.py (llama.cpp's
+llama: interleaved RoPE on the tensors as stored) over tensors dequantized from the written block
+bytes by `dequantize` below (a separate decoder from the quantizers), with the metadata's eps/theta.
 
 Q8_0 block: float16 d, 32 x int8 (value q * d). Q4_0 block: float16 d, 16 bytes; element j (< 16)
 in the low nibble of byte j, element j + 16 in its high nibble; value (nibble - 8) * d.
@@ -10,11 +13,14 @@ import struct
 
 import numpy as np
 
+import llama_reference as ref
+
 OUT = os.path.join(os.path.dirname(__file__), "..", "data", "format")
 dim, hidden, layers, heads, kv_heads, vocab, ctx = 32, 64, 2, 4, 2, 48, 128
 head = dim // heads
 rng = np.random.default_rng(99)
 F32, F16, Q4_0, Q8_0 = 0, 1, 2, 8
+EPS, THETA = 1e-5, 10000.0
 
 
 def gstr(s):
@@ -94,11 +100,11 @@ kvs = [kv_str("general.architecture", "llama"), kv_str("general.name", "einfer-t
        kv_u32("llama.feed_forward_length", hidden), kv_u32("llama.attention.head_count", heads),
        kv_u32("llama.attention.head_count_kv", kv_heads),
        kv_u32("llama.rope.dimension_count", head),
-       kv_f32("llama.attention.layer_norm_rms_epsilon", 1e-5),
-       kv_f32("llama.rope.freq_base", 10000.0),
+       kv_f32("llama.attention.layer_norm_rms_epsilon", EPS),
+       kv_f32("llama.rope.freq_base", THETA),
        kv_str_array("tokenizer.ggml.tokens", [f"t{i}" for i in range(vocab)])]
 
-infos, data, refs = b"", b"", {}
+infos, data, refs, raws = b"", b"", {}, {}
 for name, x, t in plan:
     raw, deq = encode(x, t)
     data += b"\0" * (-len(data) % 32)
@@ -107,6 +113,7 @@ for name, x, t in plan:
     infos += struct.pack("<IQ", t, len(data))
     data += raw
     refs[name] = deq
+    raws[name] = (raw, t, x.shape)
 head_bytes = b"GGUF" + struct.pack("<IQQ", 3, len(plan), len(kvs)) + b"".join(kvs) + infos
 head_bytes += b"\0" * (-len(head_bytes) % 32)
 os.makedirs(OUT, exist_ok=True)
@@ -119,3 +126,34 @@ for key, name in [("token_embd.weight", "tok"), ("blk.0.attn_q.weight", "q0"),
     with open(os.path.join(OUT, f"gguf_ref_{name}.f32"), "wb") as f:
         f.write(refs[key].astype("<f4").tobytes())
 print("wrote", len(head_bytes) + len(data), "bytes")
+
+
+def dequantize(raw, t, shape):
+    """Decodes GGUF tensor bytes: F32, F16, Q8_0 {f16 d; int8 q[32]}, Q4_0 {f16 d; u8 qs[16]}
+    with element j in the low nibble of qs[j] and j + 16 in its high nibble, value (n - 8) * d."""
+    if t == F32:
+        return np.frombuffer(raw, "<f4").reshape(shape)
+    if t == F16:
+        return np.frombuffer(raw, "<f2").astype(np.float32).reshape(shape)
+    if t == Q8_0:
+        b = np.frombuffer(raw, np.dtype([("d", "<f2"), ("q", "i1", 32)]))
+        return (b["q"].astype(np.float32) * b["d"].astype(np.float32)[:, None]).reshape(shape)
+    b = np.frombuffer(raw, np.dtype([("d", "<f2"), ("qs", "u1", 16)]))
+    nib = np.concatenate([b["qs"] & 0xF, b["qs"] >> 4], axis=1).astype(np.float32)
+    return ((nib - 8) * b["d"].astype(np.float32)[:, None]).reshape(shape)
+
+
+deq = {name: dequantize(*raws[name]) for name in raws}
+for name in deq:
+    assert np.array_equal(deq[name], refs[name]), name
+layer = lambda n: [deq[f"blk.{l}.{n}.weight"] for l in range(layers)]
+weights = {"tok": deq["token_embd.weight"], "final_norm": deq["output_norm.weight"],
+           "cls": deq["output.weight"], "att_norm": layer("attn_norm"), "wq": layer("attn_q"),
+           "wk": layer("attn_k"), "wv": layer("attn_v"), "wo": layer("attn_output"),
+           "ffn_norm": layer("ffn_norm"), "gate": layer("ffn_gate"), "down": layer("ffn_down"),
+           "up": layer("ffn_up")}
+# eps and theta as the file stores them (float32).
+logits = ref.forward(weights, ref.TOKENS, heads, kv_heads, eps=float(np.float32(EPS)),
+                     theta=float(np.float32(THETA)), mode="interleaved")
+ref.write_raw(os.path.join(OUT, "gguf_ref_fwd"), logits)
+print("gguf_ref_fwd max |logit|", np.abs(logits).max())

@@ -3,7 +3,12 @@
 
 hf_llama/: untied, sharded in two files with model.safetensors.index.json, F32/F16/BF16 tensors.
 hf_llama_tied/: tie_word_embeddings, one model.safetensors.
-References (float32 raw): the q/k projections permuted from HF's half-split RoPE layout to the
+Forward references hf_ref_fwd{,_tied}.{f32,i32}: logits of every position of ref.TOKENS, computed in
+float64 by llama_reference.py with HF's half-split rotate_half RoPE on the ORIGINAL (unpermuted)
+q/k weights as stored (F16/BF16 rounding included), eps and theta from config.json, lm_head tied to
+embed_tokens in the tied folder; einfer's import permutes q/k rows and rotates interleaved pairs, so
+agreement checks that permutation independently.
+Other references (float32 raw): the q/k projections permuted from HF's half-split RoPE layout to the
 interleaved one, and attention scores q(x1 at pos 3) . k(x2 at pos 5) per head computed the HF way
 (rotate_half), in float64: a packed model must reproduce them with interleaved RoPE.
 """
@@ -12,6 +17,7 @@ import os
 
 import numpy as np
 
+import llama_reference as ref
 import safetensors_writer as st
 
 OUT = os.path.join(os.path.dirname(__file__), "..", "data", "format")
@@ -99,7 +105,7 @@ def f32(path, a):
 
 
 w = make("hf_llama", tied=False, sharded=True)
-make("hf_llama_tied", tied=True, sharded=False)
+w_tied = make("hf_llama_tied", tied=True, sharded=False)
 
 wq = w["model.layers.1.self_attn.q_proj.weight"].astype(np.float64)
 wk = w["model.layers.1.self_attn.k_proj.weight"].astype(np.float64)
@@ -121,3 +127,29 @@ f32("hf_ref_wk1_interleaved.f32", permute(wk, kv_heads))
 f32("hf_ref_w3_0.f32", w["model.layers.0.mlp.up_proj.weight"])
 f32("hf_ref_lm_head.f32", w["lm_head.weight"])
 print("scores", scores)
+
+
+def hf_forward(w, folder):
+    """HF LlamaForCausalLM on the stored tensors (names as in the checkpoint), config from the
+    folder's config.json."""
+    with open(os.path.join(OUT, folder, "config.json")) as f:
+        cfg = json.load(f)
+    tied = cfg["tie_word_embeddings"]
+    layer = lambda n: [w[f"model.layers.{l}.{n}.weight"] for l in range(layers)]
+    weights = {"tok": w["model.embed_tokens.weight"], "final_norm": w["model.norm.weight"],
+               "cls": w["model.embed_tokens.weight" if tied else "lm_head.weight"],
+               "att_norm": layer("input_layernorm"), "wq": layer("self_attn.q_proj"),
+               "wk": layer("self_attn.k_proj"), "wv": layer("self_attn.v_proj"),
+               "wo": layer("self_attn.o_proj"), "ffn_norm": layer("post_attention_layernorm"),
+               "gate": layer("mlp.gate_proj"), "down": layer("mlp.down_proj"),
+               "up": layer("mlp.up_proj")}
+    return ref.forward(weights, ref.TOKENS, cfg["num_attention_heads"],
+                       cfg["num_key_value_heads"], eps=cfg["rms_norm_eps"],
+                       theta=cfg["rope_theta"], mode="half_split")
+
+
+for name, weights, folder in [("hf_ref_fwd", w, "hf_llama"),
+                              ("hf_ref_fwd_tied", w_tied, "hf_llama_tied")]:
+    logits = hf_forward(weights, folder)
+    ref.write_raw(os.path.join(OUT, name), logits)
+    print(name, "max |logit|", np.abs(logits).max())

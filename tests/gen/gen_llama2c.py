@@ -3,12 +3,17 @@
 from one set of random weights, plus reference tensors as raw little-endian float32 files.
 
 Output: tests/data/format/llama2c_{v0,v1,v2}.bin and llama2c_ref_*.f32. Run with /usr/bin/python3.
+Forward references llama2c_ref_fwd_{v1,v2}.{f32,i32}: float64 logits of every position of
+llama_reference.TOKENS as llama2.c's run.c computes them (interleaved RoPE, eps 1e-5, theta 10000),
+on the float weights (v0 and v1 hold the same ones) and on v2's dequantized int8 groups.
 hidden_dim 36 with group 8 makes v2 groups straddle rows of w2 ([16, 36]: 36 % 8 != 0).
 """
 import os
 import struct
 
 import numpy as np
+
+import llama_reference as ref
 
 OUT = os.path.join(os.path.dirname(__file__), "..", "data", "format")
 dim, hidden, layers, heads, kv_heads, vocab, seq = 16, 36, 2, 4, 2, 32, 16
@@ -73,7 +78,27 @@ for name, mats in [("tok", [tok]), ("wq", wq), ("wk", wk), ("wv", wv), ("wo", wo
         v2 += q.tobytes() + s.astype("<f4").tobytes()
         deq[(name, i)] = (q.reshape(-1, group).astype(np.float32) * s[:, None]).reshape(m.shape)
 
+
+def llama2c_forward(get):
+    """run.c's forward over every position of ref.TOKENS; get(name, i) gives matrix i of a kind."""
+    w = {"tok": get("tok", 0), "final_norm": final_norm, "cls": get("cls", 0),
+         "att_norm": att_norm, "ffn_norm": ffn_norm}
+    for kind, key in [("wq", "wq"), ("wk", "wk"), ("wv", "wv"), ("wo", "wo"), ("w1", "gate"),
+                      ("w2", "down"), ("w3", "up")]:
+        w[key] = [get(kind, l) for l in range(layers)]
+    return ref.forward(w, ref.TOKENS, heads, kv_heads, eps=1e-5, theta=10000.0,
+                       mode="interleaved")
+
+
+floats = {"tok": [tok], "cls": [wcls], "wq": wq, "wk": wk, "wv": wv, "wo": wo, "w1": w1, "w2": w2,
+          "w3": w3}
+fwd = {"v1": llama2c_forward(lambda k, i: floats[k][i]),
+       "v2": llama2c_forward(lambda k, i: deq[(k, i)])}
+
 os.makedirs(OUT, exist_ok=True)
+for version, logits in fwd.items():
+    ref.write_raw(os.path.join(OUT, f"llama2c_ref_fwd_{version}"), logits)
+    print(f"llama2c_ref_fwd_{version} max |logit|", np.abs(logits).max())
 for name, blob in [("llama2c_v0.bin", v0), ("llama2c_v1.bin", v1), ("llama2c_v2.bin", v2)]:
     with open(os.path.join(OUT, name), "wb") as f:
         f.write(blob)
