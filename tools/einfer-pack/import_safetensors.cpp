@@ -8,6 +8,7 @@
 // i + k/2) and record rope=interleaved: q.k and the rotation commute with this permutation applied
 // to both q and k, so the packed model computes the same function (tests/gen/gen_hf_llama.py checks
 // the identity numerically).
+#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -15,6 +16,7 @@
 #include <regex>
 
 #include "kernels/quant.h"
+#include "tools/common/file.h"
 #include "tools/einfer-pack/importers.h"
 #include "tools/einfer-pack/json.h"
 
@@ -147,15 +149,10 @@ int json_int(const Json& cfg, const char* key, int fallback, bool required) {
 }  // namespace
 
 std::vector<uint8_t> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw PackError("cannot open " + path);
-  in.seekg(0, std::ios::end);
-  const std::streamoff n = in.tellg();
-  if (n < 0) throw PackError("cannot read " + path + " (not a regular file?)");
-  in.seekg(0);
-  std::vector<uint8_t> b(static_cast<size_t>(n));
-  if (n > 0 && !in.read(reinterpret_cast<char*>(b.data()), n))
-    throw PackError("cannot read " + path);
+  std::vector<uint8_t> b;
+  errno = 0;
+  if (!tools::read_file(path.c_str(), &b))
+    throw PackError("cannot open " + path + (errno ? std::string(": ") + std::strerror(errno) : ""));
   return b;
 }
 

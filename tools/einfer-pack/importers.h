@@ -34,6 +34,7 @@ struct SourceModel {
 // Progress callback: done and total bytes of input processed.
 using Progress = void (*)(uint64_t done, uint64_t total);
 
+// Whole file (tools/common/file.h); throws PackError("cannot open PATH: reason").
 std::vector<uint8_t> read_file(const std::string& path);
 
 // llama2.c checkpoints v0 (legacy), v1 (ak42 fp32), v2 (ak42 int8 groups).
