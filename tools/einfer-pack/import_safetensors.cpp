@@ -107,12 +107,7 @@ void add(SourceModel& m, TensorRole role, int32_t layer, std::vector<int64_t> sh
   for (int64_t d : shape) n *= d;
   if (n != static_cast<int64_t>(values.size()))
     throw PackError("tensor " + name + " has an unexpected number of elements");
-  SourceTensor t;
-  t.role = role;
-  t.layer = layer;
-  t.shape = std::move(shape);
-  t.values = std::move(values);
-  m.tensors.push_back(std::move(t));
+  add_float_tensor(m, role, layer, std::move(shape), std::move(values));
 }
 
 void expect_shape(const std::vector<int64_t>& got, std::vector<int64_t> want,
@@ -152,7 +147,8 @@ std::vector<uint8_t> read_file(const std::string& path) {
   std::vector<uint8_t> b;
   errno = 0;
   if (!tools::read_file(path.c_str(), &b))
-    throw PackError("cannot open " + path + (errno ? std::string(": ") + std::strerror(errno) : ""));
+    throw PackError("cannot open " + path +
+                    (errno ? std::string(": ") + std::strerror(errno) : std::string()));
   return b;
 }
 

@@ -31,6 +31,10 @@ struct SourceModel {
   std::string notes;  // importer remarks for metadata (e.g. "rope: q/k permuted to interleaved")
 };
 
+// Appends a float32 tensor (values in C order, as many as the shape holds) to m.tensors.
+void add_float_tensor(SourceModel& m, TensorRole role, int32_t layer, std::vector<int64_t> shape,
+                      std::vector<float> values);
+
 // Progress callback: done and total bytes of input processed.
 using Progress = void (*)(uint64_t done, uint64_t total);
 

@@ -43,7 +43,9 @@ void append_piece(std::vector<uint8_t>& out, const std::string& piece, float sco
   append(out, piece.data(), piece.size());
 }
 
-[[noreturn]] void spec_error(const std::string& what) { throw PackError("--synthetic: " + what); }
+[[noreturn]] void spec_error(const std::string& what) {
+  throw PackError("--synthetic: " + what);
+}
 
 // The architecture a spec describes; throws when einfer cannot run it.
 ModelConfig synthetic_config(const SyntheticSpec& s) {
@@ -124,10 +126,14 @@ SyntheticSpec parse_synthetic_spec(const std::string& text, const SyntheticSpec&
     int32_t* target;
     long lo, hi;
   };
-  const Field fields[] = {{"dim", &s.dim, 2, 1 << 16},         {"hidden", &s.hidden, 1, 1 << 18},
-                          {"layers", &s.layers, 1, 1024},      {"heads", &s.heads, 1, 4096},
-                          {"kv_heads", &s.kv_heads, 1, 4096},  {"vocab", &s.vocab, 1, 1 << 22},
-                          {"seq", &s.seq, 1, 1 << 24},         {"group", &s.group, 2, 65536},
+  const Field fields[] = {{"dim", &s.dim, 2, 1 << 16},
+                          {"hidden", &s.hidden, 1, 1 << 18},
+                          {"layers", &s.layers, 1, 1024},
+                          {"heads", &s.heads, 1, 4096},
+                          {"kv_heads", &s.kv_heads, 1, 4096},
+                          {"vocab", &s.vocab, 1, 1 << 22},
+                          {"seq", &s.seq, 1, 1 << 24},
+                          {"group", &s.group, 2, 65536},
                           {"tied", &s.tied, 0, 1}};
   size_t pos = 0;
   while (pos < text.size()) {
@@ -140,11 +146,16 @@ SyntheticSpec parse_synthetic_spec(const std::string& text, const SyntheticSpec&
     if (eq == std::string::npos) spec_error("'" + item + "' is not key=value");
     const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
     if (key == "dtype") {
-      if (value == "f32") s.dtype = DType::f32;
-      else if (value == "f16") s.dtype = DType::f16;
-      else if (value == "q8") s.dtype = DType::q8;
-      else if (value == "q4") s.dtype = DType::q4;
-      else spec_error("dtype must be f32, f16, q8 or q4, got '" + value + "'");
+      if (value == "f32")
+        s.dtype = DType::f32;
+      else if (value == "f16")
+        s.dtype = DType::f16;
+      else if (value == "q8")
+        s.dtype = DType::q8;
+      else if (value == "q4")
+        s.dtype = DType::q4;
+      else
+        spec_error("dtype must be f32, f16, q8 or q4, got '" + value + "'");
       continue;
     }
     const bool is_seed = key == "seed";
@@ -161,8 +172,10 @@ SyntheticSpec parse_synthetic_spec(const std::string& text, const SyntheticSpec&
     if (value.empty() || *stop != '\0' || errno || v < lo || v > hi)
       spec_error(key + " needs an integer in " + std::to_string(lo) + ".." + std::to_string(hi) +
                  ", got '" + value + "'");
-    if (is_seed) s.seed = static_cast<uint64_t>(v);
-    else *hit->target = static_cast<int32_t>(v);
+    if (is_seed)
+      s.seed = static_cast<uint64_t>(v);
+    else
+      *hit->target = static_cast<int32_t>(v);
   }
   synthetic_config(s);  // shape errors belong to the spec too
   return s;
@@ -172,16 +185,10 @@ SourceModel make_synthetic(const SyntheticSpec& s) {
   SourceModel m;
   m.kind = "synthetic";
   m.config = synthetic_config(s);
-  generate_synthetic(s, m.config, [&](TensorRole role, int32_t layer,
-                                      const std::vector<int64_t>& shape,
-                                      const std::vector<float>& values) {
-    SourceTensor t;
-    t.role = role;
-    t.layer = layer;
-    t.shape = shape;
-    t.values = values;
-    m.tensors.push_back(std::move(t));
-  });
+  generate_synthetic(
+      s, m.config,
+      [&](TensorRole role, int32_t layer, const std::vector<int64_t>& shape,
+          const std::vector<float>& values) { add_float_tensor(m, role, layer, shape, values); });
   m.notes = "synthetic model, seed " + std::to_string(s.seed);
   return m;
 }
@@ -191,19 +198,21 @@ EinImage make_synthetic_image(const SyntheticSpec& s) {
   image.config = synthetic_config(s);
   const int32_t group = image.config.group_size;
   // As pack_source does: matrices take the dtype, norms stay f32.
-  generate_synthetic(s, image.config, [&](TensorRole role, int32_t layer,
-                                          const std::vector<int64_t>& shape,
-                                          const std::vector<float>& values) {
-    const bool matrix = ein_role_is_matrix(role);
-    image.tensors.push_back(encode_tensor(role, layer, shape, values.data(),
-                                          matrix ? s.dtype : DType::f32, matrix ? group : 0));
-  });
+  generate_synthetic(
+      s, image.config,
+      [&](TensorRole role, int32_t layer, const std::vector<int64_t>& shape,
+          const std::vector<float>& values) {
+        const bool matrix = ein_role_is_matrix(role);
+        image.tensors.push_back(encode_tensor(role, layer, shape, values.data(),
+                                              matrix ? s.dtype : DType::f32, matrix ? group : 0));
+      });
   image.metadata = "source=synthetic\nnotes=synthetic model, seed " + std::to_string(s.seed) + "\n";
   return image;
 }
 
 std::vector<uint8_t> make_synthetic_tokenizer(int32_t vocab) {
-  if (vocab < 259) throw PackError("--synthetic: a tokenizer needs vocab >= 259 (specials and bytes)");
+  if (vocab < 259)
+    throw PackError("--synthetic: a tokenizer needs vocab >= 259 (specials and bytes)");
   std::vector<uint8_t> out;
   const int32_t max_len = 8;
   append(out, &max_len, 4);
