@@ -13,23 +13,19 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <vector>
 
 #include "kernels/attention.h"
 #include "kernels/simd.h"
 #include "runtime/kv_cache.h"
+#include "tools/common/bench_probes.h"
 
 using namespace einfer;
 
 namespace {
 
 // Thread CPU time: the machine is shared, and time spent descheduled is not the kernel's.
-double now_s() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
-}
+double now_s() { return double(tools::thread_ns()) * 1e-9; }
 
 struct Rng {
   uint64_t s = 0x9E3779B97F4A7C15ull;
@@ -39,29 +35,7 @@ struct Rng {
   }
 };
 
-// Streams `bytes` bytes (multiple of 4) with integer adds; returns a checksum so it is not elided.
-uint32_t stream_read(const void* p, size_t bytes) {
-  const int32_t* x = static_cast<const int32_t*>(p);
-  const size_t n = bytes / 4;
-  size_t i = 0;
-  uint32_t total = 0;
-#if EINFER_HAS_SIMD
-  using B = xsimd::batch<int32_t>;
-  constexpr size_t N = B::size;
-  B a0(0), a1(0), a2(0), a3(0);
-  for (; i + 4 * N <= n; i += 4 * N) {
-    a0 += B::load_unaligned(x + i);
-    a1 += B::load_unaligned(x + i + N);
-    a2 += B::load_unaligned(x + i + 2 * N);
-    a3 += B::load_unaligned(x + i + 3 * N);
-  }
-  alignas(64) int32_t lanes[N];
-  (a0 + a1 + a2 + a3).store_aligned(lanes);
-  for (size_t j = 0; j < N; ++j) total += static_cast<uint32_t>(lanes[j]);
-#endif
-  for (; i < n; ++i) total += static_cast<uint32_t>(x[i]);
-  return total;
-}
+using tools::stream_read;
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());

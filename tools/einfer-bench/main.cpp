@@ -37,8 +37,10 @@
 #include "models/session.h"
 #include "runtime/format.h"
 #include "runtime/sampler.h"
+#include "tools/common/bench_probes.h"
+#include "tools/common/file.h"
 #include "tools/einfer-bench/bench_kernels.h"
-#include "tools/einfer-pack/ein_writer.h"
+#include "tools/einfer-pack/importers.h"
 
 #ifndef EINFER_BENCH_COMPILER
 #define EINFER_BENCH_COMPILER "unknown"
@@ -51,17 +53,13 @@
 #endif
 
 using namespace einfer;
+using tools::stream_read;
+using tools::thread_ns;
 
 namespace {
 
 // ---------------------------------------------------------------------------------------------
 // Clocks and statistics
-
-uint64_t thread_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
 
 // Nearest-rank percentile (q in [0, 1]) of unsorted samples.
 double percentile(std::vector<double> v, double q) {
@@ -104,7 +102,7 @@ double clock_read_ns() {
       "       einfer-bench --smoke       SIMD vs scalar f32 GEMV (needs >= 2x)\n"
       "       einfer-bench --kernels [--quick]   einsum, vector, quant and attention "
       "microbenchmarks\n"
-      "synthetic keys: dim hidden layers heads kv_heads vocab seq dtype(f32|f16|q8|q4) group "
+      "synthetic keys: dim hidden layers heads kv_heads vocab seq dtype(f32|f16|q8|q4) group seed "
       "tied(0|1)\n");
   std::exit(2);
 }
@@ -231,108 +229,7 @@ Args parse(int argc, char** argv) {
   return a;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Synthetic models: deterministic random weights of any shape
-
-struct SyntheticSpec {
-  ModelConfig config;
-  DType dtype = DType::f32;
-  int32_t group = 32;
-};
-
-SyntheticSpec parse_synthetic(const char* text) {
-  SyntheticSpec spec;
-  ModelConfig& c = spec.config;
-  c.arch = ArchKind::llama;
-  c.dim = 288, c.hidden_dim = 768, c.n_layers = 6, c.n_heads = 6, c.n_kv_heads = -1;
-  c.vocab_size = 32000, c.context_length = 256, c.tied_classifier = 1;
-  c.rope = RopeMode::interleaved;
-  std::string s(text);
-  size_t start = 0;
-  while (start < s.size()) {
-    size_t comma = s.find(',', start);
-    if (comma == std::string::npos) comma = s.size();
-    const std::string item = s.substr(start, comma - start);
-    start = comma + 1;
-    if (item.empty()) continue;
-    const size_t eq = item.find('=');
-    if (eq == std::string::npos) {
-      std::fprintf(stderr, "einfer-bench: --synthetic: '%s' is not key=value\n", item.c_str());
-      std::exit(2);
-    }
-    const std::string key = item.substr(0, eq), val = item.substr(eq + 1);
-    if (key == "dtype") {
-      if (val == "f32")
-        spec.dtype = DType::f32;
-      else if (val == "f16")
-        spec.dtype = DType::f16;
-      else if (val == "q8")
-        spec.dtype = DType::q8;
-      else if (val == "q4")
-        spec.dtype = DType::q4;
-      else {
-        std::fprintf(stderr,
-                     "einfer-bench: --synthetic: dtype must be f32, f16, q8 or q4, got '%s'\n",
-                     val.c_str());
-        std::exit(2);
-      }
-      continue;
-    }
-    struct Field {
-      const char* name;
-      int32_t* target;
-      long lo, hi;
-    };
-    int32_t tied = static_cast<int32_t>(c.tied_classifier);
-    const Field fields[] = {{"dim", &c.dim, 2, 1 << 16},
-                            {"hidden", &c.hidden_dim, 1, 1 << 18},
-                            {"layers", &c.n_layers, 1, 1024},
-                            {"heads", &c.n_heads, 1, 4096},
-                            {"kv_heads", &c.n_kv_heads, 1, 4096},
-                            {"vocab", &c.vocab_size, 1, 1 << 22},
-                            {"seq", &c.context_length, 1, 1 << 24},
-                            {"group", &spec.group, 2, 65536},
-                            {"tied", &tied, 0, 1}};
-    const Field* hit = nullptr;
-    for (const Field& fd : fields)
-      if (key == fd.name) hit = &fd;
-    if (!hit) {
-      std::fprintf(stderr, "einfer-bench: --synthetic: unknown key '%s'\n", key.c_str());
-      std::exit(2);
-    }
-    long v = 0;
-    if (!parse_long_strict(val.c_str(), &v) || v < hit->lo || v > hit->hi) {
-      std::fprintf(stderr, "einfer-bench: --synthetic: %s needs an integer in %ld..%ld, got '%s'\n",
-                   hit->name, hit->lo, hit->hi, val.c_str());
-      std::exit(2);
-    }
-    *hit->target = static_cast<int32_t>(v);
-    c.tied_classifier = static_cast<uint32_t>(tied);
-  }
-  if (c.n_kv_heads < 0) c.n_kv_heads = c.n_heads;
-  if (c.dim % c.n_heads != 0 || (c.dim / c.n_heads) % 2 != 0) {
-    std::fprintf(stderr,
-                 "einfer-bench: --synthetic: dim (%d) must be heads (%d) x an even head size\n",
-                 c.dim, c.n_heads);
-    std::exit(2);
-  }
-  if (c.n_heads % c.n_kv_heads != 0) {
-    std::fprintf(stderr,
-                 "einfer-bench: --synthetic: heads (%d) must be a multiple of kv_heads (%d)\n",
-                 c.n_heads, c.n_kv_heads);
-    std::exit(2);
-  }
-  if (spec.group % 2 != 0) {
-    std::fprintf(stderr, "einfer-bench: --synthetic: group must be even\n");
-    std::exit(2);
-  }
-  c.head_dim = c.dim / c.n_heads;
-  c.weight_dtype = spec.dtype;
-  c.group_size = dtype_is_quantized(spec.dtype) ? spec.group : 0;
-  return spec;
-}
-
-// xorshift64*: the same weights on every platform.
+// xorshift64*: the same benchmark tokens and smoke inputs on every platform.
 struct Rng {
   uint64_t s;
   explicit Rng(uint64_t seed) : s(seed ? seed : 0x9E3779B97F4A7C15ull) {}
@@ -340,62 +237,16 @@ struct Rng {
     s ^= s >> 12, s ^= s << 25, s ^= s >> 27;
     return s * 0x2545F4914F6CDD1Dull;
   }
-  // Uniform with standard deviation `sd`: trained-model scale keeps activations finite.
+  // Uniform with standard deviation `sd`.
   float uniform(float sd) {
     const float u = static_cast<float>(next() >> 40) / 16777216.f;  // [0, 1)
     return (2.f * u - 1.f) * sd * 1.7320508f;
   }
 };
 
-std::vector<uint8_t> build_synthetic(const SyntheticSpec& spec) {
-  using pack::encode_tensor;
-  const ModelConfig& c = spec.config;
-  pack::EinImage image;
-  image.config = c;
-  image.metadata = "source=einfer-bench --synthetic\n";
-  const int64_t d = c.dim, f = c.hidden_dim, V = c.vocab_size;
-  const int64_t qd = static_cast<int64_t>(c.n_heads) * c.head_dim;
-  const int64_t kv = static_cast<int64_t>(c.n_kv_heads) * c.head_dim;
-  const int32_t g = c.group_size;
-  std::vector<float> buf;
-  uint64_t seed = 1;
-  auto matrix = [&](TensorRole role, int32_t layer, int64_t rows, int64_t cols) {
-    Rng rng(0x5EED0000ull + seed++);
-    buf.resize(static_cast<size_t>(rows * cols));
-    for (float& x : buf) x = rng.uniform(0.02f);
-    image.tensors.push_back(encode_tensor(role, layer, {rows, cols}, buf.data(), spec.dtype, g));
-  };
-  auto ones = [&](TensorRole role, int32_t layer) {
-    buf.assign(static_cast<size_t>(d), 1.f);
-    image.tensors.push_back(encode_tensor(role, layer, {d}, buf.data(), DType::f32, 0));
-  };
-  matrix(TensorRole::token_embedding, -1, V, d);
-  ones(TensorRole::final_norm, -1);
-  if (!c.tied_classifier) matrix(TensorRole::classifier, -1, V, d);
-  for (int32_t l = 0; l < c.n_layers; ++l) {
-    ones(TensorRole::attn_norm, l);
-    matrix(TensorRole::wq, l, qd, d);
-    matrix(TensorRole::wk, l, kv, d);
-    matrix(TensorRole::wv, l, kv, d);
-    matrix(TensorRole::wo, l, d, qd);
-    ones(TensorRole::ffn_norm, l);
-    matrix(TensorRole::w1, l, f, d);
-    matrix(TensorRole::w2, l, d, f);
-    matrix(TensorRole::w3, l, f, d);
-  }
-  return pack::write_ein(image);
-}
-
-std::vector<uint8_t> read_file(const char* path) {
-  std::vector<uint8_t> bytes;
-  FILE* f = std::fopen(path, "rb");
-  if (!f) return bytes;
-  uint8_t buf[1 << 16];
-  size_t got;
-  while ((got = std::fread(buf, 1, sizeof buf, f)) > 0) bytes.insert(bytes.end(), buf, buf + got);
-  std::fclose(f);
-  return bytes;
-}
+// --synthetic keys left out take stories15M's shape (pack::SyntheticSpec, einfer_pack_lib).
+constexpr pack::SyntheticSpec kBenchSyntheticDefaults = {
+    .dim = 288, .hidden = 768, .layers = 6, .heads = 6, .kv_heads = 0, .vocab = 32000, .seq = 256};
 
 // ---------------------------------------------------------------------------------------------
 // What one step reads and computes
@@ -462,28 +313,6 @@ StepCost decode_cost(const LlamaWeights& w, const KVCache& cache, int64_t attend
 // ---------------------------------------------------------------------------------------------
 // Roofline probes
 
-// Sums a buffer with wide loads and independent accumulators: the fastest plain read of `bytes`.
-uint32_t stream_read(const int32_t* x, size_t n) {
-  size_t i = 0;
-  uint32_t total = 0;
-#if EINFER_HAS_SIMD
-  using B = xsimd::batch<int32_t>;
-  constexpr size_t N = B::size;
-  B a0(0), a1(0), a2(0), a3(0);
-  for (; i + 4 * N <= n; i += 4 * N) {
-    a0 += B::load_aligned(x + i);
-    a1 += B::load_aligned(x + i + N);
-    a2 += B::load_aligned(x + i + 2 * N);
-    a3 += B::load_aligned(x + i + 3 * N);
-  }
-  alignas(64) int32_t lanes[N];
-  ((a0 + a1) + (a2 + a3)).store_aligned(lanes);
-  for (size_t j = 0; j < N; ++j) total += static_cast<uint32_t>(lanes[j]);
-#endif
-  for (; i < n; ++i) total += static_cast<uint32_t>(x[i]);
-  return total;
-}
-
 struct StreamBuffer {
   int32_t* p = nullptr;
   size_t n = 0;
@@ -507,10 +336,10 @@ double measure_bandwidth(StreamBuffer* buf, size_t bytes) {
   }
   const int passes = static_cast<int>(std::clamp<double>(4e8 / double(n * 4), 7, 401));
   std::vector<double> gbps;
-  g_sink = g_sink + stream_read(buf->p, n);  // warm-up: bring it to the cache level it fits
+  g_sink = g_sink + stream_read(buf->p, n * 4);  // warm-up: bring it to the cache level it fits
   for (int r = 0; r < passes; ++r) {
     const uint64_t t0 = thread_ns();
-    g_sink = g_sink + stream_read(buf->p, n);
+    g_sink = g_sink + stream_read(buf->p, n * 4);
     const uint64_t t1 = thread_ns();
     gbps.push_back(double(n * 4) / double(std::max<uint64_t>(t1 - t0, 1)));
   }
@@ -1061,17 +890,22 @@ int main(int argc, char** argv) {
   Report rep;
   rep.args = a;
   if (a.synthetic) {
-    const SyntheticSpec spec = parse_synthetic(a.synthetic);
+    pack::SyntheticSpec spec;
     try {
-      bytes = build_synthetic(spec);
+      spec = pack::parse_synthetic_spec(a.synthetic, kBenchSyntheticDefaults);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "einfer-bench: %s\n", e.what());
+      return 2;  // a bad spec is a usage error
+    }
+    try {
+      bytes = pack::write_ein(pack::make_synthetic_image(spec));
     } catch (const std::exception& e) {
       std::fprintf(stderr, "einfer-bench: building the synthetic model: %s\n", e.what());
       return 1;
     }
     rep.source = std::string("synthetic ") + a.synthetic;
   } else {
-    bytes = read_file(a.model);
-    if (bytes.empty()) {
+    if (!tools::read_file(a.model, &bytes) || bytes.empty()) {
       std::fprintf(stderr, "einfer-bench: cannot read model file %s\n", a.model);
       return 1;
     }

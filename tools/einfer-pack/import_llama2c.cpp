@@ -82,23 +82,13 @@ bool plausible_header(const int32_t h[7]) {
   return h[5] != 0 && h[5] > -(1 << 24) && h[5] < (1 << 24) && h[0] % h[3] == 0 && h[4] <= h[3];
 }
 
-void add(SourceModel& m, TensorRole role, int32_t layer, std::vector<int64_t> shape,
-         std::vector<float> values) {
-  SourceTensor t;
-  t.role = role;
-  t.layer = layer;
-  t.shape = std::move(shape);
-  t.values = std::move(values);
-  m.tensors.push_back(std::move(t));
-}
-
 // Reads L stacked matrices [rows, cols] of fp32.
 void stacked(SourceModel& m, Reader& r, TensorRole role, int64_t rows, int64_t cols) {
   for (int32_t l = 0; l < m.config.n_layers; ++l)
-    add(m, role, l, {rows, cols}, r.floats(rows * cols));
+    add_float_tensor(m, role, l, {rows, cols}, r.floats(rows * cols));
 }
 void stacked_vec(SourceModel& m, Reader& r, TensorRole role, int64_t n) {
-  for (int32_t l = 0; l < m.config.n_layers; ++l) add(m, role, l, {n}, r.floats(n));
+  for (int32_t l = 0; l < m.config.n_layers; ++l) add_float_tensor(m, role, l, {n}, r.floats(n));
 }
 
 // One v2 matrix: int8 values then flat-group scales.
@@ -148,7 +138,7 @@ SourceModel import_llama2c(const std::vector<uint8_t>& b) {
     const int64_t d = c.dim, f = c.hidden_dim, v = c.vocab_size, k = c.head_dim;
     const int64_t q = int64_t{c.n_heads} * k, kv = int64_t{c.n_kv_heads} * k;
     Reader r{b, 28, "llama2.c v0"};
-    add(m, TensorRole::token_embedding, -1, {v, d}, r.floats(v * d));
+    add_float_tensor(m, TensorRole::token_embedding, -1, {v, d}, r.floats(v * d));
     stacked_vec(m, r, TensorRole::attn_norm, d);
     stacked(m, r, TensorRole::wq, q, d);
     stacked(m, r, TensorRole::wk, kv, d);
@@ -158,10 +148,11 @@ SourceModel import_llama2c(const std::vector<uint8_t>& b) {
     stacked(m, r, TensorRole::w1, f, d);
     stacked(m, r, TensorRole::w2, d, f);
     stacked(m, r, TensorRole::w3, f, d);
-    add(m, TensorRole::final_norm, -1, {d}, r.floats(d));
+    add_float_tensor(m, TensorRole::final_norm, -1, {d}, r.floats(d));
     r.floats(int64_t{c.context_length} *
              k);  // freq_cis_real, freq_cis_imag: recomputed at run time
-    if (!c.tied_classifier) add(m, TensorRole::classifier, -1, {v, d}, r.floats(v * d));
+    if (!c.tied_classifier)
+      add_float_tensor(m, TensorRole::classifier, -1, {v, d}, r.floats(v * d));
     if (r.pos != b.size())
       throw PackError("llama2.c v0: " + std::to_string(b.size() - r.pos) +
                       " unexpected bytes after the weights (header disagrees with file size)");
@@ -183,7 +174,7 @@ SourceModel import_llama2c(const std::vector<uint8_t>& b) {
   Reader r{b, 256, version == 1 ? "llama2.c v1" : "llama2.c v2"};
   stacked_vec(m, r, TensorRole::attn_norm, d);
   stacked_vec(m, r, TensorRole::ffn_norm, d);
-  add(m, TensorRole::final_norm, -1, {d}, r.floats(d));
+  add_float_tensor(m, TensorRole::final_norm, -1, {d}, r.floats(d));
   struct Mat {
     TensorRole role;
     int64_t rows, cols;
@@ -192,9 +183,9 @@ SourceModel import_llama2c(const std::vector<uint8_t>& b) {
                        {TensorRole::wo, d, q}, {TensorRole::w1, f, d},  {TensorRole::w2, d, f},
                        {TensorRole::w3, f, d}};
   if (version == 1) {
-    add(m, TensorRole::token_embedding, -1, {v, d}, r.floats(v * d));
+    add_float_tensor(m, TensorRole::token_embedding, -1, {v, d}, r.floats(v * d));
     for (const Mat& mat : mats) stacked(m, r, mat.role, mat.rows, mat.cols);
-    if (!shared) add(m, TensorRole::classifier, -1, {v, d}, r.floats(v * d));
+    if (!shared) add_float_tensor(m, TensorRole::classifier, -1, {v, d}, r.floats(v * d));
   } else {
     const int32_t gs = i32_at(b, 37);
     if (gs <= 0 || gs > 65536) throw PackError("llama2.c v2: group_size out of range");

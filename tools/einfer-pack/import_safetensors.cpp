@@ -8,6 +8,7 @@
 // i + k/2) and record rope=interleaved: q.k and the rotation commute with this permutation applied
 // to both q and k, so the packed model computes the same function (tests/gen/gen_hf_llama.py checks
 // the identity numerically).
+#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -15,6 +16,7 @@
 #include <regex>
 
 #include "kernels/quant.h"
+#include "tools/common/file.h"
 #include "tools/einfer-pack/importers.h"
 #include "tools/einfer-pack/json.h"
 
@@ -105,12 +107,7 @@ void add(SourceModel& m, TensorRole role, int32_t layer, std::vector<int64_t> sh
   for (int64_t d : shape) n *= d;
   if (n != static_cast<int64_t>(values.size()))
     throw PackError("tensor " + name + " has an unexpected number of elements");
-  SourceTensor t;
-  t.role = role;
-  t.layer = layer;
-  t.shape = std::move(shape);
-  t.values = std::move(values);
-  m.tensors.push_back(std::move(t));
+  add_float_tensor(m, role, layer, std::move(shape), std::move(values));
 }
 
 void expect_shape(const std::vector<int64_t>& got, std::vector<int64_t> want,
@@ -147,15 +144,11 @@ int json_int(const Json& cfg, const char* key, int fallback, bool required) {
 }  // namespace
 
 std::vector<uint8_t> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw PackError("cannot open " + path);
-  in.seekg(0, std::ios::end);
-  const std::streamoff n = in.tellg();
-  if (n < 0) throw PackError("cannot read " + path + " (not a regular file?)");
-  in.seekg(0);
-  std::vector<uint8_t> b(static_cast<size_t>(n));
-  if (n > 0 && !in.read(reinterpret_cast<char*>(b.data()), n))
-    throw PackError("cannot read " + path);
+  std::vector<uint8_t> b;
+  errno = 0;
+  if (!tools::read_file(path.c_str(), &b))
+    throw PackError("cannot open " + path +
+                    (errno ? std::string(": ") + std::strerror(errno) : std::string()));
   return b;
 }
 

@@ -31,9 +31,14 @@ struct SourceModel {
   std::string notes;  // importer remarks for metadata (e.g. "rope: q/k permuted to interleaved")
 };
 
+// Appends a float32 tensor (values in C order, as many as the shape holds) to m.tensors.
+void add_float_tensor(SourceModel& m, TensorRole role, int32_t layer, std::vector<int64_t> shape,
+                      std::vector<float> values);
+
 // Progress callback: done and total bytes of input processed.
 using Progress = void (*)(uint64_t done, uint64_t total);
 
+// Whole file (tools/common/file.h); throws PackError("cannot open PATH: reason").
 std::vector<uint8_t> read_file(const std::string& path);
 
 // llama2.c checkpoints v0 (legacy), v1 (ak42 fp32), v2 (ak42 int8 groups).
@@ -58,15 +63,30 @@ SourceModel import_torch_encoder(const std::vector<uint8_t>& safetensors_bytes,
 bool looks_like_gguf(const std::vector<uint8_t>& bytes);
 SourceModel import_gguf(const std::vector<uint8_t>& bytes);
 
-// Deterministic synthetic llama2.c-shaped model (tools/einfer-pack/synthetic.cpp).
-// SPEC: "dim=64,hidden=172,layers=4,heads=4,kv_heads=4,vocab=512,seq=128[,seed=1]"; missing keys
-// take these values (aidreams260K's shape).
+// Deterministic synthetic llama models of any shape (tools/einfer-pack/synthetic.cpp), used by
+// einfer-pack --synthetic and einfer-bench --synthetic.
+// SPEC: comma-separated key=value, e.g. "dim=64,hidden=172,layers=4,heads=4,kv_heads=4,vocab=512,
+// seq=128"; keys: dim hidden layers heads kv_heads (default: heads) vocab seq tied (0|1)
+// dtype (f32|f16|q8|q4) group seed. Missing keys keep the values of the `defaults` passed in.
 struct SyntheticSpec {
-  int32_t dim = 64, hidden = 172, layers = 4, heads = 4, kv_heads = 4, vocab = 512, seq = 128;
+  int32_t dim = 64, hidden = 172, layers = 4, heads = 4, kv_heads = 0, vocab = 512, seq = 128;
+  int32_t tied = 1;            // classifier shares the token embedding
+  DType dtype = DType::f32;    // the source's natural dtype (einfer-pack --dtype overrides it)
+  int32_t group = 32;          // quantization group for q8/q4
   uint64_t seed = 1;
 };
-SyntheticSpec parse_synthetic_spec(const std::string& spec);
+// aidreams260K's shape (the firmware example's model): einfer-pack's defaults.
+constexpr SyntheticSpec kSyntheticAidreams{};
+// Strict: an unknown key, a value that is not an integer in its range, or a shape einfer cannot run
+// (dim not heads x an even head size, heads not a multiple of kv_heads, odd group) throws
+// PackError naming the key and the accepted values.
+SyntheticSpec parse_synthetic_spec(const std::string& spec,
+                                   const SyntheticSpec& defaults = kSyntheticAidreams);
+// The model as float tensors (weights uniform in +-1/sqrt(fan_in), norms 1).
 SourceModel make_synthetic(const SyntheticSpec& spec);
+// The same model packed as spec.dtype / spec.group, generated and encoded one tensor at a time
+// (no float copy of the whole model: benchmark shapes may be large).
+EinImage make_synthetic_image(const SyntheticSpec& spec);
 // A llama2.c tokenizer.bin for `vocab` ids: specials, the 256 byte pieces, then letter pieces.
 std::vector<uint8_t> make_synthetic_tokenizer(int32_t vocab);
 

@@ -52,6 +52,7 @@ void usage() {
                "  --emit-c only: --with-tokenizer --max-prompt-bytes N (C API options the constant covers),\n"
                "    --with-decode-tokenizer (with_tokenizer = 2: decode only, no tokenizer arena)\n"
                "SPEC: dim=64,hidden=172,layers=4,heads=4,kv_heads=4,vocab=512,seq=128[,seed=1]\n"
+               "      (also tied=0|1, dtype=f32|f16|q8|q4 and group=N: the default --dtype/--group)\n"
                "INPUT: llama2.c checkpoint (v0/v1/v2), Hugging Face Llama folder, PyTorch encoder\n"
                "       .safetensors, or GGUF (llama; F32/F16/Q8_0/Q4_0)\n");
 }

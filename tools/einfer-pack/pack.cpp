@@ -55,6 +55,16 @@ const char* kv_name(DType d) {
 
 }  // namespace
 
+void add_float_tensor(SourceModel& m, TensorRole role, int32_t layer, std::vector<int64_t> shape,
+                      std::vector<float> values) {
+  SourceTensor t;
+  t.role = role;
+  t.layer = layer;
+  t.shape = std::move(shape);
+  t.values = std::move(values);
+  m.tensors.push_back(std::move(t));
+}
+
 EinImage pack_source(const SourceModel& source, DType dtype, int32_t group, Progress progress) {
   if (dtype != DType::f32 && dtype != DType::f16 && dtype != DType::q8 && dtype != DType::q4)
     throw PackError("target dtype must be f32, f16, q8 or q4");

@@ -1,11 +1,13 @@
-// Deterministic synthetic llama2.c-shaped models (einfer-pack --synthetic SPEC), so builds and
-// tests that want a model of a given shape work without any checkpoint on disk.
+// Deterministic synthetic llama2.c-shaped models of any shape (einfer-pack --synthetic SPEC,
+// einfer-bench --synthetic SPEC), so builds, tests and benchmarks that want a model of a given
+// shape work without any checkpoint on disk.
 //
 // Weights come from a fixed-seed xorshift generator, uniform in [-a, a] with a = 1/sqrt(fan_in)
-// (norm weights are 1), so activations stay in a sane range and greedy decoding is not stuck on
-// one token. The tokenizer (llama2.c tokenizer.bin layout) has <unk>, <s>, </s>, the 256 byte
-// pieces "<0xNN>", then vocab - 259 pieces " ab", "cd", ... made of lower-case letters, so text
-// output is printable. Same SPEC, same bytes, on every host.
+// (norm weights are 1), so activations keep the same scale at any width and greedy decoding is not
+// stuck on one token. The tokenizer (llama2.c tokenizer.bin layout) has <unk>, <s>, </s>, the 256
+// byte pieces "<0xNN>", then vocab - 259 pieces " ab", "cd", ... made of lower-case letters, so
+// text output is printable. Same SPEC, same bytes, on every host.
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -28,20 +30,6 @@ struct Xorshift {
   float uniform(float a) { return (static_cast<float>(next() >> 8) / 16777216.f * 2.f - 1.f) * a; }
 };
 
-void add_tensor(SourceModel& m, Xorshift& rng, TensorRole role, int32_t layer,
-                std::vector<int64_t> shape, bool ones) {
-  SourceTensor t;
-  t.role = role;
-  t.layer = layer;
-  t.shape = std::move(shape);
-  int64_t n = 1;
-  for (int64_t d : t.shape) n *= d;
-  t.values.resize(static_cast<size_t>(n));
-  const float a = 1.f / std::sqrt(static_cast<float>(t.shape.back()));
-  for (float& v : t.values) v = ones ? 1.f : rng.uniform(a);
-  m.tensors.push_back(std::move(t));
-}
-
 void append(std::vector<uint8_t>& out, const void* p, size_t n) {
   const size_t at = out.size();
   out.resize(at + n);
@@ -55,50 +43,28 @@ void append_piece(std::vector<uint8_t>& out, const std::string& piece, float sco
   append(out, piece.data(), piece.size());
 }
 
-}  // namespace
-
-SyntheticSpec parse_synthetic_spec(const std::string& text) {
-  SyntheticSpec s;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find(',', pos);
-    if (end == std::string::npos) end = text.size();
-    const std::string item = text.substr(pos, end - pos);
-    pos = end + 1;
-    if (item.empty()) continue;
-    const size_t eq = item.find('=');
-    if (eq == std::string::npos) throw PackError("--synthetic: '" + item + "' is not key=value");
-    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
-    char* stop = nullptr;
-    const long v = std::strtol(value.c_str(), &stop, 10);
-    if (value.empty() || *stop != '\0' || v <= 0 || v > (1L << 24))
-      throw PackError("--synthetic: " + key + ": bad value '" + value + "'");
-    const int32_t n = static_cast<int32_t>(v);
-    if (key == "dim") s.dim = n;
-    else if (key == "hidden") s.hidden = n;
-    else if (key == "layers") s.layers = n;
-    else if (key == "heads") s.heads = n;
-    else if (key == "kv_heads") s.kv_heads = n;
-    else if (key == "vocab") s.vocab = n;
-    else if (key == "seq") s.seq = n;
-    else if (key == "seed") s.seed = static_cast<uint64_t>(v);
-    else throw PackError("--synthetic: unknown key '" + key + "' (dim, hidden, layers, heads, kv_heads, vocab, seq, seed)");
-  }
-  return s;
+[[noreturn]] void spec_error(const std::string& what) {
+  throw PackError("--synthetic: " + what);
 }
 
-SourceModel make_synthetic(const SyntheticSpec& s) {
-  if (s.dim % s.heads != 0) throw PackError("--synthetic: dim must be a multiple of heads");
-  if (s.heads % s.kv_heads != 0) throw PackError("--synthetic: heads must be a multiple of kv_heads");
-  SourceModel m;
-  m.kind = "synthetic";
-  ModelConfig& c = m.config;
+// The architecture a spec describes; throws when einfer cannot run it.
+ModelConfig synthetic_config(const SyntheticSpec& s) {
+  const int32_t kv_heads = s.kv_heads > 0 ? s.kv_heads : s.heads;
+  if (s.heads <= 0 || s.dim % s.heads != 0 || (s.dim / s.heads) % 2 != 0)
+    spec_error("dim (" + std::to_string(s.dim) + ") must be heads (" + std::to_string(s.heads) +
+               ") x an even head size");
+  if (s.heads % kv_heads != 0)
+    spec_error("heads (" + std::to_string(s.heads) + ") must be a multiple of kv_heads (" +
+               std::to_string(kv_heads) + ")");
+  if (dtype_is_quantized(s.dtype) && (s.group <= 0 || s.group % 2 != 0))
+    spec_error("group must be even");
+  ModelConfig c;
   c.arch = ArchKind::llama;
   c.dim = s.dim;
   c.hidden_dim = s.hidden;
   c.n_layers = s.layers;
   c.n_heads = s.heads;
-  c.n_kv_heads = s.kv_heads;
+  c.n_kv_heads = kv_heads;
   c.head_dim = s.dim / s.heads;
   c.vocab_size = s.vocab;
   c.context_length = s.seq;
@@ -107,31 +73,146 @@ SourceModel make_synthetic(const SyntheticSpec& s) {
   c.activation = Activation::swiglu;
   c.rope = RopeMode::interleaved;
   c.rope_theta = 10000.f;
-  c.tied_classifier = 1;
+  c.tied_classifier = s.tied ? 1 : 0;
+  c.weight_dtype = s.dtype;
+  c.group_size = dtype_is_quantized(s.dtype) ? s.group : 0;
   const Status st = ein_validate_config(c);
-  if (!st.ok()) throw PackError("--synthetic: unsupported shape: " + status_text(st));
+  if (!st.ok()) spec_error("unsupported shape: " + status_text(st));
+  return c;
+}
+
+// Generates every tensor of the model in file order and hands it to
+// emit(role, layer, shape, values); `values` is reused, so one tensor is held at a time.
+template <class Emit>
+void generate_synthetic(const SyntheticSpec& s, const ModelConfig& c, Emit emit) {
   const int64_t d = c.dim, f = c.hidden_dim, v = c.vocab_size, k = c.head_dim;
   const int64_t q = int64_t{c.n_heads} * k, kv = int64_t{c.n_kv_heads} * k;
   Xorshift rng{s.seed * 0x9E3779B97F4A7C15ull + 1};
-  add_tensor(m, rng, TensorRole::token_embedding, -1, {v, d}, false);
+  std::vector<float> values;
+  auto tensor = [&](TensorRole role, int32_t layer, std::vector<int64_t> shape) {
+    int64_t n = 1;
+    for (int64_t e : shape) n *= e;
+    values.resize(static_cast<size_t>(n));
+    if (shape.size() == 1) {  // norm weights
+      for (float& x : values) x = 1.f;
+    } else {
+      const float a = 1.f / std::sqrt(static_cast<float>(shape.back()));
+      for (float& x : values) x = rng.uniform(a);
+    }
+    emit(role, layer, shape, values);
+  };
+  tensor(TensorRole::token_embedding, -1, {v, d});
   for (int32_t l = 0; l < c.n_layers; ++l) {
-    add_tensor(m, rng, TensorRole::attn_norm, l, {d}, true);
-    add_tensor(m, rng, TensorRole::wq, l, {q, d}, false);
-    add_tensor(m, rng, TensorRole::wk, l, {kv, d}, false);
-    add_tensor(m, rng, TensorRole::wv, l, {kv, d}, false);
-    add_tensor(m, rng, TensorRole::wo, l, {d, q}, false);
-    add_tensor(m, rng, TensorRole::ffn_norm, l, {d}, true);
-    add_tensor(m, rng, TensorRole::w1, l, {f, d}, false);
-    add_tensor(m, rng, TensorRole::w2, l, {d, f}, false);
-    add_tensor(m, rng, TensorRole::w3, l, {f, d}, false);
+    tensor(TensorRole::attn_norm, l, {d});
+    tensor(TensorRole::wq, l, {q, d});
+    tensor(TensorRole::wk, l, {kv, d});
+    tensor(TensorRole::wv, l, {kv, d});
+    tensor(TensorRole::wo, l, {d, q});
+    tensor(TensorRole::ffn_norm, l, {d});
+    tensor(TensorRole::w1, l, {f, d});
+    tensor(TensorRole::w2, l, {d, f});
+    tensor(TensorRole::w3, l, {f, d});
   }
-  add_tensor(m, rng, TensorRole::final_norm, -1, {d}, true);
+  tensor(TensorRole::final_norm, -1, {d});
+  if (!c.tied_classifier) tensor(TensorRole::classifier, -1, {v, d});
+}
+
+}  // namespace
+
+SyntheticSpec parse_synthetic_spec(const std::string& text, const SyntheticSpec& defaults) {
+  SyntheticSpec s = defaults;
+  struct Field {
+    const char* name;
+    int32_t* target;
+    long lo, hi;
+  };
+  const Field fields[] = {{"dim", &s.dim, 2, 1 << 16},
+                          {"hidden", &s.hidden, 1, 1 << 18},
+                          {"layers", &s.layers, 1, 1024},
+                          {"heads", &s.heads, 1, 4096},
+                          {"kv_heads", &s.kv_heads, 1, 4096},
+                          {"vocab", &s.vocab, 1, 1 << 22},
+                          {"seq", &s.seq, 1, 1 << 24},
+                          {"group", &s.group, 2, 65536},
+                          {"tied", &s.tied, 0, 1}};
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find(',', pos);
+    if (end == std::string::npos) end = text.size();
+    const std::string item = text.substr(pos, end - pos);
+    pos = end + 1;
+    if (item.empty()) continue;
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos) spec_error("'" + item + "' is not key=value");
+    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    if (key == "dtype") {
+      if (value == "f32")
+        s.dtype = DType::f32;
+      else if (value == "f16")
+        s.dtype = DType::f16;
+      else if (value == "q8")
+        s.dtype = DType::q8;
+      else if (value == "q4")
+        s.dtype = DType::q4;
+      else
+        spec_error("dtype must be f32, f16, q8 or q4, got '" + value + "'");
+      continue;
+    }
+    const bool is_seed = key == "seed";
+    const Field* hit = nullptr;
+    for (const Field& fd : fields)
+      if (key == fd.name) hit = &fd;
+    if (!hit && !is_seed)
+      spec_error("unknown key '" + key +
+                 "' (dim, hidden, layers, heads, kv_heads, vocab, seq, tied, dtype, group, seed)");
+    const long long lo = is_seed ? 0 : hit->lo, hi = is_seed ? (1ll << 62) : hit->hi;
+    char* stop = nullptr;
+    errno = 0;
+    const long long v = std::strtoll(value.c_str(), &stop, 10);
+    if (value.empty() || *stop != '\0' || errno || v < lo || v > hi)
+      spec_error(key + " needs an integer in " + std::to_string(lo) + ".." + std::to_string(hi) +
+                 ", got '" + value + "'");
+    if (is_seed)
+      s.seed = static_cast<uint64_t>(v);
+    else
+      *hit->target = static_cast<int32_t>(v);
+  }
+  synthetic_config(s);  // shape errors belong to the spec too
+  return s;
+}
+
+SourceModel make_synthetic(const SyntheticSpec& s) {
+  SourceModel m;
+  m.kind = "synthetic";
+  m.config = synthetic_config(s);
+  generate_synthetic(
+      s, m.config,
+      [&](TensorRole role, int32_t layer, const std::vector<int64_t>& shape,
+          const std::vector<float>& values) { add_float_tensor(m, role, layer, shape, values); });
   m.notes = "synthetic model, seed " + std::to_string(s.seed);
   return m;
 }
 
+EinImage make_synthetic_image(const SyntheticSpec& s) {
+  EinImage image;
+  image.config = synthetic_config(s);
+  const int32_t group = image.config.group_size;
+  // As pack_source does: matrices take the dtype, norms stay f32.
+  generate_synthetic(
+      s, image.config,
+      [&](TensorRole role, int32_t layer, const std::vector<int64_t>& shape,
+          const std::vector<float>& values) {
+        const bool matrix = ein_role_is_matrix(role);
+        image.tensors.push_back(encode_tensor(role, layer, shape, values.data(),
+                                              matrix ? s.dtype : DType::f32, matrix ? group : 0));
+      });
+  image.metadata = "source=synthetic\nnotes=synthetic model, seed " + std::to_string(s.seed) + "\n";
+  return image;
+}
+
 std::vector<uint8_t> make_synthetic_tokenizer(int32_t vocab) {
-  if (vocab < 259) throw PackError("--synthetic: a tokenizer needs vocab >= 259 (specials and bytes)");
+  if (vocab < 259)
+    throw PackError("--synthetic: a tokenizer needs vocab >= 259 (specials and bytes)");
   std::vector<uint8_t> out;
   const int32_t max_len = 8;
   append(out, &max_len, 4);

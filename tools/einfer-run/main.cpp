@@ -6,11 +6,6 @@
 //   einfer-run ENCODER.ein --input X.npy --output Y.npy
 //
 // Text streams to stdout as it is generated; timing and memory go to stderr at the end.
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -24,6 +19,7 @@
 #include "models/tokenizer.h"
 #include "runtime/format.h"
 #include "runtime/sampler.h"
+#include "tools/common/file.h"
 #include "tools/common/npy.h"
 
 using namespace einfer;
@@ -131,44 +127,6 @@ Args parse(int argc, char** argv) {
   return a;
 }
 
-// The model file, memory-mapped read-only (page-aligned, so 64-byte aligned as the loader needs).
-struct MappedFile {
-  void* data = nullptr;
-  size_t size = 0;
-  ~MappedFile() {
-    if (data) munmap(data, size);
-  }
-};
-
-bool map_file(const char* path, MappedFile* out) {
-  const int fd = open(path, O_RDONLY);
-  if (fd < 0) return false;
-  struct stat st;
-  if (fstat(fd, &st) != 0 || st.st_size <= 0) {
-    close(fd);
-    return false;
-  }
-  out->size = static_cast<size_t>(st.st_size);
-  out->data = mmap(nullptr, out->size, PROT_READ, MAP_PRIVATE, fd, 0);
-  close(fd);
-  if (out->data == MAP_FAILED) {
-    out->data = nullptr;
-    return false;
-  }
-  return true;
-}
-
-std::vector<unsigned char> read_file(const char* path) {
-  std::vector<unsigned char> bytes;
-  FILE* f = std::fopen(path, "rb");
-  if (!f) return bytes;
-  unsigned char buf[1 << 16];
-  size_t got;
-  while ((got = std::fread(buf, 1, sizeof buf, f)) > 0) bytes.insert(bytes.end(), buf, buf + got);
-  std::fclose(f);
-  return bytes;
-}
-
 // A 64-byte aligned heap buffer for the arena (the tool may allocate; the libraries never do).
 struct AlignedBuffer {
   void* p = nullptr;
@@ -260,8 +218,8 @@ std::vector<int32_t> parse_ids(const char* text) {
 
 int main(int argc, char** argv) {
   const Args a = parse(argc, argv);
-  MappedFile file;
-  if (!map_file(a.model, &file)) {
+  tools::MappedFile file;
+  if (!tools::map_file(a.model, &file)) {
     std::fprintf(stderr, "einfer-run: cannot read model file %s\n", a.model);
     return 1;
   }
@@ -282,12 +240,11 @@ int main(int argc, char** argv) {
   const RunOptions& run = session->state.options;
 
   // Tokenizer: -z wins over the one packed into the model; ids-only runs need none.
-  std::vector<unsigned char> tok_file;
+  std::vector<uint8_t> tok_file;
   const void* tok_bytes = model.tokenizer;
   size_t tok_size = model.tokenizer_bytes;
   if (a.tokenizer) {
-    tok_file = read_file(a.tokenizer);
-    if (tok_file.empty()) {
+    if (!tools::read_file(a.tokenizer, &tok_file) || tok_file.empty()) {
       std::fprintf(stderr, "einfer-run: cannot read tokenizer %s\n", a.tokenizer);
       return 1;
     }
