@@ -32,6 +32,7 @@ RunOptions run_options(const einfer_options& o) {
   r.sinks = o.sinks;
   r.kv_dtype = o.kv_int8 ? DType::i8 : DType::f32;
   r.max_batch = o.max_batch;
+  r.cache_plans = o.no_plan_cache == 0;
   return r;
 }
 

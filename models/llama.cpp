@@ -50,10 +50,12 @@ TensorView weight_like(const ModelConfig& c, DType dtype, int64_t rows, int64_t 
 
 // Slots of LlamaState::plans (the first four are the attention projections, in MhaBuffers order).
 enum PlanSlot { kPlanW1 = 4, kPlanW3 = 5, kPlanW2 = 6, kPlanClassifier = 7 };
+constexpr size_t kPlanSlots = 8;
 
 // y[n, e] = x[n, d] · W[e, d]ᵀ: every projection of the model.
 Status project(const float* x, int64_t n, const TensorView& w, float* y, LlamaState* s, int slot) {
-  return linear_cached(&s->plans[slot], x, n, w, TensorView{}, y, s->scratch, s->scratch_bytes);
+  return linear_cached(s->plans ? &s->plans[slot] : nullptr, x, n, w, TensorView{}, y, s->scratch,
+                       s->scratch_bytes);
 }
 
 // Scratch the projections of one chunk of n tokens need with weights of `dtype`.
@@ -212,6 +214,10 @@ Status llama_state_init(const ModelConfig& c, const RunOptions& options, Arena& 
   EINFER_TRY(arena.allocate_array(B * c.hidden_dim, &s->hb));
   EINFER_TRY(arena.allocate_array(B * c.hidden_dim, &s->hb2));
   EINFER_TRY(arena.allocate_array(static_cast<size_t>(c.vocab_size), &s->logits));
+  if (o.cache_plans) {
+    EINFER_TRY(arena.allocate_array(kPlanSlots, &s->plans));
+    for (size_t i = 0; s->plans && i < kPlanSlots; ++i) s->plans[i].valid = false;
+  }
 
   // One scratch region serves every einsum and the attention kernel (they never overlap in time).
   // The attention kernel's own part; projection_scratch covers every projection shape, q, k, v

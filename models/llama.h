@@ -60,8 +60,9 @@ struct LlamaState {
   void* scratch = nullptr;  // einsum and attention scratch
   size_t scratch_bytes = 0;
   StageProfile* profile = nullptr;  // per-stage timing for benchmarks (null: off, no cost)
-  // Projection plans shared by all layers: q, k, v, o, w1, w3, w2, classifier.
-  LinearPlan plans[8];
+  // Projection plans shared by all layers (q, k, v, o, w1, w3, w2, classifier), in the arena when
+  // options.cache_plans; null: every projection plans its einsum on the spot.
+  LinearPlan* plans = nullptr;
 };
 
 // Fills in the defaults of `options` for `config` (context, max_batch) and validates them.

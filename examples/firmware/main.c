@@ -43,6 +43,7 @@ int main(void) {
   options.sinks = EINFER_MODEL_SINKS;
   options.kv_int8 = EINFER_MODEL_KV_INT8;
   options.max_batch = EINFER_MODEL_MAX_BATCH;
+  options.no_plan_cache = EINFER_MODEL_NO_PLAN_CACHE;
   options.with_tokenizer = EINFER_MODEL_WITH_TOKENIZER;
   options.max_prompt_bytes = EINFER_MODEL_MAX_PROMPT_BYTES;
   options.skip_crc = 0; /* check the flash image once at start-up */

@@ -48,7 +48,7 @@ void usage() {
                "                    [--causal] [--eps E]]\n"
                "       einfer-pack --synthetic SPEC -o OUT.ein|--emit-c OUT.h [...]\n"
                "       einfer-pack --inspect MODEL.ein [--json]\n"
-               "run options (arena sizing): --context N --window W --sinks S --kv f32|q8 --batch B\n"
+               "run options (arena sizing): --context N --window W --sinks S --kv f32|q8 --batch B [--no-plan-cache]\n"
                "  --emit-c only: --with-tokenizer --max-prompt-bytes N (C API options the constant covers),\n"
                "    --with-decode-tokenizer (with_tokenizer = 2: decode only, no tokenizer arena)\n"
                "SPEC: dim=64,hidden=172,layers=4,heads=4,kv_heads=4,vocab=512,seq=128[,seed=1]\n"
@@ -125,6 +125,7 @@ int run(int argc, char** argv) {
     else if (a == "--window") run.window = parse_int(a, value());
     else if (a == "--sinks") run.sinks = parse_int(a, value());
     else if (a == "--batch") run.max_batch = parse_int(a, value());
+    else if (a == "--no-plan-cache") run.cache_plans = false;
     else if (a == "--kv") {
       const std::string k = value();
       if (k == "f32")

@@ -212,6 +212,7 @@ std::string emit_c_header(const std::vector<uint8_t>& image, const Model& model,
   o.sinks = run.sinks;
   o.kv_int8 = run.kv_dtype == DType::i8 ? 1 : 0;
   o.max_batch = run.max_batch;
+  o.no_plan_cache = run.cache_plans ? 0 : 1;
   o.with_tokenizer = capi.with_tokenizer;
   o.max_prompt_bytes = capi.max_prompt_bytes;
   size_t arena = 0;
@@ -233,6 +234,7 @@ std::string emit_c_header(const std::vector<uint8_t>& image, const Model& model,
   out += fmt("#define %s_SINKS %d\n", upper.c_str(), run.sinks);
   out += fmt("#define %s_KV_INT8 %d\n", upper.c_str(), o.kv_int8);
   out += fmt("#define %s_MAX_BATCH %d\n", upper.c_str(), run.max_batch);
+  out += fmt("#define %s_NO_PLAN_CACHE %d\n", upper.c_str(), run.cache_plans ? 0 : 1);
   out += fmt("#define %s_WITH_TOKENIZER %d\n", upper.c_str(), capi.with_tokenizer);
   out += fmt("#define %s_MAX_PROMPT_BYTES %d\n", upper.c_str(), capi.max_prompt_bytes);
   if (rc == 0) {
