@@ -1,7 +1,8 @@
 # Runs a command and compares its stdout with an expected file or prefix.
 #   cmake -DCMD="a;b;c" [-DEXPECT_FILE=f] [-DEXPECT_PREFIX=text] [-DREQUIRE=path] -P run_and_compare.cmake
 # EXPECT_FILE: stdout (whitespace-trimmed) must equal the first line of the file (also trimmed).
-# EXPECT_PREFIX / EXPECT_PREFIX_FILE: stdout must start with the text (given, or read from a file). REQUIRE: skip (print "skipped:") when missing.
+# EXPECT_PREFIX / EXPECT_PREFIX_FILE: stdout must start with the text (given, or read from a file).
+# EXPECT_COUNT: stdout must hold exactly that many whitespace-separated items (e.g. token ids). REQUIRE: skip (print "skipped:") when missing.
 if(DEFINED REQUIRE AND NOT EXISTS "${REQUIRE}")
   message("skipped: ${REQUIRE} is absent")
   return()
@@ -18,6 +19,13 @@ if(DEFINED EXPECT_FILE)
   string(STRIP "${want}" want)
   if(NOT out STREQUAL want)
     message(FATAL_ERROR "stdout differs from the expected:\n  got:  ${out}\n  want: ${want}")
+  endif()
+endif()
+if(DEFINED EXPECT_COUNT)  # stdout holds exactly that many whitespace-separated items
+  string(REGEX REPLACE "[ \t\r\n]+" ";" items "${out}")
+  list(LENGTH items count)
+  if(NOT count EQUAL EXPECT_COUNT)
+    message(FATAL_ERROR "expected ${EXPECT_COUNT} items on stdout, got ${count}")
   endif()
 endif()
 if(DEFINED EXPECT_PREFIX_FILE)

@@ -2,7 +2,7 @@
 //
 //   einfer-run MODEL.ein [-z TOKENIZER] [-p PROMPT | --prompt-ids "1 2 3"] [-n STEPS] [-t TEMP]
 //              [--top-p P] [--top-k K] [--seed S] [--window W] [--sinks S] [--kv f32|q8]
-//              [--context N] [--batch B] [--ids] [--logits FILE] [--no-crc]
+//              [--context N] [--batch B] [--ids] [--ignore-eos] [--logits FILE] [--no-crc]
 //   einfer-run ENCODER.ein --input X.npy --output Y.npy
 //
 // Text streams to stdout as it is generated; timing and memory go to stderr at the end.
@@ -39,6 +39,7 @@ struct Args {
   bool seed_set = false;
   RunOptions run;
   bool ids = false;
+  bool ignore_eos = false;
   bool verify_crc = true;
   const char* logits = nullptr;
   const char* input = nullptr;
@@ -50,7 +51,8 @@ struct Args {
   std::fprintf(stderr,
                "usage: einfer-run MODEL.ein [-z TOKENIZER] [-p PROMPT | --prompt-ids \"1 2 3\"] [-n STEPS]\n"
                "                  [-t TEMP] [--top-p P] [--top-k K] [--seed S] [--window W] [--sinks S]\n"
-               "                  [--kv f32|q8] [--context N] [--batch B] [--ids] [--logits FILE] [--no-crc]\n"
+               "                  [--kv f32|q8] [--context N] [--batch B] [--ids] [--ignore-eos] [--logits FILE]\n"
+               "                  [--no-crc]\n"
                "       einfer-run ENCODER.ein --input X.npy --output Y.npy\n");
   std::exit(2);
 }
@@ -112,6 +114,7 @@ Args parse(int argc, char** argv) {
       else usage("--kv takes f32 or q8");
     }
     else if (!std::strcmp(f, "--ids")) a.ids = true;
+    else if (!std::strcmp(f, "--ignore-eos")) a.ignore_eos = true;
     else if (!std::strcmp(f, "--no-crc")) a.verify_crc = false;
     else if (!std::strcmp(f, "--logits")) a.logits = value();
     else if (!std::strcmp(f, "--input")) a.input = value();
@@ -317,8 +320,9 @@ int main(int argc, char** argv) {
   for (int64_t i = 0; i < steps; ++i) {
     std::memcpy(logits_copy.data(), session_logits(*session), logits_copy.size() * sizeof(float));
     const int32_t next = sampler_sample(&sampler, logits_copy.data());
-    // llama2.c checkpoints delimit sequences with BOS; EOS ends a sequence too.
-    if (next == kTokenEos || next == kTokenBos) break;
+    // llama2.c checkpoints delimit sequences with BOS; EOS ends a sequence too (unless streaming
+    // on through sequence boundaries was asked for).
+    if (!a.ignore_eos && (next == kTokenEos || next == kTokenBos)) break;
     generated.push_back(next);
     if (a.ids) {
       std::printf(generated.size() > 1 ? " %d" : "%d", next);
@@ -336,6 +340,7 @@ int main(int argc, char** argv) {
     if (a.logits) all_logits.insert(all_logits.end(), session_logits(*session), session_logits(*session) + c.vocab_size);
   }
   std::printf("\n");
+  std::fflush(stdout);  // the text before the statistics on stderr, also through a pipe
 
   if (a.logits) {
     std::string err;
