@@ -666,6 +666,31 @@ void gather(const KeySource& src, int64_t a, int64_t b, const ScratchLayout& s, 
   }
 }
 
+// gather() for the small-head path: f32 rows only, and no row scales (they would all be 1).
+void gather_f32(const KeySource& src, int64_t a, int64_t b, const ScratchLayout& s, TileRows* t) {
+  const int64_t cached_end = b < src.pos0 ? b : src.pos0;
+  int32_t j = t->cnt;
+  if (a < cached_end) {
+    const KVLayerView& c = *src.cache;
+    int64_t slot = cache_slot(c, a);
+    const float* kbase = static_cast<const float*>(c.k) + src.g * c.head_stride;
+    const float* vbase = static_cast<const float*>(c.v) + src.g * c.head_stride;
+    for (int64_t p = a; p < cached_end; ++p, ++j) {
+      s.krow[j] = kbase + slot * c.row_stride;
+      s.vrow[j] = vbase + slot * c.row_stride;
+      if (++slot == c.capacity) slot = c.sinks;
+    }
+    a = cached_end;
+  }
+  const float* kp = src.k_new + (a - src.pos0) * src.new_stride;
+  const float* vp = src.v_new + (a - src.pos0) * src.new_stride;
+  for (int64_t p = a; p < b; ++p, ++j, kp += src.new_stride, vp += src.new_stride) {
+    s.krow[j] = kp;
+    s.vrow[j] = vp;
+  }
+  t->cnt = j;
+}
+
 // Quantizes each head's query to int16 with one scale per head, small enough that a dot with
 // int8 keys (|key| <= 128) cannot overflow int32.
 void quantize_query_i16(const float* q, int32_t r, int32_t k, const ScratchLayout& s) {
@@ -708,8 +733,9 @@ void attend_query(const float* q, int32_t r, int32_t k, float scale, const KeySo
   while (tile * kTile < end) {
     const int64_t t0 = tile * kTile, t1 = t0 + kTile;
     TileRows rows;
-    gather(src, t0 > a1 ? t0 : a1, t1 < b1 ? t1 : b1, s, &rows);
-    if (a2 < b2) gather(src, t0 > a2 ? t0 : a2, t1 < b2 ? t1 : b2, s, &rows);
+    auto gather_rows = small_vectors > 0 ? gather_f32 : gather;
+    gather_rows(src, t0 > a1 ? t0 : a1, t1 < b1 ? t1 : b1, s, &rows);
+    if (a2 < b2) gather_rows(src, t0 > a2 ? t0 : a2, t1 < b2 ? t1 : b2, s, &rows);
     if (rows.cnt > 0) {
 #if EINFER_HAS_SIMD
       if (small_vectors == 1) {
