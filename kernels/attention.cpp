@@ -733,9 +733,13 @@ void attend_query(const float* q, int32_t r, int32_t k, float scale, const KeySo
   while (tile * kTile < end) {
     const int64_t t0 = tile * kTile, t1 = t0 + kTile;
     TileRows rows;
-    auto gather_rows = small_vectors > 0 ? gather_f32 : gather;
-    gather_rows(src, t0 > a1 ? t0 : a1, t1 < b1 ? t1 : b1, s, &rows);
-    if (a2 < b2) gather_rows(src, t0 > a2 ? t0 : a2, t1 < b2 ? t1 : b2, s, &rows);
+    if (small_vectors > 0) {
+      gather_f32(src, t0 > a1 ? t0 : a1, t1 < b1 ? t1 : b1, s, &rows);
+      if (a2 < b2) gather_f32(src, t0 > a2 ? t0 : a2, t1 < b2 ? t1 : b2, s, &rows);
+    } else {
+      gather(src, t0 > a1 ? t0 : a1, t1 < b1 ? t1 : b1, s, &rows);
+      if (a2 < b2) gather(src, t0 > a2 ? t0 : a2, t1 < b2 ? t1 : b2, s, &rows);
+    }
     if (rows.cnt > 0) {
 #if EINFER_HAS_SIMD
       if (small_vectors == 1) {
