@@ -897,8 +897,7 @@ Status attention_f32(const AttentionShape& shape, const float* q, const float* k
       src.k_new = k_new + static_cast<size_t>(g) * k;
       src.v_new = v_new + static_cast<size_t>(g) * k;
       const size_t qoff = (static_cast<size_t>(i) * H + static_cast<size_t>(g) * r) * k;
-      attend_query(q + qoff, r, k, shape.scale, src, a1, b1, a2, b2, s, small_vectors,
-                   out + qoff);
+      attend_query(q + qoff, r, k, shape.scale, src, a1, b1, a2, b2, s, small_vectors, out + qoff);
     }
   }
   return ok_status();
