@@ -491,6 +491,131 @@ void attend_tile(const float* q, int32_t r, int32_t k, float scale, const Scratc
   for_head_blocks(q, s, r, k, t, false);
 }
 
+// ---- small heads (head_dim a multiple of the SIMD width, at most 16) ----------------------------
+// With 8-16 floats per row the general tile's per-call costs (pointer-block microkernels, scalar
+// reductions, accumulators reloaded per key pair) outweigh the arithmetic. Here a key row is one
+// or two vectors: 8 keys' scores come from one transpose-reduce, and each head's accumulator
+// stays in registers for the whole tile. Only f32 rows (an int8 cache takes the general path).
+// Operation order per (head, key) and per tile is fixed by the tile's row list, as above.
+#if EINFER_HAS_SIMD
+constexpr int32_t kSmallMaxHeadDim = 16;
+
+bool small_head_path(int32_t k, const KVLayerView* cache, int64_t pos0) {
+  const bool i8_rows = cache != nullptr && cache->dtype == DType::i8 && pos0 > 0;
+  return !i8_rows && k % kLanes == 0 && k <= kSmallMaxHeadDim;
+}
+
+// score = hsum_tree(sum over vectors v of q_v * k_v), vectors accumulated in index order.
+template <int KV>
+inline Batch small_products(const float* q, const float* krow) {
+  Batch a = Batch::load_unaligned(q) * Batch::load_unaligned(krow);
+#pragma GCC unroll 4
+  for (int v = 1; v < KV; ++v)
+    a = xsimd::fma(Batch::load_unaligned(q + v * kLanes), Batch::load_unaligned(krow + v * kLanes),
+                   a);
+  return a;
+}
+
+template <int KV>
+void small_tile_scores(const float* qh, const float* const* krow, int32_t cnt, float* sh) {
+  int32_t j = 0;
+  for (; j + 8 <= cnt; j += 8) {
+    hsum_tree8(small_products<KV>(qh, krow[j]), small_products<KV>(qh, krow[j + 1]),
+               small_products<KV>(qh, krow[j + 2]), small_products<KV>(qh, krow[j + 3]),
+               small_products<KV>(qh, krow[j + 4]), small_products<KV>(qh, krow[j + 5]),
+               small_products<KV>(qh, krow[j + 6]), small_products<KV>(qh, krow[j + 7]), sh + j);
+  }
+  for (; j < cnt; ++j) sh[j] = hsum_tree(small_products<KV>(qh, krow[j]));
+}
+
+// Scores of head h (in sh) become probabilities; returns the factor for the old accumulator.
+float small_tile_softmax(float* sh, int32_t cnt, float scale, float* run_max, float* run_sum) {
+  const Batch sv(scale);
+  Batch vmax(-INFINITY);
+  int32_t i = 0;
+  for (; i + kLanes <= cnt; i += kLanes) {
+    const Batch x = Batch::load_unaligned(sh + i) * sv;
+    x.store_unaligned(sh + i);
+    vmax = xsimd::max(vmax, x);
+  }
+  alignas(64) float lanes[kLanes];
+  vmax.store_aligned(lanes);
+  float tile_max = -INFINITY;
+  for (int32_t l = 0; l < kLanes; ++l) tile_max = lanes[l] > tile_max ? lanes[l] : tile_max;
+  for (; i < cnt; ++i) {
+    sh[i] = sh[i] * scale;
+    tile_max = sh[i] > tile_max ? sh[i] : tile_max;
+  }
+  const float new_max = tile_max > *run_max ? tile_max : *run_max;
+  const Batch mv(new_max);
+  Batch sum(0.f);
+  i = 0;
+  for (; i + kLanes <= cnt; i += kLanes) {
+    const Batch e = xsimd::exp(Batch::load_unaligned(sh + i) - mv);
+    sum += e;
+    e.store_unaligned(sh + i);
+  }
+  float tile_sum = hsum_tree(sum);
+  for (; i < cnt; ++i) {
+    const float e = std::exp(sh[i] - new_max);
+    tile_sum += e;
+    sh[i] = e;
+  }
+  float alpha = 1.f;
+  if (new_max != *run_max) {
+    alpha = std::exp(*run_max - new_max);  // 0 on the first tile (max was -inf)
+    *run_sum *= alpha;
+    *run_max = new_max;
+  }
+  *run_sum += tile_sum;
+  return alpha;
+}
+
+// acc = alpha * acc + sum_j p[j] * vrow[j], with even and odd keys in two register chains.
+template <int KV>
+void small_tile_accumulate(const float* p, const float* const* vrow, int32_t cnt, float alpha,
+                           float* acc) {
+  Batch a0[KV], a1[KV];
+  const Batch al(alpha);
+#pragma GCC unroll 4
+  for (int v = 0; v < KV; ++v) {
+    a0[v] = Batch::load_unaligned(acc + v * kLanes) * al;
+    a1[v] = Batch(0.f);
+  }
+  int32_t j = 0;
+  for (; j + 2 <= cnt; j += 2) {
+    const Batch w0(p[j]), w1(p[j + 1]);
+    const float* x0 = vrow[j];
+    const float* x1 = vrow[j + 1];
+#pragma GCC unroll 4
+    for (int v = 0; v < KV; ++v) {
+      a0[v] = xsimd::fma(w0, Batch::load_unaligned(x0 + v * kLanes), a0[v]);
+      a1[v] = xsimd::fma(w1, Batch::load_unaligned(x1 + v * kLanes), a1[v]);
+    }
+  }
+  if (j < cnt) {
+    const Batch w0(p[j]);
+#pragma GCC unroll 4
+    for (int v = 0; v < KV; ++v)
+      a0[v] = xsimd::fma(w0, Batch::load_unaligned(vrow[j] + v * kLanes), a0[v]);
+  }
+#pragma GCC unroll 4
+  for (int v = 0; v < KV; ++v) (a0[v] + a1[v]).store_unaligned(acc + v * kLanes);
+}
+
+template <int KV>
+void small_attend_tile(const float* q, int32_t r, float scale, const ScratchLayout& s,
+                       int32_t cnt) {
+  constexpr int32_t k = KV * kLanes;
+  for (int32_t h = 0; h < r; ++h) {
+    float* sh = s.scores + h * kTile;
+    small_tile_scores<KV>(q + h * k, s.krow, cnt, sh);
+    const float alpha = small_tile_softmax(sh, cnt, scale, s.run_max + h, s.run_sum + h);
+    small_tile_accumulate<KV>(sh, s.vrow, cnt, alpha, s.acc + h * k);
+  }
+}
+#endif
+
 // Where the keys of one kv head come from.
 struct KeySource {
   const float* k_new = nullptr;  // rows for positions >= pos0, stride G*k
@@ -541,6 +666,31 @@ void gather(const KeySource& src, int64_t a, int64_t b, const ScratchLayout& s, 
   }
 }
 
+// gather() for the small-head path: f32 rows only, and no row scales (they would all be 1).
+void gather_f32(const KeySource& src, int64_t a, int64_t b, const ScratchLayout& s, TileRows* t) {
+  const int64_t cached_end = b < src.pos0 ? b : src.pos0;
+  int32_t j = t->cnt;
+  if (a < cached_end) {
+    const KVLayerView& c = *src.cache;
+    int64_t slot = cache_slot(c, a);
+    const float* kbase = static_cast<const float*>(c.k) + src.g * c.head_stride;
+    const float* vbase = static_cast<const float*>(c.v) + src.g * c.head_stride;
+    for (int64_t p = a; p < cached_end; ++p, ++j) {
+      s.krow[j] = kbase + slot * c.row_stride;
+      s.vrow[j] = vbase + slot * c.row_stride;
+      if (++slot == c.capacity) slot = c.sinks;
+    }
+    a = cached_end;
+  }
+  const float* kp = src.k_new + (a - src.pos0) * src.new_stride;
+  const float* vp = src.v_new + (a - src.pos0) * src.new_stride;
+  for (int64_t p = a; p < b; ++p, ++j, kp += src.new_stride, vp += src.new_stride) {
+    s.krow[j] = kp;
+    s.vrow[j] = vp;
+  }
+  t->cnt = j;
+}
+
 // Quantizes each head's query to int16 with one scale per head, small enough that a dot with
 // int8 keys (|key| <= 128) cannot overflow int32.
 void quantize_query_i16(const float* q, int32_t r, int32_t k, const ScratchLayout& s) {
@@ -561,9 +711,10 @@ void quantize_query_i16(const float* q, int32_t r, int32_t k, const ScratchLayou
 
 // One query (r heads sharing kv head src.g) over the attended intervals [a1,b1) and [a2,b2)
 // (sorted, disjoint, the second possibly empty), tile by tile on the absolute-position grid.
+// small_vectors > 0: the small-head path with rows of that many SIMD vectors.
 void attend_query(const float* q, int32_t r, int32_t k, float scale, const KeySource& src,
                   int64_t a1, int64_t b1, int64_t a2, int64_t b2, const ScratchLayout& s,
-                  float* out) {
+                  int32_t small_vectors, float* out) {
   for (int32_t i = 0; i < r * k; ++i) s.acc[i] = 0.f;
   for (int32_t h = 0; h < r; ++h) {
     s.run_max[h] = -INFINITY;
@@ -582,9 +733,28 @@ void attend_query(const float* q, int32_t r, int32_t k, float scale, const KeySo
   while (tile * kTile < end) {
     const int64_t t0 = tile * kTile, t1 = t0 + kTile;
     TileRows rows;
-    gather(src, t0 > a1 ? t0 : a1, t1 < b1 ? t1 : b1, s, &rows);
-    if (a2 < b2) gather(src, t0 > a2 ? t0 : a2, t1 < b2 ? t1 : b2, s, &rows);
-    if (rows.cnt > 0) attend_tile(q, r, k, scale, s, rows);
+    if (small_vectors > 0) {
+      gather_f32(src, t0 > a1 ? t0 : a1, t1 < b1 ? t1 : b1, s, &rows);
+      if (a2 < b2) gather_f32(src, t0 > a2 ? t0 : a2, t1 < b2 ? t1 : b2, s, &rows);
+    } else {
+      gather(src, t0 > a1 ? t0 : a1, t1 < b1 ? t1 : b1, s, &rows);
+      if (a2 < b2) gather(src, t0 > a2 ? t0 : a2, t1 < b2 ? t1 : b2, s, &rows);
+    }
+    if (rows.cnt > 0) {
+#if EINFER_HAS_SIMD
+      if (small_vectors == 1) {
+        small_attend_tile<1>(q, r, scale, s, rows.cnt);
+      } else if (small_vectors == 2) {
+        small_attend_tile<2>(q, r, scale, s, rows.cnt);
+      } else if (small_vectors == 4) {
+        small_attend_tile<4>(q, r, scale, s, rows.cnt);
+      } else {
+        attend_tile(q, r, k, scale, s, rows);
+      }
+#else
+      attend_tile(q, r, k, scale, s, rows);
+#endif
+    }
     ++tile;
     if (a2 < b2 && tile * kTile >= b1 && tile * kTile < a2) tile = a2 / kTile;
   }
@@ -705,6 +875,10 @@ Status attention_f32(const AttentionShape& shape, const float* q, const float* k
   src.new_stride = static_cast<int64_t>(G) * k;
   src.cache = cache;
   src.k = k;
+  int32_t small_vectors = 0;  // chosen per call from k and the cache dtype only (see above)
+#if EINFER_HAS_SIMD
+  if (small_head_path(k, cache, pos0)) small_vectors = k / kLanes;
+#endif
   for (int32_t i = 0; i < n; ++i) {
     const int64_t t = pos0 + i;
     int64_t a1 = 0, b1 = 0, a2 = 0, b2 = 0;
@@ -723,7 +897,7 @@ Status attention_f32(const AttentionShape& shape, const float* q, const float* k
       src.k_new = k_new + static_cast<size_t>(g) * k;
       src.v_new = v_new + static_cast<size_t>(g) * k;
       const size_t qoff = (static_cast<size_t>(i) * H + static_cast<size_t>(g) * r) * k;
-      attend_query(q + qoff, r, k, shape.scale, src, a1, b1, a2, b2, s, out + qoff);
+      attend_query(q + qoff, r, k, shape.scale, src, a1, b1, a2, b2, s, small_vectors, out + qoff);
     }
   }
   return ok_status();
