@@ -100,20 +100,25 @@ struct Q4 {
   }
 };
 
-// GEMV prefetch distance in bytes of each weight row, into L2: rows of 4 KiB (q8, k = 4096) end at
-// a page boundary where the hardware prefetchers stop, and the kernel has too few loads in flight
-// to hide DRAM latency on its own (measured: q8 4096 x 4096 roughly doubles).
-constexpr int64_t kPrefetch = 3072;
+// GEMV software prefetch. Weight rows are contiguous in memory, so the GEMV kernels prefetch the
+// weights as one sequential stream kPrefetch bytes ahead (the tiles: of the tile's start, four
+// cache lines, the 8 x 32 bytes a step consumes, per step; the weight scales kPrefetchTiles tiles
+// ahead, one line per step). Rows of a decode-sized model are short (768 bytes for q8, 384 for
+// q4 at k = 768): per-row streams are too short for the hardware prefetchers, and too few loads
+// are in flight to hide DRAM latency. Measured on 64-128 MB of [2048 x 768] / [768 x 2048]
+// matrices (einfer-quant-bench): 2 KB ahead ~0.6 of a streaming read, 4 KB ~0.75, 8 KB ~0.9,
+// 16 KB about the same as 8 KB.
+constexpr int64_t kPrefetch = 8192;
+constexpr int64_t kPrefetchTiles = 2;
 
 template <class Q, int MR, int NB>
 struct Tile {
   static constexpr int NR = 4 * NB;
 
   // C[i0 .. i0+mr, j0 .. j0+nr) for mr == MR, nr <= NR (missing weight rows repeat the last one).
-  // With `prefetch` (GEMV; GEMM tiles reuse their weights from L1) the weight rows are prefetched
-  // ahead, then next_w's rows: the next tile (null for the last one).
-  static void run(const QuantGemm& p, int64_t i0, int64_t j0, int64_t nr, bool prefetch,
-                  const uint8_t* next_w) {
+  // With `prefetch` (GEMV; GEMM tiles reuse their weights from L1) the weights and scales ahead
+  // of this tile are prefetched (see kPrefetch).
+  static void run(const QuantGemm& p, int64_t i0, int64_t j0, int64_t nr, bool prefetch) {
     const int64_t rb = static_cast<int64_t>(p.w_row_bytes);
     const int64_t steps = (p.k + Q::kStep - 1) / Q::kStep;
     const int64_t full_steps = p.k / Q::kStep;
@@ -201,19 +206,26 @@ struct Tile {
         }
       }
     };
-    // Prefetch stream of each row: kPrefetch bytes ahead in the row, then in the next tile's row.
-    const uint8_t* pf_row[NR];
-    for (int r = 0; r < NR; ++r) pf_row[r] = wr[r];
-    int64_t pf_skew = kPrefetch;  // prefetch address = pf_row[r] + s * 32 + pf_skew
+    // Weight stream: [pf_w, pf_w_end) bytes still worth prefetching; scale stream likewise.
+    const uint8_t* const w_end = p.w + p.n * rb;
+    const uint8_t* pf_w = p.w + j0 * rb + kPrefetch;
+    const int64_t tile_sw = NR * p.groups * static_cast<int64_t>(sizeof(float));
+    const char* const sw_end = reinterpret_cast<const char*>(p.sw + p.n * p.groups);
+    const char* pf_sw = reinterpret_cast<const char*>(sw_base) + kPrefetchTiles * tile_sw;
+    const char* const pf_sw_stop = pf_sw + tile_sw < sw_end ? pf_sw + tile_sw : sw_end;
     for (int64_t s = 0; s < full_steps; ++s) {
-      const int64_t ahead = s * 32 + kPrefetch;
-      if (prefetch && (s & 1) == 0 && ahead < 2 * rb && (ahead < rb || next_w)) {
-        if (ahead >= rb && pf_skew == kPrefetch) {
-          for (int r = 0; r < NR; ++r) pf_row[r] = next_w + r * rb;
-          pf_skew = kPrefetch - rb;
+      if (prefetch) {
+        if (pf_w < w_end) {
+          const char* a = reinterpret_cast<const char*>(pf_w);
+          _mm_prefetch(a, _MM_HINT_T0);
+          _mm_prefetch(a + 64, _MM_HINT_T0);
+          _mm_prefetch(a + 128, _MM_HINT_T0);
+          _mm_prefetch(a + 192, _MM_HINT_T0);
+          pf_w += 256;
         }
-        for (int r = 0; r < NR; ++r) {
-          _mm_prefetch(reinterpret_cast<const char*>(pf_row[r] + (s * 32 + pf_skew)), _MM_HINT_T1);
+        if (pf_sw < pf_sw_stop) {
+          _mm_prefetch(pf_sw, _MM_HINT_T0);
+          pf_sw += 64;
         }
       }
       const uint8_t* wp[NR];
@@ -249,33 +261,128 @@ template <class Q, int NB>
 void rows_tile(const QuantGemm& p, int64_t i0, int64_t mr, int64_t j0, int64_t nr) {
   switch (mr) {
     case 1:
-      Tile<Q, 1, NB>::run(p, i0, j0, nr, false, nullptr);
+      Tile<Q, 1, NB>::run(p, i0, j0, nr, false);
       break;
     case 2:
-      Tile<Q, 2, NB>::run(p, i0, j0, nr, false, nullptr);
+      Tile<Q, 2, NB>::run(p, i0, j0, nr, false);
       break;
     case 3:
-      Tile<Q, 3, NB>::run(p, i0, j0, nr, false, nullptr);
+      Tile<Q, 3, NB>::run(p, i0, j0, nr, false);
       break;
     default:
-      Tile<Q, 4, NB>::run(p, i0, j0, nr, false, nullptr);
+      Tile<Q, 4, NB>::run(p, i0, j0, nr, false);
       break;
   }
 }
+
+// Group-32 GEMV, one weight row at a time in blocks of 8 groups (256 elements): each step's dot
+// vector holds partial sums of one group (q8) or of two (q4: [group 2t x 4 | group 2t+1 x 4]);
+// an hadd tree turns a block's vectors into the 8 group sums [g0 .. g7] of the row, which one
+// cvt + fma scale by the contiguous weight and activation scales of those groups. Against the
+// tiles this needs no gather of scales across rows and no per-group flush, and the weights are
+// read as one sequential stream (software-prefetched kPrefetch bytes ahead, scales alike).
+template <class Q>
+struct RowG32 {
+  static constexpr int kSteps = 256 / Q::kStep;  // steps per block of 8 groups
+  static constexpr int64_t kBlockBytes = kSteps * 32;
+
+  static __m256i group_sums(const __m256i (&v)[kSteps], const int32_t* csum8) {
+    if constexpr (kSteps == 8) {
+      const __m256i x = reduce_rows4(v[0], v[1], v[2], v[3]);  // [g0..g3 lo | g0..g3 hi]
+      const __m256i y = reduce_rows4(v[4], v[5], v[6], v[7]);
+      return _mm256_add_epi32(_mm256_permute2x128_si256(x, y, 0x20),
+                              _mm256_permute2x128_si256(x, y, 0x31));
+    } else {
+      (void)csum8;
+      const __m256i x = reduce_rows4(v[0], v[1], v[2], v[3]);  // [g0 g2 g4 g6 | g1 g3 g5 g7]
+      const __m256i g = _mm256_permutevar8x32_epi32(x, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+      return _mm256_sub_epi32(g, load32(csum8));  // dot(u - 8, a) = dot(u, a) - 8 * sum(a)
+    }
+  }
+
+  static void run(const QuantGemm& p) {
+    const int64_t rb = static_cast<int64_t>(p.w_row_bytes);
+    const int64_t full_steps = p.k / Q::kStep;
+    const int64_t steps = (p.k + Q::kStep - 1) / Q::kStep;
+    const int64_t full_blocks = full_steps / kSteps;
+    const bool has_rest = full_blocks * kSteps < steps;
+    const uint8_t* const w_end = p.w + p.n * rb;
+    // Scales stream 32 bytes per block against kBlockBytes of weights: prefetch as far ahead.
+    constexpr int64_t kPrefetchScales = kPrefetch * 32 / kBlockBytes;
+    // Last, partial block: its activation scales and chunk sums zero-padded to 8 groups.
+    const int64_t rest_g0 = full_blocks * 8;
+    const int64_t rest_groups = p.groups - rest_g0;
+    alignas(32) float sa_rest[8] = {};
+    alignas(32) int32_t cs_rest[8] = {};
+    if (has_rest) {
+      for (int64_t g = 0; g < rest_groups; ++g) {
+        sa_rest[g] = p.sa[rest_g0 + g];
+        if (p.csum) cs_rest[g] = p.csum[rest_g0 + g];
+      }
+    }
+    for (int64_t j = 0; j < p.n; ++j) {
+      const uint8_t* wr = p.w + j * rb;
+      const float* swr = p.sw + j * p.groups;
+      __m256 acc = _mm256_setzero_ps();
+      for (int64_t b = 0; b < full_blocks; ++b) {
+        const uint8_t* wb = wr + b * kBlockBytes;
+        if (wb + kPrefetch < w_end) {
+          for (int64_t l = 0; l < kBlockBytes; l += 64) {
+            _mm_prefetch(reinterpret_cast<const char*>(wb + kPrefetch + l), _MM_HINT_T0);
+          }
+          _mm_prefetch(reinterpret_cast<const char*>(swr + 8 * b) + kPrefetchScales, _MM_HINT_T0);
+        }
+        __m256i v[kSteps];
+        for (int t = 0; t < kSteps; ++t) {
+          v[t] = Q::dot(Q::load_w(wb + t * 32), Q::load_a(p, 0, (b * kSteps + t) * Q::kStep));
+        }
+        const __m256i sums = group_sums(v, kSteps == 8 ? nullptr : p.csum + 8 * b);
+        const __m256 scale = _mm256_mul_ps(_mm256_loadu_ps(swr + 8 * b), _mm256_loadu_ps(p.sa + 8 * b));
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), scale, acc);
+      }
+      if (has_rest) {
+        alignas(32) uint8_t wtail[32] = {};
+        alignas(32) float sw_rest[8] = {};
+        for (int64_t g = 0; g < rest_groups; ++g) sw_rest[g] = swr[rest_g0 + g];
+        __m256i v[kSteps];
+        for (int t = 0; t < kSteps; ++t) {
+          const int64_t st = full_blocks * kSteps + t;
+          if (st < full_steps) {
+            v[t] = Q::dot(Q::load_w(wr + st * 32), Q::load_a(p, 0, st * Q::kStep));
+          } else if (st < steps) {  // the row's last bytes, zero-padded (activations are too)
+            std::memcpy(wtail, wr + st * 32, static_cast<size_t>(rb - st * 32));
+            v[t] = Q::dot(Q::load_w(wtail), Q::load_a(p, 0, st * Q::kStep));
+          } else {
+            v[t] = _mm256_setzero_si256();
+          }
+        }
+        const __m256i sums = group_sums(v, cs_rest);
+        const __m256 scale = _mm256_mul_ps(_mm256_load_ps(sw_rest), _mm256_load_ps(sa_rest));
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), scale, acc);
+      }
+      __m128 h = _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1));
+      h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+      h = _mm_add_ss(h, _mm_movehdup_ps(h));
+      p.c[j] = _mm_cvtss_f32(h);
+    }
+  }
+};
 
 // GEMV: 1 x 8 tiles. GEMM: weight tiles of 4 rows outside, activation rows in blocks of 4 inside,
 // so a weight tile is read from memory once and reused from L1 for all m rows.
 template <class Q>
 void run(const QuantGemm& p) {
+  if (p.m == 1 && p.group == 32) {
+    RowG32<Q>::run(p);
+    return;
+  }
   if (p.m == 1) {
     for (int64_t j = 0; j < p.n; j += 8) {
       const int64_t nr = p.n - j < 8 ? p.n - j : 8;
-      // The next tile's rows, prefetched while this one finishes (its full rows only).
-      const uint8_t* next = j + 16 <= p.n ? p.w + (j + 8) * p.w_row_bytes : nullptr;
       if (nr > 4) {
-        Tile<Q, 1, 2>::run(p, 0, j, nr, true, next);
+        Tile<Q, 1, 2>::run(p, 0, j, nr, true);
       } else {
-        Tile<Q, 1, 1>::run(p, 0, j, nr, true, next);
+        Tile<Q, 1, 1>::run(p, 0, j, nr, true);
       }
     }
     return;

@@ -7,7 +7,12 @@
 //   q4 GEMV   — matmul_f32_quant, m = 1, group 32 (N*K/2 bytes + scales);
 //   q8/q4 GEMM with m = 64 activation rows (prefill-shaped), in GFLOP/s (2*m*N*K flops).
 // Weights/s counts logical weights; GB/s counts the bytes actually read (incl. scales).
-// Usage: einfer-quant-bench [--reps R]
+// Then model-shaped decode cases larger than the last-level cache: GEMV over a cycle of distinct
+// copies of a [2048 x 768] / [768 x 2048] q8 or q4 matrix (about 64-128 MB in all), so every call
+// reads its weights from DRAM, against a streaming read (AVX2 sum) of the same buffers in the same
+// order timed in the same run: "frac" = kernel GB/s / streaming-read GB/s (the roofline fraction).
+// --copies C overrides the number of copies (e.g. 1: cache-resident, the compute ceiling).
+// Usage: einfer-quant-bench [--reps R] [--cold-only] [--copies C]
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -159,21 +164,127 @@ int bench_size(int64_t n, int64_t k, int reps) {
   return 0;
 }
 
+// Sum of all bytes of buf as 64-bit lanes: a streaming read the compiler cannot drop.
+uint64_t stream_read(const uint8_t* buf, size_t bytes) {
+#if defined(__AVX2__)
+  __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+  size_t i = 0;
+  for (; i + 128 <= bytes; i += 128) {
+    const __m256i* p = reinterpret_cast<const __m256i*>(buf + i);
+    a0 = _mm256_add_epi64(a0, _mm256_loadu_si256(p));
+    a1 = _mm256_add_epi64(a1, _mm256_loadu_si256(p + 1));
+    a2 = _mm256_add_epi64(a2, _mm256_loadu_si256(p + 2));
+    a3 = _mm256_add_epi64(a3, _mm256_loadu_si256(p + 3));
+  }
+  alignas(32) uint64_t lanes[4];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes),
+                     _mm256_add_epi64(_mm256_add_epi64(a0, a1), _mm256_add_epi64(a2, a3)));
+  uint64_t s = lanes[0] + lanes[1] + lanes[2] + lanes[3];
+#else
+  uint64_t s = 0;
+  size_t i = 0;
+  for (; i + 8 <= bytes; i += 8) {
+    uint64_t v;
+    std::memcpy(&v, buf + i, 8);
+    s += v;
+  }
+#endif
+  for (; i < bytes; ++i) s += buf[i];
+  return s;
+}
+
+// Decode-shaped GEMV whose weights stream from DRAM: `copies` distinct copies of one quantized
+// [n, k] matrix, each call on the next copy. Returns kernel GB/s / streaming-read GB/s.
+int bench_cold(int64_t n, int64_t k, einfer::DType dt, int copies, int reps) {
+  std::vector<float> w(static_cast<size_t>(n * k));
+  uint32_t s = 777;
+  for (auto& v : w) {
+    s = s * 1664525u + 1013904223u;
+    v = static_cast<float>(s >> 8) / 16777216.f - 0.5f;
+  }
+  std::vector<float> x(static_cast<size_t>(k));
+  for (auto& v : x) {
+    s = s * 1664525u + 1013904223u;
+    v = static_cast<float>(s >> 8) / 16777216.f - 0.5f;
+  }
+  const int32_t group = 32;
+  const QMat base = quantize(w, n, k, dt, group);
+  std::vector<QMat> mats(static_cast<size_t>(copies));
+  for (auto& m : mats) {
+    m.data = base.data;
+    m.scales = base.scales;
+    m.view = base.view;
+    m.view.data = m.data.data();
+    m.view.scales = m.scales.data();
+  }
+  std::vector<float> y(static_cast<size_t>(n));
+  std::vector<uint8_t> scratch(einfer::matmul_quant_scratch_bytes(1, k, group));
+  const double bytes_per = static_cast<double>(base.data.size() + base.scales.size() * 4);
+  const double total = bytes_per * copies;
+  bool ok = true;
+  volatile uint64_t sink = 0;
+  const double t_read = best_seconds(reps, [&] {
+    uint64_t acc = 0;
+    for (const auto& m : mats) {
+      acc += stream_read(m.data.data(), m.data.size());
+      acc += stream_read(reinterpret_cast<const uint8_t*>(m.scales.data()), m.scales.size() * 4);
+    }
+    sink = sink + acc;
+  });
+  const double t_gemv = best_seconds(reps, [&] {
+    for (const auto& m : mats) {
+      ok &= einfer::matmul_f32_quant(x.data(), k, 1, m.view, y.data(), n, scratch.data(),
+                                     scratch.size())
+                .ok();
+    }
+  });
+  if (!ok) {
+    std::fprintf(stderr, "einfer-quant-bench: matmul_f32_quant failed\n");
+    return 1;
+  }
+  const double gbs = total / t_gemv * 1e-9, read_gbs = total / t_read * 1e-9;
+  std::printf("  %s GEMV %5lld x %-5lld x %3d copies (%6.1f MB): %7.3f ms/pass  %6.2f GB/s  "
+              "read %6.2f GB/s  frac %.2f\n",
+              dt == einfer::DType::q8 ? "q8" : "q4", static_cast<long long>(n),
+              static_cast<long long>(k), copies, total * 1e-6, t_gemv * 1e3, gbs, read_gbs,
+              gbs / read_gbs);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int reps = 20;
+  bool cold_only = false;
+  int copies_q8 = 64, copies_q4 = 128;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
       reps = std::atoi(argv[++i]);
+    } else if (std::strcmp(argv[i], "--cold-only") == 0) {
+      cold_only = true;
+    } else if (std::strcmp(argv[i], "--copies") == 0 && i + 1 < argc) {
+      copies_q8 = copies_q4 = std::atoi(argv[++i]);
     } else {
-      std::fprintf(stderr, "usage: einfer-quant-bench [--reps R]\n");
+      std::fprintf(stderr, "usage: einfer-quant-bench [--reps R] [--cold-only] [--copies C]\n");
       return 2;
     }
   }
   if (reps < 1) reps = 1;
+  if (copies_q8 < 1) copies_q8 = copies_q4 = 1;
   std::printf("einfer-quant-bench: SIMD %s, single thread\n", einfer::simd_arch_name());
-  int rc = bench_size(4096, 4096, reps);
-  if (rc == 0) rc = bench_size(1024, 1024, reps * 4);
+  int rc = 0;
+  if (!cold_only) {
+    rc = bench_size(4096, 4096, reps);
+    if (rc == 0) rc = bench_size(1024, 1024, reps * 4);
+  }
+  // Decode shapes of a dim-768 / hidden-2048 model (feed-forward w1/w3 and w2), > L3 in all.
+  std::printf("\ncold GEMV (weights from DRAM), best of %d passes\n", reps / 4 > 3 ? reps / 4 : 3);
+  const int creps = reps / 4 > 3 ? reps / 4 : 3;
+  const einfer::DType dts[2] = {einfer::DType::q8, einfer::DType::q4};
+  for (einfer::DType dt : dts) {
+    const int copies = dt == einfer::DType::q8 ? copies_q8 : copies_q4;
+    if (rc == 0) rc = bench_cold(2048, 768, dt, copies, creps);
+    if (rc == 0) rc = bench_cold(768, 2048, dt, copies, creps);
+  }
   return rc;
 }
