@@ -372,7 +372,9 @@ struct RowG32 {
 // so a weight tile is read from memory once and reused from L1 for all m rows.
 template <class Q>
 void run(const QuantGemm& p) {
-  if (p.m == 1 && p.group == 32) {
+  // The row kernel works in whole blocks of 8 groups; a partial last block costs a full one, so it
+  // only pays when that tail is small against the row (K = 288, 9 groups, would double the work).
+  if (p.m == 1 && p.group == 32 && (p.groups % 8 == 0 || p.groups >= 32)) {
     RowG32<Q>::run(p);
     return;
   }
