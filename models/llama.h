@@ -6,7 +6,8 @@
 // plans onto GEMM (prefill) or GEMV (decode) for f32, f16, q8 and q4 weights alike.
 //
 // Memory: LlamaWeights holds views into the model image (no copies; per-layer tensors are looked
-// up when used); LlamaState holds the KV cache, the RoPE table and the activations of up to `max_batch` tokens, all taken from one arena by
+// up when used); LlamaState holds the KV cache, the RoPE table, the activations of up to
+// `max_batch` tokens and (optionally) the cached projection plans, all taken from one arena by
 // llama_state_init. llama_state_init on a measuring arena gives the exact size.
 #pragma once
 
