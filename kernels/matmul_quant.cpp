@@ -31,27 +31,20 @@ void quantize_activations_q8(const float* a, int64_t k, int32_t group, int8_t* q
   }
 }
 
-void permute_chunks_even_odd(int8_t* qa, int64_t kpad) {
-  for (int64_t c = 0; c < kpad; c += kChunk) {
-    int8_t tmp[kChunk];
-    for (int e = 0; e < kChunk / 2; ++e) {
+template <int kSize>
+void permute_even_odd(int8_t* qa, int64_t kpad) {
+  for (int64_t c = 0; c < kpad; c += kSize) {
+    int8_t tmp[kSize];
+    for (int e = 0; e < kSize / 2; ++e) {
       tmp[e] = qa[c + 2 * e];
-      tmp[kChunk / 2 + e] = qa[c + 2 * e + 1];
+      tmp[kSize / 2 + e] = qa[c + 2 * e + 1];
     }
     std::memcpy(qa + c, tmp, sizeof tmp);
   }
 }
 
-void permute_blocks_even_odd64(int8_t* qa, int64_t kpad) {
-  for (int64_t c = 0; c < kpad; c += kBlock) {
-    int8_t tmp[kBlock];
-    for (int e = 0; e < kBlock / 2; ++e) {
-      tmp[e] = qa[c + 2 * e];
-      tmp[kBlock / 2 + e] = qa[c + 2 * e + 1];
-    }
-    std::memcpy(qa + c, tmp, sizeof tmp);
-  }
-}
+void permute_chunks_even_odd(int8_t* qa, int64_t kpad) { permute_even_odd<kChunk>(qa, kpad); }
+void permute_blocks_even_odd64(int8_t* qa, int64_t kpad) { permute_even_odd<kBlock>(qa, kpad); }
 
 void chunk_sums_times8(const int8_t* qa, int64_t kpad, int32_t* csum) {
   for (int64_t c = 0; c < kpad / kChunk; ++c) {

@@ -32,10 +32,10 @@ constexpr int64_t padded_k(int64_t k) {
 // group into sa. Groups of all zeros get scale 0 and zeros.
 void quantize_activations_q8(const float* a, int64_t k, int32_t group, int8_t* qa, float* sa);
 
-// Reorders each 32-byte chunk of qa[0..kpad) to [e0 e2 .. e30 e1 e3 .. e31] (kpad % 32 == 0).
+// Reorder each 32-byte chunk (NEON) or 64-byte block (AVX2) of qa[0..kpad) to its even then its odd
+// elements, [e0 e2 .. e1 e3 ..] (kpad a multiple of the size): the order in which the q4 kernels
+// unpack low and high nibbles.
 void permute_chunks_even_odd(int8_t* qa, int64_t kpad);
-
-// Reorders each 64-byte block of qa[0..kpad) to [e0 e2 .. e62 e1 e3 .. e63] (kpad % 64 == 0).
 void permute_blocks_even_odd64(int8_t* qa, int64_t kpad);
 
 // csum[c] = 8 * sum of qa[32c .. 32c + 32) for the kpad / 32 chunks of a natural-order row.
