@@ -55,6 +55,7 @@ struct ScratchLayout {
   float* q16_scale = nullptr;      // [r]
   int32_t* p16 = nullptr;          // [r][kTile/2] int16 weight pairs for int8 V rows
   float* p16_scale = nullptr;      // [r]
+  bool vnni = false;               // int8 integer dots via AVX-VNNI (chosen per call)
   size_t bytes = 0;
 
   ScratchLayout(void* base, int32_t r, int32_t k) {
@@ -102,8 +103,8 @@ __attribute__((noinline)) void axpy_tail_f32(float w, const float* x, int32_t d0
   for (int32_t d = d0; d < n; ++d) y[d] += w * x[d];
 }
 
-[[maybe_unused]] __attribute__((noinline)) void axpy_tail_i8(float w, const int8_t* x, int32_t d0, int32_t n,
-                                            float* y) {
+[[maybe_unused]] __attribute__((noinline)) void axpy_tail_i8(float w, const int8_t* x, int32_t d0,
+                                                             int32_t n, float* y) {
   for (int32_t d = d0; d < n; ++d) y[d] += w * static_cast<float>(x[d]);
 }
 
@@ -183,8 +184,24 @@ inline void f32_dots_RBxKB(const float* q, const float* const* krow, int32_t k, 
     }
 }
 
+#if EINFER_HAS_SIMD && defined(__AVX2__)
+// acc + madd(a, b): int16 pairs multiplied and summed into int32 lanes. With AVX-VNNI one
+// vpdpwssd (non-saturating, so the same exact int32 sums as vpmaddwd + vpaddd: both paths give
+// bit-identical results). Inline asm, not the intrinsic: the build targets x86-64-v3, and this
+// keeps the rest of the code free of VNNI; only called when the CPU reports AVX-VNNI.
+template <bool kVnni>
+inline __m256i madd_acc(__m256i acc, __m256i a, __m256i b) {
+  if constexpr (kVnni) {
+    asm("%{vex%} vpdpwssd %2, %1, %0" : "+x"(acc) : "x"(a), "x"(b));
+    return acc;
+  } else {
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(a, b));
+  }
+}
+#endif
+
 // Integer dots of the int16 query against int8 keys (exact, so any order): out = isum * q_scale.
-template <int RB, int KB>
+template <int RB, int KB, bool kVnni>
 inline void i8_dots_RBxKB(const int16_t* q16, const float* q_scale, const int8_t* const* krow,
                           int32_t k, float* out, int32_t out_stride) {
   int32_t acc[RB * KB];
@@ -203,8 +220,7 @@ inline void i8_dots_RBxKB(const int16_t* q16, const float* q_scale, const int8_t
     for (int h = 0; h < RB; ++h) {
       const __m256i qv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q16 + h * k + d));
 #pragma GCC unroll 8
-      for (int j = 0; j < KB; ++j)
-        a[h * KB + j] = _mm256_add_epi32(a[h * KB + j], _mm256_madd_epi16(qv, kv[j]));
+      for (int j = 0; j < KB; ++j) a[h * KB + j] = madd_acc<kVnni>(a[h * KB + j], qv, kv[j]);
     }
   }
   if constexpr (RB * KB == 8) {
@@ -296,14 +312,24 @@ struct TileRows {
   int32_t cnt = 0;
 };
 
+template <int RB, bool kVnni>
+void i8_tile_scores(const ScratchLayout& s, int32_t h0, int32_t k, int32_t n8, float* sc) {
+  int32_t j = 0;
+  for (; j + 2 <= n8; j += 2)
+    i8_dots_RBxKB<RB, 2, kVnni>(s.q16 + h0 * k, s.q16_scale + h0, s.k8row + j, k, sc + j, kTile);
+  for (; j < n8; ++j)
+    i8_dots_RBxKB<RB, 1, kVnni>(s.q16 + h0 * k, s.q16_scale + h0, s.k8row + j, k, sc + j, kTile);
+}
+
 template <int RB>
 void tile_scores(const float* q, const ScratchLayout& s, int32_t h0, int32_t k, TileRows t) {
   float* sc = s.scores + h0 * kTile;
-  int32_t j = 0;
-  for (; j + 2 <= t.n8; j += 2)
-    i8_dots_RBxKB<RB, 2>(s.q16 + h0 * k, s.q16_scale + h0, s.k8row + j, k, sc + j, kTile);
-  for (; j < t.n8; ++j)
-    i8_dots_RBxKB<RB, 1>(s.q16 + h0 * k, s.q16_scale + h0, s.k8row + j, k, sc + j, kTile);
+  if (s.vnni) {
+    i8_tile_scores<RB, true>(s, h0, k, t.n8, sc);
+  } else {
+    i8_tile_scores<RB, false>(s, h0, k, t.n8, sc);
+  }
+  int32_t j = t.n8;
   for (; j + 2 <= t.cnt; j += 2) f32_dots_RBxKB<RB, 2>(q + h0 * k, s.krow + j, k, sc + j, kTile);
   for (; j < t.cnt; ++j) f32_dots_RBxKB<RB, 1>(q + h0 * k, s.krow + j, k, sc + j, kTile);
 }
@@ -349,31 +375,35 @@ void i8_quantize_weights_RB(const float* p, int32_t p_stride, int32_t n, int32_t
 
 // acc[h][:] += p16_scale[h] * sum_j p16[h][j] * vrow[j][:] over rows [0, n), 16 columns at a
 // time with the 2*RB int32 accumulators in registers across all rows (the int8 tile is small
-// enough to stay in L1 between column blocks).
-template <int RB>
+// enough to stay in L1 between column blocks; the first column block prefetches ahead).
+template <int RB, bool kVnni>
 void i8_accumulate_v_int_RB(const int32_t* p16, const float* p16_scale, const int8_t* const* vrow,
                             int32_t n, int32_t k, float* acc) {
   int32_t d = 0;
+  const int32_t n_even = n & ~1;
   for (; d + 16 <= k; d += 16) {
     __m256i alo[RB], ahi[RB];
     for (int h = 0; h < RB; ++h) alo[h] = ahi[h] = _mm256_setzero_si256();
-    for (int32_t j = 0; j < n; j += 2) {
-      if (d == 0) {
-        prefetch_ahead(vrow[j], static_cast<size_t>(k));
-        if (j + 1 < n) prefetch_ahead(vrow[j + 1], static_cast<size_t>(k));
-      }
-      const __m256i a =
-          _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(vrow[j] + d)));
-      const __m256i b = j + 1 < n ? _mm256_cvtepi8_epi16(_mm_loadu_si128(
-                                        reinterpret_cast<const __m128i*>(vrow[j + 1] + d)))
-                                  : a;  // its weight is 0
+    auto mix_pair = [&](__m256i a, __m256i b, int32_t pair) {
       // Interleaved (row j, row j+1) pairs: columns 0-3, 8-11 (lo) and 4-7, 12-15 (hi).
       const __m256i lo = _mm256_unpacklo_epi16(a, b), hi = _mm256_unpackhi_epi16(a, b);
+#pragma GCC unroll 4
       for (int h = 0; h < RB; ++h) {
-        const __m256i w = _mm256_set1_epi32(p16[h * (kTile / 2) + j / 2]);
-        alo[h] = _mm256_add_epi32(alo[h], _mm256_madd_epi16(lo, w));
-        ahi[h] = _mm256_add_epi32(ahi[h], _mm256_madd_epi16(hi, w));
+        const __m256i w = _mm256_set1_epi32(p16[h * (kTile / 2) + pair]);
+        alo[h] = madd_acc<kVnni>(alo[h], lo, w);
+        ahi[h] = madd_acc<kVnni>(ahi[h], hi, w);
       }
+    };
+    auto load16 = [&](int32_t j) {
+      return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(vrow[j] + d)));
+    };
+    if (d == 0) {
+      for (int32_t j = 0; j < n; ++j) prefetch_ahead(vrow[j], static_cast<size_t>(k));
+    }
+    for (int32_t j = 0; j < n_even; j += 2) mix_pair(load16(j), load16(j + 1), j / 2);
+    if (n_even < n) {
+      const __m256i a = load16(n_even);
+      mix_pair(a, a, n_even / 2);  // the odd row's partner weight is 0
     }
     for (int h = 0; h < RB; ++h) {
       const __m256 flo = _mm256_cvtepi32_ps(alo[h]), fhi = _mm256_cvtepi32_ps(ahi[h]);
@@ -406,7 +436,13 @@ void tile_accumulate(const ScratchLayout& s, int32_t h0, int32_t k, TileRows t) 
   if (t.n8 > 0) {
 #if EINFER_HAS_SIMD && defined(__AVX2__)
     i8_quantize_weights_RB<RB>(p, kTile, t.n8, s.p16 + h0 * (kTile / 2), s.p16_scale + h0);
-    i8_accumulate_v_int_RB<RB>(s.p16 + h0 * (kTile / 2), s.p16_scale + h0, s.v8row, t.n8, k, acc);
+    if (s.vnni) {
+      i8_accumulate_v_int_RB<RB, true>(s.p16 + h0 * (kTile / 2), s.p16_scale + h0, s.v8row, t.n8, k,
+                                       acc);
+    } else {
+      i8_accumulate_v_int_RB<RB, false>(s.p16 + h0 * (kTile / 2), s.p16_scale + h0, s.v8row, t.n8,
+                                        k, acc);
+    }
 #else
     i8_accumulate_v_RB<RB>(p, kTile, s.v8row, 0, t.n8, k, acc);
 #endif
@@ -764,7 +800,27 @@ void attend_query(const float* q, int32_t r, int32_t k, float scale, const KeySo
   }
 }
 
+// Which integer dot the int8 cache path uses: AVX-VNNI where the CPU has it (one vpdpwssd per
+// 16 int16 products instead of vpmaddwd + vpaddd), else AVX2. Tests force either path.
+int g_i8_dot_path = -1;  // -1: by CPU, 0: AVX2, 1: AVX-VNNI (if the CPU has it)
+
+bool use_vnni_i8_dots() {
+#if EINFER_HAS_SIMD && defined(__AVX2__)
+  if (g_i8_dot_path == 0) return false;
+  return __builtin_cpu_supports("avxvnni") != 0;
+#else
+  return false;
+#endif
+}
+
 }  // namespace
+
+// Test hook (declared by the tests, not in the public header): selects the int8 dot path.
+// Returns whether AVX-VNNI will be used.
+bool attention_select_i8_dot_path_for_tests(int path) {
+  g_i8_dot_path = path;
+  return use_vnni_i8_dots();
+}
 
 float attention_default_scale(int32_t head_dim) {
   return head_dim > 0 ? 1.f / std::sqrt(static_cast<float>(head_dim)) : 0.f;
@@ -866,7 +922,8 @@ Status attention_f32(const AttentionShape& shape, const float* q, const float* k
                        static_cast<int64_t>(need.bytes),
                        static_cast<int64_t>(scratch ? scratch_bytes : 0));
   }
-  const ScratchLayout s(aligned, r, k);
+  ScratchLayout s(aligned, r, k);
+  s.vnni = use_vnni_i8_dots();
 
   KeySource src;
   src.k_new = k_new;

@@ -18,6 +18,11 @@ using namespace einfer;
 using einfer_test::attention_data;
 using einfer_test::load_npy;
 
+namespace einfer {
+// Test hook in kernels/attention.cpp: -1 by CPU, 0 AVX2, 1 AVX-VNNI; returns whether VNNI is used.
+bool attention_select_i8_dot_path_for_tests(int path);
+}  // namespace einfer
+
 namespace {
 
 struct Case {
@@ -226,6 +231,31 @@ TEST_CASE("attention: int8 KV stays within the perturbation bound of its quantiz
     MESSAGE(std::string(name) << ": int8 KV max |error| " << worst_err << " (its bound " << worst_bound << ")");
     CHECK(within);
   }
+}
+
+TEST_CASE("attention: int8 KV gives the same bits on the AVX2 and AVX-VNNI integer-dot paths") {
+  // Both paths form the same exact int32 sums (vpdpwssd does not saturate), so the outputs must
+  // agree bit for bit; with the AVX2 path forced, the int8 bit-exactness properties hold too.
+  const bool vnni = attention_select_i8_dot_path_for_tests(1);
+  if (!vnni) MESSAGE("no AVX-VNNI on this CPU (or no AVX2 build): both runs take the same path");
+  for (const char* name : kCausalCases) {
+    const Case c = load_case(name);
+    INFO("case " << std::string(name));
+    attention_select_i8_dot_path_for_tests(1);
+    const auto fast = run_sequence(c, DType::i8, c.capacity, 1, 1);
+    attention_select_i8_dot_path_for_tests(0);
+    const auto plain = run_sequence(c, DType::i8, c.capacity, 1, 1);
+    CHECK(std::memcmp(fast.data(), plain.data(), fast.size() * sizeof(float)) == 0);
+    const auto pre = run_sequence(c, DType::i8, c.capacity, 13, 1);
+    const size_t from = size_t(13) * c.H * c.k;
+    CHECK(std::memcmp(plain.data() + from, pre.data() + from,
+                      (plain.size() - from) * sizeof(float)) == 0);
+    if (c.capacity < c.P) {
+      const auto flat = run_sequence(c, DType::i8, c.P, 1, 1);
+      CHECK(std::memcmp(plain.data(), flat.data(), plain.size() * sizeof(float)) == 0);
+    }
+  }
+  attention_select_i8_dot_path_for_tests(-1);
 }
 
 TEST_CASE("attention: invalid shapes, caches and buffers return statuses") {
