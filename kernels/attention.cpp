@@ -2,6 +2,11 @@
 // positions, with the kv head's H/G query heads processed together (see kernels/attention.h).
 #include "kernels/attention.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
+#include <atomic>
 #include <cmath>
 #include <cstring>
 
@@ -804,10 +809,26 @@ void attend_query(const float* q, int32_t r, int32_t k, float scale, const KeySo
 // 16 int16 products instead of vpmaddwd + vpaddd), else AVX2. Tests force either path.
 int g_i8_dot_path = -1;  // -1: by CPU, 0: AVX2, 1: AVX-VNNI (if the CPU has it)
 
+#if EINFER_HAS_SIMD && defined(__AVX2__)
+// CPUID leaf 7, sub-leaf 1, EAX bit 4: AVX-VNNI (VEX-encoded). The OS already saves the AVX state
+// (the build requires AVX2). Asked once; constant-initialised atomic, no static constructor.
+std::atomic<int> g_cpu_has_vnni{-1};
+
+bool cpu_has_avx_vnni() {
+  int v = g_cpu_has_vnni.load(std::memory_order_relaxed);
+  if (v < 0) {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    v = __get_cpuid_count(7, 1, &a, &b, &c, &d) && ((a >> 4) & 1u) ? 1 : 0;
+    g_cpu_has_vnni.store(v, std::memory_order_relaxed);
+  }
+  return v == 1;
+}
+#endif
+
 bool use_vnni_i8_dots() {
 #if EINFER_HAS_SIMD && defined(__AVX2__)
   if (g_i8_dot_path == 0) return false;
-  return __builtin_cpu_supports("avxvnni") != 0;
+  return cpu_has_avx_vnni();
 #else
   return false;
 #endif
