@@ -543,7 +543,12 @@ constexpr int32_t kSmallMaxHeadDim = 16;
 
 bool small_head_path(int32_t k, const KVLayerView* cache, int64_t pos0) {
   const bool i8_rows = cache != nullptr && cache->dtype == DType::i8 && pos0 > 0;
-  return !i8_rows && k % kLanes == 0 && k <= kSmallMaxHeadDim;
+  // Exactly the vector counts small_attend_tile is instantiated for (1, 2, 4): the rows are
+  // gathered differently for this path, so the predicate and the dispatch must agree (head_dim 12
+  // on 4-lane NEON is 3 vectors and takes the general path).
+  const int32_t vectors = k / kLanes;
+  return !i8_rows && k % kLanes == 0 && k <= kSmallMaxHeadDim &&
+         (vectors == 1 || vectors == 2 || vectors == 4);
 }
 
 // score = hsum_tree(sum over vectors v of q_v * k_v), vectors accumulated in index order.
