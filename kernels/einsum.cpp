@@ -19,14 +19,18 @@ namespace {
 
 constexpr int kLetterIds = 52;
 
-int label_id(char c) { return c >= 'a' ? c - 'a' : 26 + (c - 'A'); }
+int label_id(char c) {
+  return c >= 'a' ? c - 'a' : 26 + (c - 'A');
+}
 
 Status einsum_error(StatusCode code, const char* msg, int64_t need = -1, int64_t have = -1,
                     int32_t index = -1) {
   return make_status(code, msg, need, have, index);
 }
 
-size_t align64(size_t n) { return (n + 63) / 64 * 64; }
+size_t align64(size_t n) {
+  return (n + 63) / 64 * 64;
+}
 
 // One loop dimension after label grouping: size and stride in A, B and the output.
 struct Dim {
@@ -39,7 +43,7 @@ struct Layout {
   EinsumKernel kind = EinsumKernel::generic;
   int n_outer = 0;
   Dim outer[kEinsumMaxLabels];
-  Dim m, n, k;          // GEMM family; elementwise/copy/reduction use `k` as the inner dimension
+  Dim m, n, k;           // GEMM family; elementwise/copy/reduction use `k` as the inner dimension
   Dim n_split;           // GEMM: N split in the output (size 1: none), contiguous with n in B
   bool swapped = false;  // A and B exchanged (so the output's unit stride lands on N)
   // quant_matmul
@@ -127,7 +131,9 @@ bool chain(const EinsumPlan& p, const int* ids, int n, int t, const int64_t* out
   return true;
 }
 
-bool is_f32_input(const EinsumPlan& p, int t) { return p.in_dtype[t] == DType::f32; }
+bool is_f32_input(const EinsumPlan& p, int t) {
+  return p.in_dtype[t] == DType::f32;
+}
 
 Status derive_quant(const EinsumPlan& p, const int64_t* out_strides, Layout* L) {
   L->kind = EinsumKernel::generic;
@@ -175,8 +181,8 @@ Status derive_quant(const EinsumPlan& p, const int64_t* out_strides, Layout* L) 
 }
 
 // Derives the kernel and its loops for the given output strides. Works in place in L->outer (no
-// per-group arrays on the stack): the groups are laid out there as ranges [batch | N | M | K] (N and
-// M after the operand swap), merged within their ranges, and what is not picked as the kernel's
+// per-group arrays on the stack): the groups are laid out there as ranges [batch | N | M | K] (N
+// and M after the operand swap), merged within their ranges, and what is not picked as the kernel's
 // M, N, K is compacted to the front as the outer loops, in that order.
 // L must be default-initialized (assigning a fresh Layout would put a second one on the stack).
 void derive_layout(const EinsumPlan& p, const int64_t* out_strides, Layout* L) {
@@ -327,7 +333,8 @@ void derive_layout(const EinsumPlan& p, const int64_t* out_strides, Layout* L) {
   if (M == 1 && N == 1) {
     L->kind = EinsumKernel::dot;
     L->scratch = 0;
-  } else if ((M == 1 && (L->n.sb == 1 || L->k.sb == 1)) || (N == 1 && (L->m.sa == 1 || L->k.sa == 1))) {
+  } else if ((M == 1 && (L->n.sb == 1 || L->k.sb == 1)) ||
+             (N == 1 && (L->m.sa == 1 || L->k.sa == 1))) {
     L->kind = EinsumKernel::gemv;
     L->scratch = align64(static_cast<size_t>(K) * sizeof(float)) + 64;  // strided vector packing
   } else {
@@ -350,24 +357,29 @@ struct Operand {
 float load_element(const Operand& op, int64_t off) {
   const TensorView& v = *op.v;
   switch (v.dtype) {
-    case DType::f32: return static_cast<const float*>(v.data)[off];
-    case DType::f16: return f16_to_f32(static_cast<const uint16_t*>(v.data)[off]);
+    case DType::f32:
+      return static_cast<const float*>(v.data)[off];
+    case DType::f16:
+      return f16_to_f32(static_cast<const uint16_t*>(v.data)[off]);
     case DType::q8:
     case DType::q4: {
       const int64_t row = off / op.k_last, col = off % op.k_last;
       const unsigned char* q = static_cast<const unsigned char*>(v.data) + row * op.row_bytes;
       const float s = v.scales[row * op.groups + col / v.group_size];
-      const int val = v.dtype == DType::q8 ? static_cast<int8_t>(q[col])
-                                           : ((col & 1) ? (q[col / 2] >> 4) : (q[col / 2] & 0x0F)) - 8;
+      const int val = v.dtype == DType::q8
+                          ? static_cast<int8_t>(q[col])
+                          : ((col & 1) ? (q[col / 2] >> 4) : (q[col / 2] & 0x0F)) - 8;
       return static_cast<float>(val) * s;
     }
-    default: return 0.f;
+    default:
+      return 0.f;
   }
 }
 
 // Odometer over dims: calls f(offsets) for every index; offsets[t] advance by the dims' strides.
 template <int T, typename F>
-void for_each_index(const int64_t* sizes, const int64_t (*strides)[T], int n, int64_t* base, F&& f) {
+void for_each_index(const int64_t* sizes, const int64_t (*strides)[T], int n, int64_t* base,
+                    F&& f) {
   int64_t idx[kEinsumMaxLabels] = {};
   int64_t off[T];
   for (int t = 0; t < T; ++t) off[t] = base[t];
@@ -481,7 +493,8 @@ void run_gemm_family(const Layout& L, const float* a, const float* b, float* o, 
   const float* x = L.swapped ? b : a;
   const float* y = L.swapped ? a : b;
   const Dim &M = L.m, &N = L.n, &K = L.k;
-  float* aligned = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(scratch) + 63) & ~uintptr_t{63});
+  float* aligned =
+      reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(scratch) + 63) & ~uintptr_t{63});
   for_each_outer(L, [&](int64_t ao, int64_t bo, int64_t oo, bool first) {
     const float* pa = x + ao;
     const float* pb = y + bo;
@@ -601,7 +614,8 @@ Status run_quant(const EinsumPlan& p, const Layout& L, const TensorView* inputs,
   int nm = 0, nk = 0;
   for (int ax = 0; ax < p.out_rank; ++ax)
     for (int i = 0; i < p.n_labels; ++i)
-      if (p.labels[i].out_axis == ax && p.labels[i].in_input[0] && !p.labels[i].in_input[1]) mg[nm++] = i;
+      if (p.labels[i].out_axis == ax && p.labels[i].in_input[0] && !p.labels[i].in_input[1])
+        mg[nm++] = i;
   int ng[kMaxRank];
   int nn = 0;
   for (int ax = 0; ax < p.in_rank[1]; ++ax) {
@@ -624,7 +638,8 @@ Status run_quant(const EinsumPlan& p, const Layout& L, const TensorView* inputs,
     s += align64(static_cast<size_t>(L.mt * L.kt) * sizeof(float));
     for (int64_t r = 0; r < L.mt; ++r) {
       const int64_t ro = flat_offset(p, mg, nm, r, 0, nullptr);
-      for (int64_t c = 0; c < L.kt; ++c) ap[r * L.kt + c] = a[ro + flat_offset(p, kg, nk, c, 0, nullptr)];
+      for (int64_t c = 0; c < L.kt; ++c)
+        ap[r * L.kt + c] = a[ro + flat_offset(p, kg, nk, c, 0, nullptr)];
     }
     a = ap;
     lda = L.kt;
@@ -636,14 +651,16 @@ Status run_quant(const EinsumPlan& p, const Layout& L, const TensorView* inputs,
     c = reinterpret_cast<float*>(s);
     ldc = L.nt;
   }
-  EINFER_TRY(matmul_f32_quant(a, lda, L.mt, w2, c, ldc, qscratch,
-                              scratch_bytes - static_cast<size_t>(static_cast<unsigned char*>(qscratch) -
-                                                                  static_cast<unsigned char*>(scratch))));
+  EINFER_TRY(
+      matmul_f32_quant(a, lda, L.mt, w2, c, ldc, qscratch,
+                       scratch_bytes - static_cast<size_t>(static_cast<unsigned char*>(qscratch) -
+                                                           static_cast<unsigned char*>(scratch))));
   if (L.pack_c) {
     float* o = out.f32();
     for (int64_t r = 0; r < L.mt; ++r) {
       const int64_t ro = flat_offset(p, mg, nm, r, 2, out.strides);
-      for (int64_t j = 0; j < L.nt; ++j) o[ro + flat_offset(p, ng, nn, j, 2, out.strides)] = c[r * L.nt + j];
+      for (int64_t j = 0; j < L.nt; ++j)
+        o[ro + flat_offset(p, ng, nn, j, 2, out.strides)] = c[r * L.nt + j];
     }
   }
   return ok_status();
@@ -651,18 +668,21 @@ Status run_quant(const EinsumPlan& p, const Layout& L, const TensorView* inputs,
 
 Status check_inputs(const EinsumPlan& p, const TensorView* inputs, int n_inputs) {
   if (n_inputs != p.n_inputs || inputs == nullptr) {
-    return einsum_error(StatusCode::invalid_argument, "einsum: number of operands does not match the plan",
-                        p.n_inputs, n_inputs);
+    return einsum_error(StatusCode::invalid_argument,
+                        "einsum: number of operands does not match the plan", p.n_inputs, n_inputs);
   }
   for (int t = 0; t < n_inputs; ++t) {
     const TensorView& v = inputs[t];
     bool same = v.dtype == p.in_dtype[t] && v.rank == p.in_rank[t] && v.data != nullptr;
     for (int i = 0; same && i < v.rank; ++i)
-      same = v.shape[i] == p.in_shape[t][i] && (v.shape[i] == 1 || v.strides[i] == p.in_strides[t][i]);
-    if (dtype_is_quantized(v.dtype)) same = same && v.group_size == p.in_group[t] && v.scales != nullptr;
+      same =
+          v.shape[i] == p.in_shape[t][i] && (v.shape[i] == 1 || v.strides[i] == p.in_strides[t][i]);
+    if (dtype_is_quantized(v.dtype))
+      same = same && v.group_size == p.in_group[t] && v.scales != nullptr;
     if (!same) {
       return einsum_error(StatusCode::shape_mismatch,
-                          "einsum: operand does not match the plan (dtype, shape or strides)", -1, -1, t);
+                          "einsum: operand does not match the plan (dtype, shape or strides)", -1,
+                          -1, t);
     }
   }
   return ok_status();
@@ -678,8 +698,9 @@ Status check_output(const EinsumPlan& p, const TensorView& out) {
   }
   for (int i = 0; i < out.rank; ++i)
     if (out.shape[i] != p.out_shape[i]) {
-      return einsum_error(StatusCode::shape_mismatch, "einsum: output shape does not match the plan",
-                          p.out_shape[i], out.shape[i], i);
+      return einsum_error(StatusCode::shape_mismatch,
+                          "einsum: output shape does not match the plan", p.out_shape[i],
+                          out.shape[i], i);
     }
   if (out.data == nullptr && out.numel() > 0) {
     return einsum_error(StatusCode::invalid_argument, "einsum: output has no data");
@@ -725,13 +746,15 @@ Status plan_einsum(const char* spec, const TensorView* inputs, int n_inputs, Ein
   return plan_einsum(s, inputs, n_inputs, plan);
 }
 
-Status plan_einsum(const EinsumSpec& spec, const TensorView* inputs, int n_inputs, EinsumPlan* plan) {
+Status plan_einsum(const EinsumSpec& spec, const TensorView* inputs, int n_inputs,
+                   EinsumPlan* plan) {
   if (plan == nullptr) return einsum_error(StatusCode::invalid_argument, "einsum: plan is null");
   reset_plan(plan);
   EINFER_TRY(spec.status);
   if (n_inputs != spec.n_inputs || inputs == nullptr) {
-    return einsum_error(StatusCode::invalid_argument, "einsum: number of operands does not match the spec",
-                        spec.n_inputs, n_inputs);
+    return einsum_error(StatusCode::invalid_argument,
+                        "einsum: number of operands does not match the spec", spec.n_inputs,
+                        n_inputs);
   }
   EinsumPlan& p = *plan;
   p.n_inputs = n_inputs;
@@ -743,20 +766,23 @@ Status plan_einsum(const EinsumSpec& spec, const TensorView* inputs, int n_input
     const TensorView& v = inputs[t];
     const EinsumTerm& term = spec.in[t];
     if (v.rank < 0 || v.rank > kMaxRank) {
-      return einsum_error(StatusCode::invalid_argument, "einsum: operand rank out of range", kMaxRank, v.rank, t);
+      return einsum_error(StatusCode::invalid_argument, "einsum: operand rank out of range",
+                          kMaxRank, v.rank, t);
     }
     if (v.dtype != DType::f32 && v.dtype != DType::f16 && !dtype_is_quantized(v.dtype)) {
-      return einsum_error(StatusCode::unsupported, "einsum: operand dtype must be f32, f16, q8 or q4", -1, -1, t);
+      return einsum_error(StatusCode::unsupported,
+                          "einsum: operand dtype must be f32, f16, q8 or q4", -1, -1, t);
     }
     if (term.ellipsis >= 0) {
       ell[t] = v.rank - term.n;
       if (ell[t] < 0) {
-        return einsum_error(StatusCode::shape_mismatch, "einsum: operand has fewer dimensions than its labels",
-                            term.n, v.rank, t);
+        return einsum_error(StatusCode::shape_mismatch,
+                            "einsum: operand has fewer dimensions than its labels", term.n, v.rank,
+                            t);
       }
     } else if (v.rank != term.n) {
-      return einsum_error(StatusCode::shape_mismatch, "einsum: operand rank does not match its labels",
-                          term.n, v.rank, t);
+      return einsum_error(StatusCode::shape_mismatch,
+                          "einsum: operand rank does not match its labels", term.n, v.rank, t);
     }
     if (ell[t] > ell_max) ell_max = ell[t];
     p.in_dtype[t] = v.dtype;
@@ -816,7 +842,8 @@ Status plan_einsum(const EinsumSpec& spec, const TensorView* inputs, int n_input
   const EinsumTerm& out = spec.out;
   if (out.ellipsis < 0 && ell_max > 0) {
     return einsum_error(StatusCode::shape_mismatch,
-                        "einsum: operands have '...' dimensions but the output has no '...'", 0, ell_max);
+                        "einsum: operands have '...' dimensions but the output has no '...'", 0,
+                        ell_max);
   }
   const int out_ell = out.ellipsis >= 0 ? ell_max : 0;
   p.out_rank = out.n + out_ell;
@@ -826,12 +853,15 @@ Status plan_einsum(const EinsumSpec& spec, const TensorView* inputs, int n_input
   }
   for (int ax = 0; ax < p.out_rank; ++ax) {
     int id;
-    if (out.ellipsis < 0 || ax < out.ellipsis) id = label_id(out.labels[ax]);
-    else if (ax < out.ellipsis + out_ell) id = kLetterIds + (ax - out.ellipsis);
-    else id = label_id(out.labels[ax - out_ell]);
+    if (out.ellipsis < 0 || ax < out.ellipsis)
+      id = label_id(out.labels[ax]);
+    else if (ax < out.ellipsis + out_ell)
+      id = kLetterIds + (ax - out.ellipsis);
+    else
+      id = label_id(out.labels[ax - out_ell]);
     if (slot[id] < 0) {
-      return einsum_error(StatusCode::invalid_argument, "einsum: output label does not appear in any input",
-                          -1, -1, ax);
+      return einsum_error(StatusCode::invalid_argument,
+                          "einsum: output label does not appear in any input", -1, -1, ax);
     }
     p.labels[slot[id]].out_axis = ax;
     p.out_shape[ax] = p.labels[slot[id]].size;
@@ -841,9 +871,10 @@ Status plan_einsum(const EinsumSpec& spec, const TensorView* inputs, int n_input
   for (int t = 0; t < n_inputs; ++t) {
     if (!dtype_is_quantized(inputs[t].dtype)) continue;
     if (t != 1 || inputs[0].dtype != DType::f32) {
-      return einsum_error(StatusCode::unsupported,
-                          "einsum: only the second operand (with an f32 first operand) may be quantized",
-                          -1, -1, t);
+      return einsum_error(
+          StatusCode::unsupported,
+          "einsum: only the second operand (with an f32 first operand) may be quantized", -1, -1,
+          t);
     }
     const TensorView& w = inputs[1];
     // Scales are checked when executing: a plan may be made from shapes alone (arena sizing).
@@ -862,11 +893,13 @@ Status plan_einsum(const EinsumSpec& spec, const TensorView* inputs, int n_input
     for (int ax = 0; ok && ax < w.rank; ++ax) {
       const EinsumLabel& l = p.labels[slot[axis_label(1, ax)]];
       if (ax < k0 && l.out_axis < 0) ok = false;  // contracted or summed label before the tail
-      for (int bx = 0; ok && bx < ax; ++bx) ok = axis_label(1, bx) != axis_label(1, ax);  // diagonal
+      for (int bx = 0; ok && bx < ax; ++bx)
+        ok = axis_label(1, bx) != axis_label(1, ax);  // diagonal
     }
     if (!ok) {
       return einsum_error(StatusCode::invalid_argument,
-                          "einsum: quantized operand must be contracted along its last axis", -1, -1, 1);
+                          "einsum: quantized operand must be contracted along its last axis", -1,
+                          -1, 1);
     }
     p.quant_k_axis0 = k0;
   }
@@ -881,7 +914,8 @@ Status execute_einsum(const EinsumPlan& plan, const TensorView* inputs, int n_in
   EINFER_TRY(check_output(plan, out));
   if (scratch_bytes < plan.scratch_bytes || (plan.scratch_bytes > 0 && scratch == nullptr)) {
     return einsum_error(StatusCode::out_of_memory, "einsum: scratch too small",
-                        static_cast<int64_t>(plan.scratch_bytes), static_cast<int64_t>(scratch_bytes));
+                        static_cast<int64_t>(plan.scratch_bytes),
+                        static_cast<int64_t>(scratch_bytes));
   }
   Layout L;
   derive_layout(plan, out.strides, &L);
@@ -921,15 +955,24 @@ Status execute_einsum_reference(const EinsumPlan& plan, const TensorView* inputs
 
 const char* einsum_kernel_name(const EinsumPlan& plan) {
   switch (plan.kind) {
-    case EinsumKernel::generic: return "generic";
-    case EinsumKernel::gemm: return "gemm";
-    case EinsumKernel::gemv: return "gemv";
-    case EinsumKernel::dot: return "dot";
-    case EinsumKernel::outer: return "outer";
-    case EinsumKernel::elementwise: return "elementwise";
-    case EinsumKernel::reduction: return "reduction";
-    case EinsumKernel::copy: return "copy";
-    case EinsumKernel::quant_matmul: return "quant_matmul";
+    case EinsumKernel::generic:
+      return "generic";
+    case EinsumKernel::gemm:
+      return "gemm";
+    case EinsumKernel::gemv:
+      return "gemv";
+    case EinsumKernel::dot:
+      return "dot";
+    case EinsumKernel::outer:
+      return "outer";
+    case EinsumKernel::elementwise:
+      return "elementwise";
+    case EinsumKernel::reduction:
+      return "reduction";
+    case EinsumKernel::copy:
+      return "copy";
+    case EinsumKernel::quant_matmul:
+      return "quant_matmul";
   }
   return "?";
 }

@@ -31,11 +31,12 @@ namespace einfer {
 
 inline constexpr int kEinsumMaxInputs = 2;
 
-// One operand or the output: its labels in order; the ellipsis (if any) sits before labels[ellipsis].
+// One operand or the output: its labels in order; the ellipsis (if any) sits before
+// labels[ellipsis].
 struct EinsumTerm {
-  int32_t n = 0;                 // named labels
-  char labels[kMaxRank] = {};    // 'a'..'z', 'A'..'Z'
-  int32_t ellipsis = -1;         // insertion position of "...", -1: none
+  int32_t n = 0;               // named labels
+  char labels[kMaxRank] = {};  // 'a'..'z', 'A'..'Z'
+  int32_t ellipsis = -1;       // insertion position of "...", -1: none
 };
 
 struct EinsumSpec {
@@ -47,7 +48,9 @@ struct EinsumSpec {
 };
 
 namespace einsum_detail {
-constexpr bool is_label(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+constexpr bool is_label(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
 constexpr Status spec_error(const char* msg, int pos) {
   return make_status(StatusCode::invalid_argument, msg, -1, -1, pos);
 }
@@ -64,7 +67,7 @@ constexpr Status parse_einsum(const char* spec, EinsumSpec* out) {
     *out = s;
     return s.status;
   }
-  int term = 0;             // 0, 1: inputs; 2: output
+  int term = 0;  // 0, 1: inputs; 2: output
   bool any_ellipsis = false;
   int i = 0;
   auto fail = [&](const char* msg, int pos) {
@@ -84,7 +87,8 @@ constexpr Status parse_einsum(const char* spec, EinsumSpec* out) {
       }
       t.labels[t.n++] = c;
     } else if (c == '.') {
-      if (spec[i + 1] != '.' || spec[i + 2] != '.') return fail("einsum: '.' must be part of '...'", i);
+      if (spec[i + 1] != '.' || spec[i + 2] != '.')
+        return fail("einsum: '.' must be part of '...'", i);
       if (t.ellipsis >= 0) return fail("einsum: more than one '...' in an operand", i);
       t.ellipsis = t.n;
       if (term < 2) any_ellipsis = true;
@@ -139,15 +143,15 @@ constexpr Status parse_einsum(const char* spec, EinsumSpec* out) {
 // Plans.
 
 enum class EinsumKernel : int32_t {
-  generic = 0,      // plain loop nest (reference)
-  gemm = 1,         // (batched) packed GEMM
-  gemv = 2,         // matrix-vector, one free side empty
-  dot = 3,          // both free sides empty
-  outer = 4,        // no contraction: outer product
-  elementwise = 5,  // all labels shared by inputs and output
-  reduction = 6,    // one operand, some labels summed
-  copy = 7,         // one operand, copy / transpose / diagonal
-  quant_matmul = 8, // contraction against a q8/q4 second operand
+  generic = 0,       // plain loop nest (reference)
+  gemm = 1,          // (batched) packed GEMM
+  gemv = 2,          // matrix-vector, one free side empty
+  dot = 3,           // both free sides empty
+  outer = 4,         // no contraction: outer product
+  elementwise = 5,   // all labels shared by inputs and output
+  reduction = 6,     // one operand, some labels summed
+  copy = 7,          // one operand, copy / transpose / diagonal
+  quant_matmul = 8,  // contraction against a q8/q4 second operand
 };
 
 // Everything the executor needs about one label after binding to shapes.
@@ -182,7 +186,8 @@ struct EinsumPlan {
 };
 
 Status plan_einsum(const char* spec, const TensorView* inputs, int n_inputs, EinsumPlan* plan);
-Status plan_einsum(const EinsumSpec& spec, const TensorView* inputs, int n_inputs, EinsumPlan* plan);
+Status plan_einsum(const EinsumSpec& spec, const TensorView* inputs, int n_inputs,
+                   EinsumPlan* plan);
 
 // Overwrites `out` (shape must equal plan.out_shape; out may be strided, f32). Inputs must have the
 // shapes/strides/dtypes the plan was made for. scratch may be null if plan.scratch_bytes == 0.

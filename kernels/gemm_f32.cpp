@@ -17,14 +17,16 @@ constexpr int64_t kNC = 1024;
 constexpr int64_t kMaxMR = 8;
 constexpr int64_t kMaxNR = 16;
 
-int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+int64_t min64(int64_t a, int64_t b) {
+  return a < b ? a : b;
+}
 
 using MicroKernel = void (*)(int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc,
                              bool accumulate);
 // Same tile with A read in place (rows of contiguous K, row stride lda); rows >= mr repeat row
 // mr - 1 (their results are discarded), so edge tiles need no padding.
-using DirectMicroKernel = void (*)(int64_t kc, const float* a, int64_t lda, int64_t mr, const float* bp,
-                                   float* c, int64_t ldc, bool accumulate);
+using DirectMicroKernel = void (*)(int64_t kc, const float* a, int64_t lda, int64_t mr,
+                                   const float* bp, float* c, int64_t ldc, bool accumulate);
 
 // A[i0 .. i0+mc, p0 .. p0+kc] -> panels of MR rows: ap[panel][p][r], zero-padded rows.
 template <int MR>
@@ -53,7 +55,8 @@ void pack_b(const GemmF32Args& g, int64_t p0, int64_t kc, int64_t j0, int64_t nc
     const float* src = g.b + p0 * g.b_k + (j0 + jr) * g.b_n;
     if (nr < NR) std::memset(dst, 0, sizeof(float) * NR * kc);
     if (g.b_n == 1) {
-      for (int64_t p = 0; p < kc; ++p) std::memcpy(dst + p * NR, src + p * g.b_k, sizeof(float) * nr);
+      for (int64_t p = 0; p < kc; ++p)
+        std::memcpy(dst + p * NR, src + p * g.b_k, sizeof(float) * nr);
     } else {
       for (int64_t j = 0; j < nr; ++j)
         for (int64_t p = 0; p < kc; ++p) dst[p * NR + j] = src[j * g.b_n + p * g.b_k];
@@ -68,7 +71,8 @@ void gemm_driver(const GemmF32Args& g, void* scratch) {
     if (!g.accumulate)
       for (int64_t i = 0; i < g.m; ++i)
         for (int64_t j = 0; j < g.n; ++j)
-          g.c[i * g.c_m + (g.n_inner > 0 ? (j / g.n_inner) * g.c_n_outer + (j % g.n_inner) * g.c_n : j * g.c_n)] = 0.f;
+          g.c[i * g.c_m + (g.n_inner > 0 ? (j / g.n_inner) * g.c_n_outer + (j % g.n_inner) * g.c_n
+                                         : j * g.c_n)] = 0.f;
     return;
   }
   float* bp = static_cast<float*>(scratch);
@@ -97,11 +101,15 @@ void gemm_driver(const GemmF32Args& g, void* scratch) {
             float* c = g.c + (ic + ir) * g.c_m;
             const float* a_rows = g.a + (ic + ir) * g.a_m + pc;
             if (mr == MR && nr == NR && g.c_n == 1) {  // a full tile never straddles a split
-              if (direct_a) UKD(kc, a_rows, g.a_m, mr, bp + jr * kc, c + col_off(jc + jr), g.c_m, acc);
-              else UK(kc, ap + ir * kc, bp + jr * kc, c + col_off(jc + jr), g.c_m, acc);
+              if (direct_a)
+                UKD(kc, a_rows, g.a_m, mr, bp + jr * kc, c + col_off(jc + jr), g.c_m, acc);
+              else
+                UK(kc, ap + ir * kc, bp + jr * kc, c + col_off(jc + jr), g.c_m, acc);
             } else {  // edge tile or strided columns: through a register-sized buffer
-              if (direct_a) UKD(kc, a_rows, g.a_m, mr, bp + jr * kc, tile, NR, false);
-              else UK(kc, ap + ir * kc, bp + jr * kc, tile, NR, false);
+              if (direct_a)
+                UKD(kc, a_rows, g.a_m, mr, bp + jr * kc, tile, NR, false);
+              else
+                UK(kc, ap + ir * kc, bp + jr * kc, tile, NR, false);
               for (int64_t r = 0; r < mr; ++r)
                 for (int64_t j = 0; j < nr; ++j) {
                   float& dst = c[r * g.c_m + col_off(jc + jr + j)];
@@ -126,11 +134,12 @@ void f32_gemm_4x4_scalar(int64_t kc, const float* ap, const float* bp, float* c,
       for (int j = 0; j < 4; ++j) acc[r][j] += a[r] * b[j];
   }
   for (int r = 0; r < 4; ++r)
-    for (int j = 0; j < 4; ++j) c[r * ldc + j] = accumulate ? c[r * ldc + j] + acc[r][j] : acc[r][j];
+    for (int j = 0; j < 4; ++j)
+      c[r * ldc + j] = accumulate ? c[r * ldc + j] + acc[r][j] : acc[r][j];
 }
 
-void f32_gemm_4x4_scalar_direct(int64_t kc, const float* a, int64_t lda, int64_t mr, const float* bp,
-                                float* c, int64_t ldc, bool accumulate) {
+void f32_gemm_4x4_scalar_direct(int64_t kc, const float* a, int64_t lda, int64_t mr,
+                                const float* bp, float* c, int64_t ldc, bool accumulate) {
   float acc[4][4] = {};
   for (int r = 0; r < 4; ++r) {
     const float* ar = a + (r < mr ? r : mr - 1) * lda;
@@ -138,7 +147,8 @@ void f32_gemm_4x4_scalar_direct(int64_t kc, const float* a, int64_t lda, int64_t
       for (int j = 0; j < 4; ++j) acc[r][j] += ar[p] * bp[p * 4 + j];
   }
   for (int r = 0; r < 4; ++r)
-    for (int j = 0; j < 4; ++j) c[r * ldc + j] = accumulate ? c[r * ldc + j] + acc[r][j] : acc[r][j];
+    for (int j = 0; j < 4; ++j)
+      c[r * ldc + j] = accumulate ? c[r * ldc + j] + acc[r][j] : acc[r][j];
 }
 
 #if EINFER_HAS_SIMD
@@ -171,8 +181,8 @@ inline void f32_gemm_simd_tile(int64_t kc, const float* ap, const float* bp, flo
 }
 
 template <int MR, int NV>
-inline void f32_gemm_simd_tile_direct(int64_t kc, const float* a, int64_t lda, int64_t mr, const float* bp,
-                                      float* c, int64_t ldc, bool accumulate) {
+inline void f32_gemm_simd_tile_direct(int64_t kc, const float* a, int64_t lda, int64_t mr,
+                                      const float* bp, float* c, int64_t ldc, bool accumulate) {
   constexpr int NR = NV * kLanes;
   const float* ar[MR];
   for (int r = 0; r < MR; ++r) ar[r] = a + (r < mr ? r : mr - 1) * lda;
@@ -197,11 +207,12 @@ inline void f32_gemm_simd_tile_direct(int64_t kc, const float* a, int64_t lda, i
 
 #if defined(__AVX2__)
 constexpr int kMR = 6, kNV = 2;
-void f32_gemm_6x16_avx2(int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc, bool acc) {
+void f32_gemm_6x16_avx2(int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc,
+                        bool acc) {
   f32_gemm_simd_tile<6, 2>(kc, ap, bp, c, ldc, acc);
 }
-void f32_gemm_6x16_avx2_direct(int64_t kc, const float* a, int64_t lda, int64_t mr, const float* bp, float* c,
-                 int64_t ldc, bool acc) {
+void f32_gemm_6x16_avx2_direct(int64_t kc, const float* a, int64_t lda, int64_t mr, const float* bp,
+                               float* c, int64_t ldc, bool acc) {
   f32_gemm_simd_tile_direct<6, 2>(kc, a, lda, mr, bp, c, ldc, acc);
 }
 constexpr MicroKernel kSimdKernel = f32_gemm_6x16_avx2;
@@ -209,11 +220,12 @@ constexpr DirectMicroKernel kSimdDirectKernel = f32_gemm_6x16_avx2_direct;
 constexpr const char* kSimdKernelName = "f32_gemm_6x16_avx2";
 #elif defined(__aarch64__)
 constexpr int kMR = 8, kNV = 2;
-void f32_gemm_8x8_neon(int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc, bool acc) {
+void f32_gemm_8x8_neon(int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc,
+                       bool acc) {
   f32_gemm_simd_tile<8, 2>(kc, ap, bp, c, ldc, acc);
 }
-void f32_gemm_8x8_neon_direct(int64_t kc, const float* a, int64_t lda, int64_t mr, const float* bp, float* c,
-                 int64_t ldc, bool acc) {
+void f32_gemm_8x8_neon_direct(int64_t kc, const float* a, int64_t lda, int64_t mr, const float* bp,
+                              float* c, int64_t ldc, bool acc) {
   f32_gemm_simd_tile_direct<8, 2>(kc, a, lda, mr, bp, c, ldc, acc);
 }
 constexpr MicroKernel kSimdKernel = f32_gemm_8x8_neon;
@@ -221,24 +233,28 @@ constexpr DirectMicroKernel kSimdDirectKernel = f32_gemm_8x8_neon_direct;
 constexpr const char* kSimdKernelName = "f32_gemm_8x8_neon";
 #else  // armhf NEON (16 q registers): 8 accumulators + 2 B + 1 A
 constexpr int kMR = 4, kNV = 2;
-void f32_gemm_4x8_neon(int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc, bool acc) {
+void f32_gemm_4x8_neon(int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc,
+                       bool acc) {
   f32_gemm_simd_tile<4, 2>(kc, ap, bp, c, ldc, acc);
 }
-void f32_gemm_4x8_neon_direct(int64_t kc, const float* a, int64_t lda, int64_t mr, const float* bp, float* c,
-                 int64_t ldc, bool acc) {
+void f32_gemm_4x8_neon_direct(int64_t kc, const float* a, int64_t lda, int64_t mr, const float* bp,
+                              float* c, int64_t ldc, bool acc) {
   f32_gemm_simd_tile_direct<4, 2>(kc, a, lda, mr, bp, c, ldc, acc);
 }
 constexpr MicroKernel kSimdKernel = f32_gemm_4x8_neon;
 constexpr DirectMicroKernel kSimdDirectKernel = f32_gemm_4x8_neon_direct;
 constexpr const char* kSimdKernelName = "f32_gemm_4x8_neon";
 #endif
-static_assert(kMR <= kMaxMR && kNV * kLanes <= kMaxNR && kMC % kMR == 0 && kNC % (kNV * kLanes) == 0);
+static_assert(kMR <= kMaxMR && kNV * kLanes <= kMaxNR && kMC % kMR == 0 &&
+              kNC % (kNV * kLanes) == 0);
 
-inline float hsum(Batch v) { return xsimd::hadd(v); }
+inline float hsum(Batch v) {
+  return xsimd::hadd(v);
+}
 
 // y[j] = W[j, :] . x, four rows per pass with two accumulators each (hides FMA latency).
-void f32_gemv_rows4_simd(int64_t n, int64_t k, const float* w, int64_t w_j, const float* x, float* y,
-                         int64_t ys, bool accumulate) {
+void f32_gemv_rows4_simd(int64_t n, int64_t k, const float* w, int64_t w_j, const float* x,
+                         float* y, int64_t ys, bool accumulate) {
   int64_t j = 0;
   const int64_t k2 = k / (2 * kLanes) * (2 * kLanes);
   for (; j + 4 <= n; j += 4) {
@@ -288,7 +304,8 @@ void f32_gemv_rows4_simd(int64_t n, int64_t k, const float* w, int64_t w_j, cons
     const float* wj = w + j * w_j;
     Batch a(0.f);
     int64_t p = 0;
-    for (; p + kLanes <= k; p += kLanes) a = xsimd::fma(Batch::load_unaligned(wj + p), Batch::load_unaligned(x + p), a);
+    for (; p + kLanes <= k; p += kLanes)
+      a = xsimd::fma(Batch::load_unaligned(wj + p), Batch::load_unaligned(x + p), a);
     float s = hsum(a);
     for (; p < k; ++p) s += wj[p] * x[p];
     y[j * ys] = accumulate ? y[j * ys] + s : s;
@@ -297,7 +314,8 @@ void f32_gemv_rows4_simd(int64_t n, int64_t k, const float* w, int64_t w_j, cons
 
 // y[j] = sum_p x[p] W[p, j] (columns contiguous), axpy-style: rows of W stream past a chunk of y
 // that stays in L1; four rows per pass so each y load/store serves four FMAs.
-void f32_gemv_cols_chunk(int64_t n, int64_t k, const float* w, int64_t w_p, const float* x, float* y) {
+void f32_gemv_cols_chunk(int64_t n, int64_t k, const float* w, int64_t w_p, const float* x,
+                         float* y) {
   int64_t p = 0;
   const int64_t nv = n / kLanes * kLanes;
   for (; p + 4 <= k; p += 4) {
@@ -315,13 +333,16 @@ void f32_gemv_cols_chunk(int64_t n, int64_t k, const float* w, int64_t w_p, cons
       acc = xsimd::fma(x3, Batch::load_unaligned(r3 + j), acc);
       acc.store_unaligned(y + j);
     }
-    for (; j < n; ++j) y[j] += x[p] * r0[j] + x[p + 1] * r1[j] + x[p + 2] * r2[j] + x[p + 3] * r3[j];
+    for (; j < n; ++j)
+      y[j] += x[p] * r0[j] + x[p + 1] * r1[j] + x[p + 2] * r2[j] + x[p + 3] * r3[j];
   }
   for (; p < k; ++p) {
     const float* r = w + p * w_p;
     const Batch xp(x[p]);
     int64_t j = 0;
-    for (; j < nv; j += kLanes) xsimd::fma(xp, Batch::load_unaligned(r + j), Batch::load_unaligned(y + j)).store_unaligned(y + j);
+    for (; j < nv; j += kLanes)
+      xsimd::fma(xp, Batch::load_unaligned(r + j), Batch::load_unaligned(y + j))
+          .store_unaligned(y + j);
     for (; j < n; ++j) y[j] += x[p] * r[j];
   }
 }

@@ -24,8 +24,9 @@ struct GemmF32Args {
   int64_t b_k = 0, b_n = 0;
   float* c = nullptr;
   int64_t c_m = 0, c_n = 0;
-  // Optional split output columns: column j lands at (j / n_inner) * c_n_outer + (j % n_inner) * c_n
-  // (e.g. heads of a projection written head-major). 0: no split. n_inner must be a multiple of 16.
+  // Optional split output columns: column j lands at (j / n_inner) * c_n_outer + (j % n_inner) *
+  // c_n (e.g. heads of a projection written head-major). 0: no split. n_inner must be a multiple
+  // of 16.
   int64_t n_inner = 0, c_n_outer = 0;
   bool accumulate = false;
 };

@@ -43,8 +43,12 @@ void permute_even_odd(int8_t* qa, int64_t kpad) {
   }
 }
 
-void permute_chunks_even_odd(int8_t* qa, int64_t kpad) { permute_even_odd<kChunk>(qa, kpad); }
-void permute_blocks_even_odd64(int8_t* qa, int64_t kpad) { permute_even_odd<kBlock>(qa, kpad); }
+void permute_chunks_even_odd(int8_t* qa, int64_t kpad) {
+  permute_even_odd<kChunk>(qa, kpad);
+}
+void permute_blocks_even_odd64(int8_t* qa, int64_t kpad) {
+  permute_even_odd<kBlock>(qa, kpad);
+}
 
 void chunk_sums_times8(const int8_t* qa, int64_t kpad, int32_t* csum) {
   for (int64_t c = 0; c < kpad / kChunk; ++c) {

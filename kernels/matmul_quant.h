@@ -1,8 +1,8 @@
 // Matrix products against group-quantized weights: C[m, n] = sum_k A[m, k] * W[n, k].
 //
-// W is a q8 or q4 TensorView of shape [N, K] (runtime/tensor.h gives the layout), quantized along K.
-// A is float32, rows of K with row stride lda (elements); C is float32 with row stride ldc.
-// The activations are quantized to int8 per group on the fly into caller scratch
+// W is a q8 or q4 TensorView of shape [N, K] (runtime/tensor.h gives the layout), quantized along
+// K. A is float32, rows of K with row stride lda (elements); C is float32 with row stride ldc. The
+// activations are quantized to int8 per group on the fly into caller scratch
 // (matmul_quant_scratch_bytes), accumulated in int32 per group, and scaled once per group.
 // The einsum planner routes every contraction with a quantized operand here.
 #pragma once

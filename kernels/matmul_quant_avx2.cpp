@@ -337,7 +337,8 @@ struct RowG32 {
           v[t] = Q::dot(Q::load_w(wb + t * 32), Q::load_a(p, 0, (b * kSteps + t) * Q::kStep));
         }
         const __m256i sums = group_sums(v, kSteps == 8 ? nullptr : p.csum + 8 * b);
-        const __m256 scale = _mm256_mul_ps(_mm256_loadu_ps(swr + 8 * b), _mm256_loadu_ps(p.sa + 8 * b));
+        const __m256 scale =
+            _mm256_mul_ps(_mm256_loadu_ps(swr + 8 * b), _mm256_loadu_ps(p.sa + 8 * b));
         acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), scale, acc);
       }
       if (has_rest) {

@@ -85,7 +85,8 @@ struct Q8Neon {
       for (int i = 0; i < MR; ++i) {
         const float sa = p.sa[(i0 + i) * p.groups + g];
         for (int j = 0; j < NR; ++j) {
-          acc[i][j] = fma_f32(acc[i][j], vcvtq_f32_s32(isum[i][j]), sa * p.sw[(j0 + j) * p.groups + g]);
+          acc[i][j] =
+              fma_f32(acc[i][j], vcvtq_f32_s32(isum[i][j]), sa * p.sw[(j0 + j) * p.groups + g]);
         }
       }
     }
@@ -136,7 +137,8 @@ struct Q4Neon {
       for (int i = 0; i < MR; ++i) {
         const float sa = p.sa[(i0 + i) * p.groups + g];
         for (int j = 0; j < NR; ++j) {
-          acc[i][j] = fma_f32(acc[i][j], vcvtq_f32_s32(isum[i][j]), sa * p.sw[(j0 + j) * p.groups + g]);
+          acc[i][j] =
+              fma_f32(acc[i][j], vcvtq_f32_s32(isum[i][j]), sa * p.sw[(j0 + j) * p.groups + g]);
         }
       }
     }
@@ -148,8 +150,12 @@ struct Q4Neon {
 
 }  // namespace
 
-void q8q8_matmul_neon(const QuantGemm& p) { run_tiles<Q8Neon, 4, 4, 1>(p); }
-void q4q8_matmul_neon(const QuantGemm& p) { run_tiles<Q4Neon, 4, 4, 1>(p); }
+void q8q8_matmul_neon(const QuantGemm& p) {
+  run_tiles<Q8Neon, 4, 4, 1>(p);
+}
+void q4q8_matmul_neon(const QuantGemm& p) {
+  run_tiles<Q4Neon, 4, 4, 1>(p);
+}
 
 }  // namespace einfer::quant_detail
 

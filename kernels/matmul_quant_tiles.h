@@ -16,20 +16,36 @@ namespace einfer::quant_detail {
 template <class K, int MR>
 void tile_cols(const QuantGemm& p, int64_t i0, int64_t j0, int64_t nr) {
   switch (nr) {
-    case 1: K::template tile<MR, 1>(p, i0, j0); break;
-    case 2: K::template tile<MR, 2>(p, i0, j0); break;
-    case 3: K::template tile<MR, 3>(p, i0, j0); break;
-    default: K::template tile<MR, 4>(p, i0, j0); break;
+    case 1:
+      K::template tile<MR, 1>(p, i0, j0);
+      break;
+    case 2:
+      K::template tile<MR, 2>(p, i0, j0);
+      break;
+    case 3:
+      K::template tile<MR, 3>(p, i0, j0);
+      break;
+    default:
+      K::template tile<MR, 4>(p, i0, j0);
+      break;
   }
 }
 
 template <class K>
 void tile_any(const QuantGemm& p, int64_t i0, int64_t j0, int64_t mr, int64_t nr) {
   switch (mr) {
-    case 1: tile_cols<K, 1>(p, i0, j0, nr); break;
-    case 2: tile_cols<K, 2>(p, i0, j0, nr); break;
-    case 3: tile_cols<K, 3>(p, i0, j0, nr); break;
-    default: tile_cols<K, 4>(p, i0, j0, nr); break;
+    case 1:
+      tile_cols<K, 1>(p, i0, j0, nr);
+      break;
+    case 2:
+      tile_cols<K, 2>(p, i0, j0, nr);
+      break;
+    case 3:
+      tile_cols<K, 3>(p, i0, j0, nr);
+      break;
+    default:
+      tile_cols<K, 4>(p, i0, j0, nr);
+      break;
   }
 }
 

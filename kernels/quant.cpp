@@ -23,7 +23,8 @@ void quantize_row_q8(const float* x, int64_t k, int32_t group, int8_t* q, float*
     const float scale = absmax(x + g0, n) / 127.f;
     const float inv = scale > 0.f ? 1.f / scale : 0.f;
     scales[gi] = scale;
-    for (int64_t i = 0; i < n; ++i) q[g0 + i] = static_cast<int8_t>(clamp_round(x[g0 + i] * inv, -127, 127));
+    for (int64_t i = 0; i < n; ++i)
+      q[g0 + i] = static_cast<int8_t>(clamp_round(x[g0 + i] * inv, -127, 127));
   }
 }
 
@@ -60,7 +61,8 @@ uint16_t f32_to_f16(float x) {
   std::memcpy(&b, &x, 4);
   const uint32_t sign = (b >> 16) & 0x8000u;
   const uint32_t absb = b & 0x7FFFFFFFu;
-  if (absb >= 0x7F800000u) return static_cast<uint16_t>(sign | (absb > 0x7F800000u ? 0x7E00u : 0x7C00u));
+  if (absb >= 0x7F800000u)
+    return static_cast<uint16_t>(sign | (absb > 0x7F800000u ? 0x7E00u : 0x7C00u));
   if (absb >= 0x477FF000u) return static_cast<uint16_t>(sign | 0x7C00u);  // overflow -> inf
   if (absb < 0x38800000u) {                                               // subnormal or zero
     if (absb < 0x33000000u) return static_cast<uint16_t>(sign);

@@ -2,9 +2,11 @@
 //
 // Layout (see runtime/tensor.h and docs/format.md): a row of K floats becomes
 //   q8: K int8 values,            value = q * scale,        q in [-127, 127]
-//   q4: ceil(K/2) bytes,          value = (u - 8) * scale,  u in [0, 15], element 2i in the low nibble
-// plus ceil(K / group) float32 scales, one per group of `group` consecutive elements (the last group
-// may be shorter). Scales are absmax / 127 (q8) and absmax / 7 (q4), so zero stays exactly zero.
+//   q4: ceil(K/2) bytes,          value = (u - 8) * scale,  u in [0, 15], element 2i in the low
+//   nibble
+// plus ceil(K / group) float32 scales, one per group of `group` consecutive elements (the last
+// group may be shorter). Scales are absmax / 127 (q8) and absmax / 7 (q4), so zero stays exactly
+// zero.
 #pragma once
 
 #include <cstddef>

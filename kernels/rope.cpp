@@ -7,7 +7,9 @@
 namespace einfer {
 
 namespace {
-size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
+size_t align_up(size_t n, size_t a) {
+  return (n + a - 1) / a * a;
+}
 
 // One pair rotation; both the table and the beyond-table path call this so they round alike.
 inline void rotate_pair(float* a, float* b, float c, float s) {

@@ -1,7 +1,7 @@
 // Positional encodings: rotary (RoPE) in both pair layouts, and the sinusoidal absolute encoding.
 //
-// RoPE rotates pairs of a head vector by angle pos * inv_freq[i], inv_freq[i] = theta^(-2i/head_dim),
-// i in [0, head_dim/2). Two layouts pick which elements form pair i:
+// RoPE rotates pairs of a head vector by angle pos * inv_freq[i], inv_freq[i] =
+// theta^(-2i/head_dim), i in [0, head_dim/2). Two layouts pick which elements form pair i:
 //   interleaved (Meta / llama2.c):       (x[2i], x[2i+1])
 //   half_split  (Hugging Face / NeoX):    (x[i],  x[i + head_dim/2])
 // The cos/sin table for positions [0, n_positions) is computed once into caller memory (the arena),

@@ -12,21 +12,22 @@ namespace einfer {
 
 float dot_f32(const float* a, const float* b, size_t n);           // sum a[i] * b[i]
 void axpy_f32(float alpha, const float* x, float* y, size_t n);    // y[i] += alpha * x[i]
-void scale_f32(float* x, float s, size_t n);                        // x[i] *= s
+void scale_f32(float* x, float s, size_t n);                       // x[i] *= s
 void add_f32(const float* a, const float* b, float* y, size_t n);  // y[i] = a[i] + b[i]
 void mul_f32(const float* a, const float* b, float* y, size_t n);  // y[i] = a[i] * b[i]
-float max_f32(const float* x, size_t n);                            // -inf for n == 0
+float max_f32(const float* x, size_t n);                           // -inf for n == 0
 float sum_f32(const float* x, size_t n);
-void exp_f32(const float* x, float* y, size_t n);                  // y[i] = exp(x[i])
-void softmax_f32(float* x, size_t n);                              // in place, max-subtracted
+void exp_f32(const float* x, float* y, size_t n);  // y[i] = exp(x[i])
+void softmax_f32(float* x, size_t n);              // in place, max-subtracted
 // y = x / sqrt(mean(x^2) + eps) * w
 void rmsnorm_f32(const float* x, const float* w, float eps, float* y, size_t n);
 // y = (x - mean) / sqrt(var + eps) * w + b   (w or b may be null: 1 and 0)
 void layernorm_f32(const float* x, const float* w, const float* b, float eps, float* y, size_t n);
-void silu_f32(const float* x, float* y, size_t n);       // x * sigmoid(x)
+void silu_f32(const float* x, float* y, size_t n);  // x * sigmoid(x)
 void relu_f32(const float* x, float* y, size_t n);
-void gelu_erf_f32(const float* x, float* y, size_t n);   // 0.5 x (1 + erf(x / sqrt 2))
-void gelu_tanh_f32(const float* x, float* y, size_t n);  // 0.5 x (1 + tanh(sqrt(2/pi)(x + 0.044715 x^3)))
+void gelu_erf_f32(const float* x, float* y, size_t n);  // 0.5 x (1 + erf(x / sqrt 2))
+void gelu_tanh_f32(const float* x, float* y,
+                   size_t n);  // 0.5 x (1 + tanh(sqrt(2/pi)(x + 0.044715 x^3)))
 // SwiGLU gate: g[i] = silu(g[i]) * u[i]
 void swiglu_f32(float* g, const float* u, size_t n);
 

@@ -41,7 +41,9 @@ int report(const Status& s, char* err, size_t err_size) {
   return static_cast<int>(s.code);
 }
 
-int fail(einfer_session* e, const Status& s) { return report(s, e->error, sizeof e->error); }
+int fail(einfer_session* e, const Status& s) {
+  return report(s, e->error, sizeof e->error);
+}
 
 // Tokenizer scratch: the longest prompt einfer_tokenize accepts.
 size_t prompt_bytes(const einfer_options& o) {
@@ -67,23 +69,26 @@ Status layout_extras(const Model& model, const einfer_options& o, Arena& arena, 
     }
   }
   if (o.with_tokenizer < 0 || o.with_tokenizer > 2) {
-    return make_status(StatusCode::invalid_argument, "options.with_tokenizer must be 0, 1 or 2",
-                       -1, o.with_tokenizer);
+    return make_status(StatusCode::invalid_argument, "options.with_tokenizer must be 0, 1 or 2", -1,
+                       o.with_tokenizer);
   }
   if (o.with_tokenizer) {
     if (!model.tokenizer) {
-      return make_status(StatusCode::invalid_argument, "the model has no embedded tokenizer (pack it with -z)");
+      return make_status(StatusCode::invalid_argument,
+                         "the model has no embedded tokenizer (pack it with -z)");
     }
     if (o.with_tokenizer == 2) {
       // Decode only: no tables and no encode scratch; decode walks the records in the image.
       if (e) {
-        EINFER_TRY(tokenizer_init_decode_only(&e->tokenizer, model.tokenizer, model.tokenizer_bytes, vocab));
+        EINFER_TRY(tokenizer_init_decode_only(&e->tokenizer, model.tokenizer, model.tokenizer_bytes,
+                                              vocab));
         e->has_tokenizer = true;
       }
       return ok_status();
     }
     if (e) {
-      EINFER_TRY(tokenizer_init(&e->tokenizer, model.tokenizer, model.tokenizer_bytes, vocab, arena));
+      EINFER_TRY(
+          tokenizer_init(&e->tokenizer, model.tokenizer, model.tokenizer_bytes, vocab, arena));
       e->has_tokenizer = true;
     } else {
       void* p = nullptr;
@@ -164,13 +169,15 @@ int einfer_session_create(const void* model, size_t model_bytes, const einfer_op
   const int rc = einfer_arena_bytes(model, model_bytes, &o, &need, err, err_size);
   if (rc != EINFER_OK) return rc;
   if (!arena || (reinterpret_cast<uintptr_t>(arena) % kDefaultAlignment) != 0) {
-    return report(make_status(StatusCode::invalid_argument, "arena must be non-null and 64-byte aligned"),
-                  err, err_size);
+    return report(
+        make_status(StatusCode::invalid_argument, "arena must be non-null and 64-byte aligned"),
+        err, err_size);
   }
   if (arena_bytes < need) {
-    return report(make_status(StatusCode::out_of_memory, "arena too small for this model and options",
-                              static_cast<int64_t>(need), static_cast<int64_t>(arena_bytes)),
-                  err, err_size);
+    return report(
+        make_status(StatusCode::out_of_memory, "arena too small for this model and options",
+                    static_cast<int64_t>(need), static_cast<int64_t>(arena_bytes)),
+        err, err_size);
   }
   Model m;
   Status s = load_model(model, model_bytes, load_options(o), &m);
@@ -188,9 +195,13 @@ int einfer_prefill(einfer_session* e, const int32_t* tokens, int32_t n) {
   return s.ok() ? EINFER_OK : fail(e, s);
 }
 
-int einfer_decode(einfer_session* e, int32_t token) { return einfer_prefill(e, &token, 1); }
+int einfer_decode(einfer_session* e, int32_t token) {
+  return einfer_prefill(e, &token, 1);
+}
 
-const float* einfer_logits(const einfer_session* e) { return session_logits(*e->session); }
+const float* einfer_logits(const einfer_session* e) {
+  return session_logits(*e->session);
+}
 
 int32_t einfer_next_token(einfer_session* e) {
   float* logits = e->session->state.logits;
@@ -209,19 +220,28 @@ void einfer_reset(einfer_session* e) {
   }
 }
 
-int32_t einfer_vocab_size(const einfer_session* e) { return e->session->model.config.vocab_size; }
+int32_t einfer_vocab_size(const einfer_session* e) {
+  return e->session->model.config.vocab_size;
+}
 int32_t einfer_context_length(const einfer_session* e) {
   return e->session->model.config.context_length;
 }
-int64_t einfer_position(const einfer_session* e) { return session_position(*e->session); }
-size_t einfer_arena_used(const einfer_session* e) { return e->arena.used(); }
-const char* einfer_error(const einfer_session* e) { return e->error; }
+int64_t einfer_position(const einfer_session* e) {
+  return session_position(*e->session);
+}
+size_t einfer_arena_used(const einfer_session* e) {
+  return e->arena.used();
+}
+const char* einfer_error(const einfer_session* e) {
+  return e->error;
+}
 
 int einfer_tokenize(einfer_session* e, const char* text, int32_t bos, int32_t* ids, int32_t max_ids,
                     int32_t* n_ids) {
   *n_ids = 0;
   if (!e->has_tokenizer) {
-    return fail(e, make_status(StatusCode::invalid_argument, "session was created without a tokenizer"));
+    return fail(
+        e, make_status(StatusCode::invalid_argument, "session was created without a tokenizer"));
   }
   if (e->tokenizer.entries == nullptr) {
     return fail(e, make_status(StatusCode::invalid_argument,
@@ -229,8 +249,9 @@ int einfer_tokenize(einfer_session* e, const char* text, int32_t bos, int32_t* i
   }
   const size_t len = std::strlen(text);
   if (len > prompt_bytes(e->options)) {
-    return fail(e, make_status(StatusCode::out_of_range, "prompt longer than options.max_prompt_bytes",
-                               static_cast<int64_t>(len), static_cast<int64_t>(prompt_bytes(e->options))));
+    return fail(
+        e, make_status(StatusCode::out_of_range, "prompt longer than options.max_prompt_bytes",
+                       static_cast<int64_t>(len), static_cast<int64_t>(prompt_bytes(e->options))));
   }
   const Status s = tokenizer_encode(e->tokenizer, text, len, bos != 0, false, ids, max_ids, n_ids,
                                     e->encode_scratch, e->encode_scratch_bytes);

@@ -8,12 +8,11 @@
  * Typical use:
  *   einfer_options o; einfer_options_default(&o);
  *   size_t need; einfer_arena_bytes(model, model_len, &o, &need, err, sizeof err);
- *   einfer_session* s; einfer_session_create(model, model_len, &o, arena, need, &s, err, sizeof err);
- *   einfer_prefill(s, prompt_ids, n);
- *   for (;;) { int32_t t = einfer_next_token(s); if (t == 2) break; print(einfer_token_text(...));
- *              einfer_decode(s, t); }
- * Every int-returning function returns 0 on success, else a status code (EINFER_E_*) with the
- * message in einfer_error(session) or in the caller's err buffer.
+ *   einfer_session* s; einfer_session_create(model, model_len, &o, arena, need, &s, err, sizeof
+ * err); einfer_prefill(s, prompt_ids, n); for (;;) { int32_t t = einfer_next_token(s); if (t == 2)
+ * break; print(einfer_token_text(...)); einfer_decode(s, t); } Every int-returning function returns
+ * 0 on success, else a status code (EINFER_E_*) with the message in einfer_error(session) or in the
+ * caller's err buffer.
  */
 #ifndef EINFER_H
 #define EINFER_H
@@ -39,23 +38,23 @@ enum {
 enum { EINFER_TOKEN_BOS = 1, EINFER_TOKEN_EOS = 2 };
 
 typedef struct einfer_options {
-  int32_t context;         /* positions the KV cache holds (0: the model's context length) */
-  int32_t window;          /* sliding window W (0: none; then decoding stops at `context`) */
-  int32_t sinks;           /* attention sinks kept with a window */
-  int32_t kv_int8;         /* 1: int8 KV cache with per-(slot, head) scales; 0: float32 */
-  int32_t max_batch;       /* prompt tokens evaluated per prefill step (0: 64) */
-  int32_t skip_crc;        /* 1: skip the CRC pass when loading (large flash images) */
-  int32_t no_plan_cache;   /* 1: plan each projection's einsum per call instead of keeping 8 plans
-                              (~1 KB each) in the arena: for tight RAM, costs a little speed */
-  int32_t with_tokenizer;  /* 1: set up the model's embedded tokenizer for text in and out;
-                              2: decode only (einfer_token_text; einfer_tokenize fails): no arena
-                              for tables or encode scratch, each decode scans the packed
-                              vocabulary (firmware that starts from BOS) */
-  int32_t max_prompt_bytes;/* longest text einfer_tokenize accepts (with_tokenizer; 0: 512) */
-  float temperature;       /* sampling for einfer_next_token: 0 is greedy */
-  float top_p;             /* nucleus sampling (1: off) */
-  int32_t top_k;           /* top-k sampling (0: off) */
-  uint64_t seed;           /* sampler seed */
+  int32_t context;          /* positions the KV cache holds (0: the model's context length) */
+  int32_t window;           /* sliding window W (0: none; then decoding stops at `context`) */
+  int32_t sinks;            /* attention sinks kept with a window */
+  int32_t kv_int8;          /* 1: int8 KV cache with per-(slot, head) scales; 0: float32 */
+  int32_t max_batch;        /* prompt tokens evaluated per prefill step (0: 64) */
+  int32_t skip_crc;         /* 1: skip the CRC pass when loading (large flash images) */
+  int32_t no_plan_cache;    /* 1: plan each projection's einsum per call instead of keeping 8 plans
+                               (~1 KB each) in the arena: for tight RAM, costs a little speed */
+  int32_t with_tokenizer;   /* 1: set up the model's embedded tokenizer for text in and out;
+                               2: decode only (einfer_token_text; einfer_tokenize fails): no arena
+                               for tables or encode scratch, each decode scans the packed
+                               vocabulary (firmware that starts from BOS) */
+  int32_t max_prompt_bytes; /* longest text einfer_tokenize accepts (with_tokenizer; 0: 512) */
+  float temperature;        /* sampling for einfer_next_token: 0 is greedy */
+  float top_p;              /* nucleus sampling (1: off) */
+  int32_t top_k;            /* top-k sampling (0: off) */
+  uint64_t seed;            /* sampler seed */
 } einfer_options;
 
 typedef struct einfer_session einfer_session;

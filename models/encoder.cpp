@@ -8,21 +8,24 @@ namespace einfer {
 
 namespace {
 
-Status bind(const Model& m, TensorRole role, int32_t layer, int64_t d0, int64_t d1, TensorView* out) {
+Status bind(const Model& m, TensorRole role, int32_t layer, int64_t d0, int64_t d1,
+            TensorView* out) {
   EINFER_TRY(model_tensor(m, role, layer, out));
   const bool ok = d1 < 0 ? (out->rank == 1 && out->shape[0] == d0 && out->dtype == DType::f32)
                          : (out->rank == 2 && out->shape[0] == d0 && out->shape[1] == d1);
   if (!ok) {
-    return make_status(StatusCode::shape_mismatch, "encoder: tensor shape or dtype disagrees with the config",
-                       -1, -1, static_cast<int32_t>(role));
+    return make_status(StatusCode::shape_mismatch,
+                       "encoder: tensor shape or dtype disagrees with the config", -1, -1,
+                       static_cast<int32_t>(role));
   }
   return ok_status();
 }
 
 Status check_config(const ModelConfig& c) {
-  if (c.arch != ArchKind::encoder) return make_status(StatusCode::invalid_argument, "model is not an encoder");
-  if (c.dim <= 0 || c.hidden_dim <= 0 || c.n_layers <= 0 || c.n_heads <= 0 || c.context_length < 0 ||
-      c.head_dim * c.n_heads != c.dim) {
+  if (c.arch != ArchKind::encoder)
+    return make_status(StatusCode::invalid_argument, "model is not an encoder");
+  if (c.dim <= 0 || c.hidden_dim <= 0 || c.n_layers <= 0 || c.n_heads <= 0 ||
+      c.context_length < 0 || c.head_dim * c.n_heads != c.dim) {
     return make_status(StatusCode::bad_format, "encoder: inconsistent dimensions in the config");
   }
   if (c.n_kv_heads != c.n_heads) {
@@ -51,29 +54,40 @@ TensorView weight_like(const ModelConfig& c, int64_t rows, int64_t cols) {
   return w;
 }
 
-void layernorm_rows(float* x, int32_t n, int64_t d, const TensorView& w, const TensorView& b, float eps) {
+void layernorm_rows(float* x, int32_t n, int64_t d, const TensorView& w, const TensorView& b,
+                    float eps) {
   for (int32_t i = 0; i < n; ++i) {
-    layernorm_f32(x + i * d, w.f32(), b.data ? b.f32() : nullptr, eps, x + i * d, static_cast<size_t>(d));
+    layernorm_f32(x + i * d, w.f32(), b.data ? b.f32() : nullptr, eps, x + i * d,
+                  static_cast<size_t>(d));
   }
 }
 
 void activate(Activation a, float* x, size_t n) {
   switch (a) {
-    case Activation::relu: relu_f32(x, x, n); break;
-    case Activation::gelu_erf: gelu_erf_f32(x, x, n); break;
-    case Activation::gelu_tanh: gelu_tanh_f32(x, x, n); break;
-    default: break;
+    case Activation::relu:
+      relu_f32(x, x, n);
+      break;
+    case Activation::gelu_erf:
+      gelu_erf_f32(x, x, n);
+      break;
+    case Activation::gelu_tanh:
+      gelu_tanh_f32(x, x, n);
+      break;
+    default:
+      break;
   }
 }
 
 Status layout_state(const ModelConfig& c, int32_t max_seq, Arena& arena, EncoderState* s) {
   if (max_seq == 0) max_seq = c.context_length;  // 0 in the model: no trained limit
   if (max_seq <= 0) {
-    return make_status(StatusCode::invalid_argument, "encoder: give the longest sequence to size the state for");
+    return make_status(StatusCode::invalid_argument,
+                       "encoder: give the longest sequence to size the state for");
   }
   if (c.context_length > 0 && max_seq > c.context_length) {
-    return make_status(StatusCode::out_of_range, "encoder: sequence longer than the model's maximum",
-                       max_seq, c.context_length);
+    return make_status(StatusCode::out_of_range,
+                       "encoder: sequence longer than the model's maximum", max_seq,
+                       c.context_length);
   }
   *s = EncoderState{};
   s->max_seq = max_seq;
@@ -154,10 +168,12 @@ Status encoder_arena_bytes(const ModelConfig& c, int32_t max_seq, size_t* bytes)
   return ok_status();
 }
 
-Status encoder_forward(const EncoderWeights& w, EncoderState* s, const float* in, int32_t n, float* out) {
+Status encoder_forward(const EncoderWeights& w, EncoderState* s, const float* in, int32_t n,
+                       float* out) {
   const ModelConfig& c = w.config;
   if (n <= 0 || n > s->max_seq) {
-    return make_status(StatusCode::out_of_range, "encoder: sequence length outside 1..max_seq", n, s->max_seq);
+    return make_status(StatusCode::out_of_range, "encoder: sequence length outside 1..max_seq", n,
+                       s->max_seq);
   }
   const int64_t d = c.dim;
   const size_t nd = static_cast<size_t>(n * d);

@@ -48,7 +48,8 @@ Status encoder_bind_weights(const Model& model, Arena& arena, EncoderWeights* we
 
 // State for sequences of up to max_seq positions (0: the model's context length, which must then
 // be set; a context length of 0 in the model means no limit).
-Status encoder_state_init(const ModelConfig& config, int32_t max_seq, Arena& arena, EncoderState* state);
+Status encoder_state_init(const ModelConfig& config, int32_t max_seq, Arena& arena,
+                          EncoderState* state);
 
 // Exact arena bytes of encoder_bind_weights + encoder_state_init.
 Status encoder_arena_bytes(const ModelConfig& config, int32_t max_seq, size_t* bytes);

@@ -26,7 +26,8 @@ Status bind(const Model& model, TensorRole role, int32_t layer, int64_t d0, int6
 }
 
 Status check_config(const ModelConfig& c) {
-  if (c.arch != ArchKind::llama) return make_status(StatusCode::invalid_argument, "llama: model is not a llama decoder");
+  if (c.arch != ArchKind::llama)
+    return make_status(StatusCode::invalid_argument, "llama: model is not a llama decoder");
   if (c.dim <= 0 || c.hidden_dim <= 0 || c.n_layers <= 0 || c.n_heads <= 0 || c.n_kv_heads <= 0 ||
       c.vocab_size <= 0 || c.context_length <= 0 || c.head_dim <= 0) {
     return make_status(StatusCode::bad_format, "llama: a dimension in the config is not positive");
@@ -36,7 +37,8 @@ Status check_config(const ModelConfig& c) {
                        c.n_heads, c.n_kv_heads);
   }
   if (c.head_dim % 2 != 0 || c.rope == RopeMode::none) {
-    return make_status(StatusCode::bad_format, "llama: RoPE needs an even head size and a rope mode");
+    return make_status(StatusCode::bad_format,
+                       "llama: RoPE needs an even head size and a rope mode");
   }
   return ok_status();
 }
@@ -62,8 +64,8 @@ Status project(const float* x, int64_t n, const TensorView& w, float* y, LlamaSt
 Status projection_scratch(const ModelConfig& c, DType dtype, int64_t n, size_t* bytes) {
   const int64_t kv = static_cast<int64_t>(c.n_kv_heads) * c.head_dim;
   const int64_t qd = static_cast<int64_t>(c.n_heads) * c.head_dim;
-  const int64_t shapes[][2] = {{qd, c.dim}, {kv, c.dim}, {c.dim, qd}, {c.hidden_dim, c.dim},
-                               {c.dim, c.hidden_dim}, {c.vocab_size, c.dim}};
+  const int64_t shapes[][2] = {{qd, c.dim},           {kv, c.dim},           {c.dim, qd},
+                               {c.hidden_dim, c.dim}, {c.dim, c.hidden_dim}, {c.vocab_size, c.dim}};
   for (const auto& sh : shapes) {
     size_t b = 0;
     EINFER_TRY(linear_scratch_bytes(n, weight_like(c, dtype, sh[0], sh[1]), &b));
@@ -97,7 +99,8 @@ void embed(const TensorView& table, int32_t token, float* out) {
       std::memcpy(out, base + static_cast<size_t>(token) * d * 4, static_cast<size_t>(d) * 4);
       break;
     case DType::f16: {
-      const uint16_t* row = reinterpret_cast<const uint16_t*>(base) + static_cast<size_t>(token) * d;
+      const uint16_t* row =
+          reinterpret_cast<const uint16_t*>(base) + static_cast<size_t>(token) * d;
       for (int64_t i = 0; i < d; ++i) out[i] = f16_to_f32(row[i]);
       break;
     }
@@ -193,13 +196,14 @@ Status llama_state_init(const ModelConfig& c, const RunOptions& options, Arena& 
 
   // RoPE angles for the positions a stream without a window can reach; a windowed stream goes on
   // past them and computes further angles on the fly.
-  const int32_t rope_positions = o.window > 0 ? (o.window < c.context_length ? o.window : c.context_length)
-                                              : o.context;
+  const int32_t rope_positions =
+      o.window > 0 ? (o.window < c.context_length ? o.window : c.context_length) : o.context;
   const size_t rope_bytes = rope_table_bytes(c.head_dim, rope_positions);
   void* rope_mem = nullptr;
   EINFER_TRY(arena.allocate(rope_bytes, kDefaultAlignment, &rope_mem));
   if (!arena.is_measuring()) {
-    EINFER_TRY(rope_table_init(&s->rope, rope_mem, rope_bytes, c.head_dim, rope_positions, c.rope_theta));
+    EINFER_TRY(
+        rope_table_init(&s->rope, rope_mem, rope_bytes, c.head_dim, rope_positions, c.rope_theta));
   }
 
   const size_t B = static_cast<size_t>(o.max_batch);
@@ -249,15 +253,16 @@ __attribute__((noinline)) const float* layer_norm_weights(const LlamaWeights& w,
   return model_tensor(*w.model, role, layer, &v).ok() ? v.f32() : nullptr;
 }
 
-__attribute__((noinline)) Status project_layer(const LlamaWeights& w, TensorRole role, int32_t layer,
-                                               const float* x, int64_t n, float* y, LlamaState* s,
-                                               int slot) {
+__attribute__((noinline)) Status project_layer(const LlamaWeights& w, TensorRole role,
+                                               int32_t layer, const float* x, int64_t n, float* y,
+                                               LlamaState* s, int slot) {
   TensorView v;
   EINFER_TRY(model_tensor(*w.model, role, layer, &v));
   return project(x, n, v, y, s, slot);
 }
 
-__attribute__((noinline)) Status bind_attention(const LlamaWeights& w, int32_t layer, MhaWeights* a) {
+__attribute__((noinline)) Status bind_attention(const LlamaWeights& w, int32_t layer,
+                                                MhaWeights* a) {
   EINFER_TRY(model_tensor(*w.model, TensorRole::wq, layer, &a->wq));
   EINFER_TRY(model_tensor(*w.model, TensorRole::wk, layer, &a->wk));
   EINFER_TRY(model_tensor(*w.model, TensorRole::wv, layer, &a->wv));
@@ -285,7 +290,8 @@ Status forward_chunk(const LlamaWeights& w, LlamaState* s, const int32_t* tokens
     const float* attn_norm = layer_norm_weights(w, TensorRole::attn_norm, l);
     const float* ffn_norm = layer_norm_weights(w, TensorRole::ffn_norm, l);
     if (attn_norm == nullptr || ffn_norm == nullptr) {
-      return make_status(StatusCode::invalid_argument, "llama: layer norm weights missing", -1, -1, l);
+      return make_status(StatusCode::invalid_argument, "llama: layer norm weights missing", -1, -1,
+                         l);
     }
 
     // Attention block: x += attention(rmsnorm(x)), keys and values kept in the ring cache.

@@ -43,22 +43,22 @@ Status llama_bind_weights(const Model& model, Arena& arena, LlamaWeights* weight
 
 // Activations and caches of one decoding stream.
 struct LlamaState {
-  RunOptions options;      // resolved: context, window, sinks, kv dtype, max_batch all set
-  int64_t pos = 0;         // next absolute position
+  RunOptions options;  // resolved: context, window, sinks, kv dtype, max_batch all set
+  int64_t pos = 0;     // next absolute position
   KVCache cache;
   RopeTable rope;
   // Activations for up to options.max_batch tokens (row-major [n][...]).
-  float* x = nullptr;       // residual stream [B][d]
-  float* xb = nullptr;      // normed input / projection output [B][d]
-  float* q = nullptr;       // [B][H*k]
-  float* k = nullptr;       // [B][G*k]
-  float* v = nullptr;       // [B][G*k]
-  float* att = nullptr;     // attention output [B][H*k]
-  float* hb = nullptr;      // feed-forward gate [B][f]
-  float* hb2 = nullptr;     // feed-forward up [B][f]
-  float* logits = nullptr;  // [V] logits of the last evaluated position
+  float* x = nullptr;          // residual stream [B][d]
+  float* xb = nullptr;         // normed input / projection output [B][d]
+  float* q = nullptr;          // [B][H*k]
+  float* k = nullptr;          // [B][G*k]
+  float* v = nullptr;          // [B][G*k]
+  float* att = nullptr;        // attention output [B][H*k]
+  float* hb = nullptr;         // feed-forward gate [B][f]
+  float* hb2 = nullptr;        // feed-forward up [B][f]
+  float* logits = nullptr;     // [V] logits of the last evaluated position
   MhaWeights* attn = nullptr;  // the current layer's attention views (one set, reused per layer)
-  void* scratch = nullptr;  // einsum and attention scratch
+  void* scratch = nullptr;     // einsum and attention scratch
   size_t scratch_bytes = 0;
   StageProfile* profile = nullptr;  // per-stage timing for benchmarks (null: off, no cost)
   // Projection plans shared by all layers (q, k, v, o, w1, w3, w2, classifier), in the arena when

@@ -19,7 +19,9 @@ AttentionShape attention_shape(const MhaConfig& c) {
   a.causal = c.causal;
   return a;
 }
-bool has(const TensorView& t) { return t.data != nullptr && t.rank > 0; }
+bool has(const TensorView& t) {
+  return t.data != nullptr && t.rank > 0;
+}
 }  // namespace
 
 Status linear(const float* x, int64_t n, const TensorView& w, const TensorView& bias, float* y,
@@ -44,7 +46,8 @@ bool plan_fits(const EinsumPlan& p, const TensorView* in) {
     const TensorView& v = in[t];
     if (v.dtype != p.in_dtype[t] || v.rank != p.in_rank[t]) return false;
     for (int i = 0; i < v.rank; ++i) {
-      if (v.shape[i] != p.in_shape[t][i] || (v.shape[i] != 1 && v.strides[i] != p.in_strides[t][i])) return false;
+      if (v.shape[i] != p.in_shape[t][i] || (v.shape[i] != 1 && v.strides[i] != p.in_strides[t][i]))
+        return false;
     }
     if (dtype_is_quantized(v.dtype) && v.group_size != p.in_group[t]) return false;
   }
@@ -95,15 +98,18 @@ Status mha_scratch_bytes(const MhaConfig& c, const MhaWeights& w, int32_t n, siz
   return ok_status();
 }
 
-Status mha_forward(const MhaWeights& w, const MhaConfig& c, const float* x, int32_t n,
-                   int64_t pos0, KVCache* cache, int32_t layer, const MhaBuffers& b, float* out) {
+Status mha_forward(const MhaWeights& w, const MhaConfig& c, const float* x, int32_t n, int64_t pos0,
+                   KVCache* cache, int32_t layer, const MhaBuffers& b, float* out) {
   const int64_t qd = static_cast<int64_t>(c.n_heads) * c.head_dim;
   const int64_t kv = static_cast<int64_t>(c.n_kv_heads) * c.head_dim;
   uint64_t t = profile_start(c.profile);
   LinearPlan* plans = b.plans;  // q, k, v, o (or null)
-  EINFER_TRY(linear_cached(plans ? plans + 0 : nullptr, x, n, w.wq, w.bq, b.q, b.scratch, b.scratch_bytes));
-  EINFER_TRY(linear_cached(plans ? plans + 1 : nullptr, x, n, w.wk, w.bk, b.k, b.scratch, b.scratch_bytes));
-  EINFER_TRY(linear_cached(plans ? plans + 2 : nullptr, x, n, w.wv, w.bv, b.v, b.scratch, b.scratch_bytes));
+  EINFER_TRY(linear_cached(plans ? plans + 0 : nullptr, x, n, w.wq, w.bq, b.q, b.scratch,
+                           b.scratch_bytes));
+  EINFER_TRY(linear_cached(plans ? plans + 1 : nullptr, x, n, w.wk, w.bk, b.k, b.scratch,
+                           b.scratch_bytes));
+  EINFER_TRY(linear_cached(plans ? plans + 2 : nullptr, x, n, w.wv, w.bv, b.v, b.scratch,
+                           b.scratch_bytes));
   t = profile_charge(c.profile, Stage::projections, t);
   if (c.rope) {
     for (int32_t i = 0; i < n; ++i) {
@@ -129,7 +135,8 @@ Status mha_forward(const MhaWeights& w, const MhaConfig& c, const float* x, int3
     }
   }
   t = profile_charge(c.profile, Stage::attention, t);
-  EINFER_TRY(linear_cached(plans ? plans + 3 : nullptr, b.att, n, w.wo, w.bo, out, b.scratch, b.scratch_bytes));
+  EINFER_TRY(linear_cached(plans ? plans + 3 : nullptr, b.att, n, w.wo, w.bo, out, b.scratch,
+                           b.scratch_bytes));
   profile_charge(c.profile, Stage::projections, t);
   return ok_status();
 }

@@ -3,8 +3,8 @@
 //   encoder form (cache == null): bidirectional or causal attention among the n input positions;
 //   decoder form (cache != null): the n new positions attend to the ring KV cache and to each
 //     other causally, then their keys and values are stored in the cache.
-// Written as the einsums of docs/architecture.md: projections "nd,ed->ne" (weights stored [out, in]),
-// attention "hnk,hmk->hnm" / "hnm,hmv->hnv" fused in kernels/attention.h.
+// Written as the einsums of docs/architecture.md: projections "nd,ed->ne" (weights stored [out,
+// in]), attention "hnk,hmk->hnm" / "hnm,hmv->hnv" fused in kernels/attention.h.
 #pragma once
 
 #include <cstddef>
@@ -54,7 +54,8 @@ struct MhaBuffers {
 };
 
 // Scratch bytes mha_forward needs for up to n positions with these weights.
-Status mha_scratch_bytes(const MhaConfig& config, const MhaWeights& weights, int32_t n, size_t* bytes);
+Status mha_scratch_bytes(const MhaConfig& config, const MhaWeights& weights, int32_t n,
+                         size_t* bytes);
 
 // The attention kernel's part of that (without the projections' einsum scratch), for callers that
 // size the projections themselves and keep no MhaWeights around.
@@ -63,7 +64,8 @@ size_t mha_attention_scratch_bytes(const MhaConfig& config, int32_t n);
 // out[n][d] = P_O · attention(P_Q x, P_K x, P_V x) (+ biases). `out` may alias `x` (x is only
 // read by the first three projections).
 Status mha_forward(const MhaWeights& w, const MhaConfig& config, const float* x, int32_t n,
-                   int64_t pos0, KVCache* cache, int32_t layer, const MhaBuffers& buffers, float* out);
+                   int64_t pos0, KVCache* cache, int32_t layer, const MhaBuffers& buffers,
+                   float* out);
 
 // y[n, e] = x[n, d] · W[e, d]ᵀ (+ bias[e]): the projection einsum "nd,ed->ne" for any weight dtype.
 Status linear(const float* x, int64_t n, const TensorView& w, const TensorView& bias, float* y,

@@ -29,7 +29,9 @@ struct StageProfile {
 };
 
 // Timestamp for a stage that starts now (0 when profiling is off).
-inline uint64_t profile_start(StageProfile* p) { return p ? p->now_ns() : 0; }
+inline uint64_t profile_start(StageProfile* p) {
+  return p ? p->now_ns() : 0;
+}
 
 // Charges the time since `t0` to `stage`; returns the new timestamp so the next stage can start
 // from it without a second clock read.

@@ -3,7 +3,7 @@
 namespace einfer {
 
 Status session_layout(const ModelConfig& config, const RunOptions& options, const Model* model,
-              Arena& arena, Session** out) {
+                      Arena& arena, Session** out) {
   Session* s = nullptr;
   EINFER_TRY(arena.allocate_array(1, &s));
   if (s) {

@@ -28,7 +28,8 @@ struct Session {
 Status session_layout(const ModelConfig& config, const RunOptions& options, const Model* model,
                       Arena& arena, Session** out);
 
-// Exact arena bytes session_create needs for this config and options (arena buffer 64-byte aligned).
+// Exact arena bytes session_create needs for this config and options (arena buffer 64-byte
+// aligned).
 Status session_arena_bytes(const ModelConfig& config, const RunOptions& options, size_t* bytes);
 
 // Loads (validates) the model image in place and builds a session in the arena.
@@ -37,10 +38,17 @@ Status session_create(const void* image, size_t image_bytes, const LoadOptions& 
 
 // Evaluates tokens (prompt or one generated token); logits of the last one in session_logits.
 // all_logits, when non-null, receives [n][vocab] logits of every token.
-Status session_eval(Session* session, const int32_t* tokens, int32_t n, float* all_logits = nullptr);
+Status session_eval(Session* session, const int32_t* tokens, int32_t n,
+                    float* all_logits = nullptr);
 
-inline const float* session_logits(const Session& s) { return s.state.logits; }
-inline int64_t session_position(const Session& s) { return s.state.pos; }
-inline void session_reset(Session* s) { llama_reset(&s->state); }
+inline const float* session_logits(const Session& s) {
+  return s.state.logits;
+}
+inline int64_t session_position(const Session& s) {
+  return s.state.pos;
+}
+inline void session_reset(Session* s) {
+  llama_reset(&s->state);
+}
 
 }  // namespace einfer

@@ -145,7 +145,8 @@ Status parse_file(Tokenizer* tokenizer, const void* tokenizer_bin, size_t bytes,
         bad = make_status(StatusCode::bad_format, "tokenizer file truncated in a piece: bytes",
                           static_cast<int64_t>(offset) + length, static_cast<int64_t>(bytes), id);
       } else {
-        if (entries) entries[id] = TokenEntry{reinterpret_cast<const char*>(file + offset), length, score};
+        if (entries)
+          entries[id] = TokenEntry{reinterpret_cast<const char*>(file + offset), length, score};
         offset += static_cast<size_t>(length);
         continue;
       }
@@ -174,7 +175,8 @@ Status tokenizer_init(Tokenizer* tokenizer, const void* tokenizer_bin, size_t by
                         &max_token_length, /*header_only=*/true);
   if (s.ok()) s = allocate_tables(arena, vocab_size, &entries, &sorted);
   if (s.ok() && arena.is_measuring()) return ok_status();  // sizing only: nothing to fill
-  if (s.ok()) s = parse_file(tokenizer, tokenizer_bin, bytes, vocab_size, entries, &max_token_length);
+  if (s.ok())
+    s = parse_file(tokenizer, tokenizer_bin, bytes, vocab_size, entries, &max_token_length);
   if (!s.ok()) {
     arena.rewind(mark);
     return s;
@@ -334,7 +336,8 @@ TokenPiece tokenizer_decode(const Tokenizer& t, int32_t prev, int32_t token) {
     // Decode-only: walk the (validated) records up to the token, 8 + length bytes each.
     const unsigned char* rec = t.file + 4;
     for (int32_t id = 0; id < token; ++id) rec += 8 + static_cast<size_t>(read_i32_le(rec + 4));
-    piece = TokenPiece{reinterpret_cast<const char*>(rec + 8), static_cast<size_t>(read_i32_le(rec + 4))};
+    piece = TokenPiece{reinterpret_cast<const char*>(rec + 8),
+                       static_cast<size_t>(read_i32_le(rec + 4))};
   }
   // SentencePiece drops the dummy-prefix space of the first word after BOS.
   if (prev == kTokenBos && piece.size > 0 && piece.data[0] == ' ') {

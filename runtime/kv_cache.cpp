@@ -9,12 +9,14 @@ namespace einfer {
 
 Status kv_cache_validate(const KVCacheConfig& c) {
   if (c.n_layers <= 0 || c.n_kv_heads <= 0 || c.head_dim <= 0) {
-    return make_status(StatusCode::invalid_argument, "kv cache: layers, kv heads, head_dim must be > 0");
+    return make_status(StatusCode::invalid_argument,
+                       "kv cache: layers, kv heads, head_dim must be > 0");
   }
-  if (c.capacity <= 0) return make_status(StatusCode::invalid_argument, "kv cache: capacity must be > 0");
+  if (c.capacity <= 0)
+    return make_status(StatusCode::invalid_argument, "kv cache: capacity must be > 0");
   if (c.sinks < 0 || c.sinks >= c.capacity) {
-    return make_status(StatusCode::invalid_argument, "kv cache: need 0 <= sinks < capacity", c.sinks,
-                       c.capacity);
+    return make_status(StatusCode::invalid_argument, "kv cache: need 0 <= sinks < capacity",
+                       c.sinks, c.capacity);
   }
   if (c.dtype != DType::f32 && c.dtype != DType::i8) {
     return make_status(StatusCode::unsupported, "kv cache: dtype must be f32 or i8");
@@ -73,7 +75,8 @@ Status kv_cache_write(KVCache& cache, int32_t layer, int64_t pos, const float* k
     return make_status(StatusCode::out_of_range, "kv cache: layer out of range", layer, c.n_layers);
   }
   if (pos < 0) return make_status(StatusCode::out_of_range, "kv cache: negative position");
-  if (k == nullptr || v == nullptr) return make_status(StatusCode::invalid_argument, "kv cache: null k or v");
+  if (k == nullptr || v == nullptr)
+    return make_status(StatusCode::invalid_argument, "kv cache: null k or v");
   const size_t slot = static_cast<size_t>(kv_cache_slot(c, pos));
   const size_t kd = static_cast<size_t>(c.head_dim);
   for (int32_t g = 0; g < c.n_kv_heads; ++g) {
@@ -85,8 +88,10 @@ Status kv_cache_write(KVCache& cache, int32_t layer, int64_t pos, const float* k
       std::memcpy(static_cast<float*>(cache.v) + row * kd, vs, kd * sizeof(float));
     } else {
       const int32_t group = c.head_dim;  // one scale per (slot, kv head)
-      quantize_row_q8(ks, c.head_dim, group, static_cast<int8_t*>(cache.k) + row * kd, cache.k_scales + row);
-      quantize_row_q8(vs, c.head_dim, group, static_cast<int8_t*>(cache.v) + row * kd, cache.v_scales + row);
+      quantize_row_q8(ks, c.head_dim, group, static_cast<int8_t*>(cache.k) + row * kd,
+                      cache.k_scales + row);
+      quantize_row_q8(vs, c.head_dim, group, static_cast<int8_t*>(cache.v) + row * kd,
+                      cache.v_scales + row);
     }
   }
   if (pos + 1 > cache.n_positions[layer]) cache.n_positions[layer] = pos + 1;

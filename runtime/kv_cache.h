@@ -26,8 +26,8 @@ struct KVCacheConfig {
   int32_t n_layers = 0;
   int32_t n_kv_heads = 0;
   int32_t head_dim = 0;
-  int32_t capacity = 0;  // W slots per layer
-  int32_t sinks = 0;     // S pinned positions, 0 <= S < W
+  int32_t capacity = 0;      // W slots per layer
+  int32_t sinks = 0;         // S pinned positions, 0 <= S < W
   DType dtype = DType::f32;  // f32 or i8
 };
 

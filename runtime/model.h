@@ -23,8 +23,8 @@ enum class RopeMode : uint32_t { none = 0, interleaved = 1, half_split = 2 };
 // along `in`, so a projection is the einsum "nd,ed->ne".
 struct ModelConfig {
   ArchKind arch = ArchKind::llama;
-  int32_t dim = 0;             // model width d
-  int32_t hidden_dim = 0;      // feed-forward width
+  int32_t dim = 0;         // model width d
+  int32_t hidden_dim = 0;  // feed-forward width
   int32_t n_layers = 0;
   int32_t n_heads = 0;         // query heads
   int32_t n_kv_heads = 0;      // key/value heads (== n_heads: MHA, 1: MQA, else GQA)
@@ -36,11 +36,11 @@ struct ModelConfig {
   Activation activation = Activation::swiglu;
   RopeMode rope = RopeMode::interleaved;
   float rope_theta = 10000.f;
-  uint32_t tied_classifier = 0;  // classifier shares the token embedding
-  uint32_t has_bias = 0;         // projections and feed-forward have biases (encoder)
-  uint32_t norm_first = 0;       // encoder: pre-norm (norm_first=True) instead of post-norm
-  uint32_t causal = 0;           // encoder: causal mask
-  uint32_t final_norm = 0;       // encoder: a final LayerNorm after the stack
+  uint32_t tied_classifier = 0;     // classifier shares the token embedding
+  uint32_t has_bias = 0;            // projections and feed-forward have biases (encoder)
+  uint32_t norm_first = 0;          // encoder: pre-norm (norm_first=True) instead of post-norm
+  uint32_t causal = 0;              // encoder: causal mask
+  uint32_t final_norm = 0;          // encoder: a final LayerNorm after the stack
   DType weight_dtype = DType::f32;  // dtype of the matrices (norms stay f32)
   int32_t group_size = 0;           // quantization group (q8/q4), else 0
 };
@@ -48,27 +48,27 @@ struct ModelConfig {
 // What a tensor is. Per-layer roles come with a layer index; global ones use layer -1.
 // Shapes (d = dim, f = hidden_dim, H = n_heads, G = n_kv_heads, k = head_dim, V = vocab):
 enum class TensorRole : uint32_t {
-  token_embedding = 0,  // [V, d]
-  attn_norm = 1,        // [d]        (rmsnorm weight, or layernorm weight)
-  attn_norm_bias = 2,   // [d]        layernorm only
-  wq = 3,               // [H*k, d]
-  wk = 4,               // [G*k, d]
-  wv = 5,               // [G*k, d]
-  wo = 6,               // [d, H*k]
-  bq = 7,               // [H*k]
-  bk = 8,               // [G*k]
-  bv = 9,               // [G*k]
-  bo = 10,              // [d]
-  ffn_norm = 11,        // [d]
-  ffn_norm_bias = 12,   // [d]
-  w1 = 13,              // [f, d]    llama: gate;  encoder: linear1
-  w2 = 14,              // [d, f]    llama: down;  encoder: linear2
-  w3 = 15,              // [f, d]    llama: up;    encoder: unused
-  b1 = 16,              // [f]
-  b2 = 17,              // [d]
-  final_norm = 18,      // [d]
-  final_norm_bias = 19, // [d]
-  classifier = 20,      // [V, d]    absent when tied_classifier
+  token_embedding = 0,   // [V, d]
+  attn_norm = 1,         // [d]        (rmsnorm weight, or layernorm weight)
+  attn_norm_bias = 2,    // [d]        layernorm only
+  wq = 3,                // [H*k, d]
+  wk = 4,                // [G*k, d]
+  wv = 5,                // [G*k, d]
+  wo = 6,                // [d, H*k]
+  bq = 7,                // [H*k]
+  bk = 8,                // [G*k]
+  bv = 9,                // [G*k]
+  bo = 10,               // [d]
+  ffn_norm = 11,         // [d]
+  ffn_norm_bias = 12,    // [d]
+  w1 = 13,               // [f, d]    llama: gate;  encoder: linear1
+  w2 = 14,               // [d, f]    llama: down;  encoder: linear2
+  w3 = 15,               // [f, d]    llama: up;    encoder: unused
+  b1 = 16,               // [f]
+  b2 = 17,               // [d]
+  final_norm = 18,       // [d]
+  final_norm_bias = 19,  // [d]
+  classifier = 20,       // [V, d]    absent when tied_classifier
 };
 inline constexpr uint32_t kTensorRoleCount = 21;
 
@@ -82,7 +82,7 @@ struct Model {
   ModelConfig config;
   const unsigned char* image = nullptr;  // the whole validated file
   size_t image_bytes = 0;
-  const void* tensor_table = nullptr;    // format-internal; use model_tensor()
+  const void* tensor_table = nullptr;  // format-internal; use model_tensor()
   uint32_t tensor_count = 0;
   const unsigned char* tokenizer = nullptr;  // embedded llama2.c tokenizer.bin bytes, or null
   size_t tokenizer_bytes = 0;

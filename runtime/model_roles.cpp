@@ -5,27 +5,48 @@ namespace einfer {
 
 const char* tensor_role_name(TensorRole role) {
   switch (role) {
-    case TensorRole::token_embedding: return "token_embedding";
-    case TensorRole::attn_norm: return "attn_norm";
-    case TensorRole::attn_norm_bias: return "attn_norm_bias";
-    case TensorRole::wq: return "wq";
-    case TensorRole::wk: return "wk";
-    case TensorRole::wv: return "wv";
-    case TensorRole::wo: return "wo";
-    case TensorRole::bq: return "bq";
-    case TensorRole::bk: return "bk";
-    case TensorRole::bv: return "bv";
-    case TensorRole::bo: return "bo";
-    case TensorRole::ffn_norm: return "ffn_norm";
-    case TensorRole::ffn_norm_bias: return "ffn_norm_bias";
-    case TensorRole::w1: return "w1";
-    case TensorRole::w2: return "w2";
-    case TensorRole::w3: return "w3";
-    case TensorRole::b1: return "b1";
-    case TensorRole::b2: return "b2";
-    case TensorRole::final_norm: return "final_norm";
-    case TensorRole::final_norm_bias: return "final_norm_bias";
-    case TensorRole::classifier: return "classifier";
+    case TensorRole::token_embedding:
+      return "token_embedding";
+    case TensorRole::attn_norm:
+      return "attn_norm";
+    case TensorRole::attn_norm_bias:
+      return "attn_norm_bias";
+    case TensorRole::wq:
+      return "wq";
+    case TensorRole::wk:
+      return "wk";
+    case TensorRole::wv:
+      return "wv";
+    case TensorRole::wo:
+      return "wo";
+    case TensorRole::bq:
+      return "bq";
+    case TensorRole::bk:
+      return "bk";
+    case TensorRole::bv:
+      return "bv";
+    case TensorRole::bo:
+      return "bo";
+    case TensorRole::ffn_norm:
+      return "ffn_norm";
+    case TensorRole::ffn_norm_bias:
+      return "ffn_norm_bias";
+    case TensorRole::w1:
+      return "w1";
+    case TensorRole::w2:
+      return "w2";
+    case TensorRole::w3:
+      return "w3";
+    case TensorRole::b1:
+      return "b1";
+    case TensorRole::b2:
+      return "b2";
+    case TensorRole::final_norm:
+      return "final_norm";
+    case TensorRole::final_norm_bias:
+      return "final_norm_bias";
+    case TensorRole::classifier:
+      return "classifier";
   }
   return "?";
 }

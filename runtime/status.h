@@ -32,7 +32,9 @@ struct Status {
   explicit constexpr operator bool() const { return ok(); }
 };
 
-constexpr Status ok_status() { return Status{}; }
+constexpr Status ok_status() {
+  return Status{};
+}
 
 constexpr Status make_status(StatusCode code, const char* message, int64_t need = -1,
                              int64_t have = -1, int32_t index = -1) {
@@ -49,8 +51,8 @@ size_t format_status(const Status& status, char* buf, size_t n);
 }  // namespace einfer
 
 // Propagates a non-ok Status to the caller.
-#define EINFER_TRY(expr)                     \
-  do {                                       \
-    ::einfer::Status einfer_try_s_ = (expr); \
+#define EINFER_TRY(expr)                           \
+  do {                                             \
+    ::einfer::Status einfer_try_s_ = (expr);       \
     if (!einfer_try_s_.ok()) return einfer_try_s_; \
   } while (0)

@@ -8,14 +8,22 @@ namespace einfer {
 
 const char* status_code_name(StatusCode code) {
   switch (code) {
-    case StatusCode::ok: return "ok";
-    case StatusCode::invalid_argument: return "invalid_argument";
-    case StatusCode::shape_mismatch: return "shape_mismatch";
-    case StatusCode::out_of_memory: return "out_of_memory";
-    case StatusCode::bad_format: return "bad_format";
-    case StatusCode::unsupported: return "unsupported";
-    case StatusCode::out_of_range: return "out_of_range";
-    case StatusCode::io_error: return "io_error";
+    case StatusCode::ok:
+      return "ok";
+    case StatusCode::invalid_argument:
+      return "invalid_argument";
+    case StatusCode::shape_mismatch:
+      return "shape_mismatch";
+    case StatusCode::out_of_memory:
+      return "out_of_memory";
+    case StatusCode::bad_format:
+      return "bad_format";
+    case StatusCode::unsupported:
+      return "unsupported";
+    case StatusCode::out_of_range:
+      return "out_of_range";
+    case StatusCode::io_error:
+      return "io_error";
   }
   return "unknown";
 }
@@ -32,7 +40,8 @@ size_t format_status(const Status& s, char* buf, size_t n) {
     w = std::snprintf(buf, n, "%s", s.message);
   }
   if (w >= 0 && static_cast<size_t>(w) < n && s.index >= 0) {
-    w += std::snprintf(buf + w, n - static_cast<size_t>(w), " at index %d", static_cast<int>(s.index));
+    w += std::snprintf(buf + w, n - static_cast<size_t>(w), " at index %d",
+                       static_cast<int>(s.index));
   }
   if (w < 0) return 0;
   return static_cast<size_t>(w) < n ? static_cast<size_t>(w) : n - 1;
@@ -56,8 +65,8 @@ Status Arena::allocate(size_t bytes, size_t alignment, void** out) {
   }
   const size_t end = static_cast<size_t>(start) + bytes;
   if (!is_measuring() && end > capacity_) {
-    return make_status(StatusCode::out_of_memory, "arena too small: bytes", static_cast<int64_t>(end),
-                       static_cast<int64_t>(capacity_));
+    return make_status(StatusCode::out_of_memory, "arena too small: bytes",
+                       static_cast<int64_t>(end), static_cast<int64_t>(capacity_));
   }
   used_ = end;
   if (used_ > high_water_) high_water_ = used_;

@@ -1,7 +1,7 @@
 // TensorView: a non-owning, strided view of a tensor somebody else's memory holds.
 //
-// Shapes and strides are in elements (not bytes), rank <= kMaxRank. A view never allocates or frees;
-// the arena, a model file or the caller owns the bytes.
+// Shapes and strides are in elements (not bytes), rank <= kMaxRank. A view never allocates or
+// frees; the arena, a model file or the caller owns the bytes.
 //
 // Group-quantized views (q8, q4) are always row-major over their logical shape [..., K], quantized
 // along the last axis K in groups of `group_size` (the last group of a row may be shorter):

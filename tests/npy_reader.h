@@ -38,15 +38,24 @@ inline NpyArray load_npy(const std::string& path) {
   }
   if (magic[6] == 1) {
     unsigned char l[2];
-    if (std::fread(l, 1, 2, f) != 2) { std::fclose(f); return a; }
+    if (std::fread(l, 1, 2, f) != 2) {
+      std::fclose(f);
+      return a;
+    }
     header_len = l[0] | (l[1] << 8);
   } else {
     unsigned char l[4];
-    if (std::fread(l, 1, 4, f) != 4) { std::fclose(f); return a; }
+    if (std::fread(l, 1, 4, f) != 4) {
+      std::fclose(f);
+      return a;
+    }
     header_len = l[0] | (l[1] << 8) | (l[2] << 16) | (uint32_t(l[3]) << 24);
   }
   std::string header(header_len, '\0');
-  if (std::fread(header.data(), 1, header_len, f) != header_len) { std::fclose(f); return a; }
+  if (std::fread(header.data(), 1, header_len, f) != header_len) {
+    std::fclose(f);
+    return a;
+  }
   const size_t d = header.find("'descr': '");
   const size_t fo = header.find("'fortran_order': False");
   const size_t s = header.find("'shape': (");
@@ -66,7 +75,10 @@ inline NpyArray load_npy(const std::string& path) {
     }
   }
   const size_t esz = a.descr == "<f4" ? 4 : (a.descr == "<i8" ? 8 : 0);
-  if (esz == 0) { std::fclose(f); return a; }
+  if (esz == 0) {
+    std::fclose(f);
+    return a;
+  }
   a.bytes.resize(static_cast<size_t>(a.numel()) * esz);
   a.ok = std::fread(a.bytes.data(), 1, a.bytes.size(), f) == a.bytes.size();
   std::fclose(f);

@@ -14,7 +14,8 @@ namespace einfer::testing {
 class ReferenceLlama {
  public:
   // window 0: attend every earlier position; else sinks + the window - sinks latest positions.
-  ReferenceLlama(const Model& m, int window, int sinks) : m_(m), c_(m.config), window_(window), sinks_(sinks) {
+  ReferenceLlama(const Model& m, int window, int sinks)
+      : m_(m), c_(m.config), window_(window), sinks_(sinks) {
     keys_.resize(c_.n_layers);
     values_.resize(c_.n_layers);
   }
@@ -52,7 +53,8 @@ class ReferenceLlama {
         double sum = 0;
         for (double& s : scores) sum += (s = std::exp(s - mx));
         for (size_t j = 0; j < scores.size(); ++j) {
-          for (int i = 0; i < hd; ++i) att[head * hd + i] += scores[j] / sum * values_[l][attended[j]][g * hd + i];
+          for (int i = 0; i < hd; ++i)
+            att[head * hd + i] += scores[j] / sum * values_[l][attended[j]][g * hd + i];
         }
       }
       std::vector<double> o = matvec(tensor(TensorRole::wo, l), d, H * hd, att);
@@ -65,7 +67,8 @@ class ReferenceLlama {
       for (int i = 0; i < d; ++i) x[i] += down[i];
     }
     std::vector<double> h = rmsnorm(x, tensor(TensorRole::final_norm, -1));
-    const float* cls = c_.tied_classifier ? tensor(TensorRole::token_embedding, -1) : tensor(TensorRole::classifier, -1);
+    const float* cls = c_.tied_classifier ? tensor(TensorRole::token_embedding, -1)
+                                          : tensor(TensorRole::classifier, -1);
     std::vector<double> logits = matvec(cls, c_.vocab_size, d, h);
     return std::vector<float>(logits.begin(), logits.end());
   }
@@ -84,10 +87,12 @@ class ReferenceLlama {
     for (size_t i = 0; i < x.size(); ++i) y[i] = x[i] * inv * w[i];
     return y;
   }
-  static std::vector<double> matvec(const float* w, int rows, int cols, const std::vector<double>& x) {
+  static std::vector<double> matvec(const float* w, int rows, int cols,
+                                    const std::vector<double>& x) {
     std::vector<double> y(rows, 0.0);
     for (int r = 0; r < rows; ++r) {
-      for (int i = 0; i < cols; ++i) y[r] += static_cast<double>(w[static_cast<size_t>(r) * cols + i]) * x[i];
+      for (int i = 0; i < cols; ++i)
+        y[r] += static_cast<double>(w[static_cast<size_t>(r) * cols + i]) * x[i];
     }
     return y;
   }

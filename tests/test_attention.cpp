@@ -51,8 +51,10 @@ Case load_case(const std::string& name) {
   REQUIRE(meta.ok);
   const int64_t* m = meta.i64();
   c.H = int32_t(m[0]), c.G = int32_t(m[1]), c.k = int32_t(m[2]), c.P = int32_t(m[3]);
-  c.window = int32_t(m[4]), c.sinks = int32_t(m[5]), c.causal = m[6] != 0, c.capacity = int32_t(m[7]);
-  for (auto [suffix, dst] : {std::pair{"_q", &c.q}, {"_k", &c.kk}, {"_v", &c.v}, {"_out", &c.out}}) {
+  c.window = int32_t(m[4]), c.sinks = int32_t(m[5]), c.causal = m[6] != 0,
+  c.capacity = int32_t(m[7]);
+  for (auto [suffix, dst] :
+       {std::pair{"_q", &c.q}, {"_k", &c.kk}, {"_v", &c.v}, {"_out", &c.out}}) {
     const auto a = load_npy(attention_data(name + suffix));
     REQUIRE(a.ok);
     *dst = a.to_f32();
@@ -60,8 +62,8 @@ Case load_case(const std::string& name) {
   return c;
 }
 
-const char* kCausalCases[] = {"mha", "gqa", "mqa", "gqa_window_sinks", "window_nosinks",
-                              "long_window_sinks"};
+const char* kCausalCases[] = {
+    "mha", "gqa", "mqa", "gqa_window_sinks", "window_nosinks", "long_window_sinks"};
 
 float max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
   float m = 0.f;
@@ -90,8 +92,8 @@ std::vector<float> run_sequence(const Case& c, DType dtype, int32_t capacity, in
     const int32_t n = want < c.P - pos0 ? want : c.P - pos0;
     const KVLayerView view = kv_cache_layer(cache, 0);
     const Status s = attention_f32(sh, c.q.data() + pos0 * qrow, c.kk.data() + pos0 * krow,
-                                   c.v.data() + pos0 * krow, n, pos0, &view, out.data() + pos0 * qrow,
-                                   scratch.data(), scratch.size());
+                                   c.v.data() + pos0 * krow, n, pos0, &view,
+                                   out.data() + pos0 * qrow, scratch.data(), scratch.size());
     REQUIRE_MESSAGE(s.ok(), s.message);
     for (int32_t i = 0; i < n; ++i) {
       const int64_t p = pos0 + i;
@@ -108,8 +110,8 @@ std::vector<float> run_reference(const Case& c) {
   for (int32_t i = 0; i < c.P; ++i) pos[i] = i;
   std::vector<unsigned char> scratch(attention_reference_scratch_bytes(c.H, c.P, c.P));
   std::vector<float> out(c.q.size());
-  REQUIRE(attention_reference_f32(sh, c.q.data(), pos.data(), c.P, c.kk.data(), c.v.data(), pos.data(),
-                                  c.P, out.data(), scratch.data(), scratch.size())
+  REQUIRE(attention_reference_f32(sh, c.q.data(), pos.data(), c.P, c.kk.data(), c.v.data(),
+                                  pos.data(), c.P, out.data(), scratch.data(), scratch.size())
               .ok());
   return out;
 }
@@ -159,7 +161,8 @@ TEST_CASE("attention: prefill then decode equals decoding token by token, bit fo
     const auto step8 = run_sequence(c, DType::i8, c.capacity, 1, 1);
     const auto pre8 = run_sequence(c, DType::i8, c.capacity, 13, 1);
     const size_t from = size_t(13) * c.H * c.k;
-    CHECK(std::memcmp(step8.data() + from, pre8.data() + from, (step8.size() - from) * sizeof(float)) == 0);
+    CHECK(std::memcmp(step8.data() + from, pre8.data() + from,
+                      (step8.size() - from) * sizeof(float)) == 0);
   }
 }
 
@@ -228,7 +231,8 @@ TEST_CASE("attention: int8 KV stays within the perturbation bound of its quantiz
           }
         }
       }
-    MESSAGE(std::string(name) << ": int8 KV max |error| " << worst_err << " (its bound " << worst_bound << ")");
+    MESSAGE(std::string(name) << ": int8 KV max |error| " << worst_err << " (its bound "
+                              << worst_bound << ")");
     CHECK(within);
   }
 }
@@ -272,7 +276,8 @@ TEST_CASE("attention: invalid shapes, caches and buffers return statuses") {
   std::vector<float> q(4 * 8, 0.1f), kv(2 * 8, 0.2f), out(4 * 8);
   std::vector<unsigned char> scratch(attention_scratch_bytes(sh, 1, DType::i8));
   // Scratch too small.
-  CHECK(attention_f32(sh, q.data(), kv.data(), kv.data(), 1, 0, nullptr, out.data(), scratch.data(), 16)
+  CHECK(attention_f32(sh, q.data(), kv.data(), kv.data(), 1, 0, nullptr, out.data(), scratch.data(),
+                      16)
             .code == StatusCode::out_of_memory);
   // Positions before pos0 but no cache.
   CHECK(attention_f32(sh, q.data(), kv.data(), kv.data(), 1, 3, nullptr, out.data(), scratch.data(),
@@ -281,7 +286,8 @@ TEST_CASE("attention: invalid shapes, caches and buffers return statuses") {
 
   KVCacheConfig cfg{1, 2, 8, 4, 1, DType::f32};
   std::vector<unsigned char> mem(kv_cache_bytes(cfg) + 64);
-  Arena arena(mem.data() + (64 - reinterpret_cast<uintptr_t>(mem.data()) % 64) % 64, kv_cache_bytes(cfg));
+  Arena arena(mem.data() + (64 - reinterpret_cast<uintptr_t>(mem.data()) % 64) % 64,
+              kv_cache_bytes(cfg));
   KVCache cache;
   REQUIRE(kv_cache_init(cfg, arena, &cache).ok());
   for (int p = 0; p < 6; ++p) REQUIRE(kv_cache_write(cache, 0, p, kv.data(), kv.data()).ok());
@@ -312,8 +318,8 @@ TEST_CASE("attention: invalid shapes, caches and buffers return statuses") {
             .code == StatusCode::out_of_range);
   // Cache with other head counts.
   AttentionShape other{4, 4, 8, 0.25f, 4, 1, true};
-  CHECK(attention_f32(other, q.data(), kv.data(), kv.data(), 1, 6, &view, out.data(), scratch.data(),
-                      scratch.size())
+  CHECK(attention_f32(other, q.data(), kv.data(), kv.data(), 1, 6, &view, out.data(),
+                      scratch.data(), scratch.size())
             .code == StatusCode::shape_mismatch);
   // Non-causal with a cache.
   AttentionShape enc{4, 2, 8, 0.25f, 0, 0, false};

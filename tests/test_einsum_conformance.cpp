@@ -59,7 +59,8 @@ std::vector<int64_t> parse_list(const std::string& s) {
 
 // The operand as the generator's numpy view: contiguous, or "shape;strides;offset" over the data.
 TensorView make_operand(tools::NpyArray& a, const std::string& desc) {
-  TensorView v = make_view(DType::f32, a.data.data(), a.shape.data(), static_cast<int>(a.shape.size()));
+  TensorView v =
+      make_view(DType::f32, a.data.data(), a.shape.data(), static_cast<int>(a.shape.size()));
   if (desc == "-") return v;
   std::stringstream ss(desc);
   std::string shape, strides, offset;
@@ -112,7 +113,8 @@ TEST_CASE("einsum conformance: library plans match numpy on every committed case
     for (int i = 0; i < plan.out_rank; ++i) REQUIRE(plan.out_shape[i] == ref.shape[i]);
     std::vector<float> out(ref.data.size() + 1, 9.f), gen(ref.data.size() + 1, 9.f);
     std::vector<unsigned char> scratch(plan.scratch_bytes + 64);
-    void* aligned = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(scratch.data()) + 63) & ~uintptr_t{63});
+    void* aligned = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(scratch.data()) + 63) &
+                                            ~uintptr_t{63});
     const TensorView ov = make_view(DType::f32, out.data(), plan.out_shape, plan.out_rank);
     REQUIRE(execute_einsum(plan, in, c.n_inputs, ov, aligned, plan.scratch_bytes).ok());
     const TensorView gv = make_view(DType::f32, gen.data(), plan.out_shape, plan.out_rank);
@@ -120,9 +122,9 @@ TEST_CASE("einsum conformance: library plans match numpy on every committed case
     const float tol = 1e-4f * std::fmax(1.f, max_abs(ref.data));
     for (size_t i = 0; i < ref.data.size(); ++i) {
       if (std::fabs(out[i] - ref.data[i]) > tol || std::fabs(gen[i] - ref.data[i]) > tol) {
-        FAIL_CHECK((c.name + " (" + einsum_kernel_name(plan) + ") element " + std::to_string(i) + ": got " +
-                    std::to_string(out[i]) + " / generic " + std::to_string(gen[i]) + ", numpy " +
-                    std::to_string(ref.data[i])));
+        FAIL_CHECK((c.name + " (" + einsum_kernel_name(plan) + ") element " + std::to_string(i) +
+                    ": got " + std::to_string(out[i]) + " / generic " + std::to_string(gen[i]) +
+                    ", numpy " + std::to_string(ref.data[i])));
         break;
       }
     }
@@ -138,8 +140,10 @@ TEST_CASE("einsum conformance: einfer-einsum CLI end to end, f32 and quantized (
   for (const Case& c : cases) {
     if (c.view[0] != "-" || c.view[1] != "-") continue;  // the CLI reads contiguous files
     CAPTURE(c.name);
-    const std::string out_path = std::string(EINFER_TEST_OUT_DIR) + "/einsum_cli_" + c.name + ".npy";
-    std::string cmd = std::string(EINFER_EINSUM_CLI) + " '" + c.spec + "' " + kDir + c.name + ".a.npy";
+    const std::string out_path =
+        std::string(EINFER_TEST_OUT_DIR) + "/einsum_cli_" + c.name + ".npy";
+    std::string cmd =
+        std::string(EINFER_EINSUM_CLI) + " '" + c.spec + "' " + kDir + c.name + ".a.npy";
     if (c.n_inputs == 2) cmd += " " + kDir + c.name + ".b.npy";
     cmd += " -o " + out_path;
     if (c.quant != "none") cmd += " --quantize " + c.quant;
@@ -155,8 +159,9 @@ TEST_CASE("einsum conformance: einfer-einsum CLI end to end, f32 and quantized (
     for (size_t i = 0; i < ref.data.size(); ++i) {
       worst = std::fmax(worst, std::fabs(got.data[i] - ref.data[i]) / bound[i]);
       if (std::fabs(got.data[i] - ref.data[i]) > bound[i]) {
-        FAIL_CHECK((c.name + " element " + std::to_string(i) + ": got " + std::to_string(got.data[i]) +
-                    ", numpy " + std::to_string(ref.data[i]) + ", bound " + std::to_string(bound[i])));
+        FAIL_CHECK((c.name + " element " + std::to_string(i) + ": got " +
+                    std::to_string(got.data[i]) + ", numpy " + std::to_string(ref.data[i]) +
+                    ", bound " + std::to_string(bound[i])));
         break;
       }
     }
@@ -169,10 +174,11 @@ TEST_CASE("einsum conformance: einfer-einsum CLI end to end, f32 and quantized (
   CHECK(quant >= 5);
   CHECK(run >= 20);
   // Errors: non-zero exit with a message.
-  const std::string bad = std::string(EINFER_EINSUM_CLI) + " 'ij,jk->ik' " + kDir + "mm_nn.a.npy " + kDir +
-                          "mm_nn.a.npy -o /dev/null 2>/dev/null";
+  const std::string bad = std::string(EINFER_EINSUM_CLI) + " 'ij,jk->ik' " + kDir + "mm_nn.a.npy " +
+                          kDir + "mm_nn.a.npy -o /dev/null 2>/dev/null";
   CHECK(std::system(bad.c_str()) != 0);
-  const std::string bad_spec = std::string(EINFER_EINSUM_CLI) + " 'i1->i' " + kDir + "inner.a.npy -o /dev/null 2>/dev/null";
+  const std::string bad_spec =
+      std::string(EINFER_EINSUM_CLI) + " 'i1->i' " + kDir + "inner.a.npy -o /dev/null 2>/dev/null";
   CHECK(std::system(bad_spec.c_str()) != 0);
 }
 #endif

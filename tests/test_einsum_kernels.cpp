@@ -33,14 +33,15 @@ struct AlignedBuf {
   std::vector<unsigned char> bytes;
   void* get(size_t n) {
     bytes.assign(n + 64, 0);
-    return reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(bytes.data()) + 63) & ~uintptr_t{63});
+    return reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(bytes.data()) + 63) &
+                                   ~uintptr_t{63});
   }
 };
 
 // Plans spec over inputs, runs the planned kernel and the reference, compares within
 // 1e-4 * max(1, max|ref|), or within `tol` when given (quantized operands).
-std::string check_against_reference(const char* spec, std::vector<TensorView> in, bool strided_out = false,
-                                    float tol_override = -1.f) {
+std::string check_against_reference(const char* spec, std::vector<TensorView> in,
+                                    bool strided_out = false, float tol_override = -1.f) {
   EinsumPlan plan;
   const Status st = plan_einsum(spec, in.data(), static_cast<int>(in.size()), &plan);
   REQUIRE_MESSAGE(st.ok(), (std::string(spec) + ": " + st.message));
@@ -65,7 +66,8 @@ std::string check_against_reference(const char* spec, std::vector<TensorView> in
   ro.data = ref.data();
   AlignedBuf sb;
   void* scratch = sb.get(plan.scratch_bytes);
-  const Status ex = execute_einsum(plan, in.data(), static_cast<int>(in.size()), out, scratch, plan.scratch_bytes);
+  const Status ex = execute_einsum(plan, in.data(), static_cast<int>(in.size()), out, scratch,
+                                   plan.scratch_bytes);
   REQUIRE_MESSAGE(ex.ok(), (std::string(spec) + ": " + ex.message));
   REQUIRE(execute_einsum_reference(plan, in.data(), static_cast<int>(in.size()), ro).ok());
   // Compare element by element through both layouts.
@@ -80,7 +82,9 @@ std::string check_against_reference(const char* spec, std::vector<TensorView> in
       rf += idx[i] * ro.strides[i];
     }
     if (std::fabs(got[go] - ref[rf]) > tol) {
-      FAIL_CHECK((std::string(spec) + " strided_out " + std::to_string(strided_out) + " element " + std::to_string(e) + " got " + std::to_string(got[go]) + " want " + std::to_string(ref[rf]) + " kernel " + einsum_kernel_name(plan)));
+      FAIL_CHECK((std::string(spec) + " strided_out " + std::to_string(strided_out) + " element " +
+                  std::to_string(e) + " got " + std::to_string(got[go]) + " want " +
+                  std::to_string(ref[rf]) + " kernel " + einsum_kernel_name(plan)));
       break;
     }
   }
@@ -90,18 +94,25 @@ std::string check_against_reference(const char* spec, std::vector<TensorView> in
 }  // namespace
 
 TEST_CASE("gemm_f32: SIMD microkernel path equals the scalar twin on odd sizes and strides") {
-  const int64_t sizes[][3] = {{1, 1, 1}, {5, 7, 3}, {6, 16, 1}, {13, 33, 17}, {37, 19, 300}, {150, 40, 9}, {7, 1030, 5}};
+  const int64_t sizes[][3] = {{1, 1, 1},     {5, 7, 3},    {6, 16, 1},  {13, 33, 17},
+                              {37, 19, 300}, {150, 40, 9}, {7, 1030, 5}};
   for (auto& s : sizes) {
     for (int layout = 0; layout < 4; ++layout) {
       const int64_t m = s[0], n = s[1], k = s[2];
       std::vector<float> a = random_vec(m * k, 1), b = random_vec(k * n, 2);
       std::vector<float> c1(m * n, 3.f), c2(m * n, 3.f);
       GemmF32Args g;
-      g.m = m; g.n = n; g.k = k;
-      g.a = a.data(); g.b = b.data();
-      g.a_m = (layout & 1) ? 1 : k; g.a_k = (layout & 1) ? m : 1;
-      g.b_k = (layout & 2) ? 1 : n; g.b_n = (layout & 2) ? k : 1;
-      g.c_m = n; g.c_n = 1;
+      g.m = m;
+      g.n = n;
+      g.k = k;
+      g.a = a.data();
+      g.b = b.data();
+      g.a_m = (layout & 1) ? 1 : k;
+      g.a_k = (layout & 1) ? m : 1;
+      g.b_k = (layout & 2) ? 1 : n;
+      g.b_n = (layout & 2) ? k : 1;
+      g.c_m = n;
+      g.c_n = 1;
       g.accumulate = layout == 3;
       AlignedBuf sb;
       void* scratch = sb.get(gemm_f32_scratch_bytes(m, n, k));
@@ -114,7 +125,8 @@ TEST_CASE("gemm_f32: SIMD microkernel path equals the scalar twin on odd sizes a
         REQUIRE(std::fabs(c1[i] - c2[i]) <= 1e-4f * (1.f + std::sqrt(static_cast<float>(k))));
       }
       double want = g.accumulate ? 3.0 : 0.0;
-      for (int64_t p = 0; p < k; ++p) want += double(a[0 * g.a_m + p * g.a_k]) * b[p * g.b_k + (n - 1) * g.b_n];
+      for (int64_t p = 0; p < k; ++p)
+        want += double(a[0 * g.a_m + p * g.a_k]) * b[p * g.b_k + (n - 1) * g.b_n];
       CHECK(std::fabs(c1[n - 1] - want) <= 1e-4 * (1 + k));
     }
   }
@@ -178,9 +190,13 @@ TEST_CASE("einsum: every fast path agrees with the generic loop nest") {
     check_against_reference(c.spec, {va, vb}, true);
   }
   const Case one[] = {
-      {"ij->ji", {7, 9}, {}, "copy"},  {"ii->i", {7, 7}, {}, "copy"}, {"ii", {7, 7}, {}, "reduction"},
-      {"ijk->ik", {3, 4, 5}, {}, "reduction"}, {"ijk->j", {3, 4, 5}, {}, "reduction"},
-      {"ijk->", {3, 4, 5}, {}, "reduction"}, {"...i->...", {3, 4, 5}, {}, "reduction"},
+      {"ij->ji", {7, 9}, {}, "copy"},
+      {"ii->i", {7, 7}, {}, "copy"},
+      {"ii", {7, 7}, {}, "reduction"},
+      {"ijk->ik", {3, 4, 5}, {}, "reduction"},
+      {"ijk->j", {3, 4, 5}, {}, "reduction"},
+      {"ijk->", {3, 4, 5}, {}, "reduction"},
+      {"...i->...", {3, 4, 5}, {}, "reduction"},
   };
   for (const Case& c : one) {
     const std::string spec_name = c.spec;
@@ -214,7 +230,8 @@ TEST_CASE("einsum: quantized second operand routes to the quantized matmul") {
   std::vector<float> x = random_vec(n * d, 31), w = random_vec(e * d, 32);
   std::vector<int8_t> q(e * d);
   std::vector<float> scales(e * 2);
-  for (int64_t r = 0; r < e; ++r) quantize_row_q8(w.data() + r * d, d, 32, q.data() + r * d, scales.data() + r * 2);
+  for (int64_t r = 0; r < e; ++r)
+    quantize_row_q8(w.data() + r * d, d, 32, q.data() + r * d, scales.data() + r * 2);
   TensorView wq = make_view(DType::q8, q.data(), {e, d});
   wq.scales = scales.data();
   wq.group_size = 32;
@@ -228,14 +245,16 @@ TEST_CASE("einsum: quantized second operand routes to the quantized matmul") {
       float b = 0.f;
       for (int64_t k = 0; k < d; ++k) {
         float amax = 0.f;
-        for (int64_t j = k / 32 * 32; j < k / 32 * 32 + 32; ++j) amax = std::fmax(amax, std::fabs(x[i * d + j]));
+        for (int64_t j = k / 32 * 32; j < k / 32 * 32 + 32; ++j)
+          amax = std::fmax(amax, std::fabs(x[i * d + j]));
         b += std::fabs(q[r * d + k] * scales[r * 2 + k / 32]) * amax / 254.f;
       }
       bound = std::fmax(bound, b);
     }
   }
   bound += 1e-5f;
-  CHECK(check_against_reference("nd,ed->ne", {xv, wq}, false, bound) == std::string("quant_matmul"));
+  CHECK(check_against_reference("nd,ed->ne", {xv, wq}, false, bound) ==
+        std::string("quant_matmul"));
   check_against_reference("nd,ed->en", {xv, wq}, false, bound);
   EinsumPlan plan;
   const TensorView in[2] = {make_view(DType::f32, x.data(), {d, n}), wq};
@@ -243,7 +262,8 @@ TEST_CASE("einsum: quantized second operand routes to the quantized matmul") {
   CHECK(st.ok());
   const TensorView bad[2] = {make_view(DType::f32, x.data(), {n, e}), wq};
   const Status st2 = plan_einsum("ne,ed->nd", bad, 2, &plan);
-  CHECK(std::strcmp(st2.message, "einsum: quantized operand must be contracted along its last axis") == 0);
+  CHECK(std::strcmp(st2.message,
+                    "einsum: quantized operand must be contracted along its last axis") == 0);
 }
 
 TEST_CASE("einsum: shape errors at plan time give their message") {
@@ -268,7 +288,8 @@ TEST_CASE("einsum: shape errors at plan time give their message") {
     CAPTURE(spec_name);
     std::vector<TensorView> in;
     in.push_back(make_view(DType::f32, a.data(), c.sa.data(), static_cast<int>(c.sa.size())));
-    if (!c.sb.empty()) in.push_back(make_view(DType::f32, b.data(), c.sb.data(), static_cast<int>(c.sb.size())));
+    if (!c.sb.empty())
+      in.push_back(make_view(DType::f32, b.data(), c.sb.data(), static_cast<int>(c.sb.size())));
     EinsumPlan plan;
     const Status st = plan_einsum(c.spec, in.data(), static_cast<int>(in.size()), &plan);
     CHECK(!st.ok());
@@ -276,11 +297,12 @@ TEST_CASE("einsum: shape errors at plan time give their message") {
   }
   // Execute-time checks: wrong output shape, too little scratch, operand changed.
   std::vector<float> o(64);
-  TensorView in[2] = {make_view(DType::f32, a.data(), {4, 4}), make_view(DType::f32, b.data(), {4, 4})};
+  TensorView in[2] = {make_view(DType::f32, a.data(), {4, 4}),
+                      make_view(DType::f32, b.data(), {4, 4})};
   EinsumPlan plan;
   REQUIRE(plan_einsum("ij,jk->ik", in, 2, &plan).ok());
-  CHECK(std::string(execute_einsum(plan, in, 2, make_view(DType::f32, o.data(), {4, 5}), nullptr, 0).message) ==
-        "einsum: output shape does not match the plan");
+  CHECK(std::string(execute_einsum(plan, in, 2, make_view(DType::f32, o.data(), {4, 5}), nullptr, 0)
+                        .message) == "einsum: output shape does not match the plan");
   if (plan.scratch_bytes > 0) {
     CHECK(execute_einsum(plan, in, 2, make_view(DType::f32, o.data(), {4, 4}), nullptr, 0).code ==
           StatusCode::out_of_memory);
@@ -292,19 +314,24 @@ TEST_CASE("einsum: shape errors at plan time give their message") {
 
 TEST_CASE("einsum: compile-time form plans on the stack and runs") {
   std::vector<float> x = random_vec(2 * 8, 41), w = random_vec(3 * 8, 42), y(6), r(6);
-  const TensorView xv = make_view(DType::f32, x.data(), {2, 8}), wv = make_view(DType::f32, w.data(), {3, 8});
+  const TensorView xv = make_view(DType::f32, x.data(), {2, 8}),
+                   wv = make_view(DType::f32, w.data(), {3, 8});
   EinsumPlan p;
   REQUIRE(plan<"nd,ed->ne">(xv, wv, &p).ok());
   AlignedBuf sb;
   void* scratch = sb.get(p.scratch_bytes);
-  REQUIRE(einsum<"nd,ed->ne">(xv, wv, make_view(DType::f32, y.data(), {2, 3}), scratch, p.scratch_bytes).ok());
+  REQUIRE(
+      einsum<"nd,ed->ne">(xv, wv, make_view(DType::f32, y.data(), {2, 3}), scratch, p.scratch_bytes)
+          .ok());
   for (int i = 0; i < 2; ++i)
     for (int j = 0; j < 3; ++j) {
       double s = 0;
       for (int k = 0; k < 8; ++k) s += double(x[i * 8 + k]) * w[j * 8 + k];
       CHECK(std::fabs(y[i * 3 + j] - s) < 1e-5);
     }
-  REQUIRE(einsum<"ij->ji">(make_view(DType::f32, y.data(), {2, 3}), make_view(DType::f32, r.data(), {3, 2}), nullptr, 0).ok());
+  REQUIRE(einsum<"ij->ji">(make_view(DType::f32, y.data(), {2, 3}),
+                           make_view(DType::f32, r.data(), {3, 2}), nullptr, 0)
+              .ok());
   CHECK(r[1] == y[3]);
 }
 
@@ -315,12 +342,14 @@ TEST_CASE("einsum: f16 operands are widened (generic path)") {
     ah[i] = f32_to_f16(a[i]);
     a[i] = f16_to_f32(ah[i]);  // the exact values the f16 operand holds
   }
-  const TensorView in16[2] = {make_view(DType::f16, ah.data(), {5, 6}), make_view(DType::f32, b.data(), {6, 7})};
+  const TensorView in16[2] = {make_view(DType::f16, ah.data(), {5, 6}),
+                              make_view(DType::f32, b.data(), {6, 7})};
   EinsumPlan plan;
   REQUIRE(plan_einsum("ij,jk->ik", in16, 2, &plan).ok());
   CHECK(std::string(einsum_kernel_name(plan)) == "generic");
   std::vector<float> out(35);
-  REQUIRE(execute_einsum(plan, in16, 2, make_view(DType::f32, out.data(), {5, 7}), nullptr, 0).ok());
+  REQUIRE(
+      execute_einsum(plan, in16, 2, make_view(DType::f32, out.data(), {5, 7}), nullptr, 0).ok());
   for (int i = 0; i < 5; ++i)
     for (int k = 0; k < 7; ++k) {
       double s = 0;

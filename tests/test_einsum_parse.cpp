@@ -9,12 +9,15 @@ using namespace einfer;
 
 static_assert(einsum_spec<"bnd,dhk->bhnk">.n_inputs == 2);
 static_assert(einsum_spec<"bnd,dhk->bhnk">.out.n == 4);
-static_assert(einsum_spec<"ij,jk">.out.labels[0] == 'i' && einsum_spec<"ij,jk">.out.labels[1] == 'k');
+static_assert(einsum_spec<"ij,jk">.out.labels[0] == 'i' &&
+              einsum_spec<"ij,jk">.out.labels[1] == 'k');
 static_assert(einsum_spec<"...ij, ...jk -> ...ik">.out.ellipsis == 0);
 static_assert(einsum_spec<"ii">.out.n == 0);
 
 namespace {
-Status parse(const char* s, EinsumSpec* spec) { return parse_einsum(s, spec); }
+Status parse(const char* s, EinsumSpec* spec) {
+  return parse_einsum(s, spec);
+}
 }  // namespace
 
 TEST_CASE("einsum parse: terms, spaces, implicit output in ASCII order") {

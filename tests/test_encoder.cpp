@@ -19,7 +19,9 @@ using namespace einfer;
 
 namespace {
 
-std::string data(const std::string& name) { return std::string(EINFER_TEST_DATA_DIR) + "/format/" + name; }
+std::string data(const std::string& name) {
+  return std::string(EINFER_TEST_DATA_DIR) + "/format/" + name;
+}
 
 std::vector<float> read_f32(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
@@ -65,13 +67,16 @@ void check_close(const std::vector<float>& got, const std::vector<float>& want, 
 
 }  // namespace
 
-TEST_CASE("encoder: nn.TransformerEncoder (pre-norm, GELU, final norm) matches PyTorch within 1e-4") {
+TEST_CASE(
+    "encoder: nn.TransformerEncoder (pre-norm, GELU, final norm) matches PyTorch within 1e-4") {
   pack::TorchEncoderOptions o;  // heads, activation, norm_first, eps come from the metadata
   const std::vector<float> x = read_f32(data("torch_encoder_in.f32"));
-  check_close(run("torch_encoder.safetensors", o, x, DType::f32), read_f32(data("torch_encoder_out.f32")), 1e-4f);
+  check_close(run("torch_encoder.safetensors", o, x, DType::f32),
+              read_f32(data("torch_encoder_out.f32")), 1e-4f);
 }
 
-TEST_CASE("encoder: a single nn.TransformerEncoderLayer (post-norm, ReLU) matches PyTorch within 1e-4") {
+TEST_CASE(
+    "encoder: a single nn.TransformerEncoderLayer (post-norm, ReLU) matches PyTorch within 1e-4") {
   pack::TorchEncoderOptions o;
   o.heads = 4;
   const std::vector<float> x = read_f32(data("torch_encoder_in.f32"));
@@ -82,7 +87,8 @@ TEST_CASE("encoder: a single nn.TransformerEncoderLayer (post-norm, ReLU) matche
 TEST_CASE("encoder: sequences longer than the state or empty are refused") {
   pack::TorchEncoderOptions o;
   o.heads = 4;
-  const pack::SourceModel src = pack::import_torch_encoder(pack::read_file(data("torch_encoder_layer.safetensors")), o);
+  const pack::SourceModel src =
+      pack::import_torch_encoder(pack::read_file(data("torch_encoder_layer.safetensors")), o);
   pack::AlignedBuffer image(pack::write_ein(pack::pack_source(src, DType::f32, 32, nullptr)));
   Model m;
   REQUIRE(load_model(image.data, image.size, LoadOptions{}, &m).ok());

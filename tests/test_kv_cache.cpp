@@ -43,7 +43,8 @@ TEST_CASE("kv cache: kv_cache_bytes is exactly what init takes from a real arena
 TEST_CASE("kv cache: f32 writes land in the ring slot of each kv head unchanged") {
   KVCacheConfig c{2, 3, 8, 6, 1, DType::f32};
   std::vector<unsigned char> buf(kv_cache_bytes(c) + 64);
-  Arena arena(buf.data() + (64 - reinterpret_cast<uintptr_t>(buf.data()) % 64) % 64, kv_cache_bytes(c));
+  Arena arena(buf.data() + (64 - reinterpret_cast<uintptr_t>(buf.data()) % 64) % 64,
+              kv_cache_bytes(c));
   KVCache cache;
   REQUIRE(kv_cache_init(c, arena, &cache).ok());
   std::vector<float> k(3 * 8), v(3 * 8);
@@ -73,7 +74,8 @@ TEST_CASE("kv cache: f32 writes land in the ring slot of each kv head unchanged"
 TEST_CASE("kv cache: int8 rows keep one scale per (slot, kv head) and round within scale/2") {
   KVCacheConfig c{1, 2, 16, 4, 0, DType::i8};
   std::vector<unsigned char> buf(kv_cache_bytes(c) + 64);
-  Arena arena(buf.data() + (64 - reinterpret_cast<uintptr_t>(buf.data()) % 64) % 64, kv_cache_bytes(c));
+  Arena arena(buf.data() + (64 - reinterpret_cast<uintptr_t>(buf.data()) % 64) % 64,
+              kv_cache_bytes(c));
   KVCache cache;
   REQUIRE(kv_cache_init(c, arena, &cache).ok());
   std::vector<float> k(32), v(32);
@@ -90,7 +92,8 @@ TEST_CASE("kv cache: int8 rows keep one scale per (slot, kv head) and round with
       kmax = std::fmax(kmax, std::fabs(k[g * 16 + d]));
       vmax = std::fmax(vmax, std::fabs(v[g * 16 + d]));
     }
-    const float ks = view.k_scales[g * c.capacity + slot], vs = view.v_scales[g * c.capacity + slot];
+    const float ks = view.k_scales[g * c.capacity + slot],
+                vs = view.v_scales[g * c.capacity + slot];
     CHECK(ks == doctest::Approx(kmax / 127.f).epsilon(1e-6));
     CHECK(vs == doctest::Approx(vmax / 127.f).epsilon(1e-6));
     for (int d = 0; d < 16; ++d) {
@@ -106,10 +109,14 @@ TEST_CASE("kv cache: int8 rows keep one scale per (slot, kv head) and round with
 TEST_CASE("kv cache: bad configurations and writes return statuses") {
   Arena m = Arena::measuring();
   KVCache cache;
-  CHECK(kv_cache_init(KVCacheConfig{1, 1, 8, 4, 4, DType::f32}, m, &cache).code == StatusCode::invalid_argument);
-  CHECK(kv_cache_init(KVCacheConfig{1, 1, 8, 0, 0, DType::f32}, m, &cache).code == StatusCode::invalid_argument);
-  CHECK(kv_cache_init(KVCacheConfig{0, 1, 8, 4, 0, DType::f32}, m, &cache).code == StatusCode::invalid_argument);
-  CHECK(kv_cache_init(KVCacheConfig{1, 1, 8, 4, 0, DType::q4}, m, &cache).code == StatusCode::unsupported);
+  CHECK(kv_cache_init(KVCacheConfig{1, 1, 8, 4, 4, DType::f32}, m, &cache).code ==
+        StatusCode::invalid_argument);
+  CHECK(kv_cache_init(KVCacheConfig{1, 1, 8, 0, 0, DType::f32}, m, &cache).code ==
+        StatusCode::invalid_argument);
+  CHECK(kv_cache_init(KVCacheConfig{0, 1, 8, 4, 0, DType::f32}, m, &cache).code ==
+        StatusCode::invalid_argument);
+  CHECK(kv_cache_init(KVCacheConfig{1, 1, 8, 4, 0, DType::q4}, m, &cache).code ==
+        StatusCode::unsupported);
   CHECK(kv_cache_bytes(KVCacheConfig{1, 1, 8, 4, 4, DType::f32}) == 0);
   // A measuring arena counts but gives no memory: writes are refused, not crashes.
   REQUIRE(kv_cache_init(KVCacheConfig{1, 1, 8, 4, 0, DType::f32}, m, &cache).ok());
@@ -118,7 +125,8 @@ TEST_CASE("kv cache: bad configurations and writes return statuses") {
 
   KVCacheConfig c{2, 1, 8, 4, 0, DType::f32};
   std::vector<unsigned char> buf(kv_cache_bytes(c) + 64);
-  Arena arena(buf.data() + (64 - reinterpret_cast<uintptr_t>(buf.data()) % 64) % 64, kv_cache_bytes(c));
+  Arena arena(buf.data() + (64 - reinterpret_cast<uintptr_t>(buf.data()) % 64) % 64,
+              kv_cache_bytes(c));
   REQUIRE(kv_cache_init(c, arena, &cache).ok());
   CHECK(kv_cache_write(cache, 2, 0, row, row).code == StatusCode::out_of_range);
   CHECK(kv_cache_write(cache, -1, 0, row, row).code == StatusCode::out_of_range);

@@ -23,7 +23,9 @@ using namespace einfer;
 
 namespace {
 
-std::string shared_path(const std::string& name) { return std::string(EINFER_SHARED_MODELS_DIR) + "/" + name; }
+std::string shared_path(const std::string& name) {
+  return std::string(EINFER_SHARED_MODELS_DIR) + "/" + name;
+}
 
 bool have_shared(const std::string& name) {
   std::ifstream f(shared_path(name), std::ios::binary);
@@ -37,7 +39,8 @@ std::vector<int32_t> readme_ids(const std::string& file) {
   std::string line;
   bool in_section = false, in_block = false;
   while (std::getline(f, line)) {
-    if (line.rfind(file + ", first", 0) == 0) in_section = true;
+    if (line.rfind(file + ", first", 0) == 0)
+      in_section = true;
     else if (in_section && line.rfind("```", 0) == 0) {
       if (in_block) break;
       in_block = true;
@@ -60,7 +63,8 @@ struct Packed {
 Packed pack_checkpoint(const std::string& file, DType dtype, int32_t group) {
   const pack::SourceModel src = pack::import_llama2c(pack::read_file(shared_path(file)));
   Packed p;
-  p.image = std::make_unique<pack::AlignedBuffer>(pack::write_ein(pack::pack_source(src, dtype, group, nullptr)));
+  p.image = std::make_unique<pack::AlignedBuffer>(
+      pack::write_ein(pack::pack_source(src, dtype, group, nullptr)));
   REQUIRE(load_model(p.image->data, p.image->size, LoadOptions{}, &p.model).ok());
   return p;
 }
@@ -75,7 +79,8 @@ struct Runner {
     storage.resize(need + 64);
     void* base = storage.data() + (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64;
     arena = Arena(base, need);
-    const Status s = session_create(p.image->data, p.image->size, LoadOptions{}, o, arena, &session);
+    const Status s =
+        session_create(p.image->data, p.image->size, LoadOptions{}, o, arena, &session);
     REQUIRE_MESSAGE(s.ok(), s.message);
     CHECK(arena.high_water() == need);  // the sizing function is exact
   }
@@ -123,17 +128,21 @@ TEST_CASE("llama: greedy ids of both checkpoints match the independent float64 r
 TEST_CASE("llama: a batched prefill equals feeding the prompt token by token") {
   if (!have_shared("stories260K.bin")) return;
   Packed p = pack_checkpoint("stories260K.bin", DType::f32, 0);
-  const std::vector<int32_t> prompt = {1, 461, 401, 378, 455, 473, 456, 435, 299, 362, 409, 283, 264};
+  const std::vector<int32_t> prompt = {1,   461, 401, 378, 455, 473, 456,
+                                       435, 299, 362, 409, 283, 264};
   for (int32_t batch : {1, 4, 64}) {
     RunOptions o;
     o.max_batch = batch;
     Runner batched(p, o), single(p, RunOptions{});
     std::vector<float> all(prompt.size() * 512);
-    REQUIRE(session_eval(batched.session, prompt.data(), static_cast<int32_t>(prompt.size()), all.data()).ok());
+    REQUIRE(session_eval(batched.session, prompt.data(), static_cast<int32_t>(prompt.size()),
+                         all.data())
+                .ok());
     for (size_t i = 0; i < prompt.size(); ++i) {
       const float* l = single.eval(prompt[i]);
       float worst = 0;
-      for (int32_t j = 0; j < 512; ++j) worst = std::fmax(worst, std::fabs(l[j] - all[i * 512 + j]));
+      for (int32_t j = 0; j < 512; ++j)
+        worst = std::fmax(worst, std::fabs(l[j] - all[i * 512 + j]));
       CAPTURE(batch);
       CAPTURE(i);
       CHECK(worst <= 1e-4f);  // GEMM and GEMV sum in different orders; nothing else differs
@@ -145,7 +154,8 @@ TEST_CASE("llama: a batched prefill equals feeding the prompt token by token") {
   }
 }
 
-TEST_CASE("llama: window + sinks stream past the trained context and match a from-scratch reference") {
+TEST_CASE(
+    "llama: window + sinks stream past the trained context and match a from-scratch reference") {
   if (!have_shared("aidreams260K.bin")) return;
   Packed p = pack_checkpoint("aidreams260K.bin", DType::f32, 0);
   for (int sinks : {0, 4}) {
@@ -212,7 +222,8 @@ TEST_CASE("llama: q8 and q4 weights agree with float along the float greedy path
         token = path[i];
       }
       const double rate = static_cast<double>(agree) / n;
-      MESSAGE(std::string(file) << " " << dtype_name(dt) << ": top-1 agreement with f32 " << agree << "/" << n);
+      MESSAGE(std::string(file) << " " << dtype_name(dt) << ": top-1 agreement with f32 " << agree
+                                << "/" << n);
       // Floors from tests/gen/quant_agreement.py, an independent numpy forward pass with the same
       // weight quantization (activations in float): stories260K q8 88/96, q4 23/96 (this tiny
       // checkpoint's logits sit close together, so 4-bit weights leave its greedy path early);

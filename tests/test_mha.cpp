@@ -19,7 +19,8 @@ namespace {
 tools::NpyArray load(const std::string& name) {
   tools::NpyArray a;
   std::string err;
-  const bool ok = tools::read_npy(std::string(EINFER_TEST_DATA_DIR) + "/mha/" + name + ".npy", &a, &err);
+  const bool ok =
+      tools::read_npy(std::string(EINFER_TEST_DATA_DIR) + "/mha/" + name + ".npy", &a, &err);
   REQUIRE_MESSAGE(ok, err);
   return a;
 }
@@ -30,7 +31,8 @@ TensorView view(tools::NpyArray& a) {
 
 }  // namespace
 
-TEST_CASE("mha: matches torch.nn.MultiheadAttention (batch_first, biases), bidirectional and causal") {
+TEST_CASE(
+    "mha: matches torch.nn.MultiheadAttention (batch_first, biases), bidirectional and causal") {
   tools::NpyArray wq = load("wq"), wk = load("wk"), wv = load("wv"), wo = load("wo");
   tools::NpyArray bq = load("bq"), bk = load("bk"), bv = load("bv"), bo = load("bo");
   tools::NpyArray x = load("x");

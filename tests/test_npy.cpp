@@ -20,7 +20,8 @@ void write_raw(const std::string& path, const std::string& dict, const void* dat
   h += '\n';
   FILE* f = std::fopen(path.c_str(), "wb");
   REQUIRE(f);
-  const unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, static_cast<unsigned char>(h.size()), 0};
+  const unsigned char pre[10] = {
+      0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, static_cast<unsigned char>(h.size()), 0};
   std::fwrite(pre, 1, 10, f);
   std::fwrite(h.data(), 1, h.size(), f);
   std::fwrite(data, 1, bytes, f);
@@ -29,7 +30,8 @@ void write_raw(const std::string& path, const std::string& dict, const void* dat
 }  // namespace
 
 TEST_CASE("npy: float32 round trip, rank 0 and float64 input") {
-  const std::string p = std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") + "/einfer_npy_test.npy";
+  const std::string p =
+      std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") + "/einfer_npy_test.npy";
   const float v[6] = {1, 2, 3, 4, 5, 6.5f};
   std::string err;
   REQUIRE(write_npy(p, v, {2, 3}, &err));

@@ -31,8 +31,8 @@ TEST_CASE("rope: interleaved and half-split rotations match numpy (table and bey
   for (int theta : {10000, 500000}) {
     for (RopeLayout layout : {RopeLayout::interleaved, RopeLayout::half_split}) {
       const char* lname = layout == RopeLayout::interleaved ? "interleaved" : "half_split";
-      const auto want = load_npy(attention_data(std::string("rope_") + lname + "_theta" +
-                                                std::to_string(theta)));
+      const auto want =
+          load_npy(attention_data(std::string("rope_") + lname + "_theta" + std::to_string(theta)));
       REQUIRE(want.ok);
       // A table covering positions < 128: positions 0..100 use it, 2047 and 5000 go beyond.
       std::vector<double> mem((rope_table_bytes(k, 128) + 7) / 8);
@@ -52,7 +52,8 @@ TEST_CASE("rope: interleaved and half-split rotations match numpy (table and bey
 
 TEST_CASE("rope: positions inside the table equal the on-the-fly path bit for bit") {
   const int32_t k = 64, H = 2;
-  std::vector<double> big((rope_table_bytes(k, 300) + 7) / 8), small((rope_table_bytes(k, 4) + 7) / 8);
+  std::vector<double> big((rope_table_bytes(k, 300) + 7) / 8),
+      small((rope_table_bytes(k, 4) + 7) / 8);
   RopeTable tb, ts;
   REQUIRE(rope_table_init(&tb, big.data(), big.size() * 8, k, 300, 10000.f).ok());
   REQUIRE(rope_table_init(&ts, small.data(), small.size() * 8, k, 4, 10000.f).ok());
@@ -71,8 +72,10 @@ TEST_CASE("rope: positions inside the table equal the on-the-fly path bit for bi
 TEST_CASE("rope: bad arguments are rejected") {
   std::vector<double> mem(1024);
   RopeTable t;
-  CHECK(rope_table_init(&t, mem.data(), mem.size() * 8, 7, 4, 10000.f).code == StatusCode::invalid_argument);
-  CHECK(rope_table_init(&t, mem.data(), mem.size() * 8, 8, 4, 0.f).code == StatusCode::invalid_argument);
+  CHECK(rope_table_init(&t, mem.data(), mem.size() * 8, 7, 4, 10000.f).code ==
+        StatusCode::invalid_argument);
+  CHECK(rope_table_init(&t, mem.data(), mem.size() * 8, 8, 4, 0.f).code ==
+        StatusCode::invalid_argument);
   CHECK(rope_table_init(&t, mem.data(), 16, 8, 4, 10000.f).code == StatusCode::out_of_memory);
   CHECK(rope_table_init(&t, nullptr, 0, 8, 4, 10000.f).code == StatusCode::out_of_memory);
 }
@@ -83,6 +86,7 @@ TEST_CASE("sinusoidal encoding matches numpy") {
   REQUIRE(x.ok);
   REQUIRE(want.ok);
   std::vector<float> y = x.to_f32();
-  sinusoidal_encoding_add(y.data(), static_cast<int32_t>(x.shape[0]), static_cast<int32_t>(x.shape[1]), 3);
+  sinusoidal_encoding_add(y.data(), static_cast<int32_t>(x.shape[0]),
+                          static_cast<int32_t>(x.shape[1]), 3);
   CHECK(max_abs_diff(y.data(), want.f32(), y.size()) < 1e-6f);
 }

@@ -313,7 +313,8 @@ TEST_CASE("tokenizer: corrupt files give bad_format, never a crash") {
   CHECK(tokenizer_init(&tok, built.data(), built.size(), 261, exact).ok());
 }
 
-TEST_CASE("tokenizer: decode-only mode gives the table decoder's pieces and rejects the same files") {
+TEST_CASE(
+    "tokenizer: decode-only mode gives the table decoder's pieces and rejects the same files") {
   const std::string path = models_dir() + "/tok512-aidreams.bin";
   std::vector<char> real;
   const bool have_real = read_file(path, &real);
@@ -337,7 +338,8 @@ TEST_CASE("tokenizer: decode-only mode gives the table decoder's pieces and reje
         const TokenPiece b = tokenizer_decode(scan, prev, id);
         INFO("prev " << prev << " id " << id);
         REQUIRE(a.size == b.size);
-        CHECK(std::string(a.data ? a.data : "", a.size) == std::string(b.data ? b.data : "", b.size));
+        CHECK(std::string(a.data ? a.data : "", a.size) ==
+              std::string(b.data ? b.data : "", b.size));
       }
     }
     // No encoding without the tables: a clear error, and lookups find nothing.
@@ -348,8 +350,9 @@ TEST_CASE("tokenizer: decode-only mode gives the table decoder's pieces and reje
     std::vector<char> cut(src.file->begin(), src.file->begin() + 14);
     CHECK(tokenizer_init_decode_only(&scan, cut.data(), cut.size(), src.vocab).code ==
           StatusCode::bad_format);
-    CHECK(tokenizer_init_decode_only(&scan, src.file->data(), src.file->size(), src.vocab + 1).code ==
-          StatusCode::bad_format);
+    CHECK(
+        tokenizer_init_decode_only(&scan, src.file->data(), src.file->size(), src.vocab + 1).code ==
+        StatusCode::bad_format);
     std::vector<char> f = *src.file;
     const int32_t bad_len = -1;
     std::memcpy(f.data() + 8, &bad_len, 4);

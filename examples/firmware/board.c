@@ -38,7 +38,9 @@ void board_write(const char* data, size_t len) {
   if (len) semihost(0x05 /* SYS_WRITE */, block);
 }
 
-void board_puts(const char* text) { board_write(text, strlen(text)); }
+void board_puts(const char* text) {
+  board_write(text, strlen(text));
+}
 
 void board_put_u32(uint32_t v) {
   char buf[11];
@@ -63,7 +65,9 @@ void board_exit(int status) {
 #define SYST_RVR (*(volatile uint32_t*)0xE000E014u)
 #define SYST_CVR (*(volatile uint32_t*)0xE000E018u)
 
-static void systick_handler(void) { g_systick_wraps = g_systick_wraps + 1u; }
+static void systick_handler(void) {
+  g_systick_wraps = g_systick_wraps + 1u;
+}
 
 uint64_t board_ticks(void) {
   uint32_t wraps, value;
@@ -74,7 +78,9 @@ uint64_t board_ticks(void) {
   return ((uint64_t)wraps << 24) + (0xFFFFFFu - value);
 }
 
-uint32_t board_instructions_per_tick(void) { return g_insn_per_tick; }
+uint32_t board_instructions_per_tick(void) {
+  return g_insn_per_tick;
+}
 
 static void calibrate(void) {
   /* 2 instructions per iteration (subs, bne). */
@@ -86,7 +92,9 @@ static void calibrate(void) {
 }
 
 /* ---- stack and heap -------------------------------------------------------------------------- */
-uint32_t board_stack_reserved(void) { return (uint32_t)(__stack_top - __stack_bottom); }
+uint32_t board_stack_reserved(void) {
+  return (uint32_t)(__stack_top - __stack_bottom);
+}
 
 uint32_t board_stack_used(void) {
   const uint32_t* p = (const uint32_t*)__stack_bottom;
@@ -95,7 +103,9 @@ uint32_t board_stack_used(void) {
   return (uint32_t)((const uint8_t*)top - (const uint8_t*)p);
 }
 
-uint32_t board_heap_requested(void) { return g_heap_requested; }
+uint32_t board_heap_requested(void) {
+  return g_heap_requested;
+}
 
 /* newlib's malloc asks here; einfer never should. Refuse and remember how much was asked. */
 void* _sbrk(ptrdiff_t increment) {
@@ -112,11 +122,21 @@ static void fault(const char* what) {
   board_puts(what);
   board_exit(70);
 }
-static void hard_fault_handler(void) { fault("firmware: HardFault\n"); }
-static void mem_manage_handler(void) { fault("firmware: MemManage fault\n"); }
-static void bus_fault_handler(void) { fault("firmware: BusFault\n"); }
-static void usage_fault_handler(void) { fault("firmware: UsageFault\n"); }
-static void unexpected_handler(void) { fault("firmware: unexpected interrupt\n"); }
+static void hard_fault_handler(void) {
+  fault("firmware: HardFault\n");
+}
+static void mem_manage_handler(void) {
+  fault("firmware: MemManage fault\n");
+}
+static void bus_fault_handler(void) {
+  fault("firmware: BusFault\n");
+}
+static void usage_fault_handler(void) {
+  fault("firmware: UsageFault\n");
+}
+static void unexpected_handler(void) {
+  fault("firmware: unexpected interrupt\n");
+}
 
 __attribute__((section(".vectors"), used)) static void (*const vector_table[16 + 32])(void) = {
     (void (*)(void))(__stack_top),
@@ -144,7 +164,8 @@ __attribute__((noreturn, used)) void board_reset_handler(void) {
   /* Paint the stack below the current SP (this frame lives above it), word by word. */
   uint32_t sp;
   __asm__ volatile("mov %0, sp" : "=r"(sp));
-  for (volatile uint32_t* p = (volatile uint32_t*)__stack_bottom; (uint32_t)(uintptr_t)p < sp - 64u; ++p) {
+  for (volatile uint32_t* p = (volatile uint32_t*)__stack_bottom; (uint32_t)(uintptr_t)p < sp - 64u;
+       ++p) {
     *p = kPaint;
   }
   volatile uint32_t* const cpacr = (volatile uint32_t*)0xE000ED88u;

@@ -50,7 +50,8 @@ int main(void) {
 
   char err[160];
   size_t need = 0;
-  int rc = einfer_arena_bytes(einfer_model_data, EINFER_MODEL_BYTES, &options, &need, err, sizeof err);
+  int rc =
+      einfer_arena_bytes(einfer_model_data, EINFER_MODEL_BYTES, &options, &need, err, sizeof err);
   if (rc) return fail("sizing the arena", err, rc);
   einfer_session* session = 0;
   rc = einfer_session_create(einfer_model_data, EINFER_MODEL_BYTES, &options, arena, sizeof arena,
@@ -119,7 +120,8 @@ int main(void) {
   put_field("", n ? (uint32_t)(insns / (uint64_t)n) : 0u, " per token");
   put_field(" (SysTick x ", ipt, " instructions per tick; exact under qemu -icount shift=0)\n");
 
-  if (stack_used + 64u > stack_reserved) return fail("stack", "high-water mark reached the reserve", 1);
+  if (stack_used + 64u > stack_reserved)
+    return fail("stack", "high-water mark reached the reserve", 1);
   if (board_heap_requested() != 0u) return fail("heap", "something called malloc", 1);
   return 0;
 }

@@ -22,7 +22,9 @@ using namespace einfer;
 
 namespace {
 
-std::string shared_path(const char* name) { return std::string(EINFER_SHARED_MODELS_DIR) + "/" + name; }
+std::string shared_path(const char* name) {
+  return std::string(EINFER_SHARED_MODELS_DIR) + "/" + name;
+}
 
 bool have_shared() {
   std::ifstream f(shared_path("aidreams260K.bin"));
@@ -66,7 +68,9 @@ TEST_CASE("no heap: session create, prefill, decode, sampling (f32 and q4 weight
       sc.temperature = 0.8f;
       sc.top_p = 0.9f;
       sc.seed = 42;
-      ok = ok && sampler_init(&sampler, sc, m.config.vocab_size, sampler_mem.data(), sampler_mem.size()).ok();
+      ok = ok &&
+           sampler_init(&sampler, sc, m.config.vocab_size, sampler_mem.data(), sampler_mem.size())
+               .ok();
       ok = ok && session_eval(s, prompt, 12).ok();  // batched prefill (two chunks of <= 8)
       for (int i = 0; i < 40 && ok; ++i) {
         int32_t next = sampler_sample(&sampler, const_cast<float*>(session_logits(*s)));

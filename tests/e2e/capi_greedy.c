@@ -46,7 +46,8 @@ int main(int argc, char** argv) {
   int n = atoi(argv[3]);
   int32_t expected[1024];
   int n_expected = 0;
-  while (n_expected < n && n_expected < 1024 && fscanf(ef, "%d", &expected[n_expected]) == 1) ++n_expected;
+  while (n_expected < n && n_expected < 1024 && fscanf(ef, "%d", &expected[n_expected]) == 1)
+    ++n_expected;
   fclose(ef);
   if (n_expected < n) {
     fprintf(stderr, "expected %d ids in %s, found %d\n", n, argv[2], n_expected);

@@ -75,7 +75,8 @@ bool read_npy(const std::string& path, NpyArray* out, std::string* error) {
     return fail("unsupported dtype '" + descr + "' (only float32 '<f4' and float64 '<f8')");
   }
   if (fortran != "False") return fail("Fortran-order arrays are not supported (need C order)");
-  if (shape.size() < 2 || shape.front() != '(' || shape.back() != ')') return fail("malformed shape");
+  if (shape.size() < 2 || shape.front() != '(' || shape.back() != ')')
+    return fail("malformed shape");
   out->shape.clear();
   int64_t count = 1;
   for (size_t p = 1; p + 1 < shape.size();) {
@@ -130,7 +131,14 @@ bool write_npy(const std::string& path, const float* data, const std::vector<int
     *error = path + ": cannot open for writing";
     return false;
   }
-  const unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
+  const unsigned char pre[10] = {0x93,
+                                 'N',
+                                 'U',
+                                 'M',
+                                 'P',
+                                 'Y',
+                                 1,
+                                 0,
                                  static_cast<unsigned char>(dict.size() & 0xFF),
                                  static_cast<unsigned char>(dict.size() >> 8)};
   bool ok = std::fwrite(pre, 1, 10, f.get()) == 10 &&

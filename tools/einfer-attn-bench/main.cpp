@@ -25,7 +25,9 @@ using namespace einfer;
 namespace {
 
 // Thread CPU time: the machine is shared, and time spent descheduled is not the kernel's.
-double now_s() { return double(tools::thread_ns()) * 1e-9; }
+double now_s() {
+  return double(tools::thread_ns()) * 1e-9;
+}
 
 struct Rng {
   uint64_t s = 0x9E3779B97F4A7C15ull;
@@ -87,7 +89,8 @@ DecodeResult bench_decode(DType dtype, int32_t P, int32_t H, int32_t G, int32_t 
     }
     sink += stream_read(view.k, kv_bytes) + stream_read(view.v, kv_bytes);
     if (dtype == DType::i8) {
-      sink += stream_read(view.k_scales, size_t(G) * P * 4) + stream_read(view.v_scales, size_t(G) * P * 4);
+      sink += stream_read(view.k_scales, size_t(G) * P * 4) +
+              stream_read(view.v_scales, size_t(G) * P * 4);
     }
     double t2 = now_s();
     if (rep >= 2) {  // first two: warm-up
@@ -107,12 +110,18 @@ int main(int argc, char** argv) {
   int32_t P = 4096, H = 32, G = 8, k = 128, prefill = 512, reps = 40;
   for (int i = 1; i + 1 < argc; i += 2) {
     const int v = std::atoi(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--positions")) P = v;
-    else if (!std::strcmp(argv[i], "--heads")) H = v;
-    else if (!std::strcmp(argv[i], "--kv-heads")) G = v;
-    else if (!std::strcmp(argv[i], "--head-dim")) k = v;
-    else if (!std::strcmp(argv[i], "--prefill")) prefill = v;
-    else if (!std::strcmp(argv[i], "--reps")) reps = v;
+    if (!std::strcmp(argv[i], "--positions"))
+      P = v;
+    else if (!std::strcmp(argv[i], "--heads"))
+      H = v;
+    else if (!std::strcmp(argv[i], "--kv-heads"))
+      G = v;
+    else if (!std::strcmp(argv[i], "--head-dim"))
+      k = v;
+    else if (!std::strcmp(argv[i], "--prefill"))
+      prefill = v;
+    else if (!std::strcmp(argv[i], "--reps"))
+      reps = v;
     else {
       std::fprintf(stderr, "unknown option %s\n", argv[i]);
       return 2;
@@ -122,15 +131,17 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bad sizes (need positive values, heads a multiple of kv-heads)\n");
     return 2;
   }
-  std::printf("einfer-attn-bench: SIMD %s; decode over %d positions, H=%d G=%d k=%d (median of %d)\n",
-              simd_arch_name(), P, H, G, k, reps);
+  std::printf(
+      "einfer-attn-bench: SIMD %s; decode over %d positions, H=%d G=%d k=%d (median of %d)\n",
+      simd_arch_name(), P, H, G, k, reps);
   const DecodeResult f = bench_decode(DType::f32, P, H, G, k, reps);
   const DecodeResult q = bench_decode(DType::i8, P, H, G, k, reps);
   for (auto [name, r] : {std::pair{"f32 ", f}, {"int8", q}}) {
     const double gbs = r.bytes / r.attn_s / 1e9, sgbs = r.bytes / r.stream_s / 1e9;
-    std::printf("decode %s KV: %8.3f ms, %6.2f GB/s K+V read; streaming read of the same %.1f MB: "
-                "%6.2f GB/s; ratio %.2f\n",
-                name, r.attn_s * 1e3, gbs, r.bytes / 1e6, sgbs, gbs / sgbs);
+    std::printf(
+        "decode %s KV: %8.3f ms, %6.2f GB/s K+V read; streaming read of the same %.1f MB: "
+        "%6.2f GB/s; ratio %.2f\n",
+        name, r.attn_s * 1e3, gbs, r.bytes / 1e6, sgbs, gbs / sgbs);
   }
   std::printf("decode int8 KV speedup over f32 KV: %.2fx\n", f.attn_s / q.attn_s);
 

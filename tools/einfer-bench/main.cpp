@@ -293,8 +293,10 @@ StepCost decode_cost(const LlamaWeights& w, const KVCache& cache, int64_t attend
     return model_tensor(*w.model, role, l, &v).ok() ? double(view_bytes(v)) : 0.0;
   };
   for (int32_t l = 0; l < c.n_layers; ++l) {
-    for (TensorRole r : {TensorRole::wq, TensorRole::wk, TensorRole::wv, TensorRole::wo}) s.projection_bytes += layer_bytes(r, l);
-    for (TensorRole r : {TensorRole::w1, TensorRole::w2, TensorRole::w3}) s.ffn_bytes += layer_bytes(r, l);
+    for (TensorRole r : {TensorRole::wq, TensorRole::wk, TensorRole::wv, TensorRole::wo})
+      s.projection_bytes += layer_bytes(r, l);
+    for (TensorRole r : {TensorRole::w1, TensorRole::w2, TensorRole::w3})
+      s.ffn_bytes += layer_bytes(r, l);
     s.other_bytes += layer_bytes(TensorRole::attn_norm, l) + layer_bytes(TensorRole::ffn_norm, l);
   }
   s.classifier_bytes = double(view_bytes(w.classifier));

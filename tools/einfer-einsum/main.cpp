@@ -20,7 +20,8 @@ namespace {
 
 int usage() {
   std::fprintf(stderr,
-               "usage: einfer-einsum SPEC IN0.npy [IN1.npy] -o OUT.npy [--quantize q8|q4] [--group 32|64]\n");
+               "usage: einfer-einsum SPEC IN0.npy [IN1.npy] -o OUT.npy [--quantize q8|q4] [--group "
+               "32|64]\n");
   return 2;
 }
 
@@ -105,10 +106,12 @@ bool quantize_operand(const EinsumSpec& spec, const tools::NpyArray& b, DType dt
   q->scales.assign(static_cast<size_t>(rows * groups), 0.f);
   for (int64_t r = 0; r < rows; ++r) {
     if (dtype == DType::q8) {
-      quantize_row_q8(perm.data() + r * k, k, group, reinterpret_cast<int8_t*>(q->values.data() + r * row_bytes),
+      quantize_row_q8(perm.data() + r * k, k, group,
+                      reinterpret_cast<int8_t*>(q->values.data() + r * row_bytes),
                       q->scales.data() + r * groups);
     } else {
-      quantize_row_q4(perm.data() + r * k, k, group, q->values.data() + r * row_bytes, q->scales.data() + r * groups);
+      quantize_row_q4(perm.data() + r * k, k, group, q->values.data() + r * row_bytes,
+                      q->scales.data() + r * groups);
     }
   }
   q->view = make_view(dtype, q->values.data(), shape.data(), static_cast<int>(shape.size()));
@@ -138,7 +141,8 @@ int main(int argc, char** argv) {
       out_path = argv[++i];
     } else if (a == "--quantize" && i + 1 < argc) {
       quant = argv[++i];
-      if (quant != "q8" && quant != "q4") return fail("--quantize takes q8 or q4, got '" + quant + "'");
+      if (quant != "q8" && quant != "q4")
+        return fail("--quantize takes q8 or q4, got '" + quant + "'");
     } else if (a == "--group" && i + 1 < argc) {
       const std::string g = argv[++i];
       if (g != "32" && g != "64") return fail("--group takes 32 or 64, got '" + g + "'");
@@ -158,8 +162,8 @@ int main(int argc, char** argv) {
   if (!ps.ok()) return fail("invalid spec '" + spec_text + "': " + status_text(ps));
   const int n_inputs = static_cast<int>(positional.size()) - 1;
   if (n_inputs != spec.n_inputs) {
-    return fail("spec '" + spec_text + "' takes " + std::to_string(spec.n_inputs) + " operand(s), got " +
-                std::to_string(n_inputs));
+    return fail("spec '" + spec_text + "' takes " + std::to_string(spec.n_inputs) +
+                " operand(s), got " + std::to_string(n_inputs));
   }
   std::vector<tools::NpyArray> arrays(n_inputs);
   std::string err;
@@ -179,7 +183,8 @@ int main(int argc, char** argv) {
   EinsumSpec planned = spec;
   if (!quant.empty()) {
     if (n_inputs != 2) return fail("--quantize needs two operands");
-    if (!quantize_operand(spec, arrays[1], quant == "q8" ? DType::q8 : DType::q4, group, &q, &err)) return fail(err);
+    if (!quantize_operand(spec, arrays[1], quant == "q8" ? DType::q8 : DType::q4, group, &q, &err))
+      return fail(err);
     const std::string s2 = term_text(spec.in[0]) + "," + q.term + "->" + term_text(spec.out);
     const Status st = parse_einsum(s2.c_str(), &planned);
     if (!st.ok()) return fail("internal: re-parsing '" + s2 + "': " + status_text(st));
@@ -193,7 +198,8 @@ int main(int argc, char** argv) {
   for (int64_t d : out_shape) count *= d;
   std::vector<float> out(static_cast<size_t>(count));
   std::vector<unsigned char> scratch(plan.scratch_bytes + 64);
-  void* aligned = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(scratch.data()) + 63) & ~uintptr_t{63});
+  void* aligned =
+      reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(scratch.data()) + 63) & ~uintptr_t{63});
   const TensorView ov = make_view(DType::f32, out.data(), out_shape.data(), plan.out_rank);
   const Status ex = execute_einsum(plan, views.data(), n_inputs, ov, aligned, plan.scratch_bytes);
   if (!ex.ok()) return fail(status_text(ex));

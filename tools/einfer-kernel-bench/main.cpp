@@ -20,8 +20,8 @@
 
 #if defined(EINFER_HAVE_OPENBLAS)
 extern "C" {
-void cblas_sgemm(int order, int transa, int transb, int m, int n, int k, float alpha, const float* a,
-                 int lda, const float* b, int ldb, float beta, float* c, int ldc);
+void cblas_sgemm(int order, int transa, int transb, int m, int n, int k, float alpha,
+                 const float* a, int lda, const float* b, int ldb, float beta, float* c, int ldc);
 void openblas_set_num_threads(int n);
 char* openblas_get_corename(void);
 }
@@ -63,12 +63,14 @@ struct Scratch {
   std::vector<unsigned char> bytes;
   void* get(size_t n) {
     bytes.resize(n + 64);
-    return reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(bytes.data()) + 63) & ~uintptr_t{63});
+    return reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(bytes.data()) + 63) &
+                                   ~uintptr_t{63});
   }
 };
 
 // Times one einsum through plan/execute; returns seconds per call.
-double time_einsum(const char* spec, const TensorView& a, const TensorView& b, float* out, const char** kernel) {
+double time_einsum(const char* spec, const TensorView& a, const TensorView& b, float* out,
+                   const char** kernel) {
   EinsumPlan plan;
   const TensorView in[2] = {a, b};
   Status st = plan_einsum(spec, in, 2, &plan);
@@ -89,11 +91,12 @@ void bench_square(int n) {
   const double t = time_einsum("ij,jk->ik", make_view(DType::f32, a.data(), {n, n}),
                                make_view(DType::f32, b.data(), {n, n}), c.data(), &kernel);
   const double flops = 2.0 * n * n * n;
-  std::printf("gemm %-28s %-5s einfer %7.1f GFLOP/s", ("ij,jk->ik n=" + std::to_string(n)).c_str(), kernel,
-              flops / t * 1e-9);
+  std::printf("gemm %-28s %-5s einfer %7.1f GFLOP/s", ("ij,jk->ik n=" + std::to_string(n)).c_str(),
+              kernel, flops / t * 1e-9);
 #if defined(EINFER_HAVE_OPENBLAS)
   const double tb = time_best([&] {
-    cblas_sgemm(kRowMajor, kNoTrans, kNoTrans, n, n, n, 1.f, a.data(), n, b.data(), n, 0.f, c.data(), n);
+    cblas_sgemm(kRowMajor, kNoTrans, kNoTrans, n, n, n, 1.f, a.data(), n, b.data(), n, 0.f,
+                c.data(), n);
   });
   std::printf("   openblas %7.1f GFLOP/s   ratio %.2f", flops / tb * 1e-9, tb / t);
 #endif
@@ -105,8 +108,8 @@ void bench_square(int n) {
 void bench_attention() {
   const int n = 128, d = 512, h = 8, k = 64;
   std::vector<float> x = random_vec(n * d), wq = random_vec(d * h * k), q = random_vec(h * n * k),
-                     kk = random_vec(h * n * k), s(h * n * n), v = random_vec(h * n * k), o(h * n * k),
-                     wo = random_vec(h * k * d), y(n * d);
+                     kk = random_vec(h * n * k), s(h * n * n), v = random_vec(h * n * k),
+                     o(h * n * k), wo = random_vec(h * k * d), y(n * d);
   struct Row {
     const char* spec;
     TensorView a, b;
@@ -114,41 +117,44 @@ void bench_attention() {
     double flops;
   };
   const Row rows[] = {
-      {"bnd,dhk->bhnk", make_view(DType::f32, x.data(), {1, n, d}), make_view(DType::f32, wq.data(), {d, h, k}),
-       q.data(), 2.0 * n * d * h * k},
+      {"bnd,dhk->bhnk", make_view(DType::f32, x.data(), {1, n, d}),
+       make_view(DType::f32, wq.data(), {d, h, k}), q.data(), 2.0 * n * d * h * k},
       {"bhnk,bhmk->bhnm", make_view(DType::f32, q.data(), {1, h, n, k}),
        make_view(DType::f32, kk.data(), {1, h, n, k}), s.data(), 2.0 * h * n * n * k},
       {"bhnm,bhmv->bhnv", make_view(DType::f32, s.data(), {1, h, n, n}),
        make_view(DType::f32, v.data(), {1, h, n, k}), o.data(), 2.0 * h * n * n * k},
-      {"bhnv,hvd->bnd", make_view(DType::f32, o.data(), {1, h, n, k}), make_view(DType::f32, wo.data(), {h, k, d}),
-       y.data(), 2.0 * n * d * h * k},
+      {"bhnv,hvd->bnd", make_view(DType::f32, o.data(), {1, h, n, k}),
+       make_view(DType::f32, wo.data(), {h, k, d}), y.data(), 2.0 * n * d * h * k},
   };
   for (int r = 0; r < 4; ++r) {
     const char* kernel = "";
     const double t = time_einsum(rows[r].spec, rows[r].a, rows[r].b, rows[r].out, &kernel);
-    std::printf("attn %-28s %-5s einfer %7.1f GFLOP/s", rows[r].spec, kernel, rows[r].flops / t * 1e-9);
+    std::printf("attn %-28s %-5s einfer %7.1f GFLOP/s", rows[r].spec, kernel,
+                rows[r].flops / t * 1e-9);
 #if defined(EINFER_HAVE_OPENBLAS)
     std::vector<float> c(size_t(h) * n * d);
     double tb = 0;
     if (r == 0) {  // [n, d] x [d, h*k] (output layout differs; same flops)
       tb = time_best([&] {
-        cblas_sgemm(kRowMajor, kNoTrans, kNoTrans, n, h * k, d, 1.f, x.data(), d, wq.data(), h * k, 0.f, c.data(), h * k);
+        cblas_sgemm(kRowMajor, kNoTrans, kNoTrans, n, h * k, d, 1.f, x.data(), d, wq.data(), h * k,
+                    0.f, c.data(), h * k);
       });
     } else if (r == 1) {
       tb = time_best([&] {
         for (int i = 0; i < h; ++i)
-          cblas_sgemm(kRowMajor, kNoTrans, kTrans, n, n, k, 1.f, q.data() + i * n * k, k, kk.data() + i * n * k, k,
-                      0.f, c.data() + i * n * n, n);
+          cblas_sgemm(kRowMajor, kNoTrans, kTrans, n, n, k, 1.f, q.data() + i * n * k, k,
+                      kk.data() + i * n * k, k, 0.f, c.data() + i * n * n, n);
       });
     } else if (r == 2) {
       tb = time_best([&] {
         for (int i = 0; i < h; ++i)
-          cblas_sgemm(kRowMajor, kNoTrans, kNoTrans, n, k, n, 1.f, s.data() + i * n * n, n, v.data() + i * n * k, k,
-                      0.f, c.data() + i * n * k, k);
+          cblas_sgemm(kRowMajor, kNoTrans, kNoTrans, n, k, n, 1.f, s.data() + i * n * n, n,
+                      v.data() + i * n * k, k, 0.f, c.data() + i * n * k, k);
       });
     } else {  // o as [n, h*k] (head-major layout aside) x wo [h*k, d]
       tb = time_best([&] {
-        cblas_sgemm(kRowMajor, kNoTrans, kNoTrans, n, d, h * k, 1.f, o.data(), h * k, wo.data(), d, 0.f, c.data(), d);
+        cblas_sgemm(kRowMajor, kNoTrans, kNoTrans, n, d, h * k, 1.f, o.data(), h * k, wo.data(), d,
+                    0.f, c.data(), d);
       });
     }
     std::printf("   openblas %7.1f GFLOP/s   ratio %.2f", rows[r].flops / tb * 1e-9, tb / t);
@@ -187,10 +193,12 @@ void bench_projection() {
   const double t = time_einsum("nd,ed->ne", make_view(DType::f32, x.data(), {n, d}),
                                make_view(DType::f32, w.data(), {e, d}), y.data(), &kernel);
   const double flops = 2.0 * n * d * e;
-  std::printf("proj %-28s %-5s einfer %7.1f GFLOP/s", "nd,ed->ne n=128 d=e=1024", kernel, flops / t * 1e-9);
+  std::printf("proj %-28s %-5s einfer %7.1f GFLOP/s", "nd,ed->ne n=128 d=e=1024", kernel,
+              flops / t * 1e-9);
 #if defined(EINFER_HAVE_OPENBLAS)
   const double tb = time_best([&] {
-    cblas_sgemm(kRowMajor, kNoTrans, kTrans, n, e, d, 1.f, x.data(), d, w.data(), d, 0.f, y.data(), e);
+    cblas_sgemm(kRowMajor, kNoTrans, kTrans, n, e, d, 1.f, x.data(), d, w.data(), d, 0.f, y.data(),
+                e);
   });
   std::printf("   openblas %7.1f GFLOP/s   ratio %.2f", flops / tb * 1e-9, tb / t);
 #endif
@@ -199,22 +207,27 @@ void bench_projection() {
 
 void bench_gemv() {
   const int64_t rows = 4096, k = 1024;  // 16 MiB of weights, far beyond L2
-  std::vector<float> w = random_vec(size_t(rows * k)), x = random_vec(size_t(k)), y(static_cast<size_t>(rows));
+  std::vector<float> w = random_vec(size_t(rows * k)), x = random_vec(size_t(k)),
+                     y(static_cast<size_t>(rows));
   const char* kernel = "";
   const double t = time_einsum("nd,ed->ne", make_view(DType::f32, x.data(), {1, k}),
                                make_view(DType::f32, w.data(), {rows, k}), y.data(), &kernel);
   volatile float sink = 0;
   const double ts = time_best([&] { sink = sink + stream_sum(w.data(), w.size()); });
   const double bytes = double(rows) * k * 4;
-  std::printf("gemv nd,ed->ne n=1 e=%lld d=%lld  %-5s einfer %6.1f GB/s   stream-read %6.1f GB/s   ratio %.2f\n",
-              static_cast<long long>(rows), static_cast<long long>(k), kernel, bytes / t * 1e-9, bytes / ts * 1e-9,
-              ts / t);
+  std::printf(
+      "gemv nd,ed->ne n=1 e=%lld d=%lld  %-5s einfer %6.1f GB/s   stream-read %6.1f GB/s   ratio "
+      "%.2f\n",
+      static_cast<long long>(rows), static_cast<long long>(k), kernel, bytes / t * 1e-9,
+      bytes / ts * 1e-9, ts / t);
   // Columns form: x^T W with W [d, e] (rows of e contiguous).
   const double tc = time_einsum("nd,de->ne", make_view(DType::f32, x.data(), {1, k}),
                                 make_view(DType::f32, w.data(), {k, rows}), y.data(), &kernel);
-  std::printf("gemv nd,de->ne n=1 e=%lld d=%lld  %-5s einfer %6.1f GB/s   stream-read %6.1f GB/s   ratio %.2f\n",
-              static_cast<long long>(rows), static_cast<long long>(k), kernel, bytes / tc * 1e-9, bytes / ts * 1e-9,
-              ts / tc);
+  std::printf(
+      "gemv nd,de->ne n=1 e=%lld d=%lld  %-5s einfer %6.1f GB/s   stream-read %6.1f GB/s   ratio "
+      "%.2f\n",
+      static_cast<long long>(rows), static_cast<long long>(k), kernel, bytes / tc * 1e-9,
+      bytes / ts * 1e-9, ts / tc);
 }
 
 }  // namespace
@@ -224,7 +237,8 @@ int main(int argc, char** argv) {
   if (!std::getenv("OPENBLAS_CORETYPE") || !std::getenv("OPENBLAS_NUM_THREADS")) {
     if (!std::getenv("OPENBLAS_CORETYPE")) setenv("OPENBLAS_CORETYPE", "Haswell", 1);
     setenv("OPENBLAS_NUM_THREADS", "1", 1);
-    execv("/proc/self/exe", argv);  // OpenBLAS reads these when it loads; fall through if exec fails
+    execv("/proc/self/exe",
+          argv);  // OpenBLAS reads these when it loads; fall through if exec fails
   }
   openblas_set_num_threads(1);
   std::printf("openblas core: %s (one thread)\n", openblas_get_corename());

@@ -70,9 +70,9 @@ SourceModel import_gguf(const std::vector<uint8_t>& bytes);
 // dtype (f32|f16|q8|q4) group seed. Missing keys keep the values of the `defaults` passed in.
 struct SyntheticSpec {
   int32_t dim = 64, hidden = 172, layers = 4, heads = 4, kv_heads = 0, vocab = 512, seq = 128;
-  int32_t tied = 1;            // classifier shares the token embedding
-  DType dtype = DType::f32;    // the source's natural dtype (einfer-pack --dtype overrides it)
-  int32_t group = 32;          // quantization group for q8/q4
+  int32_t tied = 1;          // classifier shares the token embedding
+  DType dtype = DType::f32;  // the source's natural dtype (einfer-pack --dtype overrides it)
+  int32_t group = 32;        // quantization group for q8/q4
   uint64_t seed = 1;
 };
 // aidreams260K's shape (the firmware example's model): einfer-pack's defaults.

@@ -41,20 +41,23 @@ void progress_bar(uint64_t done, uint64_t total) {
 }
 
 void usage() {
-  std::fprintf(stderr,
-               "usage: einfer-pack INPUT -o OUT.ein [--dtype f32|f16|q8|q4] [--group N] [-z tokenizer.bin]\n"
-               "                   [--emit-c OUT.h] [--symbol NAME]\n"
-               "                   [--arch torch-encoder --heads H [--activation relu|gelu] [--norm-first]\n"
-               "                    [--causal] [--eps E]]\n"
-               "       einfer-pack --synthetic SPEC -o OUT.ein|--emit-c OUT.h [...]\n"
-               "       einfer-pack --inspect MODEL.ein [--json]\n"
-               "run options (arena sizing): --context N --window W --sinks S --kv f32|q8 --batch B [--no-plan-cache]\n"
-               "  --emit-c only: --with-tokenizer --max-prompt-bytes N (C API options the constant covers),\n"
-               "    --with-decode-tokenizer (with_tokenizer = 2: decode only, no tokenizer arena)\n"
-               "SPEC: dim=64,hidden=172,layers=4,heads=4,kv_heads=4,vocab=512,seq=128[,seed=1]\n"
-               "      (also tied=0|1, dtype=f32|f16|q8|q4 and group=N: the default --dtype/--group)\n"
-               "INPUT: llama2.c checkpoint (v0/v1/v2), Hugging Face Llama folder, PyTorch encoder\n"
-               "       .safetensors, or GGUF (llama; F32/F16/Q8_0/Q4_0)\n");
+  std::fprintf(
+      stderr,
+      "usage: einfer-pack INPUT -o OUT.ein [--dtype f32|f16|q8|q4] [--group N] [-z tokenizer.bin]\n"
+      "                   [--emit-c OUT.h] [--symbol NAME]\n"
+      "                   [--arch torch-encoder --heads H [--activation relu|gelu] [--norm-first]\n"
+      "                    [--causal] [--eps E]]\n"
+      "       einfer-pack --synthetic SPEC -o OUT.ein|--emit-c OUT.h [...]\n"
+      "       einfer-pack --inspect MODEL.ein [--json]\n"
+      "run options (arena sizing): --context N --window W --sinks S --kv f32|q8 --batch B "
+      "[--no-plan-cache]\n"
+      "  --emit-c only: --with-tokenizer --max-prompt-bytes N (C API options the constant "
+      "covers),\n"
+      "    --with-decode-tokenizer (with_tokenizer = 2: decode only, no tokenizer arena)\n"
+      "SPEC: dim=64,hidden=172,layers=4,heads=4,kv_heads=4,vocab=512,seq=128[,seed=1]\n"
+      "      (also tied=0|1, dtype=f32|f16|q8|q4 and group=N: the default --dtype/--group)\n"
+      "INPUT: llama2.c checkpoint (v0/v1/v2), Hugging Face Llama folder, PyTorch encoder\n"
+      "       .safetensors, or GGUF (llama; F32/F16/Q8_0/Q4_0)\n");
 }
 
 DType parse_dtype(const std::string& s) {
@@ -102,30 +105,59 @@ int run(int argc, char** argv) {
       if (i + 1 >= argc) throw PackError(a + " needs a value");
       return argv[++i];
     };
-    if (a == "-h" || a == "--help") { usage(); return 0; }
-    else if (a == "-o") output = value();
-    else if (a == "--dtype") { dtype = parse_dtype(value()); dtype_given = true; }
-    else if (a == "--group") { group = parse_int(a, value()); group_given = true; }
-    else if (a == "-z") tokenizer = value();
-    else if (a == "--emit-c") emit_c = value();
-    else if (a == "--symbol") symbol = value();
-    else if (a == "--inspect") { inspect = true; input = value(); }
-    else if (a == "--synthetic") { synthetic = value(); synthetic_given = true; }
-    else if (a == "--with-tokenizer") capi.with_tokenizer = 1;
-    else if (a == "--with-decode-tokenizer") capi.with_tokenizer = 2;
-    else if (a == "--max-prompt-bytes") capi.max_prompt_bytes = parse_int(a, value());
-    else if (a == "--json") json = true;
-    else if (a == "--arch") arch = value();
-    else if (a == "--heads") enc.heads = parse_int(a, value());
-    else if (a == "--activation") enc.activation = value();
-    else if (a == "--norm-first") enc.norm_first = 1;
-    else if (a == "--causal") enc.causal = 1;
-    else if (a == "--eps") enc.eps = std::strtof(value(), nullptr);
-    else if (a == "--context") run.context = parse_int(a, value());
-    else if (a == "--window") run.window = parse_int(a, value());
-    else if (a == "--sinks") run.sinks = parse_int(a, value());
-    else if (a == "--batch") run.max_batch = parse_int(a, value());
-    else if (a == "--no-plan-cache") run.cache_plans = false;
+    if (a == "-h" || a == "--help") {
+      usage();
+      return 0;
+    } else if (a == "-o")
+      output = value();
+    else if (a == "--dtype") {
+      dtype = parse_dtype(value());
+      dtype_given = true;
+    } else if (a == "--group") {
+      group = parse_int(a, value());
+      group_given = true;
+    } else if (a == "-z")
+      tokenizer = value();
+    else if (a == "--emit-c")
+      emit_c = value();
+    else if (a == "--symbol")
+      symbol = value();
+    else if (a == "--inspect") {
+      inspect = true;
+      input = value();
+    } else if (a == "--synthetic") {
+      synthetic = value();
+      synthetic_given = true;
+    } else if (a == "--with-tokenizer")
+      capi.with_tokenizer = 1;
+    else if (a == "--with-decode-tokenizer")
+      capi.with_tokenizer = 2;
+    else if (a == "--max-prompt-bytes")
+      capi.max_prompt_bytes = parse_int(a, value());
+    else if (a == "--json")
+      json = true;
+    else if (a == "--arch")
+      arch = value();
+    else if (a == "--heads")
+      enc.heads = parse_int(a, value());
+    else if (a == "--activation")
+      enc.activation = value();
+    else if (a == "--norm-first")
+      enc.norm_first = 1;
+    else if (a == "--causal")
+      enc.causal = 1;
+    else if (a == "--eps")
+      enc.eps = std::strtof(value(), nullptr);
+    else if (a == "--context")
+      run.context = parse_int(a, value());
+    else if (a == "--window")
+      run.window = parse_int(a, value());
+    else if (a == "--sinks")
+      run.sinks = parse_int(a, value());
+    else if (a == "--batch")
+      run.max_batch = parse_int(a, value());
+    else if (a == "--no-plan-cache")
+      run.cache_plans = false;
     else if (a == "--kv") {
       const std::string k = value();
       if (k == "f32")
@@ -205,10 +237,12 @@ int run(int argc, char** argv) {
     group = source.config.group_size;
 
   EinImage image = pack_source(source, dtype, group, progress_bar);
-  if (!tokenizer.empty()) image.tokenizer = read_file(tokenizer);
-  else if (synthetic_given) image.tokenizer = synthetic_tokenizer;
-  image.metadata = "source=" + source.kind + "\ninput=" + input + "\ntool=einfer-pack 0.1.0 (format " +
-                   std::to_string(kEinVersion) + ")\n";
+  if (!tokenizer.empty())
+    image.tokenizer = read_file(tokenizer);
+  else if (synthetic_given)
+    image.tokenizer = synthetic_tokenizer;
+  image.metadata = "source=" + source.kind + "\ninput=" + input +
+                   "\ntool=einfer-pack 0.1.0 (format " + std::to_string(kEinVersion) + ")\n";
   if (!source.notes.empty()) image.metadata += "notes=" + source.notes + "\n";
   const std::vector<uint8_t> out = write_ein(image);
   if (!output.empty()) write_file(output, out.data(), out.size());

@@ -1,7 +1,8 @@
 // einfer-quant-bench: weight throughput of the quantized matmul kernels against f32.
 //
 // For each size N x K (weights [N, K]) it times, single-threaded:
-//   f32 GEMV  — the baseline: a 4-rows-at-a-time AVX2/FMA GEMV written here (einfer::dot_f32 per row
+//   f32 GEMV  — the baseline: a 4-rows-at-a-time AVX2/FMA GEMV written here (einfer::dot_f32 per
+//   row
 //               on builds without AVX2), reading N*K*4 bytes of weights;
 //   q8 GEMV   — matmul_f32_quant, m = 1, group 32 (N*K bytes + N*K/32 float scales);
 //   q4 GEMV   — matmul_f32_quant, m = 1, group 32 (N*K/2 bytes + scales);
@@ -96,7 +97,8 @@ QMat quantize(const std::vector<float>& w, int64_t n, int64_t k, einfer::DType d
   for (int64_t j = 0; j < n; ++j) {
     if (dt == einfer::DType::q8) {
       einfer::quantize_row_q8(w.data() + j * k, k, group,
-                              reinterpret_cast<int8_t*>(q.data.data() + j * rb), q.scales.data() + j * groups);
+                              reinterpret_cast<int8_t*>(q.data.data() + j * rb),
+                              q.scales.data() + j * groups);
     } else {
       einfer::quantize_row_q4(w.data() + j * k, k, group, q.data.data() + j * rb,
                               q.scales.data() + j * groups);
@@ -158,9 +160,11 @@ int bench_size(int64_t n, int64_t k, int reps) {
   row("q8 GEMV", t_q8, nw + scale_bytes);
   row("q4 GEMV", t_q4, nw / 2 + scale_bytes);
   const double flops = 2.0 * static_cast<double>(gm) * nw;
-  std::printf("  m=%lld GEMM: f32 (GEMV per row) %.1f GFLOP/s, q8 %.1f GFLOP/s (%.2fx), q4 %.1f GFLOP/s (%.2fx)\n",
-              static_cast<long long>(gm), flops / t_f32g * 1e-9, flops / t_q8g * 1e-9, t_f32g / t_q8g,
-              flops / t_q4g * 1e-9, t_f32g / t_q4g);
+  std::printf(
+      "  m=%lld GEMM: f32 (GEMV per row) %.1f GFLOP/s, q8 %.1f GFLOP/s (%.2fx), q4 %.1f GFLOP/s "
+      "(%.2fx)\n",
+      static_cast<long long>(gm), flops / t_f32g * 1e-9, flops / t_q8g * 1e-9, t_f32g / t_q8g,
+      flops / t_q4g * 1e-9, t_f32g / t_q4g);
   return 0;
 }
 
@@ -243,11 +247,11 @@ int bench_cold(int64_t n, int64_t k, einfer::DType dt, int copies, int reps) {
     return 1;
   }
   const double gbs = total / t_gemv * 1e-9, read_gbs = total / t_read * 1e-9;
-  std::printf("  %s GEMV %5lld x %-5lld x %3d copies (%6.1f MB): %7.3f ms/pass  %6.2f GB/s  "
-              "read %6.2f GB/s  frac %.2f\n",
-              dt == einfer::DType::q8 ? "q8" : "q4", static_cast<long long>(n),
-              static_cast<long long>(k), copies, total * 1e-6, t_gemv * 1e3, gbs, read_gbs,
-              gbs / read_gbs);
+  std::printf(
+      "  %s GEMV %5lld x %-5lld x %3d copies (%6.1f MB): %7.3f ms/pass  %6.2f GB/s  "
+      "read %6.2f GB/s  frac %.2f\n",
+      dt == einfer::DType::q8 ? "q8" : "q4", static_cast<long long>(n), static_cast<long long>(k),
+      copies, total * 1e-6, t_gemv * 1e3, gbs, read_gbs, gbs / read_gbs);
   return 0;
 }
 

@@ -48,12 +48,14 @@ struct Args {
 
 [[noreturn]] void usage(const char* why) {
   if (why) std::fprintf(stderr, "einfer-run: %s\n", why);
-  std::fprintf(stderr,
-               "usage: einfer-run MODEL.ein [-z TOKENIZER] [-p PROMPT | --prompt-ids \"1 2 3\"] [-n STEPS]\n"
-               "                  [-t TEMP] [--top-p P] [--top-k K] [--seed S] [--window W] [--sinks S]\n"
-               "                  [--kv f32|q8] [--context N] [--batch B] [--ids] [--ignore-eos] [--logits FILE]\n"
-               "                  [--no-crc]\n"
-               "       einfer-run ENCODER.ein --input X.npy --output Y.npy\n");
+  std::fprintf(
+      stderr,
+      "usage: einfer-run MODEL.ein [-z TOKENIZER] [-p PROMPT | --prompt-ids \"1 2 3\"] [-n STEPS]\n"
+      "                  [-t TEMP] [--top-p P] [--top-k K] [--seed S] [--window W] [--sinks S]\n"
+      "                  [--kv f32|q8] [--context N] [--batch B] [--ids] [--ignore-eos] [--logits "
+      "FILE]\n"
+      "                  [--no-crc]\n"
+      "       einfer-run ENCODER.ein --input X.npy --output Y.npy\n");
   std::exit(2);
 }
 
@@ -95,34 +97,60 @@ Args parse(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (!std::strcmp(f, "-z")) a.tokenizer = value();
-    else if (!std::strcmp(f, "-p")) a.prompt = value();
-    else if (!std::strcmp(f, "--prompt-ids")) a.prompt_ids = value();
-    else if (!std::strcmp(f, "-n")) a.steps = parse_long(f, value());
-    else if (!std::strcmp(f, "-t")) a.temperature = parse_float(f, value());
-    else if (!std::strcmp(f, "--top-p")) a.top_p = parse_float(f, value());
-    else if (!std::strcmp(f, "--top-k")) a.top_k = parse_long(f, value());
-    else if (!std::strcmp(f, "--seed")) { a.seed = static_cast<unsigned long long>(parse_long(f, value())); a.seed_set = true; }
-    else if (!std::strcmp(f, "--window")) a.run.window = static_cast<int32_t>(parse_long(f, value()));
-    else if (!std::strcmp(f, "--sinks")) a.run.sinks = static_cast<int32_t>(parse_long(f, value()));
-    else if (!std::strcmp(f, "--context")) a.run.context = static_cast<int32_t>(parse_long(f, value()));
-    else if (!std::strcmp(f, "--batch")) a.run.max_batch = static_cast<int32_t>(parse_long(f, value()));
+    if (!std::strcmp(f, "-z"))
+      a.tokenizer = value();
+    else if (!std::strcmp(f, "-p"))
+      a.prompt = value();
+    else if (!std::strcmp(f, "--prompt-ids"))
+      a.prompt_ids = value();
+    else if (!std::strcmp(f, "-n"))
+      a.steps = parse_long(f, value());
+    else if (!std::strcmp(f, "-t"))
+      a.temperature = parse_float(f, value());
+    else if (!std::strcmp(f, "--top-p"))
+      a.top_p = parse_float(f, value());
+    else if (!std::strcmp(f, "--top-k"))
+      a.top_k = parse_long(f, value());
+    else if (!std::strcmp(f, "--seed")) {
+      a.seed = static_cast<unsigned long long>(parse_long(f, value()));
+      a.seed_set = true;
+    } else if (!std::strcmp(f, "--window"))
+      a.run.window = static_cast<int32_t>(parse_long(f, value()));
+    else if (!std::strcmp(f, "--sinks"))
+      a.run.sinks = static_cast<int32_t>(parse_long(f, value()));
+    else if (!std::strcmp(f, "--context"))
+      a.run.context = static_cast<int32_t>(parse_long(f, value()));
+    else if (!std::strcmp(f, "--batch"))
+      a.run.max_batch = static_cast<int32_t>(parse_long(f, value()));
     else if (!std::strcmp(f, "--kv")) {
       const char* v = value();
-      if (!std::strcmp(v, "f32")) a.run.kv_dtype = DType::f32;
-      else if (!std::strcmp(v, "q8") || !std::strcmp(v, "i8")) a.run.kv_dtype = DType::i8;
-      else usage("--kv takes f32 or q8");
-    }
-    else if (!std::strcmp(f, "--ids")) a.ids = true;
-    else if (!std::strcmp(f, "--ignore-eos")) a.ignore_eos = true;
-    else if (!std::strcmp(f, "--no-crc")) a.verify_crc = false;
-    else if (!std::strcmp(f, "--logits")) a.logits = value();
-    else if (!std::strcmp(f, "--input")) a.input = value();
-    else if (!std::strcmp(f, "--output")) a.output = value();
-    else if (!std::strcmp(f, "-h") || !std::strcmp(f, "--help")) usage(nullptr);
-    else if (f[0] == '-') { std::fprintf(stderr, "einfer-run: unknown option %s\n", f); usage(nullptr); }
-    else if (!a.model) a.model = f;
-    else usage("more than one model given");
+      if (!std::strcmp(v, "f32"))
+        a.run.kv_dtype = DType::f32;
+      else if (!std::strcmp(v, "q8") || !std::strcmp(v, "i8"))
+        a.run.kv_dtype = DType::i8;
+      else
+        usage("--kv takes f32 or q8");
+    } else if (!std::strcmp(f, "--ids"))
+      a.ids = true;
+    else if (!std::strcmp(f, "--ignore-eos"))
+      a.ignore_eos = true;
+    else if (!std::strcmp(f, "--no-crc"))
+      a.verify_crc = false;
+    else if (!std::strcmp(f, "--logits"))
+      a.logits = value();
+    else if (!std::strcmp(f, "--input"))
+      a.input = value();
+    else if (!std::strcmp(f, "--output"))
+      a.output = value();
+    else if (!std::strcmp(f, "-h") || !std::strcmp(f, "--help"))
+      usage(nullptr);
+    else if (f[0] == '-') {
+      std::fprintf(stderr, "einfer-run: unknown option %s\n", f);
+      usage(nullptr);
+    } else if (!a.model)
+      a.model = f;
+    else
+      usage("more than one model given");
   }
   if (!a.model) usage("no model given");
   if (a.prompt && a.prompt_ids) usage("-p and --prompt-ids exclude each other");
@@ -145,7 +173,8 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 size_t weights_bytes(const Model& m) {
   const auto* records = static_cast<const TensorRecord*>(m.tensor_table);
   size_t total = 0;
-  for (uint32_t i = 0; i < m.tensor_count; ++i) total += records[i].data_bytes + records[i].scales_bytes;
+  for (uint32_t i = 0; i < m.tensor_count; ++i)
+    total += records[i].data_bytes + records[i].scales_bytes;
   return total;
 }
 
@@ -160,7 +189,8 @@ int run_encoder(const Args& a, const Model& model) {
   const ModelConfig& c = model.config;
   const size_t rank = x.shape.size();
   if ((rank != 2 && rank != 3) || x.shape.back() != c.dim) {
-    std::fprintf(stderr, "einfer-run: --input must be [seq, %d] or [batch, seq, %d]\n", c.dim, c.dim);
+    std::fprintf(stderr, "einfer-run: --input must be [seq, %d] or [batch, seq, %d]\n", c.dim,
+                 c.dim);
     return 1;
   }
   const int64_t batch = rank == 3 ? x.shape[0] : 1;
@@ -178,7 +208,8 @@ int run_encoder(const Args& a, const Model& model) {
   EncoderWeights w;
   EncoderState st;
   if (!(s = encoder_bind_weights(model, arena, &w)).ok()) die("binding weights", s);
-  if (!(s = encoder_state_init(c, static_cast<int32_t>(seq), arena, &st)).ok()) die("creating the state", s);
+  if (!(s = encoder_state_init(c, static_cast<int32_t>(seq), arena, &st)).ok())
+    die("creating the state", s);
   std::vector<float> y(x.data.size());
   const auto t0 = std::chrono::steady_clock::now();
   for (int64_t b = 0; b < batch; ++b) {
@@ -239,7 +270,8 @@ int main(int argc, char** argv) {
   AlignedBuffer mem(need);
   Arena arena(mem.p, need);
   Session* session = nullptr;
-  if (!(s = session_create(file.data, file.size, load, a.run, arena, &session)).ok()) die("creating the session", s);
+  if (!(s = session_create(file.data, file.size, load, a.run, arena, &session)).ok())
+    die("creating the session", s);
   const RunOptions& run = session->state.options;
 
   // Tokenizer: -z wins over the one packed into the model; ids-only runs need none.
@@ -259,9 +291,12 @@ int main(int argc, char** argv) {
   AlignedBuffer tok_mem(have_tok ? tokenizer_arena_bytes(c.vocab_size) : 64);
   if (have_tok) {
     Arena tok_arena(tok_mem.p, tokenizer_arena_bytes(c.vocab_size));
-    if (!(s = tokenizer_init(&tok, tok_bytes, tok_size, c.vocab_size, tok_arena)).ok()) die("tokenizer", s);
+    if (!(s = tokenizer_init(&tok, tok_bytes, tok_size, c.vocab_size, tok_arena)).ok())
+      die("tokenizer", s);
   } else if (a.prompt || !a.ids) {
-    std::fprintf(stderr, "einfer-run: no tokenizer: pass -z TOKENIZER, pack one with -z, or use --prompt-ids and --ids\n");
+    std::fprintf(stderr,
+                 "einfer-run: no tokenizer: pass -z TOKENIZER, pack one with -z, or use "
+                 "--prompt-ids and --ids\n");
     return 1;
   }
 
@@ -274,8 +309,8 @@ int main(int argc, char** argv) {
     std::vector<unsigned char> scratch(tokenizer_encode_scratch_bytes(tok, len));
     prompt.resize(len + 3);
     int32_t n = 0;
-    s = tokenizer_encode(tok, a.prompt, len, true, false, prompt.data(), static_cast<int32_t>(prompt.size()), &n,
-                         scratch.data(), scratch.size());
+    s = tokenizer_encode(tok, a.prompt, len, true, false, prompt.data(),
+                         static_cast<int32_t>(prompt.size()), &n, scratch.data(), scratch.size());
     if (!s.ok()) die("encoding the prompt", s);
     prompt.resize(static_cast<size_t>(n));
   } else {
@@ -288,13 +323,20 @@ int main(int argc, char** argv) {
   sc.temperature = a.temperature;
   sc.top_p = a.top_p;
   sc.top_k = static_cast<int32_t>(a.top_k);
-  sc.seed = a.seed_set ? a.seed : static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
-  if (!(s = sampler_init(&sampler, sc, c.vocab_size, sampler_mem.data(), sampler_mem.size())).ok()) die("sampler", s);
+  sc.seed =
+      a.seed_set
+          ? a.seed
+          : static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
+  if (!(s = sampler_init(&sampler, sc, c.vocab_size, sampler_mem.data(), sampler_mem.size())).ok())
+    die("sampler", s);
 
   // How many tokens to generate: -n, else until the context is full (or 256 when streaming).
-  const int64_t room = run.window > 0 ? INT64_MAX : static_cast<int64_t>(run.context) - static_cast<int64_t>(prompt.size());
+  const int64_t room =
+      run.window > 0 ? INT64_MAX
+                     : static_cast<int64_t>(run.context) - static_cast<int64_t>(prompt.size());
   if (room < 0) {
-    std::fprintf(stderr, "einfer-run: the prompt (%zu tokens) is longer than the context (%d)\n", prompt.size(), run.context);
+    std::fprintf(stderr, "einfer-run: the prompt (%zu tokens) is longer than the context (%d)\n",
+                 prompt.size(), run.context);
     return 1;
   }
   int64_t steps = a.steps >= 0 ? a.steps : (run.window > 0 ? 256 : room);
@@ -303,7 +345,8 @@ int main(int argc, char** argv) {
   std::vector<float> all_logits;
   if (a.logits) all_logits.resize(prompt.size() * static_cast<size_t>(c.vocab_size));
   const auto t_prefill = std::chrono::steady_clock::now();
-  s = session_eval(session, prompt.data(), static_cast<int32_t>(prompt.size()), a.logits ? all_logits.data() : nullptr);
+  s = session_eval(session, prompt.data(), static_cast<int32_t>(prompt.size()),
+                   a.logits ? all_logits.data() : nullptr);
   if (!s.ok()) die("prefill", s);
   const double prefill_s = seconds_since(t_prefill);
 
@@ -337,14 +380,17 @@ int main(int argc, char** argv) {
     s = session_eval(session, &next, 1);
     if (!s.ok()) die("decode", s);
     step_ms.push_back(seconds_since(t0) * 1e3);
-    if (a.logits) all_logits.insert(all_logits.end(), session_logits(*session), session_logits(*session) + c.vocab_size);
+    if (a.logits)
+      all_logits.insert(all_logits.end(), session_logits(*session),
+                        session_logits(*session) + c.vocab_size);
   }
   std::printf("\n");
   std::fflush(stdout);  // the text before the statistics on stderr, also through a pipe
 
   if (a.logits) {
     std::string err;
-    const std::vector<int64_t> shape = {static_cast<int64_t>(all_logits.size() / static_cast<size_t>(c.vocab_size)), c.vocab_size};
+    const std::vector<int64_t> shape = {
+        static_cast<int64_t>(all_logits.size() / static_cast<size_t>(c.vocab_size)), c.vocab_size};
     if (!tools::write_npy(a.logits, all_logits.data(), shape, &err)) {
       std::fprintf(stderr, "einfer-run: %s: %s\n", a.logits, err.c_str());
       return 1;
@@ -352,14 +398,16 @@ int main(int argc, char** argv) {
   }
   double decode_s = 0;
   for (double ms : step_ms) decode_s += ms / 1e3;
-  std::fprintf(stderr, "prefill: %zu tokens in %.2f ms (%.1f tokens/s)\n", prompt.size(), prefill_s * 1e3,
-               static_cast<double>(prompt.size()) / prefill_s);
+  std::fprintf(stderr, "prefill: %zu tokens in %.2f ms (%.1f tokens/s)\n", prompt.size(),
+               prefill_s * 1e3, static_cast<double>(prompt.size()) / prefill_s);
   if (!step_ms.empty()) {
-    std::fprintf(stderr, "decode: %zu tokens in %.2f ms (%.1f tokens/s)\n", step_ms.size(), decode_s * 1e3,
-                 static_cast<double>(step_ms.size()) / decode_s);
+    std::fprintf(stderr, "decode: %zu tokens in %.2f ms (%.1f tokens/s)\n", step_ms.size(),
+                 decode_s * 1e3, static_cast<double>(step_ms.size()) / decode_s);
   }
-  std::fprintf(stderr, "memory: arena %zu bytes used of %zu reserved (KV cache %s, %d slots), weights %zu bytes\n",
-               arena.high_water(), need, run.kv_dtype == DType::i8 ? "int8" : "f32", run.context,
-               weights_bytes(model));
+  std::fprintf(
+      stderr,
+      "memory: arena %zu bytes used of %zu reserved (KV cache %s, %d slots), weights %zu bytes\n",
+      arena.high_water(), need, run.kv_dtype == DType::i8 ? "int8" : "f32", run.context,
+      weights_bytes(model));
   return 0;
 }

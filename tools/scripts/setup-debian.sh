@@ -13,7 +13,7 @@ packages=(
   g++-aarch64-linux-gnu g++-arm-linux-gnueabihf qemu-user      # Linux-on-Arm presets
   gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib
   qemu-system-arm                         # cortex-m preset (mps2-an386 + semihosting)
-  clang-14 libclang-rt-14-dev             # libFuzzer target for the model loader
+  clang-14 libclang-rt-14-dev clang-format  # libFuzzer targets; the format check (.ci/check-format.sh)
   libopenblas-dev                         # benchmark baseline only (einfer-bench --kernels)
 )
 if [[ "${1:-}" == "--generators" ]]; then
