@@ -26,8 +26,8 @@ bool id_ok(int32_t id, uint32_t n) {
 
 }  // namespace
 
-TokenizerLayout tokenizer_layout(TokenizerAlgorithm algorithm, uint32_t n_tokens,
-                                 uint32_t n_merges, uint32_t pieces_bytes) {
+TokenizerLayout tokenizer_layout(TokenizerAlgorithm algorithm, uint32_t n_tokens, uint32_t n_merges,
+                                 uint32_t pieces_bytes) {
   TokenizerLayout l{};
   size_t at = kTokenizerHeaderBytes;
   l.offsets_at = at;
@@ -90,7 +90,8 @@ Status tokenizer_parse(const void* image, size_t bytes, PackedTokenizer* out) {
     return bad("sentencepiece tokenizer with merges, a pre-tokenizer or byte-level symbols");
   if (h.n_tokens == 0 || h.n_tokens > (1u << 24))
     return bad("tokenizer token count out of range", 1 << 24, h.n_tokens);
-  if (h.n_merges > (1u << 24)) return bad("tokenizer merge count out of range", 1 << 24, h.n_merges);
+  if (h.n_merges > (1u << 24))
+    return bad("tokenizer merge count out of range", 1 << 24, h.n_merges);
   if (h.n_eog > static_cast<uint32_t>(kTokenizerMaxEog))
     return bad("tokenizer end-of-generation count out of range", kTokenizerMaxEog, h.n_eog);
   for (uint32_t r : h.reserved)
@@ -108,8 +109,8 @@ Status tokenizer_parse(const void* image, size_t bytes, PackedTokenizer* out) {
 
   const TokenizerLayout l = tokenizer_layout(algorithm, n, h.n_merges, h.pieces_bytes);
   if (l.total != bytes)
-    return bad("tokenizer image size does not match its counts: bytes", static_cast<int64_t>(l.total),
-               static_cast<int64_t>(bytes));
+    return bad("tokenizer image size does not match its counts: bytes",
+               static_cast<int64_t>(l.total), static_cast<int64_t>(bytes));
   const unsigned char* base = static_cast<const unsigned char*>(image);
   PackedTokenizer p;
   p.header = h;

@@ -28,25 +28,33 @@ enum class TokenizerAlgorithm : uint32_t {
 // Pre-tokenizer splitting text into words before BPE (byte-level BPE families).
 enum class Pretokenizer : uint32_t {
   none = 0,
-  gpt2 = 1,           // 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
-  llama3 = 2,         // (?i:'s|...)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|...
-  qwen2 = 3,          // llama3's with \p{N} one digit at a time
-  digits_gpt2 = 4,    // every \p{N} character alone, then gpt2 on the rest (SmolLM, StarCoder)
+  gpt2 = 1,         // 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+  llama3 = 2,       // (?i:'s|...)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|...
+  qwen2 = 3,        // llama3's with \p{N} one digit at a time
+  digits_gpt2 = 4,  // every \p{N} character alone, then gpt2 on the rest (SmolLM, StarCoder)
 };
 inline constexpr uint32_t kPretokenizerCount = 5;
 
 // Header flags.
-inline constexpr uint32_t kTokFlagAddBos = 1u << 0;              // the model's prompts start with bos_id
-inline constexpr uint32_t kTokFlagAddEos = 1u << 1;              // ... and end with eos_id
-inline constexpr uint32_t kTokFlagDummyPrefix = 1u << 2;         // a space before the text (SentencePiece add_dummy_prefix)
-inline constexpr uint32_t kTokFlagByteFallback = 1u << 3;        // unknown characters become <0xNN> byte tokens
-inline constexpr uint32_t kTokFlagRemoveExtraSpaces = 1u << 4;   // SentencePiece remove_extra_whitespaces
-inline constexpr uint32_t kTokFlagIgnoreMerges = 1u << 5;        // a word that is a vocabulary piece is taken whole
-inline constexpr uint32_t kTokFlagMatchControl = 1u << 6;        // control and unknown tokens are matched in text (Hugging Face)
-inline constexpr uint32_t kTokFlagPrefixEachSegment = 1u << 7;   // the dummy prefix starts every text segment between
-                                            // matched special tokens (HF Prepend normalizer)
-inline constexpr uint32_t kTokFlagByteLevel = 1u << 8;           // symbols start as single bytes (GPT-2 byte-level BPE)
-inline constexpr uint32_t kTokFlagSpaceEscape = 1u << 9;         // a literal U+2581 in text counts as a space
+inline constexpr uint32_t kTokFlagAddBos = 1u << 0;  // the model's prompts start with bos_id
+inline constexpr uint32_t kTokFlagAddEos = 1u << 1;  // ... and end with eos_id
+inline constexpr uint32_t kTokFlagDummyPrefix =
+    1u << 2;  // a space before the text (SentencePiece add_dummy_prefix)
+inline constexpr uint32_t kTokFlagByteFallback =
+    1u << 3;  // unknown characters become <0xNN> byte tokens
+inline constexpr uint32_t kTokFlagRemoveExtraSpaces =
+    1u << 4;  // SentencePiece remove_extra_whitespaces
+inline constexpr uint32_t kTokFlagIgnoreMerges =
+    1u << 5;  // a word that is a vocabulary piece is taken whole
+inline constexpr uint32_t kTokFlagMatchControl =
+    1u << 6;  // control and unknown tokens are matched in text (Hugging Face)
+inline constexpr uint32_t kTokFlagPrefixEachSegment =
+    1u << 7;  // the dummy prefix starts every text segment between
+              // matched special tokens (HF Prepend normalizer)
+inline constexpr uint32_t kTokFlagByteLevel =
+    1u << 8;  // symbols start as single bytes (GPT-2 byte-level BPE)
+inline constexpr uint32_t kTokFlagSpaceEscape = 1u
+                                                << 9;  // a literal U+2581 in text counts as a space
 inline constexpr uint32_t kTokFlagsKnown = (1u << 10) - 1;
 
 // Token types: SentencePiece's (and GGUF's) numbering.
@@ -95,8 +103,8 @@ struct PackedTokenizer {
 struct TokenizerLayout {
   size_t offsets_at, scores_at, types_at, merges_at, pieces_at, total;
 };
-TokenizerLayout tokenizer_layout(TokenizerAlgorithm algorithm, uint32_t n_tokens,
-                                 uint32_t n_merges, uint32_t pieces_bytes);
+TokenizerLayout tokenizer_layout(TokenizerAlgorithm algorithm, uint32_t n_tokens, uint32_t n_merges,
+                                 uint32_t pieces_bytes);
 
 // Checks an image completely (header fields, sizes, monotone piece offsets, ids in range,
 // byte pieces well formed, merges referring to existing tokens whose pieces concatenate to the

@@ -76,9 +76,7 @@ int32_t merge_rank(const TextTokenizer& t, int32_t a, int32_t b, int32_t* result
 }
 
 int byte_piece_value(const char* p) {  // "<0xNN>", validated by tokenizer_parse
-  auto hex = [](char c) {
-    return c <= '9' ? c - '0' : (c >= 'a' ? c - 'a' + 10 : c - 'A' + 10);
-  };
+  auto hex = [](char c) { return c <= '9' ? c - '0' : (c >= 'a' ? c - 'a' + 10 : c - 'A' + 10); };
   return hex(p[3]) * 16 + hex(p[4]);
 }
 
@@ -90,9 +88,9 @@ struct Symbol {
 };
 
 struct Candidate {
-  float score;   // sentencepiece: the merged piece's score (higher first)
-  int32_t rank;  // bpe: the merge rank (lower first)
-  int32_t left;  // symbol index (leftmost first on ties)
+  float score;    // sentencepiece: the merged piece's score (higher first)
+  int32_t rank;   // bpe: the merge rank (lower first)
+  int32_t left;   // symbol index (leftmost first on ties)
   uint32_t size;  // sentencepiece: bytes of the merged piece; bpe: the result id
 };
 
@@ -177,7 +175,8 @@ struct Encoder {
   void emit_unknown_bytes(const char* s, uint32_t n) {
     if (p.header.flags & kTokFlagByteFallback) {
       bool all = true;
-      for (uint32_t k = 0; k < n; ++k) all = all && t.byte_ids[static_cast<unsigned char>(s[k])] >= 0;
+      for (uint32_t k = 0; k < n; ++k)
+        all = all && t.byte_ids[static_cast<unsigned char>(s[k])] >= 0;
       if (all) {
         for (uint32_t k = 0; k < n; ++k) emit(t.byte_ids[static_cast<unsigned char>(s[k])]);
         return;
@@ -358,7 +357,8 @@ size_t text_tokenizer_arena_bytes(const PackedTokenizer& packed) {
 
 int32_t text_tokenizer_lookup(const TextTokenizer& t, const char* piece, size_t length) {
   if (t.piece_slots == nullptr) return -1;
-  for (uint32_t slot = hash_bytes(piece, length) & t.piece_mask;; slot = (slot + 1) & t.piece_mask) {
+  for (uint32_t slot = hash_bytes(piece, length) & t.piece_mask;;
+       slot = (slot + 1) & t.piece_mask) {
     const int32_t id = t.piece_slots[slot];
     if (id < 0) return -1;
     uint32_t l;
@@ -455,9 +455,9 @@ size_t text_tokenizer_scratch_bytes(size_t text_len) {
   return cap + cap * sizeof(Symbol) + 3 * cap * sizeof(Candidate) + 2 * alignof(Candidate);
 }
 
-Status text_tokenizer_encode(const TextTokenizer& t, const char* text, size_t len,
-                             bool add_special, int32_t* ids, int32_t max_ids, int32_t* n_ids,
-                             void* scratch, size_t scratch_bytes) {
+Status text_tokenizer_encode(const TextTokenizer& t, const char* text, size_t len, bool add_special,
+                             int32_t* ids, int32_t max_ids, int32_t* n_ids, void* scratch,
+                             size_t scratch_bytes) {
   if (n_ids != nullptr) *n_ids = 0;
   if (n_ids == nullptr || (text == nullptr && len > 0) || (ids == nullptr && max_ids > 0) ||
       max_ids < 0)

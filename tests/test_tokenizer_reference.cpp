@@ -1,9 +1,10 @@
 // TextTokenizer against the reference libraries, id for id: the strings of
-// tests/data/tokenizer/corpus.txt encoded by sentencepiece (tests/gen/gen_tokenizer_sentencepiece.py)
-// and Hugging Face tokenizers (tests/gen/gen_tokenizer_hf.js), for every shared tokenizer file and
-// every route that carries it (.model, tokenizer.bin, tokenizer.json, GGUF); llama.cpp's own
-// conformance strings (../shared/tokenizers/llamacpp-vocab-tests); round trips; exact arena bytes.
-// Skips with a message when ../shared is absent.
+// tests/data/tokenizer/corpus.txt encoded by sentencepiece
+// (tests/gen/gen_tokenizer_sentencepiece.py) and Hugging Face tokenizers
+// (tests/gen/gen_tokenizer_hf.js), for every shared tokenizer file and every route that carries it
+// (.model, tokenizer.bin, tokenizer.json, GGUF); llama.cpp's own conformance strings
+// (../shared/tokenizers/llamacpp-vocab-tests); round trips; exact arena bytes. Skips with a message
+// when ../shared is absent.
 #include <doctest/doctest.h>
 
 #include <cstdio>
@@ -92,7 +93,8 @@ void load(const pack::TokenizerSpec& spec, Loaded* out) {
   const uintptr_t base = reinterpret_cast<uintptr_t>(out->arena_memory.data());
   const size_t skip = (kDefaultAlignment - base % kDefaultAlignment) % kDefaultAlignment;
   Arena arena(out->arena_memory.data() + skip, out->arena_bytes);
-  const Status s = text_tokenizer_init(&out->tok, out->image.data(), out->image.size(), false, arena);
+  const Status s =
+      text_tokenizer_init(&out->tok, out->image.data(), out->image.size(), false, arena);
   REQUIRE_MESSAGE(s.ok(), s.message);
   out->arena_used = arena.used();
 }
@@ -101,9 +103,9 @@ std::vector<int32_t> encode(const TextTokenizer& tok, const std::string& text, b
   std::vector<unsigned char> scratch(text_tokenizer_scratch_bytes(text.size()));
   std::vector<int32_t> ids(text.size() * 3 + 8);
   int32_t n = 0;
-  const Status s = text_tokenizer_encode(tok, text.data(), text.size(), special, ids.data(),
-                                         static_cast<int32_t>(ids.size()), &n, scratch.data(),
-                                         scratch.size());
+  const Status s =
+      text_tokenizer_encode(tok, text.data(), text.size(), special, ids.data(),
+                            static_cast<int32_t>(ids.size()), &n, scratch.data(), scratch.size());
   REQUIRE_MESSAGE(s.ok(), s.message);
   ids.resize(static_cast<size_t>(n));
   return ids;
@@ -165,16 +167,17 @@ void check_llamacpp(const TextTokenizer& tok, const std::string& vocab) {
     const std::vector<int32_t> got = encode(tok, text, false);
     ++n;
     if (got != parse_ids(line) && ++mismatches <= 5)
-      MESSAGE(vocab << ": text hex " << hex(text) << "\n  want" << line << "\n  got  " << join(got));
+      MESSAGE(vocab << ": text hex " << hex(text) << "\n  want" << line << "\n  got  "
+                    << join(got));
   }
   CHECK(mismatches == 0);
   CHECK(n > 30);
 }
 
-#define SKIP_UNLESS(path)                                          \
-  if (!exists(path)) {                                             \
+#define SKIP_UNLESS(path)                                              \
+  if (!exists(path)) {                                                 \
     MESSAGE("skipped: " << (path) << " not found (../shared absent)"); \
-    return;                                                        \
+    return;                                                            \
   }
 
 }  // namespace

@@ -21,7 +21,6 @@ uint32_t u32_at(const std::vector<uint8_t>& b, size_t at) {
   return v;
 }
 
-
 bool is_byte_piece(const std::string& s) {
   auto hex = [](char c) {
     return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'F') || (c >= 'a' && c <= 'f');
@@ -260,9 +259,10 @@ TokenizerSpec read_tokenizer_file(const std::string& path) {
   TokenizerSpec s;
   if (parse_llama2c_bin(b, true, &s) || parse_llama2c_bin(b, false, &s)) return s;
   if (looks_like_sentencepiece(b)) return read_sentencepiece(b);
-  throw PackError(path +
-                  ": not a tokenizer einfer knows (llama2.c tokenizer.bin, SentencePiece "
-                  "tokenizer.model, Hugging Face tokenizer.json, GGUF), or it is corrupt/truncated");
+  throw PackError(
+      path +
+      ": not a tokenizer einfer knows (llama2.c tokenizer.bin, SentencePiece "
+      "tokenizer.model, Hugging Face tokenizer.json, GGUF), or it is corrupt/truncated");
 }
 
 bool read_folder_tokenizer(const std::string& dir, TokenizerSpec* out) {
@@ -295,8 +295,8 @@ void add_conventional_eog(TokenizerSpec& s) {
 
 std::vector<uint8_t> write_tokenizer_image(const TokenizerSpec& s) {
   const uint32_t n = static_cast<uint32_t>(s.pieces.size());
-  if (s.types.size() != n || (s.algorithm == TokenizerAlgorithm::sentencepiece_bpe &&
-                              s.scores.size() != n))
+  if (s.types.size() != n ||
+      (s.algorithm == TokenizerAlgorithm::sentencepiece_bpe && s.scores.size() != n))
     throw PackError("tokenizer: pieces, types and scores differ in count");
   std::string blob;
   std::vector<uint32_t> offsets{0};

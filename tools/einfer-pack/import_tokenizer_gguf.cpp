@@ -49,17 +49,28 @@ size_t scalar_bytes(uint32_t t) {
 
 double scalar(Reader& r, uint32_t t) {
   switch (t) {
-    case 0: return r.get<uint8_t>();
-    case 1: return r.get<int8_t>();
-    case 2: return r.get<uint16_t>();
-    case 3: return r.get<int16_t>();
-    case 4: return r.get<uint32_t>();
-    case 5: return r.get<int32_t>();
-    case 6: return r.get<float>();
-    case 7: return r.get<uint8_t>();
-    case 10: return static_cast<double>(r.get<uint64_t>());
-    case 11: return static_cast<double>(r.get<int64_t>());
-    case 12: return r.get<double>();
+    case 0:
+      return r.get<uint8_t>();
+    case 1:
+      return r.get<int8_t>();
+    case 2:
+      return r.get<uint16_t>();
+    case 3:
+      return r.get<int16_t>();
+    case 4:
+      return r.get<uint32_t>();
+    case 5:
+      return r.get<int32_t>();
+    case 6:
+      return r.get<float>();
+    case 7:
+      return r.get<uint8_t>();
+    case 10:
+      return static_cast<double>(r.get<uint64_t>());
+    case 11:
+      return static_cast<double>(r.get<int64_t>());
+    case 12:
+      return r.get<double>();
   }
   throw PackError("gguf: unknown metadata value type " + std::to_string(t));
 }

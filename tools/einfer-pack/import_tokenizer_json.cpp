@@ -131,8 +131,7 @@ TokenizerSpec read_tokenizer_json(const std::string& path) {
     const json& list = norm.value("normalizers", json::array());
     if (norm.value("type", "") == "Sequence" && list.size() == 2 &&
         list[0].value("type", "") == "Prepend" && list[0].value("prepend", "") == "\xE2\x96\x81" &&
-        list[1].value("type", "") == "Replace" &&
-        list[1]["pattern"].value("String", "") == " " &&
+        list[1].value("type", "") == "Replace" && list[1]["pattern"].value("String", "") == " " &&
         list[1].value("content", "") == "\xE2\x96\x81" && !byte_level) {
       spm_style = true;
     } else {
@@ -174,8 +173,8 @@ TokenizerSpec read_tokenizer_json(const std::string& path) {
   for (const auto& [id, text] : by_id) {
     std::string stored = text;
     if (added_special.count(id)) {
-      s.types[id] = static_cast<uint8_t>(added_special[id] ? TokenType::control
-                                                           : TokenType::user_defined);
+      s.types[id] =
+          static_cast<uint8_t>(added_special[id] ? TokenType::control : TokenType::user_defined);
     } else if (byte_level) {
       if (!byte_level_decode(text, &stored))
         throw PackError(path + ": vocab piece " + std::to_string(id) +
@@ -239,8 +238,8 @@ TokenizerSpec read_tokenizer_json(const std::string& path) {
   scan_post(j.value("post_processor", json()));
   // tokenizer_config.json beside it: bos/eos names (add_bos_token is what transformers'
   // LlamaTokenizerFast turns into the template above, so the template stays authoritative).
-  const std::filesystem::path config = std::filesystem::path(path).parent_path() /
-                                       "tokenizer_config.json";
+  const std::filesystem::path config =
+      std::filesystem::path(path).parent_path() / "tokenizer_config.json";
   if (std::filesystem::exists(config)) {
     const std::vector<uint8_t> cb = read_file(config.string());
     json c;

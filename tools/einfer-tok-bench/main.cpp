@@ -1,8 +1,8 @@
 // einfer-tok-bench [TOKENIZER] [--reps N]: encodes 1 KB, 16 KB and 256 KB of mixed text (prose,
 // code, numbers, CJK, emoji) and two pathological texts (one 256 KB word, 256 KB of spaces) with
-// the on-device tokenizer, reporting the median thread CPU time of N runs as tokens/s and MB/s, plus the cost per
-// byte relative to 1 KB (quadratic encoding would grow it 256x). TOKENIZER defaults to Llama 3's
-// tokenizer.json (128K vocabulary) in ../shared/tokenizers.
+// the on-device tokenizer, reporting the median thread CPU time of N runs as tokens/s and MB/s,
+// plus the cost per byte relative to 1 KB (quadratic encoding would grow it 256x). TOKENIZER
+// defaults to Llama 3's tokenizer.json (128K vocabulary) in ../shared/tokenizers.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -83,9 +83,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "einfer-tok-bench: %s\n", s.message);
     return 1;
   }
-  std::printf("tokenizer %s: %u tokens, %u merges, image %zu bytes, arena %zu bytes, init %.1f ms\n",
-              path.c_str(), packed.header.n_tokens, packed.header.n_merges, image.size(),
-              arena_bytes, init_ms);
+  std::printf(
+      "tokenizer %s: %u tokens, %u merges, image %zu bytes, arena %zu bytes, init %.1f ms\n",
+      path.c_str(), packed.header.n_tokens, packed.header.n_merges, image.size(), arena_bytes,
+      init_ms);
   struct Case {
     const char* name;
     std::string text;
@@ -96,8 +97,7 @@ int main(int argc, char** argv) {
                              {"one 256 KB word", std::string(256 * 1024, 'a')},
                              {"256 KB of spaces", std::string(256 * 1024, ' ')}};
   double first_ns_per_byte = 0;
-  std::printf("%-18s %10s %12s %10s %14s\n", "text", "tokens", "tokens/s", "MB/s",
-              "ns/byte ratio");
+  std::printf("%-18s %10s %12s %10s %14s\n", "text", "tokens", "tokens/s", "MB/s", "ns/byte ratio");
   for (const Case& c : cases) {
     std::vector<unsigned char> scratch(text_tokenizer_scratch_bytes(c.text.size()));
     std::vector<int32_t> ids(c.text.size() + 8);
