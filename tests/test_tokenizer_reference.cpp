@@ -252,3 +252,40 @@ TEST_CASE("tokenizer reference: byte-level BPE (GPT-2, SmolLM, Llama 3) vs Huggi
 }
 
 #endif  // EINFER_HAS_PACK_LIB
+
+#if EINFER_HAS_PACK_LIB
+TEST_CASE("tokenizer reference: stories260K.gguf carries tok512.bin's vocabulary") {
+  const std::string d = shared_dir() + "/models/tinystories260K/";
+  SKIP_UNLESS(d + "stories260K.gguf");
+  Loaded gguf, bin;
+  load(pack::read_tokenizer_file(d + "stories260K.gguf"), &gguf);
+  load(pack::read_tokenizer_file(d + "tok512.bin"), &bin);
+  REQUIRE(text_tokenizer_vocab(gguf.tok) == 512);
+  REQUIRE(text_tokenizer_vocab(bin.tok) == 512);
+  CHECK(text_tokenizer_bos(gguf.tok) == 1);
+  CHECK(text_tokenizer_is_eog(gguf.tok, 2));
+  // Every id decodes to the same bytes, first after BOS and in running text (control tokens are
+  // hidden: llama2.c's export spells them "\n<s>\n", the GGUF "<s>").
+  for (int32_t id = 0; id < 512; ++id) {
+    for (int32_t prev : {1, 300}) {
+      const TextPiece a = text_tokenizer_decode(gguf.tok, prev, id, false);
+      const TextPiece b = text_tokenizer_decode(bin.tok, prev, id, false);
+      CHECK(std::string(a.data, a.size) == std::string(b.data, b.size));
+    }
+  }
+  // And every corpus string encodes to the same ids (same scores, same rules).
+  std::istringstream corpus(slurp(EINFER_TEST_DATA_DIR "/tokenizer/corpus.txt"));
+  std::string c;
+  int n = 0;
+  while (std::getline(corpus, c)) {
+    const std::string text = unhex(c[0] == '!' ? c.substr(1) : c);
+    CHECK(encode(gguf.tok, text, true) == encode(bin.tok, text, true));
+    ++n;
+  }
+  CHECK(n > 400);
+  // The README's greedy start: "Once upon a time" is 4 tok512 words after BOS.
+  const std::vector<int32_t> ids = encode(gguf.tok, "Once upon a time", true);
+  CHECK(ids.front() == 1);
+  CHECK(decode(gguf.tok, ids, false) == "Once upon a time");
+}
+#endif

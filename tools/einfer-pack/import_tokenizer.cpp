@@ -53,20 +53,23 @@ bool parse_llama2c_bin(const std::vector<uint8_t>& b, bool with_scores, Tokenize
     s.scores.push_back(score);
     at += len;
   }
-  if (s.pieces.size() < 259) return false;  // <unk>, <s>, </s> and the 256 byte pieces
-  // llama2.c's convention: 0 <unk>, 1 <s>, 2 </s>, 3..258 <0x00>..<0xFF>; pieces hold spaces.
-  for (int i = 0; i < 256; ++i) {
-    char want[8];
-    std::snprintf(want, sizeof want, "<0x%02X>", i);
-    if (s.pieces[3 + i] != want) return false;
-  }
+  if (s.pieces.size() < 3) return false;  // <unk>, <s>, </s> at least
+  // llama2.c's convention: 0 <unk>, 1 <s>, 2 </s>, usually 3..258 <0x00>..<0xFF>; pieces hold
+  // spaces already.
   s.types.assign(s.pieces.size(), static_cast<uint8_t>(TokenType::normal));
   s.types[0] = static_cast<uint8_t>(TokenType::unknown);
   s.types[1] = s.types[2] = static_cast<uint8_t>(TokenType::control);
-  for (int i = 0; i < 256; ++i) s.types[3 + i] = static_cast<uint8_t>(TokenType::byte);
+  int byte_pieces = 0;
+  for (size_t id = 3; id < s.pieces.size(); ++id) {
+    if (is_byte_piece(s.pieces[id])) {
+      s.types[id] = static_cast<uint8_t>(TokenType::byte);
+      ++byte_pieces;
+    }
+  }
   s.unk = 0, s.bos = 1, s.eos = 2;
   s.eog = {2};
-  s.flags = kTokFlagAddBos | kTokFlagDummyPrefix | kTokFlagByteFallback | kTokFlagSpaceEscape;
+  s.flags = kTokFlagAddBos | kTokFlagDummyPrefix | kTokFlagSpaceEscape |
+            (byte_pieces > 0 ? kTokFlagByteFallback : 0);
   s.source = with_scores ? "llama2.c tokenizer.bin" : "llama2.c tokenizer.bin (first layout)";
   *out = std::move(s);
   return true;

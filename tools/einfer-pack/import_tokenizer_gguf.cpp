@@ -144,6 +144,7 @@ TokenizerSpec gguf_tokenizer(const std::vector<uint8_t>& b, const std::string& p
   }
   auto id = [&](const char* k) {
     const double v = num(k, -1);
+    if (v == 4294967295.0) return -1;  // u32 -1: llama.cpp's "none"
     if (v >= static_cast<double>(n)) throw PackError(path + ": GGUF " + k + " past the tokens");
     return v < 0 ? -1 : static_cast<int32_t>(v);
   };
