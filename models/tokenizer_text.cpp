@@ -410,7 +410,7 @@ Status text_tokenizer_init(TextTokenizer* tokenizer, const void* image, size_t b
       tables.merges[slot] = static_cast<int32_t>(r);
     }
   }
-  for (int& id : t.byte_ids) id = -1;
+  for (int32_t& id : t.byte_ids) id = -1;
   const bool byte_level = p.header.flags & kTokFlagByteLevel;
   for (uint32_t id = 0; id < n; ++id) {
     uint32_t l;
@@ -529,6 +529,14 @@ TextPiece text_tokenizer_decode(const TextTokenizer& t, int32_t prev, int32_t to
     --l;
   }
   return TextPiece{s, l};
+}
+
+bool text_piece_is_printable(TextPiece piece) {
+  if (piece.data == nullptr || piece.size == 0) return false;
+  if (piece.size > 1) return true;
+  // isprint || isspace in the C locale, spelled out so the locale cannot change it.
+  const unsigned char c = static_cast<unsigned char>(piece.data[0]);
+  return (c >= 0x20 && c <= 0x7E) || c == ' ' || (c >= '\t' && c <= '\r');
 }
 
 int32_t text_tokenizer_bos(const TextTokenizer& t) {

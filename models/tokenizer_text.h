@@ -78,6 +78,10 @@ Status text_tokenizer_encode(const TextTokenizer& tokenizer, const char* text, s
 TextPiece text_tokenizer_decode(const TextTokenizer& tokenizer, int32_t prev, int32_t token,
                                 bool show_special);
 
+// llama2.c's safe_printf: false for pieces a terminal should not get, i.e. empty pieces and single
+// bytes that are neither printable ASCII nor whitespace (stray UTF-8 bytes, control codes).
+bool text_piece_is_printable(TextPiece piece);
+
 // Special ids and end-of-generation test.
 int32_t text_tokenizer_bos(const TextTokenizer& tokenizer);
 int32_t text_tokenizer_eos(const TextTokenizer& tokenizer);

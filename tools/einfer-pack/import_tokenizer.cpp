@@ -253,7 +253,10 @@ TokenizerSpec read_tokenizer_file(const std::string& path) {
       throw PackError(path + ": folder has no tokenizer.json or tokenizer.model");
     return s;
   }
-  const std::vector<uint8_t> b = read_file(path);
+  return read_tokenizer_bytes(read_file(path), path);
+}
+
+TokenizerSpec read_tokenizer_bytes(const std::vector<uint8_t>& b, const std::string& path) {
   if (b.empty()) throw PackError(path + ": empty tokenizer file");
   if (b.size() >= 4 && u32_at(b, 0) == kTokenizerMagic)
     throw PackError(path + ": already a packed EITK image; give the original tokenizer file");
@@ -262,10 +265,19 @@ TokenizerSpec read_tokenizer_file(const std::string& path) {
   TokenizerSpec s;
   if (parse_llama2c_bin(b, true, &s) || parse_llama2c_bin(b, false, &s)) return s;
   if (looks_like_sentencepiece(b)) return read_sentencepiece(b);
-  throw PackError(
-      path +
-      ": not a tokenizer einfer knows (llama2.c tokenizer.bin, SentencePiece "
-      "tokenizer.model, Hugging Face tokenizer.json, GGUF), or it is corrupt/truncated");
+  throw PackError(path +
+                  ": not a tokenizer einfer knows (llama2.c tokenizer.bin, SentencePiece "
+                  "tokenizer.model, Hugging Face tokenizer.json, GGUF), or it is corrupt/truncated");
+}
+
+std::vector<uint8_t> tokenizer_image_for_model(const TokenizerSpec& spec, int32_t model_vocab) {
+  if (model_vocab <= 0)
+    throw PackError("a tokenizer was given for a model without a vocabulary (encoder)");
+  if (spec.pieces.size() > static_cast<size_t>(model_vocab))
+    throw PackError("the tokenizer (" + spec.source + ") has " +
+                    std::to_string(spec.pieces.size()) + " tokens, more than the model's " +
+                    std::to_string(model_vocab) + " embedding rows: not this model's tokenizer");
+  return write_tokenizer_image(spec);
 }
 
 bool read_folder_tokenizer(const std::string& dir, TokenizerSpec* out) {

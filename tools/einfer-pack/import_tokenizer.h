@@ -30,16 +30,24 @@ struct TokenizerSpec {
 // tokenizer.json (tokenizer_config.json beside it is read when present), or an already packed
 // EITK image. Throws PackError naming what is wrong.
 TokenizerSpec read_tokenizer_file(const std::string& path);
+// The same for bytes already in memory; `name` is used in messages.
+TokenizerSpec read_tokenizer_bytes(const std::vector<uint8_t>& bytes, const std::string& name);
 
 // The vocabulary of a GGUF file's tokenizer.ggml.* keys (model "llama" or "gpt2"); throws when the
 // file has none or it is malformed.
 TokenizerSpec read_gguf_tokenizer(const std::string& path);
+// A GGUF file's vocabulary when it carries one (tokenizer.ggml.model); false when it has none.
+bool gguf_tokenizer_if_any(const std::vector<uint8_t>& gguf, const std::string& path,
+                           TokenizerSpec* out);
 
 // A Hugging Face folder's tokenizer (tokenizer.json, else tokenizer.model); false when none.
 bool read_folder_tokenizer(const std::string& dir, TokenizerSpec* out);
 
 // The EITK image (validated by the device parser before it is returned).
 std::vector<uint8_t> write_tokenizer_image(const TokenizerSpec& spec);
+// The image for a model with `model_vocab` embedding rows: fewer tokens than rows is fine (padded
+// embeddings), more is an error, as is a model without a vocabulary (encoders).
+std::vector<uint8_t> tokenizer_image_for_model(const TokenizerSpec& spec, int32_t model_vocab);
 
 // Adds the end-of-generation ids a family conventionally ends a turn with (by piece text, as
 // llama.cpp does) to spec.eog.

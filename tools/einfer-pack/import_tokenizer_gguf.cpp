@@ -224,6 +224,13 @@ TokenizerSpec gguf_tokenizer(const std::vector<uint8_t>& b, const std::string& p
   return s;
 }
 
+bool gguf_tokenizer_if_any(const std::vector<uint8_t>& b, const std::string& path,
+                           TokenizerSpec* out) {
+  if (read_kvs(b).count("tokenizer.ggml.model") == 0) return false;
+  *out = gguf_tokenizer(b, path);
+  return true;
+}
+
 TokenizerSpec read_gguf_tokenizer(const std::string& path) {
   return gguf_tokenizer(read_file(path), path);
 }
