@@ -504,10 +504,10 @@ Status text_tokenizer_encode(const TextTokenizer& t, const char* text, size_t le
   }
   e.segment(text + seg, len - seg, prefix && (each || (first && len > 0)));
   if (add_special && (h.flags & kTokFlagAddEos)) e.emit(h.eos_id);
-  *n_ids = e.count;
   if (e.count > max_ids)
     return make_status(StatusCode::out_of_memory, "tokenize: ids buffer too small: ids", e.count,
                        max_ids);
+  *n_ids = e.count;
   return ok_status();
 }
 

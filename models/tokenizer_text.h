@@ -66,7 +66,7 @@ size_t text_tokenizer_scratch_bytes(size_t text_len);
 
 // Encodes text into ids[0..*n_ids). add_special: BOS/EOS as the tokenizer's add_bos/add_eos
 // flags say (the way the model is fed a prompt). out_of_memory with need = ids required when
-// max_ids is too small (ids then holds a prefix), or when the scratch is short.
+// max_ids is too small (*n_ids 0, ids holds a prefix), or when the scratch is short.
 Status text_tokenizer_encode(const TextTokenizer& tokenizer, const char* text, size_t len,
                              bool add_special, int32_t* ids, int32_t max_ids, int32_t* n_ids,
                              void* scratch, size_t scratch_bytes);

@@ -265,9 +265,10 @@ TokenizerSpec read_tokenizer_bytes(const std::vector<uint8_t>& b, const std::str
   TokenizerSpec s;
   if (parse_llama2c_bin(b, true, &s) || parse_llama2c_bin(b, false, &s)) return s;
   if (looks_like_sentencepiece(b)) return read_sentencepiece(b);
-  throw PackError(path +
-                  ": not a tokenizer einfer knows (llama2.c tokenizer.bin, SentencePiece "
-                  "tokenizer.model, Hugging Face tokenizer.json, GGUF), or it is corrupt/truncated");
+  throw PackError(
+      path +
+      ": not a tokenizer einfer knows (llama2.c tokenizer.bin, SentencePiece "
+      "tokenizer.model, Hugging Face tokenizer.json, GGUF), or it is corrupt/truncated");
 }
 
 std::vector<uint8_t> tokenizer_image_for_model(const TokenizerSpec& spec, int32_t model_vocab) {

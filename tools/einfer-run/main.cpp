@@ -288,8 +288,8 @@ int main(int argc, char** argv) {
   size_t tok_size = model.tokenizer_bytes;
   if (a.tokenizer) {
     try {
-      tok_image = pack::tokenizer_image_for_model(pack::read_tokenizer_file(a.tokenizer),
-                                                  c.vocab_size);
+      tok_image =
+          pack::tokenizer_image_for_model(pack::read_tokenizer_file(a.tokenizer), c.vocab_size);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "einfer-run: %s\n", e.what());
       return 1;
