@@ -56,7 +56,10 @@ TEST_CASE("pre-tokenizers split as their regexes do (hand-derived)") {
 }
 
 #if EINFER_HAS_PACK_LIB
+#include "models/einfer.h"
+#include "tests/format_fixtures.h"
 #include "tools/einfer-pack/import_tokenizer.h"
+#include "tools/einfer-pack/importers.h"
 
 namespace {
 
@@ -298,6 +301,67 @@ TEST_CASE("tokenizer importers refuse what they cannot read, naming it") {
   }
   tb.resize(tb.size() - 3);
   refused(write("tok_cut.bin", std::string(tb.begin(), tb.end())), "not a tokenizer");
+}
+
+TEST_CASE("tokenizer in a model: --inspect arena bytes are exact; C API special ids and sizing") {
+  ModelConfig c = test::tiny_llama_config();
+  c.vocab_size = 300;  // more embedding rows than the 268 tokens: allowed
+  pack::EinImage img = test::synthetic_image(c);
+  img.tokenizer = pack::tokenizer_image_for_model(spm_spec(), c.vocab_size);
+  pack::AlignedBuffer buf(pack::write_ein(img));
+  Model m;
+  REQUIRE(load_model(buf.data, buf.size, LoadOptions{}, &m).ok());
+  // --inspect reports the arena the tables really take.
+  Built b(spm_spec());
+  const std::string text = pack::describe_model(m, RunOptions{}, false);
+  const std::string want = "tokenizer arena bytes " + std::to_string(b.used) + " ";
+  CHECK(text.find(want) != std::string::npos);
+  CHECK(pack::describe_model(m, RunOptions{}, true)
+            .find("\"tokenizer_arena_bytes\": " + std::to_string(b.used)) != std::string::npos);
+  // The C API's arena grows by exactly the tables plus the encode scratch; decode-only by nothing.
+  einfer_options o;
+  einfer_options_default(&o);
+  char err[160];
+  size_t none = 0, full = 0, decode_only = 0;
+  REQUIRE(einfer_arena_bytes(buf.data, buf.size, &o, &none, err, sizeof err) == EINFER_OK);
+  o.with_tokenizer = 2;
+  REQUIRE(einfer_arena_bytes(buf.data, buf.size, &o, &decode_only, err, sizeof err) == EINFER_OK);
+  o.with_tokenizer = 1;
+  o.max_prompt_bytes = 100;
+  REQUIRE(einfer_arena_bytes(buf.data, buf.size, &o, &full, err, sizeof err) == EINFER_OK);
+  CHECK(decode_only == none);
+  auto align64 = [](size_t n) { return (n + 63) / 64 * 64; };
+  CHECK(full == align64(align64(none) + b.used) + text_tokenizer_scratch_bytes(100));
+  std::vector<unsigned char> mem(full + 64);
+  void* base = mem.data() + (64 - reinterpret_cast<uintptr_t>(mem.data()) % 64) % 64;
+  einfer_session* s = nullptr;
+  REQUIRE(einfer_session_create(buf.data, buf.size, &o, base, full, &s, err, sizeof err) ==
+          EINFER_OK);
+  CHECK(einfer_token_bos(s) == 1);
+  CHECK(einfer_token_eos(s) == 2);
+  CHECK(einfer_token_is_eog(s, 2) == 1);
+  CHECK(einfer_token_is_eog(s, 1) == 0);
+  int32_t ids[16];
+  int32_t n = 0;
+  REQUIRE(einfer_tokenize(s, "ab c", 1, ids, 16, &n) == EINFER_OK);
+  CHECK(std::vector<int32_t>(ids, ids + n) == std::vector<int32_t>{1, kSpaceAB, kSpaceC});
+  size_t len = 99;
+  einfer_token_text(s, kSpaceAB, 2, &len);  // control tokens never reach the text
+  CHECK(len == 0);
+  const char* piece = einfer_token_text(s, 1, kSpaceAB, &len);
+  CHECK(std::string(piece, len) == "ab");
+  // A prompt over max_prompt_bytes is refused, not truncated.
+  const std::string longer(101, 'a');
+  CHECK(einfer_tokenize(s, longer.c_str(), 1, ids, 16, &n) == EINFER_E_OUT_OF_RANGE);
+  // Without a tokenizer, llama2.c's ids.
+  o.with_tokenizer = 0;
+  REQUIRE(einfer_session_create(buf.data, buf.size, &o, base, full, &s, err, sizeof err) ==
+          EINFER_OK);
+  CHECK(einfer_token_bos(s) == EINFER_TOKEN_BOS);
+  CHECK(einfer_token_is_eog(s, EINFER_TOKEN_EOS) == 1);
+  // More tokens than embedding rows is refused by the packer.
+  CHECK_THROWS_WITH_AS(pack::tokenizer_image_for_model(spm_spec(), 100),
+                       doctest::Contains("more than the model"), std::exception);
 }
 
 #endif  // EINFER_HAS_PACK_LIB
