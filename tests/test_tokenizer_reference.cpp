@@ -9,6 +9,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -287,5 +289,122 @@ TEST_CASE("tokenizer reference: stories260K.gguf carries tok512.bin's vocabulary
   const std::vector<int32_t> ids = encode(gguf.tok, "Once upon a time", true);
   CHECK(ids.front() == 1);
   CHECK(decode(gguf.tok, ids, false) == "Once upon a time");
+}
+#endif
+
+#if EINFER_HAS_PACK_LIB
+namespace {
+
+// GPT-2's bytes_to_unicode, forward: raw bytes -> the byte-level spelling GGUF files store.
+std::string byte_level_encode(const std::string& raw) {
+  std::string out;
+  for (unsigned char b : raw) {
+    int k = 0, cp = -1;
+    for (int x = 0; x < 256 && cp < 0; ++x) {
+      const bool keep = (x >= 0x21 && x <= 0x7E) || (x >= 0xA1 && x <= 0xAC) || x >= 0xAE;
+      if (x == b) cp = keep ? x : 0x100 + k;
+      if (!keep) ++k;
+    }
+    if (cp < 0x80) {
+      out.push_back(static_cast<char>(cp));
+    } else {
+      out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+      out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    }
+  }
+  return out;
+}
+
+// A GGUF v3 file holding only llama.cpp's tokenizer keys for a "gpt2" vocabulary, written from a
+// tokenizer.json's spec the way llama.cpp's converter lays them out.
+std::vector<uint8_t> gguf_gpt2_vocab(const pack::TokenizerSpec& s, const char* pre) {
+  std::vector<uint8_t> b;
+  auto raw = [&b](const void* p, size_t n) {
+    const size_t at = b.size();
+    b.resize(at + n);
+    std::memcpy(b.data() + at, p, n);
+  };
+  auto u32 = [&](uint32_t v) { raw(&v, 4); };
+  auto u64 = [&](uint64_t v) { raw(&v, 8); };
+  auto str = [&](const std::string& x) {
+    u64(x.size());
+    raw(x.data(), x.size());
+  };
+  raw("GGUF", 4);
+  u32(3);
+  u64(0);  // tensors
+  u64(6);  // metadata
+  str("tokenizer.ggml.model");
+  u32(8);
+  str("gpt2");
+  str("tokenizer.ggml.pre");
+  u32(8);
+  str(pre);
+  str("tokenizer.ggml.tokens");
+  u32(9);
+  u32(8);
+  u64(s.pieces.size());
+  for (size_t i = 0; i < s.pieces.size(); ++i)
+    str(s.types[i] == 3 ? s.pieces[i] : byte_level_encode(s.pieces[i]));
+  str("tokenizer.ggml.token_type");
+  u32(9);
+  u32(5);
+  u64(s.types.size());
+  for (uint8_t t : s.types) u32(t);
+  str("tokenizer.ggml.merges");
+  u32(9);
+  u32(8);
+  u64(s.merges.size());
+  for (const auto& m : s.merges)
+    str(byte_level_encode(s.pieces[m[0]]) + " " + byte_level_encode(s.pieces[m[1]]));
+  str("tokenizer.ggml.eos_token_id");
+  u32(4);
+  u32(static_cast<uint32_t>(s.eos));
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("tokenizer reference: GGUF gpt2 vocabularies (GPT-2, Llama 3) vs Hugging Face") {
+  const std::string d = shared_dir() + "/tokenizers/";
+  SKIP_UNLESS(d + "gpt2/tokenizer.json");
+  struct Case {
+    const char* folder;
+    const char* pre;
+    const char* ids;
+  };
+  for (const Case& c :
+       {Case{"gpt2", "gpt-2", "gpt2.hf.ids"}, Case{"llama3", "llama-bpe", "llama3.hf.ids"}}) {
+    CAPTURE(c.folder);
+    const pack::TokenizerSpec json = pack::read_tokenizer_file(d + c.folder + "/tokenizer.json");
+    const std::vector<uint8_t> gguf = gguf_gpt2_vocab(json, c.pre);
+    pack::TokenizerSpec spec;
+    REQUIRE(pack::gguf_tokenizer_if_any(gguf, "test.gguf", &spec));
+    CHECK(spec.pieces == json.pieces);
+    CHECK(spec.merges == json.merges);
+    Loaded l;
+    load(spec, &l);
+    check_corpus(l.tok, c.ids);
+  }
+}
+#endif
+
+#if EINFER_HAS_PACK_LIB
+TEST_CASE("tokenizer reference: a Hugging Face folder packs its tokenizer.json, else .model") {
+  const std::string d = shared_dir() + "/tokenizers/llama2/";
+  SKIP_UNLESS(d + "tokenizer.json");
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "einfer_hf_folder_test";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  pack::TokenizerSpec spec;
+  CHECK_FALSE(pack::read_folder_tokenizer(dir.string(), &spec));
+  fs::create_symlink(fs::absolute(d + "tokenizer.model"), dir / "tokenizer.model");
+  REQUIRE(pack::read_folder_tokenizer(dir.string(), &spec));
+  CHECK(spec.source == "sentencepiece tokenizer.model");
+  fs::create_symlink(fs::absolute(d + "tokenizer.json"), dir / "tokenizer.json");
+  REQUIRE(pack::read_folder_tokenizer(dir.string(), &spec));
+  CHECK(spec.source == "tokenizer.json");
+  fs::remove_all(dir);
 }
 #endif
