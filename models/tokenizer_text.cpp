@@ -3,6 +3,7 @@
 #include "models/tokenizer_text.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "models/tokenizer_pretokenize.h"
@@ -450,7 +451,10 @@ Status text_tokenizer_init(TextTokenizer* tokenizer, const void* image, size_t b
 
 size_t text_tokenizer_scratch_bytes(size_t text_len) {
   // Normalization grows a text by at most 3 bytes per input byte (an invalid byte becomes
-  // U+FFFD) plus one dummy-prefix space per segment (at most one per byte, plus one).
+  // U+FFFD) plus one dummy-prefix space per segment (at most one per byte, plus one). A text too
+  // long for the address space (32-bit targets) needs SIZE_MAX: no scratch is that large.
+  constexpr size_t kPerByte = 4 * (1 + sizeof(Symbol) + 3 * sizeof(Candidate));
+  if (text_len > SIZE_MAX / kPerByte - 64) return SIZE_MAX;
   const size_t cap = 4 * text_len + 4;
   return cap + cap * sizeof(Symbol) + 3 * cap * sizeof(Candidate) + 2 * alignof(Candidate);
 }
@@ -465,10 +469,10 @@ Status text_tokenizer_encode(const TextTokenizer& t, const char* text, size_t le
   if (!t.can_encode)
     return make_status(StatusCode::invalid_argument,
                        "tokenize: the tokenizer was set up for decoding only");
-  if (len > (size_t(1) << 28))
+  const size_t need = text_tokenizer_scratch_bytes(len);
+  if (len > (size_t(1) << 28) || need == SIZE_MAX)  // symbol indices stay far inside int32
     return make_status(StatusCode::invalid_argument, "tokenize: text too long: bytes", 1 << 28,
                        static_cast<int64_t>(len));
-  const size_t need = text_tokenizer_scratch_bytes(len);
   if (scratch == nullptr || scratch_bytes < need)
     return make_status(StatusCode::out_of_memory, "tokenize: scratch too small: bytes",
                        static_cast<int64_t>(need), static_cast<int64_t>(scratch_bytes));
