@@ -42,7 +42,7 @@ Pretokenizer pretokenizer_of(const json& pt, bool* byte_level) {
     return pt.value("use_regex", true) ? Pretokenizer::gpt2 : Pretokenizer::none;
   }
   if (pt.value("type", "") == "Sequence") {
-    const json& list = pt["pretokenizers"];
+    const json& list = pt.at("pretokenizers");
     if (list.size() == 2 && list[0].value("type", "") == "Digits" &&
         list[0].value("individual_digits", false) && is_byte_level(list[1]) &&
         list[1].value("use_regex", true) && !list[1].value("add_prefix_space", false)) {
@@ -52,7 +52,7 @@ Pretokenizer pretokenizer_of(const json& pt, bool* byte_level) {
     if (list.size() == 2 && list[0].value("type", "") == "Split" && is_byte_level(list[1]) &&
         !list[1].value("use_regex", true) && !list[1].value("add_prefix_space", false) &&
         list[0].value("behavior", "") == "Isolated" && !list[0].value("invert", false)) {
-      const std::string re = list[0]["pattern"].value("Regex", "");
+      const std::string re = list[0].at("pattern").value("Regex", "");
       *byte_level = true;
       if (re == kLlama3Regex) return Pretokenizer::llama3;
       if (re == kQwen2Regex) return Pretokenizer::qwen2;
@@ -63,7 +63,7 @@ Pretokenizer pretokenizer_of(const json& pt, bool* byte_level) {
 
 std::string token_text(const json& j) {  // "x" or {"content": "x"}
   if (j.is_string()) return j.get<std::string>();
-  if (j.is_object() && j.contains("content")) return j["content"].get<std::string>();
+  if (j.is_object() && j.contains("content")) return j.at("content").get<std::string>();
   return "";
 }
 
@@ -101,7 +101,20 @@ bool byte_level_decode(const std::string& piece, std::string* raw) {
   return true;
 }
 
+namespace {
+TokenizerSpec read_json_checked(const std::string& path);
+}
+
 TokenizerSpec read_tokenizer_json(const std::string& path) {
+  try {
+    return read_json_checked(path);
+  } catch (const nlohmann::json::exception& e) {
+    throw PackError(path + ": malformed tokenizer.json (" + e.what() + ")");
+  }
+}
+
+namespace {
+TokenizerSpec read_json_checked(const std::string& path) {
   const std::vector<uint8_t> bytes = read_file(path);
   json j;
   try {
@@ -109,13 +122,14 @@ TokenizerSpec read_tokenizer_json(const std::string& path) {
   } catch (const std::exception& e) {
     throw PackError(path + ": not valid JSON: " + e.what());
   }
-  if (!j.is_object() || !j.contains("model") || !j["model"].is_object())
+  if (!j.is_object() || !j.contains("model") || !j.at("model").is_object())
     throw PackError(path + ": no \"model\" object: not a Hugging Face tokenizer.json");
-  const json& model = j["model"];
+  const json& model = j.at("model");
   if (model.value("type", "BPE") != "BPE" || !model.contains("merges"))
     unsupported("model type (only BPE)", model.value("type", json("?")));
-  if (!model["dropout"].is_null() && model.value("dropout", 0.0) != 0.0)
-    unsupported("BPE dropout", model["dropout"]);
+  if (model.contains("dropout") && !model.at("dropout").is_null() &&
+      model.at("dropout").get<double>() != 0.0)
+    unsupported("BPE dropout", model.at("dropout"));
   for (const char* k : {"continuing_subword_prefix", "end_of_word_suffix"})
     if (model.contains(k) && model[k].is_string() && !model[k].get<std::string>().empty())
       unsupported(k, model[k]);
@@ -131,7 +145,8 @@ TokenizerSpec read_tokenizer_json(const std::string& path) {
     const json& list = norm.value("normalizers", json::array());
     if (norm.value("type", "") == "Sequence" && list.size() == 2 &&
         list[0].value("type", "") == "Prepend" && list[0].value("prepend", "") == "\xE2\x96\x81" &&
-        list[1].value("type", "") == "Replace" && list[1]["pattern"].value("String", "") == " " &&
+        list[1].value("type", "") == "Replace" &&
+        list[1].at("pattern").value("String", "") == " " &&
         list[1].value("content", "") == "\xE2\x96\x81" && !byte_level) {
       spm_style = true;
     } else {
@@ -147,7 +162,7 @@ TokenizerSpec read_tokenizer_json(const std::string& path) {
   // Vocabulary (+ added tokens) by id; no gaps.
   std::map<int64_t, std::string> by_id;
   std::map<std::string, int32_t> by_piece;  // the stored (json) spelling
-  for (auto it = model["vocab"].begin(); it != model["vocab"].end(); ++it) {
+  for (auto it = model.at("vocab").begin(); it != model.at("vocab").end(); ++it) {
     const int64_t id = it.value().get<int64_t>();
     if (id < 0 || id >= (1 << 24)) throw PackError(path + ": vocab id out of range");
     by_id[id] = it.key();
@@ -188,7 +203,7 @@ TokenizerSpec read_tokenizer_json(const std::string& path) {
     s.pieces[id] = stored;
   }
   // Merges: "a b" strings or [a, b] pairs, in rank order.
-  for (const json& m : model["merges"]) {
+  for (const json& m : model.at("merges")) {
     std::string a, b;
     if (m.is_string()) {
       const std::string t = m.get<std::string>();
@@ -206,8 +221,8 @@ TokenizerSpec read_tokenizer_json(const std::string& path) {
       throw PackError(path + ": merge \"" + a + " " + b + "\" refers to a piece not in the vocab");
     s.merges.push_back({ia->second, ib->second, ic->second});
   }
-  if (model.contains("unk_token") && model["unk_token"].is_string()) {
-    const auto it = by_piece.find(model["unk_token"].get<std::string>());
+  if (model.contains("unk_token") && model.at("unk_token").is_string()) {
+    const auto it = by_piece.find(model.at("unk_token").get<std::string>());
     if (it != by_piece.end()) {
       s.unk = it->second;
       s.types[s.unk] = static_cast<uint8_t>(TokenType::unknown);
@@ -222,15 +237,15 @@ TokenizerSpec read_tokenizer_json(const std::string& path) {
   std::function<void(const json&)> scan_post = [&](const json& pp) {
     if (!pp.is_object()) return;
     if (pp.value("type", "") == "Sequence")
-      for (const json& q : pp["processors"]) scan_post(q);
+      for (const json& q : pp.at("processors")) scan_post(q);
     if (pp.value("type", "") == "TemplateProcessing") {
-      const json& single = pp["single"];
+      const json& single = pp.at("single");
       if (!single.empty() && single[0].contains("SpecialToken")) {
-        s.bos = id_of(single[0]["SpecialToken"]["id"].get<std::string>());
+        s.bos = id_of(single[0].at("SpecialToken").at("id").get<std::string>());
         if (s.bos >= 0) s.flags |= kTokFlagAddBos;
       }
       if (single.size() >= 2 && single[single.size() - 1].contains("SpecialToken")) {
-        s.eos = id_of(single[single.size() - 1]["SpecialToken"]["id"].get<std::string>());
+        s.eos = id_of(single[single.size() - 1].at("SpecialToken").at("id").get<std::string>());
         if (s.eos >= 0) s.flags |= kTokFlagAddEos;
       }
     }
@@ -248,12 +263,12 @@ TokenizerSpec read_tokenizer_json(const std::string& path) {
     } catch (const std::exception& e) {
       throw PackError(config.string() + ": not valid JSON: " + e.what());
     }
-    if (c.contains("bos_token") && s.bos < 0) s.bos = id_of(token_text(c["bos_token"]));
+    if (c.contains("bos_token") && s.bos < 0) s.bos = id_of(token_text(c.at("bos_token")));
     if (c.contains("eos_token")) {
-      const int32_t e = id_of(token_text(c["eos_token"]));
+      const int32_t e = id_of(token_text(c.at("eos_token")));
       if (e >= 0 && !(s.flags & kTokFlagAddEos)) s.eos = e;
     }
-    if (c.contains("pad_token")) s.pad = id_of(token_text(c["pad_token"]));
+    if (c.contains("pad_token")) s.pad = id_of(token_text(c.at("pad_token")));
   }
   if (s.eos >= 0 && !(s.flags & kTokFlagAddEos)) s.eog.push_back(s.eos);
   add_conventional_eog(s);
@@ -261,5 +276,6 @@ TokenizerSpec read_tokenizer_json(const std::string& path) {
   s.source = "tokenizer.json";
   return s;
 }
+}  // namespace
 
 }  // namespace einfer::pack
