@@ -4,124 +4,27 @@
 #include <cstring>
 #include <map>
 
+#include "tools/einfer-pack/gguf_meta.h"
 #include "tools/einfer-pack/import_tokenizer.h"
 #include "tools/einfer-pack/importers.h"
 
 namespace einfer::pack {
 namespace {
 
-struct Reader {
-  const std::vector<uint8_t>& b;
-  size_t pos = 0;
-  void need(uint64_t n) {
-    if (n > b.size() || pos > b.size() - n)
-      throw PackError("gguf: file truncated at byte " + std::to_string(pos));
-  }
-  template <typename T>
-  T get() {
-    need(sizeof(T));
-    T v;
-    std::memcpy(&v, b.data() + pos, sizeof(T));
-    pos += sizeof(T);
-    return v;
-  }
-  std::string str() {
-    const uint64_t n = get<uint64_t>();
-    need(n);
-    std::string s(reinterpret_cast<const char*>(b.data() + pos), n);
-    pos += n;
-    return s;
-  }
-};
-
-struct Kv {
-  uint32_t type = 0;
-  double num = 0;
-  std::string str;
-  std::vector<std::string> strs;
-  std::vector<double> nums;
-};
-
-size_t scalar_bytes(uint32_t t) {
-  static const size_t k[] = {1, 1, 2, 2, 4, 4, 4, 1, 0, 0, 8, 8, 8};
-  return t < 13 ? k[t] : 0;
-}
-
-double scalar(Reader& r, uint32_t t) {
-  switch (t) {
-    case 0:
-      return r.get<uint8_t>();
-    case 1:
-      return r.get<int8_t>();
-    case 2:
-      return r.get<uint16_t>();
-    case 3:
-      return r.get<int16_t>();
-    case 4:
-      return r.get<uint32_t>();
-    case 5:
-      return r.get<int32_t>();
-    case 6:
-      return r.get<float>();
-    case 7:
-      return r.get<uint8_t>();
-    case 10:
-      return static_cast<double>(r.get<uint64_t>());
-    case 11:
-      return static_cast<double>(r.get<int64_t>());
-    case 12:
-      return r.get<double>();
-  }
-  throw PackError("gguf: unknown metadata value type " + std::to_string(t));
-}
-
-std::map<std::string, Kv> read_kvs(const std::vector<uint8_t>& b) {
-  Reader r{b};
-  r.get<uint32_t>();
-  const uint32_t version = r.get<uint32_t>();
+std::map<std::string, GgufValue> read_kvs(const std::vector<uint8_t>& b) {
+  GgufCursor c{b};
+  c.get<uint32_t>();  // magic, checked by the caller
+  const uint32_t version = c.get<uint32_t>();
   if (version != 2 && version != 3)
     throw PackError("gguf: version " + std::to_string(version) + " unsupported (2 or 3)");
-  r.get<uint64_t>();
-  const uint64_t n_kv = r.get<uint64_t>();
-  if (n_kv > (1u << 20)) throw PackError("gguf: implausible metadata count");
-  std::map<std::string, Kv> kvs;
-  for (uint64_t i = 0; i < n_kv; ++i) {
-    const std::string key = r.str();
-    Kv v;
-    v.type = r.get<uint32_t>();
-    if (v.type == 8) {
-      v.str = r.str();
-    } else if (v.type == 9) {
-      const uint32_t et = r.get<uint32_t>();
-      const uint64_t n = r.get<uint64_t>();
-      if (n > (uint64_t{1} << 26)) throw PackError("gguf: array too long in " + key);
-      const bool keep = key.rfind("tokenizer.ggml.", 0) == 0;
-      if (et == 8) {
-        for (uint64_t k = 0; k < n; ++k) {
-          std::string s = r.str();
-          if (keep) v.strs.push_back(std::move(s));
-        }
-      } else if (scalar_bytes(et) > 0) {
-        r.need(n * scalar_bytes(et));
-        if (keep)
-          for (uint64_t k = 0; k < n; ++k) v.nums.push_back(scalar(r, et));
-        else
-          r.pos += n * scalar_bytes(et);
-      } else {
-        throw PackError("gguf: unsupported array element type in " + key);
-      }
-    } else {
-      v.num = scalar(r, v.type);
-    }
-    kvs[key] = std::move(v);
-  }
-  return kvs;
+  c.get<uint64_t>();  // tensor count
+  return gguf_read_metadata(c, c.get<uint64_t>(), "tokenizer.ggml.");
 }
 
 }  // namespace
 
 TokenizerSpec gguf_tokenizer(const std::vector<uint8_t>& b, const std::string& path) {
-  const std::map<std::string, Kv> kv = read_kvs(b);
+  const std::map<std::string, GgufValue> kv = read_kvs(b);
   auto has = [&](const char* k) { return kv.count(k) > 0; };
   auto num = [&](const char* k, double fallback) { return has(k) ? kv.at(k).num : fallback; };
   if (!has("tokenizer.ggml.model") || !has("tokenizer.ggml.tokens"))
