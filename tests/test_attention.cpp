@@ -11,8 +11,8 @@
 #include "kernels/attention.h"
 #include "kernels/attention_reference.h"
 #include "kernels/quant.h"
+#include "models/kv_cache.h"
 #include "npy_reader.h"
-#include "runtime/kv_cache.h"
 
 using namespace einfer;
 using einfer_test::attention_data;

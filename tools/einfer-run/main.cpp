@@ -15,10 +15,10 @@
 #include <vector>
 
 #include "models/encoder.h"
+#include "models/sampler.h"
 #include "models/session.h"
 #include "models/tokenizer.h"
 #include "runtime/format.h"
-#include "runtime/sampler.h"
 #include "tools/common/file.h"
 #include "tools/common/npy.h"
 
