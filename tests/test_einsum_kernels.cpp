@@ -84,11 +84,11 @@ std::string check_against_reference(const char* spec, std::vector<TensorView> in
     if (std::fabs(got[go] - ref[rf]) > tol) {
       FAIL_CHECK((std::string(spec) + " strided_out " + std::to_string(strided_out) + " element " +
                   std::to_string(e) + " got " + std::to_string(got[go]) + " want " +
-                  std::to_string(ref[rf]) + " kernel " + einsum_kernel_name(plan)));
+                  std::to_string(ref[rf]) + " kernel " + einsum_plan_kernel_name(plan)));
       break;
     }
   }
-  return einsum_kernel_name(plan);
+  return einsum_plan_kind_name(plan);
 }
 
 }  // namespace
@@ -346,7 +346,7 @@ TEST_CASE("einsum: f16 operands are widened (generic path)") {
                               make_view(DType::f32, b.data(), {6, 7})};
   EinsumPlan plan;
   REQUIRE(plan_einsum("ij,jk->ik", in16, 2, &plan).ok());
-  CHECK(std::string(einsum_kernel_name(plan)) == "generic");
+  CHECK(std::string(einsum_plan_kind_name(plan)) == "generic");
   std::vector<float> out(35);
   REQUIRE(
       execute_einsum(plan, in16, 2, make_view(DType::f32, out.data(), {5, 7}), nullptr, 0).ok());
