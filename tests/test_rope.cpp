@@ -85,7 +85,7 @@ TEST_CASE("rope: rope_apply equals its scalar twin bit for bit (table and beyond
         scalar::rope_apply(t, layout, ref.data(), H, p);
         INFO("k " << k << " layout " << int(layout) << " pos " << p);
         CHECK(std::memcmp(fast.data(), ref.data(), fast.size() * sizeof(float)) == 0);
-        CHECK(std::memcmp(fast.data(), x.data(), fast.size() * sizeof(float)) != 0);
+        if (p != 0) CHECK(std::memcmp(fast.data(), x.data(), fast.size() * sizeof(float)) != 0);
       }
     }
   }
