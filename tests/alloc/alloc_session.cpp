@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "models/einfer.h"
+#include "models/sampler.h"
 #include "models/session.h"
-#include "runtime/sampler.h"
 #include "tests/alloc/heap_counter.h"
 #include "tools/einfer-pack/import_tokenizer.h"
 #include "tools/einfer-pack/importers.h"
