@@ -263,11 +263,11 @@ const char* einfer_token_text(const einfer_session* e, int32_t prev, int32_t tok
 }
 
 int32_t einfer_token_bos(const einfer_session* e) {
-  return e->has_tokenizer ? text_tokenizer_bos(e->tokenizer) : EINFER_TOKEN_BOS;
+  return e->has_tokenizer ? text_tokenizer_bos(e->tokenizer) : int32_t{EINFER_TOKEN_BOS};
 }
 
 int32_t einfer_token_eos(const einfer_session* e) {
-  return e->has_tokenizer ? text_tokenizer_eos(e->tokenizer) : EINFER_TOKEN_EOS;
+  return e->has_tokenizer ? text_tokenizer_eos(e->tokenizer) : int32_t{EINFER_TOKEN_EOS};
 }
 
 int einfer_token_is_eog(const einfer_session* e, int32_t token) {

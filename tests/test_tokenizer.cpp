@@ -25,13 +25,13 @@ using namespace einfer;
 
 namespace {
 
-std::string models_dir() {
+[[maybe_unused]] std::string models_dir() {
   const char* env = std::getenv("EINFER_SHARED_MODELS_DIR");
   return env != nullptr && env[0] != '\0' ? std::string(env)
                                           : std::string(EINFER_SHARED_MODELS_DIR);
 }
 
-bool read_file(const std::string& path, std::vector<char>* out) {
+[[maybe_unused]] bool read_file(const std::string& path, std::vector<char>* out) {
   std::ifstream f(path, std::ios::binary);
   if (!f) return false;
   out->assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
@@ -138,7 +138,7 @@ std::string decode(const TextTokenizer& tok, int32_t prev, const std::vector<int
   return out;
 }
 
-std::string from_hex(const std::string& hex) {
+[[maybe_unused]] std::string from_hex(const std::string& hex) {
   std::string out;
   if (hex == "-") return out;
   for (size_t i = 0; i + 1 < hex.size(); i += 2) {
@@ -415,7 +415,7 @@ TEST_CASE(
     REQUIRE(scan.status.ok());
     CHECK(scan.arena_bytes == 0);
     const int32_t vocab = text_tokenizer_vocab(full.tok);
-    for (int32_t prev : {1, 2, int32_t{300}}) {
+    for (int32_t prev : {int32_t{1}, int32_t{2}, int32_t{300}}) {
       for (int32_t id = -1; id <= vocab; ++id) {
         for (bool special : {false, true}) {
           const TextPiece a = text_tokenizer_decode(full.tok, prev, id, special);
