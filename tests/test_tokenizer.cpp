@@ -331,6 +331,34 @@ bool refused(const std::vector<char>& file, int32_t vocab) {
   return false;
 }
 
+TEST_CASE("tokenizer: llama2.c's first tokenizer.bin layout (lengths and bytes, no scores)") {
+  // The same vocabulary without the max_token_length header and the scores: earlier ids are
+  // earlier merges, so score -id gives the same merges as scores decreasing with the id.
+  const std::vector<std::pair<std::string, float>> extra = {
+      {" ", -259}, {"a", -260}, {"b", -261}, {"ab", -262}, {" ab", -263}, {"ba", -264}};
+  const std::vector<char> scored = build_bin(3, extra);
+  std::vector<char> first;
+  size_t at = 4;
+  while (at < scored.size()) {
+    int32_t len;
+    std::memcpy(&len, scored.data() + at + 4, 4);
+    first.insert(first.end(), scored.begin() + static_cast<std::ptrdiff_t>(at + 4),
+                 scored.begin() + static_cast<std::ptrdiff_t>(at + 8 + static_cast<size_t>(len)));
+    at += 8 + static_cast<size_t>(len);
+  }
+  LoadedTokenizer a(import_bin(scored, 265)), b(import_bin(first, 265));
+  REQUIRE(a.status.ok());
+  REQUIRE(b.status.ok());
+  std::vector<int32_t> ia, ib;
+  for (const char* text : {"ab", "bab", "abba ab", "b a"}) {
+    REQUIRE(encode(a.tok, text, true, &ia).ok());
+    REQUIRE(encode(b.tok, text, true, &ib).ok());
+    CHECK(ia == ib);
+  }
+  REQUIRE(encode(b.tok, "ab", true, &ib).ok());
+  CHECK(ib == std::vector<int32_t>{1, 263});
+}
+
 TEST_CASE("tokenizer: corrupt tokenizer.bin files are refused by the importer, never packed") {
   const std::string path = models_dir() + "/tok512-aidreams.bin";
   std::vector<char> real;
