@@ -336,7 +336,7 @@ TEST_CASE("tokenizer: llama2.c's first tokenizer.bin layout (lengths and bytes, 
   // earlier merges, so score -id gives the same merges as scores decreasing with the id.
   const std::vector<std::pair<std::string, float>> extra = {
       {" ", -259}, {"a", -260}, {"b", -261}, {"ab", -262}, {" ab", -263}, {"ba", -264}};
-  const std::vector<char> scored = build_bin(3, extra);
+  const std::vector<char> scored = build_bin(8, extra);
   std::vector<char> first;
   size_t at = 4;
   while (at < scored.size()) {
