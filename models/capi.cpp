@@ -6,7 +6,7 @@
 
 #include "models/sampler.h"
 #include "models/session.h"
-#include "models/tokenizer.h"
+#include "models/tokenizer_text.h"
 
 using namespace einfer;
 
@@ -16,7 +16,7 @@ struct einfer_session {
   einfer_options options{};
   Sampler sampler;
   bool sampling = false;
-  Tokenizer tokenizer;
+  TextTokenizer tokenizer;
   bool has_tokenizer = false;
   void* encode_scratch = nullptr;
   size_t encode_scratch_bytes = 0;
@@ -77,31 +77,26 @@ Status layout_extras(const Model& model, const einfer_options& o, Arena& arena, 
       return make_status(StatusCode::invalid_argument,
                          "the model has no embedded tokenizer (pack it with -z)");
     }
-    if (o.with_tokenizer == 2) {
-      // Decode only: no tables and no encode scratch; decode walks the records in the image.
-      if (e) {
-        EINFER_TRY(tokenizer_init_decode_only(&e->tokenizer, model.tokenizer, model.tokenizer_bytes,
-                                              vocab));
-        e->has_tokenizer = true;
-      }
-      return ok_status();
-    }
+    // Decode only (with_tokenizer 2): no tables and no encode scratch; decoding reads the image.
+    const bool decode_only = o.with_tokenizer == 2;
     if (e) {
-      EINFER_TRY(
-          tokenizer_init(&e->tokenizer, model.tokenizer, model.tokenizer_bytes, vocab, arena));
+      EINFER_TRY(text_tokenizer_init(&e->tokenizer, model.tokenizer, model.tokenizer_bytes,
+                                     decode_only, arena));
       e->has_tokenizer = true;
+      if (text_tokenizer_vocab(e->tokenizer) > vocab)
+        return make_status(StatusCode::bad_format,
+                           "the tokenizer has more tokens than the model's vocabulary",
+                           text_tokenizer_vocab(e->tokenizer), vocab);
     } else {
-      void* p = nullptr;
-      EINFER_TRY(arena.allocate(tokenizer_arena_bytes(vocab), kDefaultAlignment, &p));
+      PackedTokenizer packed;
+      EINFER_TRY(tokenizer_parse(model.tokenizer, model.tokenizer_bytes, &packed));
+      if (!decode_only) {
+        void* p = nullptr;
+        EINFER_TRY(arena.allocate(text_tokenizer_arena_bytes(packed), kDefaultAlignment, &p));
+      }
     }
-    // Encode scratch depends only on the longest piece and the text length; size it from the
-    // file's header so measuring needs no parsing.
-    int32_t max_len = 0;
-    if (model.tokenizer_bytes >= 4) std::memcpy(&max_len, model.tokenizer, 4);
-    Tokenizer probe;
-    probe.max_token_length = max_len;
-    probe.vocab_size = vocab;
-    const size_t bytes = tokenizer_encode_scratch_bytes(probe, prompt_bytes(o));
+    if (decode_only) return ok_status();
+    const size_t bytes = text_tokenizer_scratch_bytes(prompt_bytes(o));
     void* p = nullptr;
     EINFER_TRY(arena.allocate(bytes, kDefaultAlignment, &p));
     if (e) {
@@ -243,7 +238,7 @@ int einfer_tokenize(einfer_session* e, const char* text, int32_t bos, int32_t* i
     return fail(
         e, make_status(StatusCode::invalid_argument, "session was created without a tokenizer"));
   }
-  if (e->tokenizer.entries == nullptr) {
+  if (!e->tokenizer.can_encode) {
     return fail(e, make_status(StatusCode::invalid_argument,
                                "session has a decode-only tokenizer (options.with_tokenizer = 2)"));
   }
@@ -253,18 +248,31 @@ int einfer_tokenize(einfer_session* e, const char* text, int32_t bos, int32_t* i
         e, make_status(StatusCode::out_of_range, "prompt longer than options.max_prompt_bytes",
                        static_cast<int64_t>(len), static_cast<int64_t>(prompt_bytes(e->options))));
   }
-  const Status s = tokenizer_encode(e->tokenizer, text, len, bos != 0, false, ids, max_ids, n_ids,
-                                    e->encode_scratch, e->encode_scratch_bytes);
+  const Status s = text_tokenizer_encode(e->tokenizer, text, len, bos != 0, ids, max_ids, n_ids,
+                                         e->encode_scratch, e->encode_scratch_bytes);
   return s.ok() ? EINFER_OK : fail(e, s);
 }
 
 const char* einfer_token_text(const einfer_session* e, int32_t prev, int32_t token, size_t* len) {
   *len = 0;
   if (!e->has_tokenizer) return "";
-  const TokenPiece p = tokenizer_decode(e->tokenizer, prev, token);
-  if (!token_piece_is_printable(p)) return "";
+  const TextPiece p = text_tokenizer_decode(e->tokenizer, prev, token, false);
+  if (!text_piece_is_printable(p)) return "";
   *len = p.size;
   return p.data;
+}
+
+int32_t einfer_token_bos(const einfer_session* e) {
+  return e->has_tokenizer ? text_tokenizer_bos(e->tokenizer) : EINFER_TOKEN_BOS;
+}
+
+int32_t einfer_token_eos(const einfer_session* e) {
+  return e->has_tokenizer ? text_tokenizer_eos(e->tokenizer) : EINFER_TOKEN_EOS;
+}
+
+int einfer_token_is_eog(const einfer_session* e, int32_t token) {
+  if (e->has_tokenizer) return text_tokenizer_is_eog(e->tokenizer, token) ? 1 : 0;
+  return token == EINFER_TOKEN_EOS ? 1 : 0;
 }
 
 }  // extern "C"

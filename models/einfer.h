@@ -9,8 +9,9 @@
  *   einfer_options o; einfer_options_default(&o);
  *   size_t need; einfer_arena_bytes(model, model_len, &o, &need, err, sizeof err);
  *   einfer_session* s; einfer_session_create(model, model_len, &o, arena, need, &s, err, sizeof
- * err); einfer_prefill(s, prompt_ids, n); for (;;) { int32_t t = einfer_next_token(s); if (t == 2)
- * break; print(einfer_token_text(...)); einfer_decode(s, t); } Every int-returning function returns
+ * err); einfer_prefill(s, prompt_ids, n); for (;;) { int32_t t = einfer_next_token(s); if
+ * (einfer_token_is_eog(s, t)) break; print(einfer_token_text(...)); einfer_decode(s, t); } Every
+ * int-returning function returns
  * 0 on success, else a status code (EINFER_E_*) with the message in einfer_error(session) or in the
  * caller's err buffer.
  */
@@ -35,6 +36,8 @@ enum {
   EINFER_E_IO = 7
 };
 
+/* llama2.c's BOS and EOS: what einfer_token_bos/_eos report for a session without a tokenizer.
+ * With a tokenizer, use those functions: the model's own ids (Llama 3: 128000, 128001 ...). */
 enum { EINFER_TOKEN_BOS = 1, EINFER_TOKEN_EOS = 2 };
 
 typedef struct einfer_options {
@@ -88,13 +91,22 @@ int64_t einfer_position(const einfer_session* session);       /* next absolute p
 size_t einfer_arena_used(const einfer_session* session);      /* bytes of the arena in use */
 const char* einfer_error(const einfer_session* session);      /* message of the last failure */
 
-/* Text, with options.with_tokenizer and a tokenizer packed into the model. */
+/* Text, with options.with_tokenizer and a tokenizer packed into the model. bos != 0: add the
+ * special tokens the model's prompts start (and end) with, as its tokenizer says (BOS for Llama,
+ * nothing for GPT-2); special tokens written in the text (<|eot_id|> ...) are matched where the
+ * model's reference tokenizer matches them. */
 int einfer_tokenize(einfer_session* session, const char* text, int32_t bos, int32_t* ids,
                     int32_t max_ids, int32_t* n_ids);
 /* Bytes of `token` following `prev` (not NUL-terminated; *len receives the length). Pieces a
  * terminal should not get (stray bytes, control codes) come back empty. */
 const char* einfer_token_text(const einfer_session* session, int32_t prev, int32_t token,
                               size_t* len);
+/* The model's BOS and EOS ids (-1: none), and whether `token` ends generation (EOS or another
+ * end-of-turn id such as Llama 3's <|eot_id|>: generation stops at any of them). Without a
+ * tokenizer: EINFER_TOKEN_BOS, EINFER_TOKEN_EOS, and only EINFER_TOKEN_EOS ends generation. */
+int32_t einfer_token_bos(const einfer_session* session);
+int32_t einfer_token_eos(const einfer_session* session);
+int einfer_token_is_eog(const einfer_session* session, int32_t token);
 
 #ifdef __cplusplus
 }

@@ -11,6 +11,7 @@
 #include <map>
 
 #include "kernels/quant.h"
+#include "tools/einfer-pack/gguf_meta.h"
 #include "tools/einfer-pack/importers.h"
 
 namespace einfer::pack {
@@ -20,108 +21,8 @@ namespace {
 constexpr uint32_t kGgufMagic = 0x46554747u;  // "GGUF"
 enum GgmlType : uint32_t { kF32 = 0, kF16 = 1, kQ4_0 = 2, kQ8_0 = 8 };
 
-struct Cursor {
-  const std::vector<uint8_t>& b;
-  size_t pos = 0;
-  void need(uint64_t n) {
-    if (n > b.size() || pos > b.size() - n)
-      throw PackError("gguf: file truncated at byte " + std::to_string(pos));
-  }
-  template <typename T>
-  T get() {
-    need(sizeof(T));
-    T v;
-    std::memcpy(&v, b.data() + pos, sizeof(T));
-    pos += sizeof(T);
-    return v;
-  }
-  std::string str() {
-    const uint64_t n = get<uint64_t>();
-    need(n);
-    std::string s(reinterpret_cast<const char*>(b.data() + pos), n);
-    pos += n;
-    return s;
-  }
-};
-
-struct Value {
-  uint32_t type = 0;
-  double num = 0;
-  std::string str;
-};
-
-size_t scalar_size(uint32_t t) {
-  switch (t) {
-    case 0:
-    case 1:
-    case 7:
-      return 1;
-    case 2:
-    case 3:
-      return 2;
-    case 4:
-    case 5:
-    case 6:
-      return 4;
-    case 10:
-    case 11:
-    case 12:
-      return 8;
-  }
-  return 0;
-}
-
-double read_scalar(Cursor& c, uint32_t t) {
-  switch (t) {
-    case 0:
-      return c.get<uint8_t>();
-    case 1:
-      return c.get<int8_t>();
-    case 2:
-      return c.get<uint16_t>();
-    case 3:
-      return c.get<int16_t>();
-    case 4:
-      return c.get<uint32_t>();
-    case 5:
-      return c.get<int32_t>();
-    case 6:
-      return c.get<float>();
-    case 7:
-      return c.get<uint8_t>();
-    case 10:
-      return static_cast<double>(c.get<uint64_t>());
-    case 11:
-      return static_cast<double>(c.get<int64_t>());
-    case 12:
-      return c.get<double>();
-  }
-  throw PackError("gguf: unknown metadata value type " + std::to_string(t));
-}
-
-Value read_value(Cursor& c, uint32_t t, int depth = 0) {
-  Value v;
-  v.type = t;
-  if (t == 8) {
-    v.str = c.str();
-  } else if (t == 9) {
-    if (depth > 2) throw PackError("gguf: nested arrays too deep");
-    const uint32_t et = c.get<uint32_t>();
-    const uint64_t n = c.get<uint64_t>();
-    if (et == 8 || et == 9) {
-      for (uint64_t i = 0; i < n; ++i) read_value(c, et, depth + 1);  // tokenizer lists: skipped
-    } else {
-      const size_t es = scalar_size(et);
-      if (es == 0) throw PackError("gguf: unknown array element type");
-      c.need(n * es);
-      if (n > (uint64_t{1} << 40)) throw PackError("gguf: array too long");
-      c.pos += n * es;
-    }
-  } else {
-    v.num = read_scalar(c, t);
-  }
-  return v;
-}
+using Cursor = GgufCursor;
+using Value = GgufValue;
 
 struct Info {
   std::vector<int64_t> ne;
@@ -146,12 +47,7 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
   const uint64_t n_tensors = c.get<uint64_t>();
   const uint64_t n_kv = c.get<uint64_t>();
   if (n_tensors > b.size() || n_kv > b.size()) throw PackError("gguf: implausible counts");
-  std::map<std::string, Value> kv;
-  for (uint64_t i = 0; i < n_kv; ++i) {
-    std::string key = c.str();
-    const uint32_t t = c.get<uint32_t>();
-    kv[key] = read_value(c, t);
-  }
+  const std::map<std::string, Value> kv = gguf_read_metadata(c, n_kv, "");
   std::map<std::string, Info> infos;
   for (uint64_t i = 0; i < n_tensors; ++i) {
     std::string name = c.str();

@@ -3,6 +3,7 @@
 //   einfer-run MODEL.ein [-z TOKENIZER] [-p PROMPT | --prompt-ids "1 2 3"] [-n STEPS] [-t TEMP]
 //              [--top-p P] [--top-k K] [--seed S] [--window W] [--sinks S] [--kv f32|q8]
 //              [--context N] [--batch B] [--ids] [--ignore-eos] [--logits FILE] [--no-crc]
+//   einfer-run MODEL.ein --tokenize -p PROMPT   (prints the prompt's ids, as the model is fed them)
 //   einfer-run ENCODER.ein --input X.npy --output Y.npy
 //
 // Text streams to stdout as it is generated; timing and memory go to stderr at the end.
@@ -17,10 +18,11 @@
 #include "models/encoder.h"
 #include "models/sampler.h"
 #include "models/session.h"
-#include "models/tokenizer.h"
+#include "models/tokenizer_text.h"
 #include "runtime/format.h"
 #include "tools/common/file.h"
 #include "tools/common/npy.h"
+#include "tools/einfer-pack/import_tokenizer.h"
 
 using namespace einfer;
 
@@ -40,6 +42,7 @@ struct Args {
   RunOptions run;
   bool ids = false;
   bool ignore_eos = false;
+  bool tokenize = false;
   bool verify_crc = true;
   const char* logits = nullptr;
   const char* input = nullptr;
@@ -55,6 +58,7 @@ struct Args {
       "                  [--kv f32|q8] [--context N] [--batch B] [--ids] [--ignore-eos] [--logits "
       "FILE]\n"
       "                  [--no-crc]\n"
+      "       einfer-run MODEL.ein --tokenize -p PROMPT   (prints the prompt's token ids)\n"
       "       einfer-run ENCODER.ein --input X.npy --output Y.npy\n");
   std::exit(2);
 }
@@ -134,6 +138,8 @@ Args parse(int argc, char** argv) {
       a.ids = true;
     else if (!std::strcmp(f, "--ignore-eos"))
       a.ignore_eos = true;
+    else if (!std::strcmp(f, "--tokenize"))
+      a.tokenize = true;
     else if (!std::strcmp(f, "--no-crc"))
       a.verify_crc = false;
     else if (!std::strcmp(f, "--logits"))
@@ -155,6 +161,7 @@ Args parse(int argc, char** argv) {
   if (!a.model) usage("no model given");
   if (a.prompt && a.prompt_ids) usage("-p and --prompt-ids exclude each other");
   if (a.steps < -1) usage("-n must not be negative");
+  if (a.tokenize && !a.prompt) usage("--tokenize needs -p PROMPT");
   return a;
 }
 
@@ -265,31 +272,51 @@ int main(int argc, char** argv) {
     die("creating the session", s);
   const RunOptions& run = session->state.options;
 
-  // Tokenizer: -z wins over the one packed into the model; ids-only runs need none.
-  std::vector<uint8_t> tok_file;
+  // Tokenizer: -z (any file einfer-pack takes) wins over the one packed into the model; ids-only
+  // runs need none.
+  std::vector<uint8_t> tok_image;
   const void* tok_bytes = model.tokenizer;
   size_t tok_size = model.tokenizer_bytes;
   if (a.tokenizer) {
-    if (!tools::read_file(a.tokenizer, &tok_file) || tok_file.empty()) {
-      std::fprintf(stderr, "einfer-run: cannot read tokenizer %s\n", a.tokenizer);
+    try {
+      tok_image =
+          pack::tokenizer_image_for_model(pack::read_tokenizer_file(a.tokenizer), c.vocab_size);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "einfer-run: %s\n", e.what());
       return 1;
     }
-    tok_bytes = tok_file.data();
-    tok_size = tok_file.size();
+    tok_bytes = tok_image.data();
+    tok_size = tok_image.size();
   }
-  Tokenizer tok;
+  TextTokenizer tok;
   const bool have_tok = tok_bytes != nullptr;
-  AlignedBuffer tok_mem(have_tok ? tokenizer_arena_bytes(c.vocab_size) : 64);
+  std::unique_ptr<AlignedBuffer> tok_mem;
   if (have_tok) {
-    Arena tok_arena(tok_mem.p, tokenizer_arena_bytes(c.vocab_size));
-    if (!(s = tokenizer_init(&tok, tok_bytes, tok_size, c.vocab_size, tok_arena)).ok())
+    PackedTokenizer packed;
+    if (!(s = tokenizer_parse(tok_bytes, tok_size, &packed)).ok()) die("tokenizer", s);
+    const size_t bytes = text_tokenizer_arena_bytes(packed);
+    tok_mem = std::make_unique<AlignedBuffer>(bytes);
+    Arena tok_arena(tok_mem->p, bytes);
+    if (!(s = text_tokenizer_init(&tok, tok_bytes, tok_size, false, tok_arena)).ok())
       die("tokenizer", s);
+    if (text_tokenizer_vocab(tok) > c.vocab_size) {
+      std::fprintf(stderr, "einfer-run: the tokenizer has %d tokens, the model %d\n",
+                   text_tokenizer_vocab(tok), c.vocab_size);
+      return 1;
+    }
   } else if (a.prompt || !a.ids) {
     std::fprintf(stderr,
                  "einfer-run: no tokenizer: pass -z TOKENIZER, pack one with -z, or use "
                  "--prompt-ids and --ids\n");
     return 1;
   }
+  // Without a tokenizer, llama2.c's ids: BOS 1 starts a run, EOS 2 (or BOS) ends it.
+  const int32_t bos = have_tok ? text_tokenizer_bos(tok) : 1;
+  auto ends_generation = [&](int32_t id) {
+    if (!have_tok) return id == 1 || id == 2;
+    // llama2.c checkpoints also delimit sequences with BOS.
+    return text_tokenizer_is_eog(tok, id) || (bos >= 0 && id == bos);
+  };
 
   std::vector<int32_t> prompt;
   if (a.prompt_ids) {
@@ -297,15 +324,23 @@ int main(int argc, char** argv) {
     if (prompt.empty()) usage("--prompt-ids is empty");
   } else if (a.prompt) {
     const size_t len = std::strlen(a.prompt);
-    std::vector<unsigned char> scratch(tokenizer_encode_scratch_bytes(tok, len));
-    prompt.resize(len + 3);
+    std::vector<unsigned char> scratch(text_tokenizer_scratch_bytes(len));
+    prompt.resize(2 * len + 3);
     int32_t n = 0;
-    s = tokenizer_encode(tok, a.prompt, len, true, false, prompt.data(),
-                         static_cast<int32_t>(prompt.size()), &n, scratch.data(), scratch.size());
+    s = text_tokenizer_encode(tok, a.prompt, len, true, prompt.data(),
+                              static_cast<int32_t>(prompt.size()), &n, scratch.data(),
+                              scratch.size());
     if (!s.ok()) die("encoding the prompt", s);
     prompt.resize(static_cast<size_t>(n));
+    if (a.tokenize) {
+      for (size_t i = 0; i < prompt.size(); ++i) std::printf(i ? " %d" : "%d", prompt[i]);
+      std::printf("\n");
+      return 0;
+    }
+    if (prompt.empty()) usage("the prompt encodes to no tokens (and the model adds no BOS)");
   } else {
-    prompt.push_back(kTokenBos);
+    if (bos < 0) usage("the model has no BOS token: give -p PROMPT or --prompt-ids");
+    prompt.push_back(bos);
   }
 
   Sampler sampler;
@@ -342,9 +377,9 @@ int main(int argc, char** argv) {
   const double prefill_s = seconds_since(t_prefill);
 
   if (!a.ids && a.prompt) {
-    for (size_t i = 1; i < prompt.size(); ++i) {
-      const TokenPiece p = tokenizer_decode(tok, prompt[i - 1], prompt[i]);
-      if (token_piece_is_printable(p)) std::fwrite(p.data, 1, p.size, stdout);
+    for (size_t i = 0; i < prompt.size(); ++i) {
+      const TextPiece p = text_tokenizer_decode(tok, i ? prompt[i - 1] : -1, prompt[i], false);
+      if (text_piece_is_printable(p)) std::fwrite(p.data, 1, p.size, stdout);
     }
   }
   std::vector<int32_t> generated;
@@ -354,15 +389,15 @@ int main(int argc, char** argv) {
   for (int64_t i = 0; i < steps; ++i) {
     std::memcpy(logits_copy.data(), session_logits(*session), logits_copy.size() * sizeof(float));
     const int32_t next = sampler_sample(&sampler, logits_copy.data());
-    // llama2.c checkpoints delimit sequences with BOS; EOS ends a sequence too (unless streaming
-    // on through sequence boundaries was asked for).
-    if (!a.ignore_eos && (next == kTokenEos || next == kTokenBos)) break;
+    // Any end-of-generation id ends the text, unless streaming on through sequence boundaries
+    // was asked for (then control tokens are still never printed).
+    if (!a.ignore_eos && ends_generation(next)) break;
     generated.push_back(next);
     if (a.ids) {
       std::printf(generated.size() > 1 ? " %d" : "%d", next);
     } else {
-      const TokenPiece p = tokenizer_decode(tok, prev, next);
-      if (token_piece_is_printable(p)) std::fwrite(p.data, 1, p.size, stdout);
+      const TextPiece p = text_tokenizer_decode(tok, prev, next, false);
+      if (text_piece_is_printable(p)) std::fwrite(p.data, 1, p.size, stdout);
     }
     std::fflush(stdout);
     prev = next;
