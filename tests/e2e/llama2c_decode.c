@@ -51,8 +51,8 @@ int main(int argc, char** argv) {
       one[0] = (char)byte_val;
       piece = one;
     }
-    if (piece[0] != '\0' &&
-        !(piece[1] == '\0' && !(isprint((unsigned char)piece[0]) || isspace((unsigned char)piece[0]))))
+    if (piece[0] != '\0' && !(piece[1] == '\0' && !(isprint((unsigned char)piece[0]) ||
+                                                    isspace((unsigned char)piece[0]))))
       fputs(piece, stdout);
     token = next;
   }

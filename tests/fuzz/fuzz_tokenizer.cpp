@@ -24,16 +24,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!tokenizer_parse(image.data(), image.size(), &packed).ok()) return 0;
   std::vector<unsigned char> arena_memory(text_tokenizer_arena_bytes(packed) + kDefaultAlignment);
   const uintptr_t base = reinterpret_cast<uintptr_t>(arena_memory.data());
-  Arena arena(arena_memory.data() + (kDefaultAlignment - base % kDefaultAlignment) % kDefaultAlignment,
-              text_tokenizer_arena_bytes(packed));
+  Arena arena(
+      arena_memory.data() + (kDefaultAlignment - base % kDefaultAlignment) % kDefaultAlignment,
+      text_tokenizer_arena_bytes(packed));
   TextTokenizer tok;
   if (!text_tokenizer_init(&tok, image.data(), image.size(), false, arena).ok()) __builtin_trap();
   std::vector<unsigned char> scratch(text_tokenizer_scratch_bytes(text.size()));
   std::vector<int32_t> ids(text.size() * 3 + 4);
   int32_t n = 0;
-  const Status s = text_tokenizer_encode(tok, text.data(), text.size(), true, ids.data(),
-                                         static_cast<int32_t>(ids.size()), &n, scratch.data(),
-                                         scratch.size());
+  const Status s =
+      text_tokenizer_encode(tok, text.data(), text.size(), true, ids.data(),
+                            static_cast<int32_t>(ids.size()), &n, scratch.data(), scratch.size());
   if (!s.ok()) __builtin_trap();  // 3 ids per byte always suffice
   int32_t prev = -1;
   for (int32_t i = 0; i < n; ++i) {
