@@ -25,13 +25,13 @@ using namespace einfer;
 
 namespace {
 
-std::string models_dir() {
+[[maybe_unused]] std::string models_dir() {
   const char* env = std::getenv("EINFER_SHARED_MODELS_DIR");
   return env != nullptr && env[0] != '\0' ? std::string(env)
                                           : std::string(EINFER_SHARED_MODELS_DIR);
 }
 
-bool read_file(const std::string& path, std::vector<char>* out) {
+[[maybe_unused]] bool read_file(const std::string& path, std::vector<char>* out) {
   std::ifstream f(path, std::ios::binary);
   if (!f) return false;
   out->assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
@@ -138,7 +138,7 @@ std::string decode(const TextTokenizer& tok, int32_t prev, const std::vector<int
   return out;
 }
 
-std::string from_hex(const std::string& hex) {
+[[maybe_unused]] std::string from_hex(const std::string& hex) {
   std::string out;
   if (hex == "-") return out;
   for (size_t i = 0; i + 1 < hex.size(); i += 2) {
@@ -331,6 +331,34 @@ bool refused(const std::vector<char>& file, int32_t vocab) {
   return false;
 }
 
+TEST_CASE("tokenizer: llama2.c's first tokenizer.bin layout (lengths and bytes, no scores)") {
+  // The same vocabulary without the max_token_length header and the scores: earlier ids are
+  // earlier merges, so score -id gives the same merges as scores decreasing with the id.
+  const std::vector<std::pair<std::string, float>> extra = {
+      {" ", -259}, {"a", -260}, {"b", -261}, {"ab", -262}, {" ab", -263}, {"ba", -264}};
+  const std::vector<char> scored = build_bin(8, extra);
+  std::vector<char> first;
+  size_t at = 4;
+  while (at < scored.size()) {
+    int32_t len;
+    std::memcpy(&len, scored.data() + at + 4, 4);
+    first.insert(first.end(), scored.begin() + static_cast<std::ptrdiff_t>(at + 4),
+                 scored.begin() + static_cast<std::ptrdiff_t>(at + 8 + static_cast<size_t>(len)));
+    at += 8 + static_cast<size_t>(len);
+  }
+  LoadedTokenizer a(import_bin(scored, 265)), b(import_bin(first, 265));
+  REQUIRE(a.status.ok());
+  REQUIRE(b.status.ok());
+  std::vector<int32_t> ia, ib;
+  for (const char* text : {"ab", "bab", "abba ab", "b a"}) {
+    REQUIRE(encode(a.tok, text, true, &ia).ok());
+    REQUIRE(encode(b.tok, text, true, &ib).ok());
+    CHECK(ia == ib);
+  }
+  REQUIRE(encode(b.tok, "ab", true, &ib).ok());
+  CHECK(ib == std::vector<int32_t>{1, 263});
+}
+
 TEST_CASE("tokenizer: corrupt tokenizer.bin files are refused by the importer, never packed") {
   const std::string path = models_dir() + "/tok512-aidreams.bin";
   std::vector<char> real;
@@ -415,7 +443,7 @@ TEST_CASE(
     REQUIRE(scan.status.ok());
     CHECK(scan.arena_bytes == 0);
     const int32_t vocab = text_tokenizer_vocab(full.tok);
-    for (int32_t prev : {1, 2, int32_t{300}}) {
+    for (int32_t prev : {int32_t{1}, int32_t{2}, int32_t{300}}) {
       for (int32_t id = -1; id <= vocab; ++id) {
         for (bool special : {false, true}) {
           const TextPiece a = text_tokenizer_decode(full.tok, prev, id, special);

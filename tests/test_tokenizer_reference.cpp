@@ -269,7 +269,7 @@ TEST_CASE("tokenizer reference: stories260K.gguf carries tok512.bin's vocabulary
   // Every id decodes to the same bytes, first after BOS and in running text (control tokens are
   // hidden: llama2.c's export spells them "\n<s>\n", the GGUF "<s>").
   for (int32_t id = 0; id < 512; ++id) {
-    for (int32_t prev : {1, 300}) {
+    for (int32_t prev : {int32_t{1}, int32_t{300}}) {
       const TextPiece a = text_tokenizer_decode(gguf.tok, prev, id, false);
       const TextPiece b = text_tokenizer_decode(bin.tok, prev, id, false);
       CHECK(std::string(a.data, a.size) == std::string(b.data, b.size));
