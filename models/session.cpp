@@ -1,6 +1,7 @@
 #include "models/session.h"
 
 #include <cmath>
+#include <cstring>
 
 namespace einfer {
 
@@ -110,9 +111,16 @@ Status session_layout(const Model& model, const SessionOptions& options, bool bu
   EINFER_TRY(arena.allocate_array(1, &s));
   if (!build) s = nullptr;
   if (s) {
-    *s = Session{};
+    // Member by member: a Session{} temporary would take kilobytes of a microcontroller's stack.
+    // The tokenizer stays zero until text_tokenizer_init fills it (has_tokenizer guards it).
+    std::memset(static_cast<void*>(s), 0, sizeof *s);
     s->model = model;
     s->options = options;
+    s->weights = LlamaWeights{};
+    s->state = LlamaState{};
+    s->encoder_weights = EncoderWeights{};
+    s->encoder_state = EncoderState{};
+    s->sampler = Sampler{};
   }
   EINFER_TRY(layout_model(model, options, arena, s));
   EINFER_TRY(layout_text(model, options, arena, s));
@@ -151,11 +159,9 @@ Status session_layout(const ModelConfig& config, const RunOptions& options, cons
 }
 
 Status session_arena_bytes(const ModelConfig& config, const RunOptions& options, size_t* bytes) {
-  *bytes = 0;
-  Arena measure = Arena::measuring();
-  EINFER_TRY(session_layout(config, options, nullptr, measure, nullptr));
-  *bytes = measure.high_water();
-  return ok_status();
+  Model sizing;  // the config is all the model layout reads when measuring without text
+  sizing.config = config;
+  return session_arena_bytes(sizing, options_for(options), bytes);
 }
 
 Status session_create(const void* image, size_t image_bytes, const LoadOptions& load,
