@@ -21,9 +21,9 @@
 #include <cstring>
 
 #include "kernels/cortex_m.h"
-#include "kernels/matmul_quant_impl.h"
+#include "kernels/gemm_q8_q4_mcu_driver.h"
 
-#if EINFER_HAS_DSP
+#if EINFER_HAS_DSP && !EINFER_HAS_MVE
 #include <arm_acle.h>
 
 namespace einfer::quant_detail {
@@ -64,12 +64,17 @@ struct Q8 {
     const uint32_t v = load_word(a);
     return {sx02(v), sx13(v)};
   }
-  static uint32_t weights(const uint8_t* row, int32_t e) { return load_word(row + e); }
-  static uint32_t weights_partial(const uint8_t* row, int32_t e, int32_t k) {
-    return load_partial(row + e, k - e);
-  }
-  static int32_t dot(uint32_t w, const Act& a, int32_t s) {
+  // Groups are multiples of 4 (mcu_supports_group): a short step is a row's last, and a word at
+  // e < k lies within the activation row padded to kpad.
+  static Act act_tail(const int8_t* a, int32_t) { return act(a); }
+  static int32_t dot_word(uint32_t w, const Act& a, int32_t s) {
     return __smlad(sx13(w), a.a13, __smlad(sx02(w), a.a02, s));
+  }
+  static int32_t dot(const uint8_t* row, int32_t e, const Act& a, int32_t s) {
+    return dot_word(load_word(row + e), a, s);
+  }
+  static int32_t dot_tail(const uint8_t* row, int32_t e, int32_t end, const Act& a, int32_t s) {
+    return dot_word(load_partial(row + e, end - e), a, s);
   }
 };
 
@@ -83,11 +88,8 @@ struct Q4 {
     const uint32_t even = load_word(a), odd = load_word(a + 4);
     return {sx02(even), sx13(even), sx02(odd), sx13(odd)};
   }
-  static uint32_t weights(const uint8_t* row, int32_t e) { return load_word(row + e / 2); }
-  static uint32_t weights_partial(const uint8_t* row, int32_t e, int32_t k) {
-    return load_partial(row + e / 2, (k - e + 1) / 2);
-  }
-  static int32_t dot(uint32_t w, const Act& a, int32_t s) {
+  static Act act_tail(const int8_t* a, int32_t) { return act(a); }  // groups: multiples of 8
+  static int32_t dot_word(uint32_t w, const Act& a, int32_t s) {
     const int32_t eights = 0x08080808;
     const int32_t lo = __ssub8(static_cast<int32_t>(w & 0x0F0F0F0Fu), eights);
     const int32_t hi = __ssub8(static_cast<int32_t>((w >> 4) & 0x0F0F0F0Fu), eights);
@@ -96,87 +98,33 @@ struct Q4 {
     s = __smlad(sx02(hi), a.a15, s);
     return __smlad(sx13(hi), a.a37, s);
   }
+  static int32_t dot(const uint8_t* row, int32_t e, const Act& a, int32_t s) {
+    return dot_word(load_word(row + e / 2), a, s);
+  }
+  // A row of odd length ends in a padding nibble; it meets the zero activation at k.
+  static int32_t dot_tail(const uint8_t* row, int32_t e, int32_t end, const Act& a, int32_t s) {
+    return dot_word(load_partial(row + e / 2, (end - e + 1) / 2), a, s);
+  }
 };
-
-// C[i, j0 .. j0+R) for activation row i. kGroupSteps > 0: groups of kGroupSteps * kStep
-// elements, unrolled (any group of another size, and a short last group, take the loop).
-template <class F, int R, int kGroupSteps>
-void tile(const QuantGemm& p, int64_t i, int64_t j0) {
-  const int32_t k = static_cast<int32_t>(p.k), group = p.group;
-  const int32_t groups = static_cast<int32_t>(p.groups);
-  const uint8_t* w[R];
-  const float* sw[R];
-  float acc[R];
-#pragma GCC unroll 4
-  for (int r = 0; r < R; ++r) {
-    w[r] = p.w + (j0 + r) * p.w_row_bytes;
-    sw[r] = p.sw + (j0 + r) * p.groups;
-    acc[r] = 0.f;
-  }
-  const int8_t* a = p.qa + i * p.kpad;
-  const float* sa = p.sa + i * p.groups;
-  for (int32_t g = 0, e0 = 0; g < groups; ++g, e0 += group) {
-    const int32_t e1 = e0 + group < k ? e0 + group : k;
-    int32_t s[R];
-#pragma GCC unroll 4
-    for (int r = 0; r < R; ++r) s[r] = 0;
-    if (kGroupSteps > 0 && e1 - e0 == kGroupSteps * F::kStep) {
-#pragma GCC unroll 16
-      for (int32_t t = 0; t < kGroupSteps; ++t) {
-        const int32_t e = e0 + t * F::kStep;
-        const typename F::Act av = F::act(a + e);
-#pragma GCC unroll 4
-        for (int r = 0; r < R; ++r) s[r] = F::dot(F::weights(w[r], e), av, s[r]);
-      }
-    } else {
-      int32_t e = e0;
-      for (; e + F::kStep <= e1; e += F::kStep) {
-        const typename F::Act av = F::act(a + e);
-#pragma GCC unroll 4
-        for (int r = 0; r < R; ++r) s[r] = F::dot(F::weights(w[r], e), av, s[r]);
-      }
-      if (e < e1) {  // only at the end of a row: group % kStep == 0 (dsp_supports_group)
-        const typename F::Act av = F::act(a + e);
-#pragma GCC unroll 4
-        for (int r = 0; r < R; ++r) s[r] = F::dot(F::weights_partial(w[r], e, k), av, s[r]);
-      }
-    }
-#pragma GCC unroll 4
-    for (int r = 0; r < R; ++r) acc[r] += static_cast<float>(s[r]) * (sa[g] * sw[r][g]);
-  }
-#pragma GCC unroll 4
-  for (int r = 0; r < R; ++r) p.c[i * p.ldc + j0 + r] = acc[r];
-}
-
-template <class F, int kGroupSteps>
-void run(const QuantGemm& p) {
-  int64_t j = 0;
-  for (; j + 2 <= p.n; j += 2) {
-    for (int64_t i = 0; i < p.m; ++i) tile<F, 2, kGroupSteps>(p, i, j);
-  }
-  if (j < p.n) {
-    for (int64_t i = 0; i < p.m; ++i) tile<F, 1, kGroupSteps>(p, i, j);
-  }
-}
 
 }  // namespace
 
 void gemm_q8_2x1_dsp(const QuantGemm& p) {
   if (p.group == 32) {
-    run<Q8, 32 / Q8::kStep>(p);
+    mcu_gemm<Q8, 2, 32 / Q8::kStep>(p);
   } else {
-    run<Q8, 0>(p);
+    mcu_gemm<Q8, 2, 0>(p);
   }
 }
 
 void gemm_q4_2x1_dsp(const QuantGemm& p) {
   if (p.group == 32) {
-    run<Q4, 32 / Q4::kStep>(p);
+    mcu_gemm<Q4, 2, 32 / Q4::kStep>(p);
   } else {
-    run<Q4, 0>(p);
+    mcu_gemm<Q4, 2, 0>(p);
   }
 }
 
 }  // namespace einfer::quant_detail
 
-#endif  // EINFER_HAS_DSP
+#endif  // EINFER_HAS_DSP && !EINFER_HAS_MVE

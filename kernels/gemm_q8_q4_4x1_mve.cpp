@@ -17,7 +17,7 @@
 #include <cstdint>
 
 #include "kernels/cortex_m.h"
-#include "kernels/matmul_quant_impl.h"
+#include "kernels/gemm_q8_q4_mcu_driver.h"
 
 #if EINFER_HAS_MVE
 #include <arm_mve.h>
@@ -41,9 +41,9 @@ struct Q8 {
   static int32_t dot(const uint8_t* row, int32_t e, const Act& a, int32_t s) {
     return vmladavaq_s8(s, vldrbq_s8(reinterpret_cast<const int8_t*>(row) + e), a.a);
   }
-  // The last step of a row: only its k - e elements exist.
-  static int32_t dot_tail(const uint8_t* row, int32_t e, int32_t k, const Act& a, int32_t s) {
-    const mve_pred16_t live = vctp8q(static_cast<uint32_t>(k - e));
+  // The last step of a group or row: only its end - e elements count.
+  static int32_t dot_tail(const uint8_t* row, int32_t e, int32_t end, const Act& a, int32_t s) {
+    const mve_pred16_t live = vctp8q(static_cast<uint32_t>(end - e));
     return vmladavaq_s8(s, vldrbq_z_s8(reinterpret_cast<const int8_t*>(row) + e, live), a.a);
   }
 };
@@ -68,71 +68,28 @@ struct Q4 {
     return dot_bytes(vldrbq_u8(row + e / 2), a, s);
   }
   // Absent bytes load as 0: nibbles 0 whose -8 meets the zero activation padding.
-  static int32_t dot_tail(const uint8_t* row, int32_t e, int32_t k, const Act& a, int32_t s) {
-    const mve_pred16_t live = vctp8q(static_cast<uint32_t>((k - e + 1) / 2));
+  static int32_t dot_tail(const uint8_t* row, int32_t e, int32_t end, const Act& a, int32_t s) {
+    const mve_pred16_t live = vctp8q(static_cast<uint32_t>((end - e + 1) / 2));
     return dot_bytes(vldrbq_z_u8(row + e / 2, live), a, s);
   }
 };
 
-template <class F, int R>
-void tile(const QuantGemm& p, int64_t i, int64_t j0) {
-  const int32_t k = static_cast<int32_t>(p.k), group = p.group;
-  const int32_t groups = static_cast<int32_t>(p.groups);
-  const uint8_t* w[R];
-  const float* sw[R];
-  float acc[R];
-#pragma GCC unroll 4
-  for (int r = 0; r < R; ++r) {
-    w[r] = p.w + (j0 + r) * p.w_row_bytes;
-    sw[r] = p.sw + (j0 + r) * p.groups;
-    acc[r] = 0.f;
-  }
-  const int8_t* a = p.qa + i * p.kpad;
-  const float* sa = p.sa + i * p.groups;
-  for (int32_t g = 0, e0 = 0; g < groups; ++g, e0 += group) {
-    const int32_t e1 = e0 + group < k ? e0 + group : k;
-    int32_t s[R];
-#pragma GCC unroll 4
-    for (int r = 0; r < R; ++r) s[r] = 0;
-    int32_t e = e0;
-    for (; e + F::kStep <= e1; e += F::kStep) {
-      const typename F::Act av = F::act(a + e);
-#pragma GCC unroll 4
-      for (int r = 0; r < R; ++r) s[r] = F::dot(w[r], e, av, s[r]);
-    }
-    if (e < e1) {
-      // Inside a row only when the group is not a multiple of the step (q8): the predicate stops
-      // at the group's end; at the row's end it stops at k.
-      const typename F::Act av = F::act_tail(a + e, e1 - e);
-#pragma GCC unroll 4
-      for (int r = 0; r < R; ++r) s[r] = F::dot_tail(w[r], e, e1, av, s[r]);
-    }
-#pragma GCC unroll 4
-    for (int r = 0; r < R; ++r) acc[r] += static_cast<float>(s[r]) * (sa[g] * sw[r][g]);
-  }
-#pragma GCC unroll 4
-  for (int r = 0; r < R; ++r) p.c[i * p.ldc + j0 + r] = acc[r];
-}
-
-template <class F>
-void run(const QuantGemm& p) {
-  int64_t j = 0;
-  for (; j + 4 <= p.n; j += 4) {
-    for (int64_t i = 0; i < p.m; ++i) tile<F, 4>(p, i, j);
-  }
-  for (; j < p.n; ++j) {
-    for (int64_t i = 0; i < p.m; ++i) tile<F, 1>(p, i, j);
-  }
-}
-
 }  // namespace
 
 void gemm_q8_4x1_mve(const QuantGemm& p) {
-  run<Q8>(p);
+  if (p.group == 32) {
+    mcu_gemm<Q8, 4, 32 / Q8::kStep>(p);
+  } else {
+    mcu_gemm<Q8, 4, 0>(p);
+  }
 }
 
 void gemm_q4_4x1_mve(const QuantGemm& p) {
-  run<Q4>(p);
+  if (p.group == 32) {
+    mcu_gemm<Q4, 4, 32 / Q4::kStep>(p);
+  } else {
+    mcu_gemm<Q4, 4, 0>(p);
+  }
 }
 
 }  // namespace einfer::quant_detail

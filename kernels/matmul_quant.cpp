@@ -16,18 +16,20 @@ namespace quant_detail {
 
 void quantize_activations_q8(const float* a, int64_t k, int32_t group, int8_t* qa, float* sa) {
   for (int64_t g0 = 0, gi = 0; g0 < k; g0 += group, ++gi) {
-    const int64_t n = k - g0 < group ? k - g0 : group;
+    // Per-group counts in int32 (a group is an int32): 64-bit loop counters cost 32-bit cores.
+    const int32_t n = static_cast<int32_t>(k - g0 < group ? k - g0 : group);
+    const float* ag = a + g0;
+    int8_t* qg = qa + g0;
     float amax = 0.f;
-    for (int64_t e = 0; e < n; ++e)
-      amax = std::fabs(a[g0 + e]) > amax ? std::fabs(a[g0 + e]) : amax;
+    for (int32_t e = 0; e < n; ++e) amax = std::fabs(ag[e]) > amax ? std::fabs(ag[e]) : amax;
     const float scale = amax / 127.f;
     const float inv = scale > 0.f ? 1.f / scale : 0.f;
     sa[gi] = scale;
-    for (int64_t e = 0; e < n; ++e) {
+    for (int32_t e = 0; e < n; ++e) {
       // x * inv can exceed 127 by an ulp; clamp after rounding (nearest even, the FP default).
-      long r = std::lrintf(a[g0 + e] * inv);
+      int32_t r = lrint_small(ag[e] * inv);
       r = r > 127 ? 127 : (r < -127 ? -127 : r);
-      qa[g0 + e] = static_cast<int8_t>(r);
+      qg[e] = static_cast<int8_t>(r);
     }
   }
 }

@@ -1,16 +1,17 @@
-// The Cortex-M quantized GEMM microkernels (gemm_q8_q4_2x1_dsp.cpp on the Cortex-M4F image,
-// gemm_q8_q4_4x1_mve.cpp on the Cortex-M55 image) against their scalar twins: the same int8
-// activations, exact int32 group sums and the same float sequence, so every output must be
-// bit-identical. Shapes cover tile remainders (n not a multiple of 2 or 4), short last groups,
-// rows whose length is not a multiple of the SIMD step (the kernels must not read past a row) and
-// raw weight bytes (-128 in q8, a non-zero padding nibble in odd q4 rows). Other targets have no
-// Cortex-M kernel: the cases say so and check nothing.
+// The Cortex-M kernels against their scalar twins. Quantized GEMM microkernels
+// (gemm_q8_q4_2x1_dsp.cpp on the Cortex-M4F image, gemm_q8_q4_4x1_mve.cpp on the Cortex-M55 image)
+// against their scalar twins: the same int8 activations, exact int32 group sums and the same float
+// sequence, so every output must be bit-identical. Shapes cover tile remainders (n not a multiple
+// of 2 or 4), short last groups, rows whose length is not a multiple of the SIMD step (the kernels
+// must not read past a row) and raw weight bytes (-128 in q8, a non-zero padding nibble in odd q4
+// rows). Other targets have no Cortex-M kernel: the cases say so and check nothing.
 #include <doctest/doctest.h>
 
 #include <cstdint>
 #include <cstring>
 #include <vector>
 
+#include "kernels/attention_i8_rows.h"
 #include "kernels/matmul_quant_impl.h"
 #include "kernels/quant.h"
 #include "runtime/tensor.h"
@@ -126,5 +127,36 @@ TEST_CASE("gemm_quant_mcu: Cortex-M q8/q4 kernels == scalar twins, bit for bit")
   CHECK_FALSE(mcu_supports_group(false, 32));
   CHECK_FALSE(mcu_supports_group(true, 32));
   MESSAGE("no Cortex-M kernels in this build (not an M-profile target)");
+#endif
+}
+
+TEST_CASE("attention_i8_rows: the build's int8 KV row kernels == scalar twins, bit for bit") {
+  using namespace einfer::attention_detail;
+  Rng rng{0xA77E5710Full};
+  for (int32_t n : {0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 64, 100}) {
+    CAPTURE(n);
+    // Exactly n elements: a kernel reading past the row end reads past the vectors.
+    std::vector<int16_t> a(static_cast<size_t>(n));
+    std::vector<int8_t> b(static_cast<size_t>(n));
+    for (auto& x : a) x = static_cast<int16_t>(rng.next());  // full int16 range, incl. -32768
+    for (auto& x : b) x = static_cast<int8_t>(rng.next());   // incl. -128
+    const int32_t acc0 = static_cast<int32_t>(rng.next() % 2000001) - 1000000;
+    CHECK(attention_dot_i16_i8(a.data(), b.data(), n, acc0) ==
+          dot_i16_i8_scalar(a.data(), b.data(), n, acc0));
+
+    const float w = rng.uniform() * 0.01f;
+    std::vector<float> y(static_cast<size_t>(n) + 1), y_ref;
+    for (auto& x : y) x = rng.uniform();
+    y_ref = y;
+    attention_axpy_f32_i8(w, b.data(), n, y.data());
+    axpy_f32_i8_scalar(w, b.data(), n, y_ref.data());
+    CHECK(std::memcmp(y.data(), y_ref.data(), y.size() * sizeof(float)) == 0);  // incl. y[n]
+  }
+#if EINFER_HAS_MVE
+  MESSAGE("checked the Helium (MVE) dot and axpy");
+#elif EINFER_HAS_DSP
+  MESSAGE("checked the SIMD32 (DSP) dot; the axpy is the scalar twin on this core");
+#else
+  MESSAGE("no Cortex-M row kernels in this build: the dispatch runs the scalar twins");
 #endif
 }
