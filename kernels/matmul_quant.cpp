@@ -206,7 +206,11 @@ Status prepare(const float* a, int64_t lda, int64_t m, const TensorView& w, floa
   const ScratchLayout s = carve_scratch(scratch, m, groups, kpad);
   for (int64_t i = 0; i < m; ++i) {
     int8_t* qa = s.qa + i * kpad;
+#if EINFER_HAS_MVE
+    quant_detail::quantize_activations_q8_mve(a + i * lda, k, w.group_size, qa, s.sa + i * groups);
+#else
     quant_detail::quantize_activations_q8(a + i * lda, k, w.group_size, qa, s.sa + i * groups);
+#endif
     std::memset(qa + k, 0, static_cast<size_t>(kpad - k));
     if (even_odd_q4 && w.dtype == DType::q4) {
 #if EINFER_HAS_SIMD && defined(__AVX2__)

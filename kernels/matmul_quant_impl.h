@@ -76,6 +76,8 @@ void q4q8_matmul_neon(const QuantGemm& p);
 // (MVE, natural order).
 bool mcu_supports_group(bool q4, int32_t group);
 #if EINFER_HAS_MVE
+// quantize_activations_q8 in Helium lanes (quantize_act_q8_mve.cpp), same bytes and scales.
+void quantize_activations_q8_mve(const float* a, int64_t k, int32_t group, int8_t* qa, float* sa);
 void gemm_q8_4x1_mve(const QuantGemm& p);
 void gemm_q4_4x1_mve(const QuantGemm& p);
 #elif EINFER_HAS_DSP

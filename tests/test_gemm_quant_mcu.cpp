@@ -160,3 +160,32 @@ TEST_CASE("attention_i8_rows: the build's int8 KV row kernels == scalar twins, b
   MESSAGE("no Cortex-M row kernels in this build: the dispatch runs the scalar twins");
 #endif
 }
+
+TEST_CASE("quantize_activations_q8: the Helium twin gives the scalar bytes and scales") {
+#if EINFER_HAS_MVE
+  Rng rng{0x5EED0F0A11ull};
+  for (int32_t group : {4, 8, 20, 32, 64}) {
+    for (int64_t k : {1, 3, 4, 5, 31, 32, 33, 64, 100, 172, 257}) {
+      CAPTURE(group);
+      CAPTURE(k);
+      const int64_t groups = quant_groups(k, group);
+      std::vector<float> a(static_cast<size_t>(k));
+      for (auto& x : a) x = rng.uniform() * 4.f;
+      if (k > 8) {  // an all-zero group (scale 0) and exact .5 ties after scaling
+        for (int64_t e = 0; e < (k < group ? k : group); ++e) a[static_cast<size_t>(e)] = 0.f;
+        a[static_cast<size_t>(k - 1)] = 127.f;
+        a[static_cast<size_t>(k - 2)] = 0.5f;
+        a[static_cast<size_t>(k - 3)] = -2.5f;
+      }
+      std::vector<int8_t> q(static_cast<size_t>(k) + 4, 99), q_mve(q);  // + 4: nothing past k
+      std::vector<float> s(static_cast<size_t>(groups)), s_mve(s);
+      quantize_activations_q8(a.data(), k, group, q.data(), s.data());
+      quantize_activations_q8_mve(a.data(), k, group, q_mve.data(), s_mve.data());
+      CHECK(q == q_mve);
+      CHECK(std::memcmp(s.data(), s_mve.data(), s.size() * sizeof(float)) == 0);
+    }
+  }
+#else
+  MESSAGE("no Helium in this build: the scalar quantizer is the only one");
+#endif
+}
