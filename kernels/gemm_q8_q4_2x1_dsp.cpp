@@ -110,19 +110,11 @@ struct Q4 {
 }  // namespace
 
 void gemm_q8_2x1_dsp(const QuantGemm& p) {
-  if (p.group == 32) {
-    mcu_gemm<Q8, 2, 32 / Q8::kStep>(p);
-  } else {
-    mcu_gemm<Q8, 2, 0>(p);
-  }
+  mcu_gemm_any_group<Q8, 2>(p);
 }
 
 void gemm_q4_2x1_dsp(const QuantGemm& p) {
-  if (p.group == 32) {
-    mcu_gemm<Q4, 2, 32 / Q4::kStep>(p);
-  } else {
-    mcu_gemm<Q4, 2, 0>(p);
-  }
+  mcu_gemm_any_group<Q4, 2>(p);
 }
 
 }  // namespace einfer::quant_detail

@@ -77,19 +77,11 @@ struct Q4 {
 }  // namespace
 
 void gemm_q8_4x1_mve(const QuantGemm& p) {
-  if (p.group == 32) {
-    mcu_gemm<Q8, 4, 32 / Q8::kStep>(p);
-  } else {
-    mcu_gemm<Q8, 4, 0>(p);
-  }
+  mcu_gemm_any_group<Q8, 4>(p);
 }
 
 void gemm_q4_4x1_mve(const QuantGemm& p) {
-  if (p.group == 32) {
-    mcu_gemm<Q4, 4, 32 / Q4::kStep>(p);
-  } else {
-    mcu_gemm<Q4, 4, 0>(p);
-  }
+  mcu_gemm_any_group<Q4, 4>(p);
 }
 
 }  // namespace einfer::quant_detail

@@ -89,4 +89,15 @@ void mcu_gemm(const QuantGemm& p) {
   }
 }
 
+// Groups of 32 (the packer's default) take the unrolled path, any other size the loop.
+template <class F, int R>
+void mcu_gemm_any_group(const QuantGemm& p) {
+  static_assert(32 % F::kStep == 0, "a group of 32 must be whole steps");
+  if (p.group == 32) {
+    mcu_gemm<F, R, 32 / F::kStep>(p);
+  } else {
+    mcu_gemm<F, R, 0>(p);
+  }
+}
+
 }  // namespace einfer::quant_detail
