@@ -57,6 +57,7 @@ inline int32_t sx13(uint32_t x) {
 // q8 step: 4 elements, one weight word.
 struct Q8 {
   static constexpr int32_t kStep = 4;
+  static constexpr int32_t row_bytes(int32_t n) { return n; }
   struct Act {
     int32_t a02, a13;
   };
@@ -81,6 +82,7 @@ struct Q8 {
 // q4 step: 8 elements, one weight word; activations in even/odd order per 8-block.
 struct Q4 {
   static constexpr int32_t kStep = 8;
+  static constexpr int32_t row_bytes(int32_t n) { return n / 2; }  // groups: multiples of 8
   struct Act {
     int32_t a04, a26, a15, a37;
   };

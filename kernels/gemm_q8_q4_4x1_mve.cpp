@@ -29,6 +29,7 @@ namespace {
 // q8 step: 16 elements.
 struct Q8 {
   static constexpr int32_t kStep = 16;
+  static constexpr int32_t row_bytes(int32_t n) { return n; }
   struct Act {
     int8x16_t a;
   };
@@ -51,6 +52,7 @@ struct Q8 {
 // q4 step: 32 elements, 16 weight bytes.
 struct Q4 {
   static constexpr int32_t kStep = 32;
+  static constexpr int32_t row_bytes(int32_t n) { return n / 2; }  // groups: multiples of 32
   struct Act {
     int8x16x2_t even_odd;
   };

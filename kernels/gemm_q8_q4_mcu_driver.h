@@ -2,12 +2,14 @@
 // gemm_q8_q4_4x1_mve.cpp): the loops around their step kernels, in 32-bit arithmetic and pointer
 // increments (64-bit index products per tile cost as much as a group's arithmetic on these cores).
 //
-// A step kernel F provides, for kStep elements starting at element e of a weight row:
+// A step kernel F provides, for kStep elements starting at element e of a weight row (the row
+// pointer is at the start of the current group, e counts from there):
+//   F::row_bytes(n)               bytes of n weights (a whole group);
 //   F::act(a)                     the activation side of a step, loaded once per row tile;
 //   F::act_tail(a, n)             the same when only n < kStep elements remain in the group;
 //   F::dot(row, e, act, s)        s + the step's int32 dot with the weight row;
 //   F::dot_tail(row, e, end, act, s)  the same for the elements [e, end) only, reading no weight
-//                                 byte at or past element `end`.
+//                                 byte at or past element `end` (the group's or the row's end).
 // Per group the int32 sums are scaled exactly as the scalar twins do it, acc += float(isum) *
 // (sa[g] * sw[g]), so results are bit-identical to them.
 #pragma once
@@ -24,44 +26,47 @@ namespace einfer::quant_detail {
 template <class F, int R, int kGroupSteps>
 inline void mcu_rows(const int8_t* a, const float* sa, const uint8_t* w, uint32_t row_bytes,
                      const float* sw, int32_t groups, int32_t group, int32_t k, float* c) {
+  // Row pointers move to each group's start, so the unrolled steps address the weights, the
+  // activations and the scales with constant offsets (no per-load address arithmetic).
   const uint8_t* wr[R];
-  const float* swr[R];
   float acc[R];
 #pragma GCC unroll 4
   for (int r = 0; r < R; ++r) {
     wr[r] = w + r * row_bytes;
-    swr[r] = sw + r * groups;
     acc[r] = 0.f;
   }
-  for (int32_t g = 0, e0 = 0; g < groups; ++g, e0 += group) {
-    const int32_t e1 = e0 + group < k ? e0 + group : k;
+  const int32_t group_bytes = F::row_bytes(group);
+  for (int32_t g = 0, e0 = 0; g < groups; ++g, e0 += group, a += group, ++sw) {
+    const int32_t len = k - e0 < group ? k - e0 : group;  // elements of this group
     int32_t s[R];
 #pragma GCC unroll 4
     for (int r = 0; r < R; ++r) s[r] = 0;
-    if (kGroupSteps > 0 && e1 - e0 == kGroupSteps * F::kStep) {
+    if (kGroupSteps > 0 && len == kGroupSteps * F::kStep) {
 #pragma GCC unroll 16
       for (int32_t t = 0; t < kGroupSteps; ++t) {
-        const int32_t e = e0 + t * F::kStep;
-        const typename F::Act av = F::act(a + e);
+        const typename F::Act av = F::act(a + t * F::kStep);
 #pragma GCC unroll 4
-        for (int r = 0; r < R; ++r) s[r] = F::dot(wr[r], e, av, s[r]);
+        for (int r = 0; r < R; ++r) s[r] = F::dot(wr[r], t * F::kStep, av, s[r]);
       }
     } else {
-      int32_t e = e0;
-      for (; e + F::kStep <= e1; e += F::kStep) {
+      int32_t e = 0;
+      for (; e + F::kStep <= len; e += F::kStep) {
         const typename F::Act av = F::act(a + e);
 #pragma GCC unroll 4
         for (int r = 0; r < R; ++r) s[r] = F::dot(wr[r], e, av, s[r]);
       }
-      if (e < e1) {
-        const typename F::Act av = F::act_tail(a + e, e1 - e);
+      if (e < len) {
+        const typename F::Act av = F::act_tail(a + e, len - e);
 #pragma GCC unroll 4
-        for (int r = 0; r < R; ++r) s[r] = F::dot_tail(wr[r], e, e1, av, s[r]);
+        for (int r = 0; r < R; ++r) s[r] = F::dot_tail(wr[r], e, len, av, s[r]);
       }
     }
     const float sag = sa[g];
 #pragma GCC unroll 4
-    for (int r = 0; r < R; ++r) acc[r] += static_cast<float>(s[r]) * (sag * swr[r][g]);
+    for (int r = 0; r < R; ++r) {
+      acc[r] += static_cast<float>(s[r]) * (sag * sw[r * groups]);
+      wr[r] += group_bytes;
+    }
   }
 #pragma GCC unroll 4
   for (int r = 0; r < R; ++r) c[r] = acc[r];

@@ -1,6 +1,6 @@
 // Helium / MVE twin of quantize_activations_q8 (matmul_quant.cpp): every projection input is
 // quantized to int8 per group before the GEMM, and in scalar code that cost about as much as a
-// small projection's arithmetic on the Cortex-M55. Four lanes per step with tail predication:
+// small projection's arithmetic on the Cortex-M55. Four lanes per step, the tail predicated:
 // VMAXNMAV gives the group's largest |x| (exact, as the scalar max), VMUL scales by the same
 // 1 / scale, VCVTN rounds to nearest with ties to even (what lrintf / VCVTR do in the default
 // rounding mode), VMIN/VMAX clamp to [-127, 127] and VSTRB narrows to bytes. Same scales and
@@ -21,7 +21,9 @@ void quantize_activations_q8_mve(const float* a, int64_t k, int32_t group, int8_
     const float* ag = a + g0;
     int8_t* qg = qa + g0;
     float amax = 0.f;
-    for (int32_t e = 0; e < n; e += 4) {
+    int32_t e = 0;
+    for (; e + 4 <= n; e += 4) amax = vmaxnmavq_f32(amax, vld1q_f32(ag + e));
+    if (e < n) {  // predication only for the tail: a VPST per instruction otherwise
       const mve_pred16_t live = vctp32q(static_cast<uint32_t>(n - e));
       amax = vmaxnmavq_p_f32(amax, vldrwq_z_f32(ag + e, live), live);
     }
@@ -29,7 +31,11 @@ void quantize_activations_q8_mve(const float* a, int64_t k, int32_t group, int8_
     const float inv = scale > 0.f ? 1.f / scale : 0.f;
     sa[gi] = scale;
     const int32x4_t hi = vdupq_n_s32(127), lo = vdupq_n_s32(-127);
-    for (int32_t e = 0; e < n; e += 4) {
+    for (e = 0; e + 4 <= n; e += 4) {
+      const int32x4_t r = vcvtnq_s32_f32(vmulq_n_f32(vld1q_f32(ag + e), inv));
+      vstrbq_s32(qg + e, vmaxq_s32(vminq_s32(r, hi), lo));
+    }
+    if (e < n) {
       const mve_pred16_t live = vctp32q(static_cast<uint32_t>(n - e));
       const int32x4_t r = vcvtnq_s32_f32(vmulq_n_f32(vldrwq_z_f32(ag + e, live), inv));
       vstrbq_p_s32(qg + e, vmaxq_s32(vminq_s32(r, hi), lo), live);
