@@ -1,7 +1,7 @@
 // Cortex-M DSP-extension (SIMD32: Cortex-M4/M7/M33) microkernels of the quantized GEMM
 // (kernels/matmul_quant.h): C[i, j] = sum over groups g of isum(i, j, g) * (sa[i][g] * sw[j][g])
 // with the same exact int32 group sums and the same float sequence as the scalar twins
-// (q8q8_matmul_scalar, q4q8_matmul_scalar in matmul_quant.cpp), so the results are bit-identical.
+// (gemm_q8_q4_1x1_scalar.cpp), so the results are bit-identical.
 //
 // Tiles of 2 weight rows x 1 activation row: each activation word is loaded and unpacked once and
 // used for both rows (two rows keep every pointer and accumulator in registers; GCC spills with

@@ -1,7 +1,7 @@
 // Helium / MVE (Cortex-M55/M85) microkernels of the quantized GEMM (kernels/matmul_quant.h):
 // C[i, j] = sum over groups g of isum(i, j, g) * (sa[i][g] * sw[j][g]) with the same exact int32
-// group sums and the same float sequence as the scalar twins (q8q8_matmul_scalar,
-// q4q8_matmul_scalar in matmul_quant.cpp), so the results are bit-identical.
+// group sums and the same float sequence as the scalar twins (gemm_q8_q4_1x1_scalar.cpp), so the
+// results are bit-identical.
 //
 // Tiles of 4 weight rows x 1 activation row: each activation vector is loaded once for 4 rows.
 // VMLADAVA.S8 multiplies 16 int8 lanes and adds all 16 products to a general-purpose register, so

@@ -16,7 +16,7 @@
 
 #include <cstdint>
 
-#include "kernels/matmul_quant_impl.h"
+#include "kernels/gemm_quant_internal.h"
 
 namespace einfer::quant_detail {
 

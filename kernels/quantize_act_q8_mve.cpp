@@ -8,7 +8,7 @@
 #include <cstdint>
 
 #include "kernels/cortex_m.h"
-#include "kernels/matmul_quant_impl.h"
+#include "kernels/gemm_quant_internal.h"
 
 #if EINFER_HAS_MVE
 #include <arm_mve.h>

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "kernels/attention_i8_rows.h"
-#include "kernels/matmul_quant_impl.h"
+#include "kernels/gemm_quant_internal.h"
 #include "kernels/quant.h"
 #include "runtime/tensor.h"
 
@@ -75,7 +75,7 @@ void check_case(bool q4, int64_t m, int64_t n, int64_t k, int32_t group, Rng& rn
   std::vector<float> c_scalar(static_cast<size_t>(m * ldc), sentinel), c_mcu(c_scalar);
   QuantGemm p{qa.data(), sa.data(), nullptr, w.data(), sw.data(), row_bytes,       m,
               n,         k,         kpad,    groups,   group,     c_scalar.data(), ldc};
-  q4 ? q4q8_matmul_scalar(p) : q8q8_matmul_scalar(p);
+  q4 ? gemm_q4_1x1_scalar(p) : gemm_q8_1x1_scalar(p);
   p.qa = qa_mcu.data();
   p.c = c_mcu.data();
   run_mcu_kernel(p, q4);
