@@ -33,6 +33,8 @@ RunOptions run_options(const einfer_options& o) {
   r.kv_dtype = o.kv_int8 ? DType::i8 : DType::f32;
   r.max_batch = o.max_batch;
   r.cache_plans = o.no_plan_cache == 0;
+  r.threads = o.threads;
+  if (r.threads.n == 0) r.threads.n = 1;
   return r;
 }
 
