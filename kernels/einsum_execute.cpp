@@ -159,6 +159,22 @@ void for_each_outer(const EinsumLayout& L, F&& body) {
   }
 }
 
+// A GEMV's operands: matrix W[j, p] and vector v[p]; j is N (when M == 1) or M (when N == 1).
+struct GemvOperands {
+  const float* w;
+  const float* v;
+  int64_t w_j, w_p, v_s, nj, ys;
+  bool supported() const { return w_p == 1 || w_j == 1; }  // what gemv_f32 takes
+};
+
+GemvOperands gemv_operands(const EinsumLayout& L, const float* pa, const float* pb) {
+  const EinsumDim &M = L.m, &N = L.n, &K = L.k;
+  const bool m_is_one = M.size == 1;
+  return GemvOperands{m_is_one ? pb : pa,     m_is_one ? pa : pb,     m_is_one ? N.sb : M.sa,
+                      m_is_one ? K.sb : K.sa, m_is_one ? K.sa : K.sb, m_is_one ? N.size : M.size,
+                      m_is_one ? N.so : M.so};
+}
+
 // A single GEMM or GEMV (no outer loops) cut into blocks of output columns (GEMV: of the matrix's
 // rows), one per task, each with its own scratch slot. Every output element is summed by one
 // task with the same tiles as the whole product would use, so the result does not depend on the
@@ -170,21 +186,17 @@ void run_gemm_split(const EinsumLayout& L, const float* a, const float* b, float
   const EinsumDim &M = L.m, &N = L.n, &K = L.k;
   constexpr long long kAlign = 16;  // a multiple of every microkernel's tile width
   if (L.kind == EinsumKernel::gemv) {
-    const bool m_is_one = M.size == 1;
-    const float* w = m_is_one ? y : x;
-    const float* v = m_is_one ? x : y;
-    const int64_t w_j = m_is_one ? N.sb : M.sa, w_p = m_is_one ? K.sb : K.sa;
-    const int64_t v_s = m_is_one ? K.sa : K.sb;
-    const int64_t nj = m_is_one ? N.size : M.size, ys = m_is_one ? N.so : M.so;
-    if (v_s != 1) {
+    GemvOperands g = gemv_operands(L, x, y);
+    if (g.v_s != 1) {
       float* packed = reinterpret_cast<float*>(scratch);
-      for (int64_t i = 0; i < K.size; ++i) packed[i] = v[i * v_s];
-      v = packed;
+      for (int64_t i = 0; i < K.size; ++i) packed[i] = g.v[i * g.v_s];
+      g.v = packed;
     }
     auto rows = [&](int task) {
       long long j0 = 0, j1 = 0;
-      split_range(nj, task, tasks, kAlign, &j0, &j1);
-      if (j1 > j0) gemv_f32(j1 - j0, K.size, w + j0 * w_j, w_j, w_p, v, o + j0 * ys, ys, false);
+      split_range(g.nj, task, tasks, kAlign, &j0, &j1);
+      if (j1 > j0)
+        gemv_f32(j1 - j0, K.size, g.w + j0 * g.w_j, g.w_j, g.w_p, g.v, o + j0 * g.ys, g.ys, false);
     };
     run_tasks(threads, tasks, rows);
     return;
@@ -237,20 +249,12 @@ void run_gemm_family(const EinsumLayout& L, const float* a, const float* b, floa
         break;
       }
       case EinsumKernel::gemv: {
-        // Matrix W[j, p] and vector v[p]; j is N (when M == 1) or M (when N == 1).
-        const bool m_is_one = M.size == 1;
-        const float* w = m_is_one ? pb : pa;
-        const float* v = m_is_one ? pa : pb;
-        const int64_t w_j = m_is_one ? N.sb : M.sa, w_p = m_is_one ? K.sb : K.sa;
-        const int64_t v_s = m_is_one ? K.sa : K.sb;
-        const int64_t nj = m_is_one ? N.size : M.size, ys = m_is_one ? N.so : M.so;
-        if (v_s != 1) {
-          for (int64_t i = 0; i < K.size; ++i) aligned[i] = v[i * v_s];
-          v = aligned;
+        GemvOperands g = gemv_operands(L, pa, pb);
+        if (g.v_s != 1) {
+          for (int64_t i = 0; i < K.size; ++i) aligned[i] = g.v[i * g.v_s];
+          g.v = aligned;
         }
-        if (w_p == 1 || w_j == 1) {
-          gemv_f32(nj, K.size, w, w_j, w_p, v, pc, ys, acc);
-        }
+        if (g.supported()) gemv_f32(g.nj, K.size, g.w, g.w_j, g.w_p, g.v, pc, g.ys, acc);
         break;
       }
       default: {
@@ -452,8 +456,9 @@ Status run_layout(const EinsumPlan& plan, const EinsumLayout& L, const TensorVie
   const float* b = n_inputs > 1 && plan.in_dtype[1] == DType::f32 ? inputs[1].f32() : nullptr;
   EinsumKernel kind = L.kind;
   if (L.scratch > scratch_bytes) kind = EinsumKernel::generic;  // a strided output needs more
-  const bool splittable = L.n_outer == 0 && ((kind == EinsumKernel::gemm && L.n_split.size <= 1) ||
-                                             kind == EinsumKernel::gemv);
+  const bool splittable =
+      L.n_outer == 0 && ((kind == EinsumKernel::gemm && L.n_split.size <= 1) ||
+                         (kind == EinsumKernel::gemv && gemv_operands(L, a, b).supported()));
   if (splittable && thread_count(threads) > 1) {
     // One scratch slot per task (64-byte aligned); as many tasks as slots and column blocks allow.
     const uintptr_t base = reinterpret_cast<uintptr_t>(scratch);
