@@ -2,11 +2,12 @@
 
 #include <unistd.h>
 
+#include <chrono>
+#include <cstdlib>
+
 namespace einfer::tools {
 
 namespace {
-
-constexpr int kSpinRounds = 1 << 14;  // about 0.1-1 ms of pause instructions before sleeping
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -14,6 +15,35 @@ inline void cpu_relax() {
 #elif defined(__aarch64__) || defined(__arm__)
   asm volatile("yield");
 #endif
+}
+
+// How long an idle thread spins before it sleeps: long enough to catch the next call of a decode
+// step (they come microseconds apart), short enough that a loaded board's scheduler still sees a
+// thread that sleeps (a spinning thread uses up its share and is preempted mid-task, stalling
+// every worker at the next join). EINFER_POOL_SPIN_US overrides it (0: sleep at once).
+uint64_t spin_ns() {
+  static const uint64_t ns = [] {
+    const char* e = std::getenv("EINFER_POOL_SPIN_US");
+    return static_cast<uint64_t>(e ? std::atol(e) : 50) * 1000;
+  }();
+  return ns;
+}
+
+uint64_t now_ns() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
+// Spins until done() or the spin time is up; true when done() held.
+template <typename F>
+bool spin_until(F&& done) {
+  const uint64_t start = now_ns();
+  for (int i = 1;; ++i) {
+    if (done()) return true;
+    cpu_relax();
+    if (i % 64 == 0 && now_ns() - start >= spin_ns()) return done();
+  }
 }
 
 inline uint64_t gen_of(uint64_t c) {
@@ -65,7 +95,11 @@ bool ThreadPool::work_on(uint64_t generation) {
     // Our claim keeps the call open (remaining_ > 0), so task_ and arg_ are this call's.
     task_.load(std::memory_order_relaxed)(arg_.load(std::memory_order_relaxed),
                                           static_cast<int>(next_of(c)));
-    remaining_.fetch_sub(1, std::memory_order_acq_rel);
+    if (remaining_.fetch_sub(1, std::memory_order_seq_cst) == 1 &&
+        caller_sleeps_.load(std::memory_order_seq_cst)) {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_.notify_all();
+    }
     ran = true;
     c = claim_.load(std::memory_order_acquire);
   }
@@ -88,11 +122,13 @@ void ThreadPool::run(einfer_task_fn task, void* arg, int count) {
     wake_.notify_all();
   }
   work_on(generation);
-  for (int spins = 0; remaining_.load(std::memory_order_acquire) != 0; ++spins) {
-    if (spins < kSpinRounds)
-      cpu_relax();
-    else
-      std::this_thread::yield();
+  // Wait for tasks still running on workers: spin briefly, then sleep (on a loaded board a spinning
+  // waiter only delays the preempted worker it waits for).
+  if (!spin_until([&] { return remaining_.load(std::memory_order_acquire) == 0; })) {
+    std::unique_lock<std::mutex> lock(mu_);
+    caller_sleeps_.store(true, std::memory_order_seq_cst);
+    done_.wait(lock, [&] { return remaining_.load(std::memory_order_seq_cst) == 0; });
+    caller_sleeps_.store(false, std::memory_order_seq_cst);
   }
 }
 
@@ -100,11 +136,11 @@ void ThreadPool::worker() {
   uint64_t seen = 0;
   for (;;) {
     // Spin, then sleep, until a new call (or stop) is published.
-    uint64_t g = gen_of(claim_.load(std::memory_order_acquire));
-    for (int spins = 0; g == seen && spins < kSpinRounds && !stop_.load(); ++spins) {
-      cpu_relax();
+    uint64_t g = seen;
+    spin_until([&] {
       g = gen_of(claim_.load(std::memory_order_acquire));
-    }
+      return g != seen || stop_.load(std::memory_order_relaxed);
+    });
     if (g == seen) {
       std::unique_lock<std::mutex> lock(mu_);
       sleepers_.fetch_add(1, std::memory_order_seq_cst);

@@ -44,8 +44,9 @@ class ThreadPool {
   std::atomic<int> remaining_{0};
   std::atomic<int> sleepers_{0};
   std::atomic<bool> stop_{false};
+  std::atomic<bool> caller_sleeps_{false};
   std::mutex mu_;
-  std::condition_variable wake_;
+  std::condition_variable wake_, done_;
 };
 
 // Online cores (the tools' default --threads), at least 1.
