@@ -406,9 +406,9 @@ int main(int argc, char** argv) {
   }
   double decode_s = 0;
   for (double ms : step_ms) decode_s += ms / 1e3;
-  std::fprintf(stderr, "prefill: %zu tokens in %.2f ms (%.1f tokens/s), %d threads\n",
+  std::fprintf(stderr, "prefill: %zu tokens in %.2f ms (%.1f tokens/s), %d thread%s\n",
                prompt.size(), prefill_s * 1e3, static_cast<double>(prompt.size()) / prefill_s,
-               pool.size());
+               pool.size(), pool.size() > 1 ? "s" : "");
   if (!step_ms.empty()) {
     std::fprintf(stderr, "decode: %zu tokens in %.2f ms (%.1f tokens/s)\n", step_ms.size(),
                  decode_s * 1e3, static_cast<double>(step_ms.size()) / decode_s);
