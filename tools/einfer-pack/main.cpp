@@ -52,6 +52,7 @@ void usage() {
       "       einfer-pack --inspect MODEL.ein [--json]\n"
       "run options (arena sizing): --context N --window W --sinks S --kv f32|q8 --batch B "
       "[--no-plan-cache]\n"
+      "  [-t|--threads N] (one kernel-scratch slot per worker; default 1)\n"
       "  --emit-c only: --with-tokenizer --max-prompt-bytes N (C API options the constant "
       "covers),\n"
       "    --with-decode-tokenizer (with_tokenizer = 2: decode only, no tokenizer arena)\n"
@@ -162,7 +163,10 @@ int run(int argc, char** argv) {
       run.max_batch = parse_int(a, value());
     else if (a == "--no-plan-cache")
       run.cache_plans = false;
-    else if (a == "--kv") {
+    else if (a == "--threads" || a == "-t") {
+      run.threads.n = parse_int(a, value());
+      if (run.threads.n < 1 || run.threads.n > 256) throw PackError(a + ": 1..256 threads");
+    } else if (a == "--kv") {
       const std::string k = value();
       if (k == "f32")
         run.kv_dtype = DType::f32;

@@ -201,10 +201,10 @@ std::string describe_model(const Model& model, const RunOptions& run, bool json)
     if (tok.present)
       out += fmt("  \"tokenizer\": \"%s\", \"tokenizer_arena_bytes\": %zu,\n", tok.text.c_str(),
                  tok.arena_bytes);
-    out +=
-        fmt("  \"run\": {\"context\": %d, \"window\": %d, \"sinks\": %d, \"kv\": \"%s\", "
-            "\"max_batch\": %d},\n",
-            run.context, run.window, run.sinks, kv_name(run.kv_dtype), run.max_batch);
+    out += fmt(
+        "  \"run\": {\"context\": %d, \"window\": %d, \"sinks\": %d, \"kv\": \"%s\", "
+        "\"max_batch\": %d, \"threads\": %d},\n",
+        run.context, run.window, run.sinks, kv_name(run.kv_dtype), run.max_batch, run.threads.n);
     if (as.ok())
       out += fmt("  \"arena_bytes\": %zu\n}\n", arena);
     else
@@ -239,8 +239,9 @@ std::string describe_model(const Model& model, const RunOptions& run, bool json)
   if (tok.present)
     out += fmt("tokenizer: %s\ntokenizer arena bytes %zu (encoding tables; 0 decode-only)\n",
                tok.text.c_str(), tok.arena_bytes);
-  out += fmt("arena bytes (context %d, window %d, sinks %d, kv %s, batch %d): %s\n", run.context,
-             run.window, run.sinks, kv_name(run.kv_dtype), run.max_batch, arena_text.c_str());
+  out += fmt("arena bytes (context %d, window %d, sinks %d, kv %s, batch %d, threads %d): %s\n",
+             run.context, run.window, run.sinks, kv_name(run.kv_dtype), run.max_batch,
+             run.threads.n, arena_text.c_str());
   return out;
 }
 
@@ -258,6 +259,7 @@ std::string emit_c_header(const std::vector<uint8_t>& image, const Model& model,
   o.sinks = run.sinks;
   o.kv_int8 = run.kv_dtype == DType::i8 ? 1 : 0;
   o.max_batch = run.max_batch;
+  o.threads.n = run.threads.n;  // sizing only: one scratch slot per worker
   o.no_plan_cache = run.cache_plans ? 0 : 1;
   o.with_tokenizer = capi.with_tokenizer;
   o.max_prompt_bytes = capi.max_prompt_bytes;

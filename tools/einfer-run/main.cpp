@@ -18,6 +18,7 @@
 #include "runtime/format.h"
 #include "tools/common/file.h"
 #include "tools/common/npy.h"
+#include "tools/common/thread_pool.h"
 #include "tools/einfer-pack/import_tokenizer.h"
 
 using namespace einfer;
@@ -36,6 +37,7 @@ struct Args {
   unsigned long long seed = 0;
   bool seed_set = false;
   RunOptions run;
+  long threads = 0;  // 0: the online cores
   bool ids = false;
   bool ignore_eos = false;
   bool tokenize = false;
@@ -50,7 +52,8 @@ struct Args {
   std::fprintf(
       stderr,
       "usage: einfer-run MODEL.ein [-z TOKENIZER] [-p PROMPT | --prompt-ids \"1 2 3\"] [-n STEPS]\n"
-      "                  [-t TEMP] [--top-p P] [--top-k K] [--seed S] [--window W] [--sinks S]\n"
+      "                  [-t|--threads N] [--temp T] [--top-p P] [--top-k K] [--seed S] [--window "
+      "W] [--sinks S]\n"
       "                  [--kv f32|q8] [--context N] [--batch B] [--ids] [--ignore-eos] [--logits "
       "FILE]\n"
       "                  [--no-crc]\n"
@@ -105,7 +108,18 @@ Args parse(int argc, char** argv) {
       a.prompt_ids = value();
     else if (!std::strcmp(f, "-n"))
       a.steps = parse_long(f, value());
-    else if (!std::strcmp(f, "-t"))
+    else if (!std::strcmp(f, "-t") || !std::strcmp(f, "--threads")) {
+      const char* v = value();
+      char* end = nullptr;
+      a.threads = std::strtol(v, &end, 10);
+      if (!v[0] || *end || a.threads < 1 || a.threads > 256) {
+        std::fprintf(stderr,
+                     "einfer-run: %s is the thread count (1..256), got '%s'; the sampling "
+                     "temperature is --temp\n",
+                     f, v);
+        std::exit(2);
+      }
+    } else if (!std::strcmp(f, "--temp") || !std::strcmp(f, "--temperature"))
       a.temperature = parse_float(f, value());
     else if (!std::strcmp(f, "--top-p"))
       a.top_p = parse_float(f, value());
@@ -280,8 +294,10 @@ int main(int argc, char** argv) {
                  "--prompt-ids and --ids\n");
     return 1;
   }
+  tools::ThreadPool pool(a.threads > 0 ? static_cast<int>(a.threads) : tools::online_cores());
   SessionOptions options;
   options.run = a.run;
+  options.run.threads = pool.threads();
   options.sampler.temperature = a.temperature;
   options.sampler.top_p = a.top_p;
   options.sampler.top_k = static_cast<int32_t>(a.top_k);
@@ -400,8 +416,9 @@ int main(int argc, char** argv) {
   }
   double decode_s = 0;
   for (double ms : step_ms) decode_s += ms / 1e3;
-  std::fprintf(stderr, "prefill: %zu tokens in %.2f ms (%.1f tokens/s)\n", prompt.size(),
-               prefill_s * 1e3, static_cast<double>(prompt.size()) / prefill_s);
+  std::fprintf(stderr, "prefill: %zu tokens in %.2f ms (%.1f tokens/s), %d thread%s\n",
+               prompt.size(), prefill_s * 1e3, static_cast<double>(prompt.size()) / prefill_s,
+               pool.size(), pool.size() > 1 ? "s" : "");
   if (!step_ms.empty()) {
     std::fprintf(stderr, "decode: %zu tokens in %.2f ms (%.1f tokens/s)\n", step_ms.size(),
                  decode_s * 1e3, static_cast<double>(step_ms.size()) / decode_s);
