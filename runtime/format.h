@@ -26,7 +26,7 @@ namespace einfer {
 static_assert(std::endian::native == std::endian::little, "einfer model images are little-endian");
 
 inline constexpr uint32_t kEinMagic = 0x464E4945u;  // bytes "EINF"
-inline constexpr uint32_t kEinVersion = 1;          // any layout change bumps this
+inline constexpr uint32_t kEinVersion = 2;          // any layout change bumps this
 inline constexpr uint32_t kEinAlignment = 64;       // every payload region starts at a multiple
 inline constexpr uint32_t kEinMaxRank = 4;
 
