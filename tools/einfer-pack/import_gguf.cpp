@@ -11,6 +11,7 @@
 #include <map>
 
 #include "kernels/quant.h"
+#include "tools/einfer-pack/arch_names.h"
 #include "tools/einfer-pack/gguf_meta.h"
 #include "tools/einfer-pack/importers.h"
 
@@ -72,41 +73,33 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
   const uint64_t data_start = (c.pos + alignment - 1) / alignment * alignment;
   if (data_start > b.size()) throw PackError("gguf: file truncated before the tensor data");
 
+  const ArchDescription& llama = arch_llama();
   auto arch = kv.find("general.architecture");
-  if (arch == kv.end() || arch->second.str != "llama")
+  if (arch == kv.end() || arch->second.str != llama.name)
     throw PackError("gguf: architecture '" +
                     (arch == kv.end() ? std::string("?") : arch->second.str) +
                     "' is not supported (llama only)");
-  auto num = [&](const std::string& key, double fallback, bool required) {
-    auto it = kv.find(key);
-    if (it == kv.end() || it->second.type == 8 || it->second.type == 9) {
-      if (required) throw PackError("gguf: missing metadata key " + key);
-      return fallback;
-    }
-    return it->second.num;
-  };
   SourceModel m;
   m.kind = "gguf";
   ModelConfig& cfg = m.config;
-  cfg.arch = ArchKind::llama;
-  cfg.dim = static_cast<int32_t>(num("llama.embedding_length", 0, true));
-  cfg.hidden_dim = static_cast<int32_t>(num("llama.feed_forward_length", 0, true));
-  cfg.n_layers = static_cast<int32_t>(num("llama.block_count", 0, true));
-  cfg.n_heads = static_cast<int32_t>(num("llama.attention.head_count", 0, true));
-  cfg.n_kv_heads = static_cast<int32_t>(num("llama.attention.head_count_kv", cfg.n_heads, false));
-  cfg.head_dim = cfg.n_heads > 0 ? cfg.dim / cfg.n_heads : 0;
-  cfg.head_dim = static_cast<int32_t>(num("llama.rope.dimension_count", cfg.head_dim, false));
-  cfg.context_length = static_cast<int32_t>(num("llama.context_length", 0, true));
-  cfg.norm = NormKind::rmsnorm;
-  cfg.norm_eps = static_cast<float>(num("llama.attention.layer_norm_rms_epsilon", 1e-5, false));
-  cfg.rope = RopeMode::interleaved;
-  cfg.rope_theta = static_cast<float>(num("llama.rope.freq_base", 10000.0, false));
-  cfg.activation = Activation::swiglu;
-  auto emb = infos.find("token_embd.weight");
+  cfg.arch = llama.kind;
+  cfg.norm = llama.norm;
+  cfg.rope = llama.rope;
+  cfg.activation = llama.activation;
+  auto emb = infos.find(arch_tensor_name(llama.tensors[0].gguf, -1));
   if (emb == infos.end() || emb->second.ne.size() != 2)
     throw PackError("gguf: missing token_embd.weight");
-  cfg.vocab_size =
-      static_cast<int32_t>(num("llama.vocab_size", static_cast<double>(emb->second.ne[1]), false));
+  // Hyperparameters by the table's keys; the vocabulary defaults to the embedding's rows.
+  auto lookup = [&](const char* key, double* value) {
+    auto it = kv.find(key);
+    if (it == kv.end() || it->second.type == 8 || it->second.type == 9) return false;
+    *value = it->second.num;
+    return true;
+  };
+  read_arch_config(llama, SourceFormat::gguf, lookup, "gguf: ", &cfg);
+  double vocab = static_cast<double>(emb->second.ne[1]);
+  lookup("llama.vocab_size", &vocab);
+  cfg.vocab_size = static_cast<int32_t>(vocab);
   cfg.tied_classifier = infos.count("output.weight") ? 0 : 1;
   require_valid_config(cfg, "gguf: ");
 
@@ -188,23 +181,9 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
     }
     m.tensors.push_back(std::move(t));
   };
-  const int64_t d = cfg.dim, f = cfg.hidden_dim, v = cfg.vocab_size, k = cfg.head_dim;
-  const int64_t q = int64_t{cfg.n_heads} * k, kvd = int64_t{cfg.n_kv_heads} * k;
-  load("token_embd.weight", TensorRole::token_embedding, -1, {v, d});
-  for (int32_t l = 0; l < cfg.n_layers; ++l) {
-    const std::string p = "blk." + std::to_string(l) + ".";
-    load(p + "attn_norm.weight", TensorRole::attn_norm, l, {d});
-    load(p + "attn_q.weight", TensorRole::wq, l, {q, d});
-    load(p + "attn_k.weight", TensorRole::wk, l, {kvd, d});
-    load(p + "attn_v.weight", TensorRole::wv, l, {kvd, d});
-    load(p + "attn_output.weight", TensorRole::wo, l, {d, q});
-    load(p + "ffn_norm.weight", TensorRole::ffn_norm, l, {d});
-    load(p + "ffn_gate.weight", TensorRole::w1, l, {f, d});
-    load(p + "ffn_down.weight", TensorRole::w2, l, {d, f});
-    load(p + "ffn_up.weight", TensorRole::w3, l, {f, d});
-  }
-  load("output_norm.weight", TensorRole::final_norm, -1, {d});
-  if (!cfg.tied_classifier) load("output.weight", TensorRole::classifier, -1, {v, d});
+  for_each_arch_tensor(llama, cfg, [&](const ArchTensorNames& t, int32_t layer) {
+    load(arch_tensor_name(t.gguf, layer), t.role, layer, arch_tensor_shape(cfg, t.role));
+  });
   for (const SourceTensor& t : m.tensors)
     if (t.shape.size() == 1 && t.native != DType::f32)
       throw PackError("gguf: norm weights must be F32 or F16");
