@@ -5,7 +5,8 @@
 //            bytes (the same O(N d) for both: neither ever holds an N x N matrix) and the bytes of
 //            the N x N float mask a masked dense implementation would need.
 //   linear:  one decode step of linear-elu attention (O(H k^2) state) vs softmax decode over an
-//            f32 KV cache holding 1024 and 16384 positions, H=8 heads of 64.
+//            f32 KV cache holding 1024 and 16384 positions, H=8 heads of 64; and a whole causal
+//            linear-elu encoder stack streamed to 16384 positions (encoder_stream_step).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -18,6 +19,8 @@
 #include "kernels/attention_linear.h"
 #include "kernels/attention_pattern.h"
 #include "models/encoder.h"
+#include "runtime/arena.h"
+#include "runtime/tensor.h"
 
 using namespace einfer;
 
@@ -166,6 +169,68 @@ void bench_decode(int32_t ctx, int steps) {
       2 * size_t(ctx) * row * 4, median(t_soft) / median(t_lin));
 }
 
+// A causal linear-elu encoder stack (d=256, 4 heads of 64, ff 1024, 2 layers, random f32 weights)
+// streamed one position at a time up to 16384 positions: the per-position time near 1K and 16K.
+void bench_stream() {
+  ModelConfig c;
+  c.arch = ArchKind::encoder;
+  c.dim = 256;
+  c.hidden_dim = 1024;
+  c.n_layers = 2;
+  c.n_heads = c.n_kv_heads = 4;
+  c.head_dim = 64;
+  c.norm = NormKind::layernorm;
+  c.activation = Activation::relu;
+  c.rope = RopeMode::none;
+  c.causal = 1;
+  c.attention = AttentionKind::linear_elu;
+  const int64_t d = c.dim, f = c.hidden_dim;
+  std::vector<std::vector<float>> keep;
+  auto tensor = [&](int64_t a, int64_t b) {
+    keep.push_back(
+        noise(static_cast<size_t>(a * (b > 0 ? b : 1)), static_cast<unsigned>(keep.size())));
+    for (float& x : keep.back()) x *= b > 0 ? 1.f / 16 : 1.f;
+    return b > 0 ? make_view(DType::f32, keep.back().data(), {a, b})
+                 : make_view(DType::f32, keep.back().data(), {a});
+  };
+  std::vector<EncoderLayerWeights> layers(c.n_layers);
+  for (EncoderLayerWeights& L : layers) {
+    L.attn.wq = tensor(d, d);
+    L.attn.wk = tensor(d, d);
+    L.attn.wv = tensor(d, d);
+    L.attn.wo = tensor(d, d);
+    L.w1 = tensor(f, d);
+    L.w2 = tensor(d, f);
+    L.norm1_w = tensor(d, 0);
+    L.norm1_b = tensor(d, 0);
+    L.norm2_w = tensor(d, 0);
+    L.norm2_b = tensor(d, 0);
+  }
+  EncoderWeights w;
+  w.config = c;
+  w.layers = layers.data();
+  size_t bytes = 0;
+  check(encoder_arena_bytes(c, 1, &bytes));
+  std::vector<unsigned char> mem(bytes + 64);
+  Arena arena(mem.data() + (64 - reinterpret_cast<uintptr_t>(mem.data()) % 64) % 64, bytes);
+  EncoderState s;
+  check(encoder_state_init(c, 1, arena, &s));
+  const std::vector<float> x = noise(static_cast<size_t>(d), 99);
+  std::vector<float> y(static_cast<size_t>(d));
+  std::vector<double> near_1k, near_16k;
+  for (int32_t i = 0; i < 16384; ++i) {
+    const double t0 = now_s();
+    check(encoder_stream_step(w, &s, x.data(), y.data()));
+    const double t = now_s() - t0;
+    if (i >= 1024 - 256 && i < 1024) near_1k.push_back(t);
+    if (i >= 16384 - 256) near_16k.push_back(t);
+  }
+  std::printf(
+      "stream (causal linear-elu encoder d=256 H=4 k=64 ff=1024 L=2): position ~1K %.1f us, "
+      "~16K %.1f us per position (16K/1K x%.2f), arena %zu B whatever the length\n",
+      median(near_1k) * 1e6, median(near_16k) * 1e6, median(near_16k) / median(near_1k), bytes);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -178,5 +243,6 @@ int main(int argc, char** argv) {
   if (!quick) bench_sparse(16384, 1);
   bench_decode(1024, quick ? 20 : 200);
   if (!quick) bench_decode(16384, 200);
+  if (!quick) bench_stream();
   return 0;
 }
