@@ -7,6 +7,7 @@
 
 #include "kernels/quant.h"
 #include "models/einfer.h"
+#include "models/encoder.h"
 #include "models/session.h"
 #include "runtime/format.h"
 #include "tools/einfer-pack/attention_options.h"
@@ -103,7 +104,9 @@ EinImage pack_source(const SourceModel& source, DType dtype, int32_t group, Prog
 std::string describe_model(const Model& model, const RunOptions& run, bool json) {
   const ModelConfig& c = model.config;
   size_t arena = 0;
-  const Status as = session_arena_bytes(c, run, &arena);
+  // Encoders (and their attention variants) size their state for --context N positions.
+  const Status as = c.arch == ArchKind::encoder ? encoder_arena_bytes(c, run.context, &arena)
+                                                : session_arena_bytes(c, run, &arena);
   std::string arena_text = as.ok() ? std::to_string(arena) : "n/a (" + status_text(as) + ")";
   std::string out;
   uint64_t weight_bytes = 0, params = 0;
