@@ -197,6 +197,40 @@ std::vector<float> npy(const std::string& name) {
   return a.to_f32();
 }
 
+// A PyTorch state dict packed with the given variant options, loaded, and bound with its state for
+// seq positions in an arena of exactly encoder_arena_bytes.
+struct PackedEncoder {
+  pack::AlignedBuffer image;
+  Model model;
+  std::vector<unsigned char> memory;
+  size_t arena_bytes = 0;
+  EncoderWeights weights;
+  EncoderState state;
+
+  PackedEncoder(const std::string& file, const pack::AttentionOptions& opt, bool causal,
+                DType dtype, int32_t seq)
+      : image(pack::write_ein(pack::pack_source(source(file, opt, causal), dtype, 16, nullptr))) {
+    const Status ls = load_model(image.data, image.size, LoadOptions{}, &model);
+    REQUIRE_MESSAGE(ls.ok(), ls.message);
+    REQUIRE(encoder_arena_bytes(model.config, seq, &arena_bytes).ok());
+    memory.resize(arena_bytes + 64);
+    void* base = memory.data() + (64 - reinterpret_cast<uintptr_t>(memory.data()) % 64) % 64;
+    Arena arena(base, arena_bytes);
+    REQUIRE(encoder_bind_weights(model, arena, &weights).ok());
+    REQUIRE(encoder_state_init(model.config, seq, arena, &state).ok());
+    CHECK(arena.high_water() == arena_bytes);  // encoder_arena_bytes is exact
+  }
+
+  static pack::SourceModel source(const std::string& file, const pack::AttentionOptions& opt,
+                                  bool causal) {
+    pack::TorchEncoderOptions o;  // heads, activation, norm_first from the metadata
+    pack::SourceModel src = pack::import_torch_encoder(pack::read_file(variants(file)), o);
+    src.config.causal = causal ? 1 : 0;
+    pack::apply_attention_options(opt, &src.config);
+    return src;
+  }
+};
+
 struct Run {
   std::vector<float> out;
   size_t arena_bytes = 0;
@@ -204,28 +238,14 @@ struct Run {
 
 Run run_encoder(const std::string& model, const pack::AttentionOptions& opt, bool causal,
                 DType dtype) {
-  pack::TorchEncoderOptions o;  // heads, activation, norm_first from the metadata
-  pack::SourceModel src = pack::import_torch_encoder(pack::read_file(variants(model)), o);
-  src.config.causal = causal ? 1 : 0;
-  pack::apply_attention_options(opt, &src.config);
-  pack::AlignedBuffer image(pack::write_ein(pack::pack_source(src, dtype, 16, nullptr)));
-  Model m;
-  const Status ls = load_model(image.data, image.size, LoadOptions{}, &m);
-  REQUIRE_MESSAGE(ls.ok(), ls.message);
   const std::vector<float> x = npy("x.npy");
-  const int32_t seq = static_cast<int32_t>(x.size()) / m.config.dim;
+  const int32_t seq = static_cast<int32_t>(x.size()) / 16;
+  PackedEncoder e(model, opt, causal, dtype, seq);
+  REQUIRE(e.model.config.dim == 16);
   Run r;
-  REQUIRE(encoder_arena_bytes(m.config, seq, &r.arena_bytes).ok());
-  std::vector<unsigned char> mem(r.arena_bytes + 64);
-  void* base = mem.data() + (64 - reinterpret_cast<uintptr_t>(mem.data()) % 64) % 64;
-  Arena arena(base, r.arena_bytes);
-  EncoderWeights w;
-  EncoderState s;
-  REQUIRE(encoder_bind_weights(m, arena, &w).ok());
-  REQUIRE(encoder_state_init(m.config, seq, arena, &s).ok());
-  CHECK(arena.high_water() == r.arena_bytes);
+  r.arena_bytes = e.arena_bytes;
   r.out.resize(x.size());
-  const Status st = encoder_forward(w, &s, x.data(), seq, r.out.data());
+  const Status st = encoder_forward(e.weights, &e.state, x.data(), seq, r.out.data());
   REQUIRE_MESSAGE(st.ok(), st.message);
   return r;
 }
@@ -304,58 +324,38 @@ TEST_CASE("encoder with linear-elu attention matches the float64 numpy layer, 1e
 }
 
 TEST_CASE("causal linear-elu encoder streamed one position at a time equals the full run") {
+  const std::vector<float> x = npy("x.npy");
+  const int32_t d = 16, seq = static_cast<int32_t>(x.size()) / d;
   for (const char* model : {"post", "pre"}) {
-    pack::TorchEncoderOptions o;
-    pack::SourceModel src = pack::import_torch_encoder(
-        pack::read_file(variants(std::string("encoder_") + model + ".safetensors")), o);
-    src.config.causal = 1;
-    pack::AttentionOptions opt;
-    opt.attention = "linear-elu";
-    pack::apply_attention_options(opt, &src.config);
-    pack::AlignedBuffer image(pack::write_ein(pack::pack_source(src, DType::f32, 16, nullptr)));
-    Model m;
-    REQUIRE(load_model(image.data, image.size, LoadOptions{}, &m).ok());
-    const std::vector<float> x = npy("x.npy");
-    const std::vector<float> want = npy(std::string("linear_") + model + "_causal.npy");
-    const int32_t d = m.config.dim, seq = static_cast<int32_t>(x.size()) / d;
-    size_t need = 0;
-    REQUIRE(encoder_arena_bytes(m.config, 1, &need).ok());  // one row: the stream needs no more
-    std::vector<unsigned char> mem(need + 64);
-    void* base = mem.data() + (64 - reinterpret_cast<uintptr_t>(mem.data()) % 64) % 64;
-    Arena arena(base, need);
-    EncoderWeights w;
-    EncoderState s;
-    REQUIRE(encoder_bind_weights(m, arena, &w).ok());
-    REQUIRE(encoder_state_init(m.config, 1, arena, &s).ok());
-    std::vector<float> got(x.size());
-    for (int pass = 0; pass < 2; ++pass) {  // the second pass after a reset gives the same rows
-      REQUIRE(encoder_stream_reset(m.config, &s).ok());
-      for (int32_t i = 0; i < seq; ++i)
-        REQUIRE(encoder_stream_step(w, &s, x.data() + i * d, got.data() + i * d).ok());
-      const float err = max_diff(got, want);
-      MESSAGE(std::string(model) << " stream: max |einfer - numpy f64| = " << err);
-      CHECK(err <= 1e-4f);
+    for (bool positions : {false, true}) {
+      pack::AttentionOptions opt;
+      opt.attention = "linear-elu";
+      if (positions) opt.positions = "sinusoidal";
+      const std::string file = std::string("encoder_") + model + ".safetensors";
+      // Full causal run (n = seq) as the reference for the stream, which needs one row of state.
+      const std::vector<float> full = run_encoder(file, opt, true, DType::f32).out;
+      if (!positions) {
+        const float err = max_diff(full, npy(std::string("linear_") + model + "_causal.npy"));
+        CHECK(err <= 1e-4f);
+      }
+      PackedEncoder e(file, opt, true, DType::f32, 1);
+      std::vector<float> got(x.size());
+      for (int pass = 0; pass < 2; ++pass) {  // a reset starts the same sequence again
+        REQUIRE(encoder_stream_reset(e.model.config, &e.state).ok());
+        for (int32_t i = 0; i < seq; ++i)
+          REQUIRE(
+              encoder_stream_step(e.weights, &e.state, x.data() + i * d, got.data() + i * d).ok());
+        const float err = max_diff(got, full);
+        MESSAGE(std::string(model)
+                << (positions ? " +positions" : "") << " stream: max |stream - full| = " << err);
+        CHECK(err <= 1e-5f);
+      }
     }
   }
   // Softmax models have no stream form.
-  pack::AttentionOptions dense;
-  pack::TorchEncoderOptions o;
-  pack::SourceModel src =
-      pack::import_torch_encoder(pack::read_file(variants("encoder_post.safetensors")), o);
-  pack::AlignedBuffer image(pack::write_ein(pack::pack_source(src, DType::f32, 16, nullptr)));
-  Model m;
-  REQUIRE(load_model(image.data, image.size, LoadOptions{}, &m).ok());
-  size_t need = 0;
-  REQUIRE(encoder_arena_bytes(m.config, 1, &need).ok());
-  std::vector<unsigned char> mem(need + 64);
-  void* base = mem.data() + (64 - reinterpret_cast<uintptr_t>(mem.data()) % 64) % 64;
-  Arena arena(base, need);
-  EncoderWeights w;
-  EncoderState s;
-  REQUIRE(encoder_bind_weights(m, arena, &w).ok());
-  REQUIRE(encoder_state_init(m.config, 1, arena, &s).ok());
+  PackedEncoder e("encoder_post.safetensors", pack::AttentionOptions{}, false, DType::f32, 1);
   float row[16] = {};
-  CHECK(encoder_stream_step(w, &s, row, row).code == StatusCode::unsupported);
+  CHECK(encoder_stream_step(e.weights, &e.state, row, row).code == StatusCode::unsupported);
 }
 
 TEST_CASE("attention options: malformed specs are refused with a message") {
