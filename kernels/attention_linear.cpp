@@ -1,6 +1,7 @@
 #include "kernels/attention_linear.h"
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 
 #include "kernels/einsum.h"
@@ -33,14 +34,18 @@ Status make_plans(const LinearAttentionShape& s, int32_t n, float* q, float* k, 
 }  // namespace
 
 size_t attention_linear_state_floats(const LinearAttentionShape& s) {
-  const size_t H = static_cast<size_t>(s.n_heads), d = static_cast<size_t>(s.head_dim);
-  return H * d * d + H * d;
+  // Saturates instead of wrapping a 32-bit size_t; callers refuse SIZE_MAX-sized states.
+  const uint64_t floats = uint64_t(s.n_heads) * uint64_t(s.head_dim) * (uint64_t(s.head_dim) + 1);
+  return floats > SIZE_MAX ? SIZE_MAX : static_cast<size_t>(floats);
 }
 
 Status attention_linear_scratch_bytes(const LinearAttentionShape& s, int32_t n, size_t* bytes) {
   *bytes = 0;
   if (s.n_heads <= 0 || s.head_dim <= 0 || n <= 0)
     return make_status(StatusCode::invalid_argument, "linear attention: bad shape");
+  const uint64_t floats = uint64_t(s.n_heads) * uint64_t(s.head_dim) * (uint64_t(s.head_dim) + 1);
+  if (floats > (SIZE_MAX - 63) / sizeof(float) / 2)  // 32-bit size_t: refuse, never wrap
+    return make_status(StatusCode::out_of_memory, "linear attention: state too large");
   const size_t state = (attention_linear_state_floats(s) * sizeof(float) + 63) / 64 * 64;
   size_t einsum = 0;
   if (!s.causal) {

@@ -20,7 +20,8 @@ struct LinearAttentionShape {
   bool causal = false;
 };
 
-// Floats of one sequence's recurrent state: S [H][k][k] then z [H][k].
+// Floats of one sequence's recurrent state: S [H][k][k] then z [H][k] (SIZE_MAX if it does not
+// fit).
 size_t attention_linear_state_floats(const LinearAttentionShape& shape);
 
 // Scratch attention_linear_elu_f32 needs for n positions (the state plus the einsums' scratch).

@@ -1,5 +1,6 @@
 #include "models/encoder.h"
 
+#include <cstdint>
 #include <cstring>
 
 #include "kernels/rope.h"
@@ -119,7 +120,12 @@ Status layout_state(const ModelConfig& c, int32_t max_seq, Arena& arena, Encoder
   }
   s->scratch_bytes = scratch;
   EINFER_TRY(arena.allocate(scratch, kDefaultAlignment, &s->scratch));
-  const size_t recurrent = attention_variant_state_floats(c) * static_cast<size_t>(c.n_layers);
+  const size_t per_layer = attention_variant_state_floats(c);
+  const uint64_t recurrent64 = uint64_t{per_layer} * uint64_t(c.n_layers);
+  if (per_layer == SIZE_MAX ||
+      recurrent64 > SIZE_MAX / sizeof(float) / 2)  // 32-bit size_t: refuse, never wrap
+    return make_status(StatusCode::out_of_memory, "encoder: linear attention state too large");
+  const size_t recurrent = static_cast<size_t>(recurrent64);
   if (recurrent > 0) {  // causal linear attention: the per-layer state of encoder_stream_step
     EINFER_TRY(arena.allocate_array(recurrent, &s->recurrent));
   }
