@@ -20,6 +20,7 @@
 #include <string>
 
 #include "runtime/format.h"
+#include "tools/einfer-pack/attention_options.h"
 #include "tools/einfer-pack/import_tokenizer.h"
 #include "tools/einfer-pack/importers.h"
 
@@ -47,7 +48,8 @@ void usage() {
       "usage: einfer-pack INPUT -o OUT.ein [--dtype f32|f16|q8|q4] [--group N] [-z TOKENIZER]\n"
       "                   [--emit-c OUT.h] [--symbol NAME]\n"
       "                   [--arch torch-encoder --heads H [--activation relu|gelu] [--norm-first]\n"
-      "                    [--causal] [--eps E]]\n"
+      "                    [--causal] [--eps E] [--attention-pattern SPEC]\n"
+      "                    [--attention softmax|linear-elu] [--positions none|sinusoidal]]\n"
       "       einfer-pack --synthetic SPEC -o OUT.ein|--emit-c OUT.h [...]\n"
       "       einfer-pack --inspect MODEL.ein [--json]\n"
       "run options (arena sizing): --context N --window W --sinks S --kv f32|q8 --batch B "
@@ -103,6 +105,7 @@ int run(int argc, char** argv) {
   DType dtype = DType::f32;
   int32_t group = 32;
   TorchEncoderOptions enc;
+  AttentionOptions variants;
   RunOptions run;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -151,6 +154,12 @@ int run(int argc, char** argv) {
       enc.norm_first = 1;
     else if (a == "--causal")
       enc.causal = 1;
+    else if (a == "--attention-pattern")
+      variants.pattern = value();
+    else if (a == "--attention")
+      variants.attention = value();
+    else if (a == "--positions")
+      variants.positions = value();
     else if (a == "--eps")
       enc.eps = std::strtof(value(), nullptr);
     else if (a == "--context")
@@ -241,6 +250,7 @@ int run(int argc, char** argv) {
           ": unrecognized input format (expected llama2.c, GGUF, safetensors or an HF folder)");
     }
   }
+  apply_attention_options(variants, &source.config);
   if (!dtype_given) dtype = source.config.weight_dtype;
   if (!group_given && dtype_is_quantized(dtype) && dtype == source.config.weight_dtype &&
       source.config.group_size > 0)

@@ -10,6 +10,7 @@
 #include "models/session.h"
 #include "models/tokenizer_text.h"
 #include "runtime/format.h"
+#include "tools/einfer-pack/attention_options.h"
 #include "tools/einfer-pack/importers.h"
 
 namespace einfer::pack {
@@ -180,6 +181,7 @@ std::string describe_model(const Model& model, const RunOptions& run, bool json)
             c.tied_classifier ? "true" : "false", c.has_bias ? "true" : "false",
             c.norm_first ? "true" : "false", c.causal ? "true" : "false",
             c.final_norm ? "true" : "false", wd, c.group_size);
+    out += "  \"attention\": \"" + describe_attention_variant(c) + "\",\n";
     out += "  \"tensors\": [\n";
     for (size_t i = 0; i < rows.size(); ++i) {
       const Row& r = rows[i];
@@ -220,6 +222,7 @@ std::string describe_model(const Model& model, const RunOptions& run, bool json)
           act_name(c.activation), rope_name(c.rope), static_cast<double>(c.rope_theta));
   out += fmt("              tied_classifier %u  bias %u  norm_first %u  causal %u  final_norm %u\n",
              c.tied_classifier, c.has_bias, c.norm_first, c.causal, c.final_norm);
+  out += "              attention " + describe_attention_variant(c) + "\n";
   out += fmt("quantization: weights %s", wd);
   if (c.group_size) out += fmt(", group %d", c.group_size);
   out += "\n\n";
