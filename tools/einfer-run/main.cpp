@@ -373,7 +373,7 @@ int main(int argc, char** argv) {
   if (!a.ids && a.prompt) {
     for (size_t i = 0; i < prompt.size(); ++i) {
       const TextPiece p = session_token_text(*session, i ? prompt[i - 1] : -1, prompt[i]);
-      std::fwrite(p.data, 1, p.size, stdout);
+      if (p.size > 0) std::fwrite(p.data, 1, p.size, stdout);  // hidden pieces have no data
     }
   }
   std::vector<int32_t> generated;
@@ -389,7 +389,7 @@ int main(int argc, char** argv) {
       std::printf(generated.size() > 1 ? " %d" : "%d", next);
     } else {
       const TextPiece p = session_token_text(*session, prev, next);
-      std::fwrite(p.data, 1, p.size, stdout);
+      if (p.size > 0) std::fwrite(p.data, 1, p.size, stdout);  // hidden pieces have no data
     }
     std::fflush(stdout);
     prev = next;
