@@ -1,6 +1,7 @@
-// Cortex-M check for einfer-pack --emit-c: the emitted header compiles with arm-none-eabi-g++
-// (-fno-exceptions -fno-rtti), its size is a compile-time constant, and the flash-resident array
-// loads in place with the CRC pass. Run by tools/scripts/emit-c-cortex-m.sh on qemu mps2-an386.
+// Cortex-M check for einfer-pack --emit-c: the emitted model.h/model.c compile with arm-none-eabi
+// (C11; C++20 -fno-exceptions -fno-rtti), its size is a compile-time constant, and the array in
+// flash loads in place with the CRC pass. Run by tools/scripts/emit-c-cortex-m.sh on qemu
+// mps2-an386.
 #include <cstdio>
 
 #include "emitted_model.h"

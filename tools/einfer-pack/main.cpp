@@ -2,7 +2,7 @@
 // flat .ein format (docs/format.md), inspects .ein files and emits them as C headers.
 //
 //   einfer-pack INPUT -o OUT.ein [--dtype f32|f16|q8|q4] [--group 32|64] [-z tokenizer.bin]
-//               [--emit-c OUT.h] [--arch torch-encoder --heads H [--activation relu|gelu]
+//               [--emit-c OUT.c] [--arch torch-encoder --heads H [--activation relu|gelu]
 //               [--norm-first] [--causal] [--eps E]] [run options]
 //   einfer-pack --inspect MODEL.ein [--json] [run options]
 //   einfer-pack --synthetic SPEC -o OUT.ein ...   (deterministic model + tokenizer, no input file)
@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +20,7 @@
 #include <fstream>
 #include <string>
 
+#include "einfer/version.h"
 #include "runtime/format.h"
 #include "tools/einfer-pack/importers.h"
 
@@ -44,10 +46,10 @@ void usage() {
   std::fprintf(
       stderr,
       "usage: einfer-pack INPUT -o OUT.ein [--dtype f32|f16|q8|q4] [--group N] [-z tokenizer.bin]\n"
-      "                   [--emit-c OUT.h] [--symbol NAME]\n"
+      "                   [--emit-c OUT.c] [--symbol NAME] [--section NAME]\n"
       "                   [--arch torch-encoder --heads H [--activation relu|gelu] [--norm-first]\n"
       "                    [--causal] [--eps E]]\n"
-      "       einfer-pack --synthetic SPEC -o OUT.ein|--emit-c OUT.h [...]\n"
+      "       einfer-pack --synthetic SPEC -o OUT.ein|--emit-c OUT.c [...]\n"
       "       einfer-pack --inspect MODEL.ein [--json]\n"
       "run options (arena sizing): --context N --window W --sinks S --kv f32|q8 --batch B "
       "[--no-plan-cache]\n"
@@ -76,6 +78,13 @@ int parse_int(const std::string& flag, const char* v) {
   return static_cast<int>(n);
 }
 
+bool is_c_identifier(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  for (char ch : s)
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_') return false;
+  return true;
+}
+
 void write_file(const std::string& path, const void* data, size_t n) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out || !out.write(static_cast<const char*>(data), static_cast<std::streamsize>(n)))
@@ -91,7 +100,8 @@ Model load_checked(const AlignedBuffer& buf, const std::string& path) {
 }
 
 int run(int argc, char** argv) {
-  std::string input, output, tokenizer, emit_c, arch, synthetic, symbol = "einfer_model";
+  std::string input, output, tokenizer, emit_c_path, arch, synthetic;
+  EmitCNames emit_names;
   bool synthetic_given = false;
   CApiSizing capi;
   bool inspect = false, json = false, dtype_given = false, group_given = false;
@@ -119,9 +129,11 @@ int run(int argc, char** argv) {
     } else if (a == "-z")
       tokenizer = value();
     else if (a == "--emit-c")
-      emit_c = value();
+      emit_c_path = value();
     else if (a == "--symbol")
-      symbol = value();
+      emit_names.symbol = value();
+    else if (a == "--section")
+      emit_names.section = value();
     else if (a == "--inspect") {
       inspect = true;
       input = value();
@@ -188,8 +200,10 @@ int run(int argc, char** argv) {
     std::fputs(describe_model(model, run, json).c_str(), stdout);
     return 0;
   }
-  if (output.empty() && emit_c.empty())
-    throw PackError("no output: give -o OUT.ein and/or --emit-c OUT.h");
+  if (output.empty() && emit_c_path.empty())
+    throw PackError("no output: give -o OUT.ein and/or --emit-c OUT.c");
+  if (!emit_c_path.empty() && !is_c_identifier(emit_names.symbol))
+    throw PackError("--symbol '" + emit_names.symbol + "' is not a C identifier");
 
   SourceModel source;
   std::vector<uint8_t> synthetic_tokenizer;
@@ -241,19 +255,30 @@ int run(int argc, char** argv) {
     image.tokenizer = read_file(tokenizer);
   else if (synthetic_given)
     image.tokenizer = synthetic_tokenizer;
-  image.metadata = "source=" + source.kind + "\ninput=" + input +
-                   "\ntool=einfer-pack 0.1.0 (format " + std::to_string(kEinVersion) + ")\n";
+  // Reproducible: nothing about where the input lay, what it was called or when it was packed.
+  image.metadata = "source=" + source.kind +
+                   "\ntool=einfer-pack " EINFER_VERSION_STRING " (format " +
+                   std::to_string(kEinVersion) + ")\n";
   if (!source.notes.empty()) image.metadata += "notes=" + source.notes + "\n";
   const std::vector<uint8_t> out = write_ein(image);
   if (!output.empty()) write_file(output, out.data(), out.size());
   AlignedBuffer buf(out);
   const Model model = load_checked(buf, output.empty() ? "packed image" : output);
-  if (!emit_c.empty()) {
-    const std::string h = emit_c_header(out, model, run, capi, symbol);
-    write_file(emit_c, h.data(), h.size());
+  if (!emit_c_path.empty()) {
+    // OUT.c (or OUT.h, or OUT): writes OUT.c and OUT.h side by side.
+    std::string stem = emit_c_path;
+    if (stem.size() > 2 && (stem.ends_with(".c") || stem.ends_with(".h")))
+      stem.resize(stem.size() - 2);
+    const size_t slash = stem.find_last_of('/');
+    const std::string base = slash == std::string::npos ? stem : stem.substr(slash + 1);
+    emit_names.header_name = base + ".h";
+    emit_names.source_name = base + ".c";
+    const EmittedC c = emit_c(out, model, run, capi, emit_names);
+    write_file(stem + ".h", c.header.data(), c.header.size());
+    write_file(stem + ".c", c.source.data(), c.source.size());
   }
   std::fprintf(stderr, "einfer-pack: %s -> %s: %s %s, %u tensors, %zu bytes\n", source.kind.c_str(),
-               output.empty() ? emit_c.c_str() : output.c_str(),
+               output.empty() ? emit_c_path.c_str() : output.c_str(),
                model.config.arch == ArchKind::llama ? "llama" : "encoder",
                dtype_name(model.config.weight_dtype), model.tensor_count, out.size());
   return 0;

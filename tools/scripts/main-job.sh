@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The main job: installs what is missing, builds the release preset, packs a model and runs it end
-# to end, then benchmarks it: generated text, tokens/s, latency and memory.
+# The main job: installs what is missing (the host set only: compiler, CMake, Ninja, xsimd; no
+# cross toolchain, no test tools), builds the `tools` preset (release libraries and tools, no
+# tests), packs a model and runs it end to end, then benchmarks it: generated text, tokens/s,
+# latency and memory.
 #
 # With ../shared/models present it runs the real aidreams260K checkpoint (q8 weights, int8 KV and
 # float, its tokenizer packed in). Without it, it generates a deterministic random-weight model of
@@ -12,12 +14,12 @@ cd "$(dirname "$0")/../.."
 prompt="${1:-The robot}"
 
 bash tools/scripts/setup-debian.sh
-echo "== build (release preset)"
-cmake --preset release >/dev/null
-cmake --build --preset release --target einfer-pack einfer-run einfer-bench
+echo "== build (tools preset: release libraries and tools)"
+cmake --preset tools >/dev/null
+cmake --build --preset tools --target einfer-pack einfer-run einfer-bench
 
-bin=build/release/bin
-out=build/release/models
+bin=build/tools/bin
+out=build/tools/models
 mkdir -p "$out"
 shared=../shared/models
 
@@ -58,5 +60,5 @@ else
   "$bin/einfer-bench" "$out/synthetic-15m-q8.ein" --prompt 64 --gen 32 --contexts 128 --repeat 2
 fi
 echo
-echo "Run your own checkpoint: build/release/bin/einfer-pack MODEL -o m.ein [--dtype q8] [-z tokenizer.bin]"
-echo "then build/release/bin/einfer-run m.ein -p \"...\" (README.md lists the importers and options)."
+echo "Run your own checkpoint: $bin/einfer-pack MODEL -o m.ein [--dtype q8] [-z tokenizer.bin]"
+echo "then $bin/einfer-run -m m.ein -p \"...\" (README.md lists the importers and options)."
