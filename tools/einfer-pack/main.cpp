@@ -1,12 +1,12 @@
 // einfer-pack: packs llama2.c, Hugging Face Llama, PyTorch encoder and GGUF checkpoints into the
-// flat .ein format (docs/format.md), inspects .ein files and emits them as C headers.
+// flat .ein format (docs/format.md), inspects .ein files and emits them as C (model.c + model.h).
 //
 //   einfer-pack INPUT -o OUT.ein [--dtype f32|f16|q8|q4] [--group 32|64] [-z tokenizer.bin]
 //               [--emit-c OUT.c] [--arch torch-encoder --heads H [--activation relu|gelu]
 //               [--norm-first] [--causal] [--eps E]] [run options]
 //   einfer-pack --inspect MODEL.ein [--json] [run options]
 //   einfer-pack --synthetic SPEC -o OUT.ein ...   (deterministic model + tokenizer, no input file)
-//   run options: --context N --window W --sinks S --kv f32|q8 --batch B
+//   run options: -c/--ctx-size N --window W --sinks S --kv f32|q8 --batch B
 //                [--with-tokenizer | --with-decode-tokenizer] [--max-prompt-bytes N]
 //                                                           (C API sizing for --emit-c)
 #include <sys/stat.h>
@@ -22,10 +22,12 @@
 
 #include "einfer/version.h"
 #include "runtime/format.h"
+#include "tools/common/cli.h"
 #include "tools/einfer-pack/importers.h"
 
 using namespace einfer;
 using namespace einfer::pack;
+namespace cli = einfer::tools::cli;
 
 namespace {
 
@@ -42,40 +44,12 @@ void progress_bar(uint64_t done, uint64_t total) {
   std::fflush(stderr);
 }
 
-void usage() {
-  std::fprintf(
-      stderr,
-      "usage: einfer-pack INPUT -o OUT.ein [--dtype f32|f16|q8|q4] [--group N] [-z tokenizer.bin]\n"
-      "                   [--emit-c OUT.c] [--symbol NAME] [--section NAME]\n"
-      "                   [--arch torch-encoder --heads H [--activation relu|gelu] [--norm-first]\n"
-      "                    [--causal] [--eps E]]\n"
-      "       einfer-pack --synthetic SPEC -o OUT.ein|--emit-c OUT.c [...]\n"
-      "       einfer-pack --inspect MODEL.ein [--json]\n"
-      "run options (arena sizing): --context N --window W --sinks S --kv f32|q8 --batch B "
-      "[--no-plan-cache]\n"
-      "  --emit-c only: --with-tokenizer --max-prompt-bytes N (C API options the constant "
-      "covers),\n"
-      "    --with-decode-tokenizer (with_tokenizer = 2: decode only, no tokenizer arena)\n"
-      "SPEC: dim=64,hidden=172,layers=4,heads=4,kv_heads=4,vocab=512,seq=128[,seed=1]\n"
-      "      (also tied=0|1, dtype=f32|f16|q8|q4 and group=N: the default --dtype/--group)\n"
-      "INPUT: llama2.c checkpoint (v0/v1/v2), Hugging Face Llama folder, PyTorch encoder\n"
-      "       .safetensors, or GGUF (llama; F32/F16/Q8_0/Q4_0)\n");
-}
-
 DType parse_dtype(const std::string& s) {
   if (s == "f32") return DType::f32;
   if (s == "f16") return DType::f16;
   if (s == "q8") return DType::q8;
   if (s == "q4") return DType::q4;
   throw PackError("unknown dtype '" + s + "' (f32, f16, q8 or q4)");
-}
-
-int parse_int(const std::string& flag, const char* v) {
-  char* end = nullptr;
-  const long n = std::strtol(v, &end, 10);
-  if (*v == '\0' || *end != '\0' || n < 0 || n > (1L << 30))
-    throw PackError(flag + ": bad number '" + v + "'");
-  return static_cast<int>(n);
 }
 
 bool is_c_identifier(const std::string& s) {
@@ -109,90 +83,93 @@ int run(int argc, char** argv) {
   int32_t group = 32;
   TorchEncoderOptions enc;
   RunOptions run;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&]() -> const char* {
-      if (i + 1 >= argc) throw PackError(a + " needs a value");
-      return argv[++i];
-    };
-    if (a == "-h" || a == "--help") {
-      usage();
-      return 0;
-    } else if (a == "-o")
-      output = value();
-    else if (a == "--dtype") {
-      dtype = parse_dtype(value());
-      dtype_given = true;
-    } else if (a == "--group") {
-      group = parse_int(a, value());
-      group_given = true;
-    } else if (a == "-z")
-      tokenizer = value();
-    else if (a == "--emit-c")
-      emit_c_path = value();
-    else if (a == "--symbol")
-      emit_names.symbol = value();
-    else if (a == "--section")
-      emit_names.section = value();
-    else if (a == "--inspect") {
-      inspect = true;
-      input = value();
-    } else if (a == "--synthetic") {
-      synthetic = value();
-      synthetic_given = true;
-    } else if (a == "--with-tokenizer")
-      capi.with_tokenizer = 1;
-    else if (a == "--with-decode-tokenizer")
-      capi.with_tokenizer = 2;
-    else if (a == "--max-prompt-bytes")
-      capi.max_prompt_bytes = parse_int(a, value());
-    else if (a == "--json")
-      json = true;
-    else if (a == "--arch")
-      arch = value();
-    else if (a == "--heads")
-      enc.heads = parse_int(a, value());
-    else if (a == "--activation")
-      enc.activation = value();
-    else if (a == "--norm-first")
-      enc.norm_first = 1;
-    else if (a == "--causal")
-      enc.causal = 1;
-    else if (a == "--eps")
-      enc.eps = std::strtof(value(), nullptr);
-    else if (a == "--context")
-      run.context = parse_int(a, value());
-    else if (a == "--window")
-      run.window = parse_int(a, value());
-    else if (a == "--sinks")
-      run.sinks = parse_int(a, value());
-    else if (a == "--batch")
-      run.max_batch = parse_int(a, value());
-    else if (a == "--no-plan-cache")
-      run.cache_plans = false;
-    else if (a == "--kv") {
-      const std::string k = value();
-      if (k == "f32")
-        run.kv_dtype = DType::f32;
-      else if (k == "q8" || k == "i8")
-        run.kv_dtype = DType::i8;
-      else
-        throw PackError("--kv: f32 or q8");
-    } else if (!a.empty() && a[0] == '-') {
-      usage();
-      throw PackError("unknown option " + a);
-    } else if (input.empty()) {
-      input = a;
-    } else {
-      throw PackError("more than one input given");
-    }
+  int64_t group_arg = 0, heads = 0, max_prompt_bytes = 0, context = 0, window = 0, sinks = 0,
+          batch = 0;
+  double eps = 0;
+  std::string dtype_arg, kv_arg, inspect_path;
+  bool with_tokenizer = false, with_decode_tokenizer = false, no_plan_cache = false;
+  bool norm_first = false, causal = false;
+  cli::Parser p("einfer-pack",
+                "INPUT -o OUT.ein [options] | --inspect MODEL.ein | --synthetic SPEC",
+                "Packs llama2.c, Hugging Face Llama, PyTorch encoder and GGUF checkpoints into one "
+                ".ein file\n(docs/format.md), inspects .ein files, emits them as C for flash. "
+                "Packs are byte-reproducible.");
+  p.positional("INPUT", &input,
+               "llama2.c checkpoint (v0/v1/v2), Hugging Face Llama folder, PyTorch encoder "
+               ".safetensors, or GGUF (llama; F32/F16/Q8_0/Q4_0)");
+  p.section("packing");
+  p.option({"-o", "--output"}, &output, "OUT.ein", "the packed model");
+  p.option({"--dtype"}, &dtype_arg, "TYPE", "weight type f32|f16|q8|q4 (default: the input's)")
+      .choices({"f32", "f16", "q8", "q4"});
+  p.option({"--group"}, &group_arg, "N", "quantization group size (default 32)").range(1, 65536);
+  p.option({"-z", "--tokenizer"}, &tokenizer, "FILE", "llama2.c tokenizer.bin to embed");
+  p.option({"--synthetic"}, &synthetic, "SPEC",
+           "deterministic model + tokenizer, no input: "
+           "dim=64,hidden=172,layers=4,heads=4,kv_heads=4,vocab=512,seq=128[,seed=1]"
+           "[,tied=0|1,dtype=...,group=N]");
+  p.section("PyTorch encoders (safetensors)");
+  p.option({"--arch"}, &arch, "NAME", "torch-encoder (detected from .safetensors otherwise)")
+      .choices({"torch-encoder"});
+  p.option({"--heads"}, &heads, "H", "attention heads").range(1, 4096);
+  p.option({"--activation"}, &enc.activation, "relu|gelu", "feed-forward activation")
+      .choices({"relu", "gelu"});
+  p.flag({"--norm-first"}, &norm_first, "pre-norm layers");
+  p.flag({"--causal"}, &causal, "causal attention mask");
+  p.option({"--eps"}, &eps, "E", "layer-norm epsilon").range(0, 1);
+  p.section("inspecting and emitting C");
+  p.option({"--inspect"}, &inspect_path, "MODEL.ein", "print every tensor and the arena bytes");
+  p.flag({"--json"}, &json, "--inspect as JSON");
+  p.option({"--emit-c"}, &emit_c_path, "OUT.c",
+           "write OUT.c (the image: const, aligned, in a named section) and OUT.h (its extern "
+           "declaration, size and arena-bytes constants)");
+  p.option({"--symbol"}, &emit_names.symbol, "NAME", "C name prefix (default einfer_model)");
+  p.option({"--section"}, &emit_names.section, "NAME",
+           "linker section of the array (default .einfer_model)");
+  p.section("run options (arena sizing for --inspect and --emit-c)");
+  p.option({"-c", "--ctx-size", "--context"}, &context, "N", "KV cache positions")
+      .range(0, 1 << 24);
+  p.option({"--window"}, &window, "W", "sliding window").range(0, 1 << 24);
+  p.option({"--sinks"}, &sinks, "S", "attention sinks kept with a window").range(0, 1 << 20);
+  p.option({"--kv"}, &kv_arg, "f32|q8", "KV cache type").choices({"f32", "q8", "i8"});
+  p.option({"-b", "--batch"}, &batch, "B", "prompt tokens per prefill step").range(0, 1 << 20);
+  p.flag({"--no-plan-cache"}, &no_plan_cache, "plan each projection per call (tight RAM)");
+  p.flag({"--with-tokenizer"}, &with_tokenizer, "--emit-c: size the arena for the tokenizer");
+  p.flag({"--with-decode-tokenizer"}, &with_decode_tokenizer,
+         "--emit-c: decode-only tokenizer (with_tokenizer = 2: no tokenizer arena)");
+  p.option({"--max-prompt-bytes"}, &max_prompt_bytes, "N", "--emit-c: longest prompt text")
+      .range(0, 1 << 30);
+  if (int code; !p.parse(argc, argv, &code)) return code;
+  if (!dtype_arg.empty()) {
+    dtype = parse_dtype(dtype_arg);
+    dtype_given = true;
   }
+  if (p.given("--group")) {
+    group = static_cast<int32_t>(group_arg);
+    group_given = true;
+  }
+  if (!inspect_path.empty()) {
+    if (!input.empty() && input != inspect_path) return p.fail("--inspect takes no INPUT");
+    inspect = true;
+    input = inspect_path;
+  }
+  synthetic_given = p.given("--synthetic");
+  if (heads) enc.heads = static_cast<int>(heads);
+  if (p.given("--eps")) enc.eps = static_cast<float>(eps);
+  if (norm_first) enc.norm_first = 1;
+  if (causal) enc.causal = 1;
+  if (p.given("--context")) run.context = static_cast<int32_t>(context);
+  if (p.given("--window")) run.window = static_cast<int32_t>(window);
+  if (p.given("--sinks")) run.sinks = static_cast<int32_t>(sinks);
+  if (p.given("--batch")) run.max_batch = static_cast<int32_t>(batch);
+  if (no_plan_cache) run.cache_plans = false;
+  if (!kv_arg.empty()) run.kv_dtype = kv_arg == "f32" ? DType::f32 : DType::i8;
+  if (with_tokenizer && with_decode_tokenizer)
+    return p.fail("--with-tokenizer and --with-decode-tokenizer exclude each other");
+  if (with_tokenizer) capi.with_tokenizer = 1;
+  if (with_decode_tokenizer) capi.with_tokenizer = 2;
+  if (p.given("--max-prompt-bytes")) capi.max_prompt_bytes = static_cast<int32_t>(max_prompt_bytes);
   if (synthetic_given && !input.empty()) throw PackError("--synthetic takes no INPUT");
-  if (input.empty() && !synthetic_given) {
-    usage();
-    return 2;
-  }
-  if (group_given && (group <= 0 || group > 65536)) throw PackError("--group must be 1..65536");
+  if (input.empty() && !synthetic_given) return p.fail("no INPUT given (or --synthetic SPEC)");
 
   if (inspect) {
     AlignedBuffer buf(read_file(input));
