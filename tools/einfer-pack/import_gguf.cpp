@@ -191,6 +191,8 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
   };
   SourceModel m;
   m.kind = "gguf";
+  if (auto it = kv.find("tokenizer.chat_template"); it != kv.end() && it->second.type == 8)
+    m.chat_template = it->second.str;
   ModelConfig& cfg = m.config;
   cfg.arch = ArchKind::llama;
   cfg.dim = static_cast<int32_t>(num("llama.embedding_length", 0, true));

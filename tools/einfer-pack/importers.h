@@ -29,6 +29,7 @@ struct SourceModel {
   ModelConfig config;  // weight_dtype/group_size: the source's natural choice
   std::vector<SourceTensor> tensors;
   std::string notes;  // importer remarks for metadata (e.g. "rope: q/k permuted to interleaved")
+  std::string chat_template;  // the Jinja chat template the checkpoint ships ("" when none)
 };
 
 // Appends a float32 tensor (values in C order, as many as the shape holds) to m.tensors.

@@ -22,12 +22,14 @@
 
 #include "einfer/version.h"
 #include "runtime/format.h"
+#include "tools/common/chat.h"
 #include "tools/common/cli.h"
 #include "tools/einfer-pack/importers.h"
 
 using namespace einfer;
 using namespace einfer::pack;
 namespace cli = einfer::tools::cli;
+namespace chat = einfer::tools::chat;
 
 namespace {
 
@@ -86,7 +88,7 @@ int run(int argc, char** argv) {
   int64_t group_arg = 0, heads = 0, max_prompt_bytes = 0, context = 0, window = 0, sinks = 0,
           batch = 0;
   double eps = 0;
-  std::string dtype_arg, kv_arg, inspect_path;
+  std::string dtype_arg, kv_arg, inspect_path, chat_template_arg;
   bool with_tokenizer = false, with_decode_tokenizer = false, no_plan_cache = false;
   bool norm_first = false, causal = false;
   cli::Parser p("einfer-pack",
@@ -107,6 +109,10 @@ int run(int argc, char** argv) {
            "deterministic model + tokenizer, no input: "
            "dim=64,hidden=172,layers=4,heads=4,kv_heads=4,vocab=512,seq=128[,seed=1]"
            "[,tied=0|1,dtype=...,group=N]");
+  p.option({"--chat-template"}, &chat_template_arg, "NAME",
+           "chat format recorded for einfer-run -i: chatml|llama2|llama3|zephyr|none (default: "
+           "recognised from the checkpoint's tokenizer_config.json or GGUF template)")
+      .choices({"chatml", "llama2", "llama3", "zephyr", "none"});
   p.section("PyTorch encoders (safetensors)");
   p.option({"--arch"}, &arch, "NAME", "torch-encoder (detected from .safetensors otherwise)")
       .choices({"torch-encoder"});
@@ -237,6 +243,18 @@ int run(int argc, char** argv) {
                    "\ntool=einfer-pack " EINFER_VERSION_STRING " (format " +
                    std::to_string(kEinVersion) + ")\n";
   if (!source.notes.empty()) image.metadata += "notes=" + source.notes + "\n";
+  // The chat format, recognised here so the device never runs Jinja (tools/common/chat.h).
+  chat::Format chat_format = chat::recognise(source.chat_template);
+  if (!chat_template_arg.empty() && !chat::parse_format(chat_template_arg, &chat_format))
+    throw PackError("--chat-template: '" + chat_template_arg +
+                    "' is not chatml, llama2, llama3, zephyr or none");
+  if (!source.chat_template.empty() && chat_format == chat::Format::none &&
+      chat_template_arg.empty())
+    std::fprintf(stderr,
+                 "einfer-pack: the chat template is none of chatml, llama2, llama3, zephyr: "
+                 "not recorded (--chat-template NAME sets one)\n");
+  if (chat_format != chat::Format::none)
+    image.metadata += std::string("chat_template=") + chat::format_name(chat_format) + "\n";
   const std::vector<uint8_t> out = write_ein(image);
   if (!output.empty()) write_file(output, out.data(), out.size());
   AlignedBuffer buf(out);
