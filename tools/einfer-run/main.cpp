@@ -21,141 +21,19 @@
 #include "runtime/sampler.h"
 #include "tools/common/file.h"
 #include "tools/common/npy.h"
+#include "tools/einfer-run/interactive.h"
+#include "tools/einfer-run/options.h"
 
 using namespace einfer;
+using namespace einfer::run_tool;
 
 namespace {
-
-struct Args {
-  const char* model = nullptr;
-  const char* tokenizer = nullptr;
-  const char* prompt = nullptr;
-  const char* prompt_ids = nullptr;
-  long steps = -1;
-  float temperature = 0.f;
-  float top_p = 1.f;
-  long top_k = 0;
-  unsigned long long seed = 0;
-  bool seed_set = false;
-  RunOptions run;
-  bool ids = false;
-  bool ignore_eos = false;
-  bool verify_crc = true;
-  const char* logits = nullptr;
-  const char* input = nullptr;
-  const char* output = nullptr;
-};
-
-[[noreturn]] void usage(const char* why) {
-  if (why) std::fprintf(stderr, "einfer-run: %s\n", why);
-  std::fprintf(
-      stderr,
-      "usage: einfer-run MODEL.ein [-z TOKENIZER] [-p PROMPT | --prompt-ids \"1 2 3\"] [-n STEPS]\n"
-      "                  [-t TEMP] [--top-p P] [--top-k K] [--seed S] [--window W] [--sinks S]\n"
-      "                  [--kv f32|q8] [--context N] [--batch B] [--ids] [--ignore-eos] [--logits "
-      "FILE]\n"
-      "                  [--no-crc]\n"
-      "       einfer-run ENCODER.ein --input X.npy --output Y.npy\n");
-  std::exit(2);
-}
 
 [[noreturn]] void die(const char* what, const Status& s) {
   char msg[256];
   format_status(s, msg, sizeof msg);
   std::fprintf(stderr, "einfer-run: %s: %s\n", what, msg);
   std::exit(1);
-}
-
-long parse_long(const char* flag, const char* v) {
-  char* end = nullptr;
-  const long x = std::strtol(v, &end, 10);
-  if (!v[0] || *end) {
-    std::fprintf(stderr, "einfer-run: %s needs an integer, got '%s'\n", flag, v);
-    std::exit(2);
-  }
-  return x;
-}
-
-float parse_float(const char* flag, const char* v) {
-  char* end = nullptr;
-  const float x = std::strtof(v, &end);
-  if (!v[0] || *end) {
-    std::fprintf(stderr, "einfer-run: %s needs a number, got '%s'\n", flag, v);
-    std::exit(2);
-  }
-  return x;
-}
-
-Args parse(int argc, char** argv) {
-  Args a;
-  for (int i = 1; i < argc; ++i) {
-    const char* f = argv[i];
-    auto value = [&]() -> const char* {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "einfer-run: %s needs a value\n", f);
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (!std::strcmp(f, "-z"))
-      a.tokenizer = value();
-    else if (!std::strcmp(f, "-p"))
-      a.prompt = value();
-    else if (!std::strcmp(f, "--prompt-ids"))
-      a.prompt_ids = value();
-    else if (!std::strcmp(f, "-n"))
-      a.steps = parse_long(f, value());
-    else if (!std::strcmp(f, "-t"))
-      a.temperature = parse_float(f, value());
-    else if (!std::strcmp(f, "--top-p"))
-      a.top_p = parse_float(f, value());
-    else if (!std::strcmp(f, "--top-k"))
-      a.top_k = parse_long(f, value());
-    else if (!std::strcmp(f, "--seed")) {
-      a.seed = static_cast<unsigned long long>(parse_long(f, value()));
-      a.seed_set = true;
-    } else if (!std::strcmp(f, "--window"))
-      a.run.window = static_cast<int32_t>(parse_long(f, value()));
-    else if (!std::strcmp(f, "--sinks"))
-      a.run.sinks = static_cast<int32_t>(parse_long(f, value()));
-    else if (!std::strcmp(f, "--context"))
-      a.run.context = static_cast<int32_t>(parse_long(f, value()));
-    else if (!std::strcmp(f, "--batch"))
-      a.run.max_batch = static_cast<int32_t>(parse_long(f, value()));
-    else if (!std::strcmp(f, "--kv")) {
-      const char* v = value();
-      if (!std::strcmp(v, "f32"))
-        a.run.kv_dtype = DType::f32;
-      else if (!std::strcmp(v, "q8") || !std::strcmp(v, "i8"))
-        a.run.kv_dtype = DType::i8;
-      else
-        usage("--kv takes f32 or q8");
-    } else if (!std::strcmp(f, "--ids"))
-      a.ids = true;
-    else if (!std::strcmp(f, "--ignore-eos"))
-      a.ignore_eos = true;
-    else if (!std::strcmp(f, "--no-crc"))
-      a.verify_crc = false;
-    else if (!std::strcmp(f, "--logits"))
-      a.logits = value();
-    else if (!std::strcmp(f, "--input"))
-      a.input = value();
-    else if (!std::strcmp(f, "--output"))
-      a.output = value();
-    else if (!std::strcmp(f, "-h") || !std::strcmp(f, "--help"))
-      usage(nullptr);
-    else if (f[0] == '-') {
-      std::fprintf(stderr, "einfer-run: unknown option %s\n", f);
-      usage(nullptr);
-    } else if (!a.model)
-      a.model = f;
-    else
-      usage("more than one model given");
-  }
-  if (!a.model) usage("no model given");
-  if (a.prompt && a.prompt_ids) usage("-p and --prompt-ids exclude each other");
-  if (a.steps < -1) usage("-n must not be negative");
-  return a;
 }
 
 // A 64-byte aligned heap buffer for the arena (the tool may allocate; the libraries never do).
@@ -179,11 +57,14 @@ size_t weights_bytes(const Model& m) {
 }
 
 int run_encoder(const Args& a, const Model& model) {
-  if (!a.input || !a.output) usage("an encoder model needs --input X.npy and --output Y.npy");
+  if (a.input.empty() || a.output.empty()) {
+    std::fprintf(stderr, "einfer-run: an encoder model needs --input X.npy and --output Y.npy\n");
+    return 2;
+  }
   tools::NpyArray x;
   std::string err;
   if (!tools::read_npy(a.input, &x, &err)) {
-    std::fprintf(stderr, "einfer-run: %s: %s\n", a.input, err.c_str());
+    std::fprintf(stderr, "einfer-run: %s: %s\n", a.input.c_str(), err.c_str());
     return 1;
   }
   const ModelConfig& c = model.config;
@@ -219,7 +100,7 @@ int run_encoder(const Args& a, const Model& model) {
   }
   const double dt = seconds_since(t0);
   if (!tools::write_npy(a.output, y.data(), x.shape, &err)) {
-    std::fprintf(stderr, "einfer-run: %s: %s\n", a.output, err.c_str());
+    std::fprintf(stderr, "einfer-run: %s: %s\n", a.output.c_str(), err.c_str());
     return 1;
   }
   std::fprintf(stderr, "encoder: %lld x %lld positions in %.3f ms (%.1f positions/s)\n",
@@ -230,7 +111,8 @@ int run_encoder(const Args& a, const Model& model) {
   return 0;
 }
 
-std::vector<int32_t> parse_ids(const char* text) {
+std::vector<int32_t> parse_ids(const std::string& list) {
+  const char* text = list.c_str();
   std::vector<int32_t> ids;
   const char* p = text;
   while (*p) {
@@ -248,20 +130,57 @@ std::vector<int32_t> parse_ids(const char* text) {
   return ids;
 }
 
+// The value of `key` in the image's metadata ("key=value" lines), "" when absent. The image is
+// loaded and checked already, so the header's metadata region lies inside it.
+std::string metadata_value(const void* image, size_t size, const std::string& key) {
+  FileHeader h;
+  if (size < sizeof h) return "";
+  std::memcpy(&h, image, sizeof h);
+  if (!(h.flags & kEinFlagMetadata) || h.metadata_offset + h.metadata_bytes > size) return "";
+  const std::string text(static_cast<const char*>(image) + h.metadata_offset, h.metadata_bytes);
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    if (text.compare(at, key.size() + 1, key + "=") == 0)
+      return text.substr(at + key.size() + 1, end - at - key.size() - 1);
+    at = end + 1;
+  }
+  return "";
+}
+
+// --repeat-penalty, llama.cpp's rule: the logit of a token among the last `last_n` is divided by
+// the penalty when positive and multiplied by it when negative.
+void penalize_repeats(float* logits, int32_t vocab, const std::vector<int32_t>& recent,
+                      double penalty, int64_t last_n) {
+  if (penalty == 1.0 || last_n == 0) return;
+  const size_t from = recent.size() > static_cast<size_t>(last_n) ? recent.size() - last_n : 0;
+  std::vector<bool> seen(static_cast<size_t>(vocab), false);
+  for (size_t i = from; i < recent.size(); ++i) {
+    const int32_t t = recent[i];
+    if (t < 0 || t >= vocab || seen[static_cast<size_t>(t)]) continue;
+    seen[static_cast<size_t>(t)] = true;
+    float& l = logits[t];
+    l = l > 0 ? static_cast<float>(l / penalty) : static_cast<float>(l * penalty);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  const Args a = parse(argc, argv);
+  Args a;
+  if (int code; !parse_args(argc, argv, &a, &code)) return code;
+  apply_threads(a, &a.run);
   tools::MappedFile file;
-  if (!tools::map_file(a.model, &file)) {
-    std::fprintf(stderr, "einfer-run: cannot read model file %s\n", a.model);
+  if (!tools::map_file(a.model.c_str(), &file)) {
+    std::fprintf(stderr, "einfer-run: cannot read model file %s\n", a.model.c_str());
     return 1;
   }
   LoadOptions load;
   load.verify_crc = a.verify_crc;
   Model model;
   Status s = load_model(file.data, file.size, load, &model);
-  if (!s.ok()) die(a.model, s);
+  if (!s.ok()) die(a.model.c_str(), s);
   if (model.config.arch == ArchKind::encoder) return run_encoder(a, model);
 
   const ModelConfig& c = model.config;
@@ -278,9 +197,9 @@ int main(int argc, char** argv) {
   std::vector<uint8_t> tok_file;
   const void* tok_bytes = model.tokenizer;
   size_t tok_size = model.tokenizer_bytes;
-  if (a.tokenizer) {
-    if (!tools::read_file(a.tokenizer, &tok_file) || tok_file.empty()) {
-      std::fprintf(stderr, "einfer-run: cannot read tokenizer %s\n", a.tokenizer);
+  if (!a.tokenizer.empty()) {
+    if (!tools::read_file(a.tokenizer.c_str(), &tok_file) || tok_file.empty()) {
+      std::fprintf(stderr, "einfer-run: cannot read tokenizer %s\n", a.tokenizer.c_str());
       return 1;
     }
     tok_bytes = tok_file.data();
@@ -293,7 +212,7 @@ int main(int argc, char** argv) {
     Arena tok_arena(tok_mem.p, tokenizer_arena_bytes(c.vocab_size));
     if (!(s = tokenizer_init(&tok, tok_bytes, tok_size, c.vocab_size, tok_arena)).ok())
       die("tokenizer", s);
-  } else if (a.prompt || !a.ids) {
+  } else if (a.prompt_given || !a.ids) {
     std::fprintf(stderr,
                  "einfer-run: no tokenizer: pass -z TOKENIZER, pack one with -z, or use "
                  "--prompt-ids and --ids\n");
@@ -301,15 +220,18 @@ int main(int argc, char** argv) {
   }
 
   std::vector<int32_t> prompt;
-  if (a.prompt_ids) {
+  if (!a.prompt_ids.empty()) {
     prompt = parse_ids(a.prompt_ids);
-    if (prompt.empty()) usage("--prompt-ids is empty");
-  } else if (a.prompt) {
-    const size_t len = std::strlen(a.prompt);
+    if (prompt.empty()) {
+      std::fprintf(stderr, "einfer-run: --prompt-ids is empty\n");
+      return 2;
+    }
+  } else if (a.prompt_given && !a.interactive) {
+    const size_t len = a.prompt.size();
     std::vector<unsigned char> scratch(tokenizer_encode_scratch_bytes(tok, len));
     prompt.resize(len + 3);
     int32_t n = 0;
-    s = tokenizer_encode(tok, a.prompt, len, true, false, prompt.data(),
+    s = tokenizer_encode(tok, a.prompt.c_str(), len, true, false, prompt.data(),
                          static_cast<int32_t>(prompt.size()), &n, scratch.data(), scratch.size());
     if (!s.ok()) die("encoding the prompt", s);
     prompt.resize(static_cast<size_t>(n));
@@ -320,8 +242,8 @@ int main(int argc, char** argv) {
   Sampler sampler;
   std::vector<unsigned char> sampler_mem(sampler_scratch_bytes(c.vocab_size));
   SamplerConfig sc;
-  sc.temperature = a.temperature;
-  sc.top_p = a.top_p;
+  sc.temperature = static_cast<float>(a.temperature);
+  sc.top_p = static_cast<float>(a.top_p);
   sc.top_k = static_cast<int32_t>(a.top_k);
   sc.seed =
       a.seed_set
@@ -329,6 +251,70 @@ int main(int argc, char** argv) {
           : static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
   if (!(s = sampler_init(&sampler, sc, c.vocab_size, sampler_mem.data(), sampler_mem.size())).ok())
     die("sampler", s);
+
+  if (a.verbose)
+    std::fprintf(
+        stderr,
+        "einfer-run: context %d, window %d, sinks %d, kv %s, batch %d, temp %g, top-k %lld, "
+        "top-p %g, repeat-penalty %g (last %lld), seed %llu\n",
+        run.context, run.window, run.sinks, run.kv_dtype == DType::i8 ? "q8" : "f32", run.max_batch,
+        a.temperature, static_cast<long long>(a.top_k), a.top_p, a.repeat_penalty,
+        static_cast<long long>(a.repeat_last_n), static_cast<unsigned long long>(sc.seed));
+  std::vector<float> sample_logits(static_cast<size_t>(c.vocab_size));
+  auto next_token = [&](const std::vector<int32_t>& recent) {
+    std::memcpy(sample_logits.data(), session_logits(*session),
+                sample_logits.size() * sizeof(float));
+    penalize_repeats(sample_logits.data(), c.vocab_size, recent, a.repeat_penalty, a.repeat_last_n);
+    return sampler_sample(&sampler, sample_logits.data());
+  };
+
+  if (a.interactive) {
+    if (!have_tok) {
+      std::fprintf(stderr, "einfer-run: -i needs a tokenizer (packed with -z, or -z here)\n");
+      return 1;
+    }
+    ChatOptions co;
+    const std::string name = !a.chat_template.empty()
+                                 ? a.chat_template
+                                 : metadata_value(file.data, file.size, "chat_template");
+    if (!name.empty() && !tools::chat::parse_format(name, &co.format))
+      std::fprintf(stderr, "einfer-run: unknown chat template '%s' in the model: plain text\n",
+                   name.c_str());
+    co.system_prompt = !a.system_prompt.empty() ? a.system_prompt : a.prompt;
+    co.max_reply_tokens = a.steps;
+    co.verbose = a.verbose;
+    ChatSession cs;
+    cs.context = run.window > 0 ? 0 : run.context;
+    cs.bos = kTokenBos;
+    cs.eos = kTokenEos;
+    cs.eval = [&](const std::vector<int32_t>& ids, std::string* error) {
+      const Status st = session_eval(session, ids.data(), static_cast<int32_t>(ids.size()));
+      if (!st.ok()) {
+        char msg[256];
+        format_status(st, msg, sizeof msg);
+        *error = msg;
+      }
+      return st.ok();
+    };
+    cs.encode = [&](const std::string& text, std::vector<int32_t>* ids) {
+      std::vector<unsigned char> scratch(tokenizer_encode_scratch_bytes(tok, text.size()));
+      ids->resize(text.size() + 3);
+      int32_t n = 0;
+      const Status st =
+          tokenizer_encode(tok, text.c_str(), text.size(), false, false, ids->data(),
+                           static_cast<int32_t>(ids->size()), &n, scratch.data(), scratch.size());
+      ids->resize(static_cast<size_t>(n));
+      return st.ok();
+    };
+    cs.piece = [&](int32_t prev, int32_t token) {
+      const TokenPiece p = tokenizer_decode(tok, prev, token);
+      return token_piece_is_printable(p) ? std::string(p.data, p.size) : std::string();
+    };
+    cs.next_token = next_token;
+    cs.reset = [&] { session_reset(session); };
+    cs.position = [&] { return session_position(*session); };
+    return run_chat(cs, co, stdin);
+  }
 
   // How many tokens to generate: -n, else until the context is full (or 256 when streaming).
   const int64_t room =
@@ -343,14 +329,14 @@ int main(int argc, char** argv) {
   if (steps > room) steps = room;
 
   std::vector<float> all_logits;
-  if (a.logits) all_logits.resize(prompt.size() * static_cast<size_t>(c.vocab_size));
+  if (!a.logits.empty()) all_logits.resize(prompt.size() * static_cast<size_t>(c.vocab_size));
   const auto t_prefill = std::chrono::steady_clock::now();
   s = session_eval(session, prompt.data(), static_cast<int32_t>(prompt.size()),
-                   a.logits ? all_logits.data() : nullptr);
+                   !a.logits.empty() ? all_logits.data() : nullptr);
   if (!s.ok()) die("prefill", s);
   const double prefill_s = seconds_since(t_prefill);
 
-  if (!a.ids && a.prompt) {
+  if (!a.ids && a.prompt_given) {
     for (size_t i = 1; i < prompt.size(); ++i) {
       const TokenPiece p = tokenizer_decode(tok, prompt[i - 1], prompt[i]);
       if (token_piece_is_printable(p)) std::fwrite(p.data, 1, p.size, stdout);
@@ -359,14 +345,14 @@ int main(int argc, char** argv) {
   std::vector<int32_t> generated;
   std::vector<double> step_ms;
   int32_t prev = prompt.back();
-  std::vector<float> logits_copy(static_cast<size_t>(c.vocab_size));
+  std::vector<int32_t> recent = prompt;  // what --repeat-penalty looks back over
   for (int64_t i = 0; i < steps; ++i) {
-    std::memcpy(logits_copy.data(), session_logits(*session), logits_copy.size() * sizeof(float));
-    const int32_t next = sampler_sample(&sampler, logits_copy.data());
+    const int32_t next = next_token(recent);
     // llama2.c checkpoints delimit sequences with BOS; EOS ends a sequence too (unless streaming
     // on through sequence boundaries was asked for).
     if (!a.ignore_eos && (next == kTokenEos || next == kTokenBos)) break;
     generated.push_back(next);
+    recent.push_back(next);
     if (a.ids) {
       std::printf(generated.size() > 1 ? " %d" : "%d", next);
     } else {
@@ -375,24 +361,24 @@ int main(int argc, char** argv) {
     }
     std::fflush(stdout);
     prev = next;
-    if (i + 1 == steps && !a.logits) break;  // the last token's logits are not needed
+    if (i + 1 == steps && a.logits.empty()) break;  // the last token's logits are not needed
     const auto t0 = std::chrono::steady_clock::now();
     s = session_eval(session, &next, 1);
     if (!s.ok()) die("decode", s);
     step_ms.push_back(seconds_since(t0) * 1e3);
-    if (a.logits)
+    if (!a.logits.empty())
       all_logits.insert(all_logits.end(), session_logits(*session),
                         session_logits(*session) + c.vocab_size);
   }
   std::printf("\n");
   std::fflush(stdout);  // the text before the statistics on stderr, also through a pipe
 
-  if (a.logits) {
+  if (!a.logits.empty()) {
     std::string err;
     const std::vector<int64_t> shape = {
         static_cast<int64_t>(all_logits.size() / static_cast<size_t>(c.vocab_size)), c.vocab_size};
     if (!tools::write_npy(a.logits, all_logits.data(), shape, &err)) {
-      std::fprintf(stderr, "einfer-run: %s: %s\n", a.logits, err.c_str());
+      std::fprintf(stderr, "einfer-run: %s: %s\n", a.logits.c_str(), err.c_str());
       return 1;
     }
   }

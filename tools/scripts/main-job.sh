@@ -40,7 +40,7 @@ if [[ -f "$shared/aidreams260K.bin" && -f "$shared/tok512-aidreams.bin" ]]; then
   "$bin/einfer-run" "$out/aidreams-q8.ein" -p "$prompt" -n 96 --kv q8
   echo
   echo "== einfer-run, streaming 400 tokens past the 128-token training context (window 48, 4 sinks)"
-  "$bin/einfer-run" "$out/aidreams-q8.ein" -n 400 --window 48 --sinks 4 --kv q8 -t 0.8 --seed 7 \
+  "$bin/einfer-run" "$out/aidreams-q8.ein" -n 400 --window 48 --sinks 4 --kv q8 --temp 0.8 -s 7 \
     --ignore-eos | tail -c 400
   echo
   echo "== einfer-bench on the q8 pack"
