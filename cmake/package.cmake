@@ -48,13 +48,20 @@ function(einfer_package)
           ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
   install(FILES ${EINFER_PUBLIC_INCLUDE}/einfer/version.h ${PROJECT_SOURCE_DIR}/models/einfer.h
           DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/einfer)
-  # Kernel internals stay out: headers that include xsimd, and headers that include those.
+  # Kernel internals stay out: *_internal.h, headers that include xsimd, and headers that include
+  # those.
   set(headers "")
   foreach(dir ${EINFER_HEADER_DIRS})
     file(GLOB dir_headers CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/${dir}/*.h)
     list(APPEND headers ${dir_headers})
   endforeach()
   set(internal_patterns "<xsimd")
+  foreach(header ${headers})
+    if(header MATCHES "_internal\\.h$")
+      file(RELATIVE_PATH rel ${PROJECT_SOURCE_DIR} ${header})
+      list(APPEND internal_patterns "\"${rel}\"")
+    endif()
+  endforeach()
   foreach(pass RANGE 3)
     foreach(header ${headers})
       file(RELATIVE_PATH rel ${PROJECT_SOURCE_DIR} ${header})
