@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "tools/common/cli.h"
+#include "tools/common/run_flags.h"
 #include "tools/einfer-bench/bench.h"
 
 namespace einfer::bench {
@@ -52,9 +53,9 @@ bool parse_contexts(const std::string& s, std::vector<long>* out, std::string* e
 
 bool parse(int argc, char** argv, Args* a, int* exit_code) {
   namespace cli = tools::cli;
-  int64_t prompt = a->prompt, gen = a->gen, repeat = a->repeat, window = -1, sinks = -1, batch = -1;
+  int64_t prompt = a->prompt, gen = a->gen, repeat = a->repeat;
+  tools::RunFlags run_flags;
   int64_t threads = cli::default_threads();
-  std::string kv;
   bool no_ratio_check = false;
   cli::Parser p(
       "einfer-bench", "-m MODEL.ein | --synthetic SPEC [options]",
@@ -80,11 +81,7 @@ bool parse(int argc, char** argv, Args* a, int* exit_code) {
            });
   p.option({"-r", "--repetitions", "--repeat"}, &repeat, "R", "repetitions (default 3)")
       .range(1, 1 << 30);
-  p.option({"--window"}, &window, "W", "sliding window").range(0, 1 << 24);
-  p.option({"--sinks"}, &sinks, "S", "attention sinks kept with a window").range(0, 1 << 20);
-  p.option({"--kv"}, &kv, "f32|q8", "KV cache type (default f32)").choices({"f32", "q8", "i8"});
-  p.option({"-b", "--batch-size", "--batch"}, &batch, "B", "prompt tokens per prefill step")
-      .range(1, 1 << 20);
+  run_flags.declare(p, false);
   p.option({"-t", "--threads"}, &threads, "N", "threads (default: the online cores)")
       .range(1, 4096)
       .hint("threads are a whole number");
@@ -105,10 +102,7 @@ bool parse(int argc, char** argv, Args* a, int* exit_code) {
   a->prompt = prompt;
   a->gen = gen;
   a->repeat = repeat;
-  if (window >= 0) a->run.window = static_cast<int32_t>(window);
-  if (sinks >= 0) a->run.sinks = static_cast<int32_t>(sinks);
-  if (batch >= 0) a->run.max_batch = static_cast<int32_t>(batch);
-  if (!kv.empty()) a->run.kv_dtype = kv == "f32" ? DType::f32 : DType::i8;
+  run_flags.apply(&a->run);
   a->threads = static_cast<int>(threads);
   a->ratio_check = !no_ratio_check;
   if (!a->model.empty() && !a->synthetic.empty()) {

@@ -24,6 +24,7 @@
 #include "runtime/format.h"
 #include "tools/common/chat.h"
 #include "tools/common/cli.h"
+#include "tools/common/run_flags.h"
 #include "tools/einfer-pack/importers.h"
 
 using namespace einfer;
@@ -85,10 +86,10 @@ int run(int argc, char** argv) {
   int32_t group = 32;
   TorchEncoderOptions enc;
   RunOptions run;
-  int64_t group_arg = 0, heads = 0, max_prompt_bytes = 0, context = 0, window = 0, sinks = 0,
-          batch = 0;
+  int64_t group_arg = 0, heads = 0, max_prompt_bytes = 0;
+  tools::RunFlags run_flags;
   double eps = 0;
-  std::string dtype_arg, kv_arg, inspect_path, chat_template_arg;
+  std::string dtype_arg, inspect_path, chat_template_arg;
   bool with_tokenizer = false, with_decode_tokenizer = false, no_plan_cache = false;
   bool norm_first = false, causal = false;
   cli::Parser p("einfer-pack",
@@ -132,12 +133,7 @@ int run(int argc, char** argv) {
   p.option({"--section"}, &emit_names.section, "NAME",
            "linker section of the array (default .einfer_model)");
   p.section("run options (arena sizing for --inspect and --emit-c)");
-  p.option({"-c", "--ctx-size", "--context"}, &context, "N", "KV cache positions")
-      .range(0, 1 << 24);
-  p.option({"--window"}, &window, "W", "sliding window").range(0, 1 << 24);
-  p.option({"--sinks"}, &sinks, "S", "attention sinks kept with a window").range(0, 1 << 20);
-  p.option({"--kv"}, &kv_arg, "f32|q8", "KV cache type").choices({"f32", "q8", "i8"});
-  p.option({"-b", "--batch"}, &batch, "B", "prompt tokens per prefill step").range(0, 1 << 20);
+  run_flags.declare(p);
   p.flag({"--no-plan-cache"}, &no_plan_cache, "plan each projection per call (tight RAM)");
   p.flag({"--with-tokenizer"}, &with_tokenizer, "--emit-c: size the arena for the tokenizer");
   p.flag({"--with-decode-tokenizer"}, &with_decode_tokenizer,
@@ -163,12 +159,8 @@ int run(int argc, char** argv) {
   if (p.given("--eps")) enc.eps = static_cast<float>(eps);
   if (norm_first) enc.norm_first = 1;
   if (causal) enc.causal = 1;
-  if (p.given("--context")) run.context = static_cast<int32_t>(context);
-  if (p.given("--window")) run.window = static_cast<int32_t>(window);
-  if (p.given("--sinks")) run.sinks = static_cast<int32_t>(sinks);
-  if (p.given("--batch")) run.max_batch = static_cast<int32_t>(batch);
+  run_flags.apply(&run);
   if (no_plan_cache) run.cache_plans = false;
-  if (!kv_arg.empty()) run.kv_dtype = kv_arg == "f32" ? DType::f32 : DType::i8;
   if (with_tokenizer && with_decode_tokenizer)
     return p.fail("--with-tokenizer and --with-decode-tokenizer exclude each other");
   if (with_tokenizer) capi.with_tokenizer = 1;

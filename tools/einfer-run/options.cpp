@@ -5,13 +5,15 @@
 #include <sstream>
 
 #include "tools/common/cli.h"
+#include "tools/common/run_flags.h"
 
 namespace einfer::run_tool {
 
 bool parse_args(int argc, char** argv, Args* a, int* exit_code) {
   namespace cli = tools::cli;
-  std::string prompt_file, kv;
-  int64_t context = -1, window = -1, sinks = -1, batch = -1, threads = cli::default_threads();
+  std::string prompt_file;
+  tools::RunFlags run_flags;
+  int64_t threads = cli::default_threads();
   int64_t seed = -1;
   bool no_crc = false;
   cli::Parser p("einfer-run", "-m MODEL.ein [-p PROMPT | -f FILE] [options]",
@@ -45,15 +47,7 @@ bool parse_args(int argc, char** argv, Args* a, int* exit_code) {
       .range(0, 1 << 30);
   p.option({"-s", "--seed"}, &seed, "N", "sampler seed (default: from the clock)").range(0, 9.2e18);
   p.section("context and memory");
-  p.option({"-c", "--ctx-size", "--context"}, &context, "N",
-           "KV cache positions (default: the model's context)")
-      .range(0, 1 << 24);
-  p.option({"--window"}, &window, "W", "sliding window over a ring cache: decode past the context")
-      .range(0, 1 << 24);
-  p.option({"--sinks"}, &sinks, "S", "attention sinks kept with a window").range(0, 1 << 20);
-  p.option({"--kv"}, &kv, "f32|q8", "KV cache type (default f32)").choices({"f32", "q8", "i8"});
-  p.option({"-b", "--batch-size", "--batch"}, &batch, "B", "prompt tokens per prefill step")
-      .range(1, 1 << 20);
+  run_flags.declare(p);
   p.option({"-t", "--threads"}, &threads, "N", "threads (default: the online cores)")
       .range(1, 4096)
       .hint("the sampling temperature is --temp");
@@ -100,11 +94,7 @@ bool parse_args(int argc, char** argv, Args* a, int* exit_code) {
     *exit_code = p.fail("-p/-f and --prompt-ids exclude each other");
     return false;
   }
-  if (context >= 0) a->run.context = static_cast<int32_t>(context);
-  if (window >= 0) a->run.window = static_cast<int32_t>(window);
-  if (sinks >= 0) a->run.sinks = static_cast<int32_t>(sinks);
-  if (batch >= 0) a->run.max_batch = static_cast<int32_t>(batch);
-  if (!kv.empty()) a->run.kv_dtype = kv == "f32" ? DType::f32 : DType::i8;
+  run_flags.apply(&a->run);
   if (seed >= 0) {
     a->seed = static_cast<uint64_t>(seed);
     a->seed_set = true;
