@@ -2,8 +2,8 @@
 # (einferConfig.cmake + einferConfigVersion.cmake exporting einfer::einfer) and einfer.pc.
 #
 # Consumers include <einfer/einfer.h> (C API), <einfer/version.h>, and the C++ headers as
-# <einfer/models/session.h>, <einfer/runtime/model.h>, ... Headers that include xsimd are kernel
-# internals and are not installed. In the build tree <einfer/...> resolves to
+# <einfer/models/session.h>, <einfer/runtime/model.h>, ... Kernel internals (*_internal.h, headers
+# that include xsimd, and headers that include those) are not installed. In the build tree <einfer/...> resolves to
 # ${PROJECT_BINARY_DIR}/include/einfer, which links to the source folders (same files, no copies).
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
@@ -23,7 +23,6 @@ endif()
 
 # The headers' own includes name their folder ("runtime/status.h"), so the einfer/ folder is an
 # include root too.
-set(EINFER_EXPORTED_LIBRARIES "")
 function(einfer_public_library target)
   target_include_directories(${target} PUBLIC
     $<BUILD_INTERFACE:${EINFER_PUBLIC_INCLUDE}> $<BUILD_INTERFACE:${EINFER_PUBLIC_INCLUDE}/einfer>
