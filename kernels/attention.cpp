@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/kv_ring.h"
 #include "kernels/simd.h"
 
 #if EINFER_HAS_SIMD && defined(__AVX2__)
@@ -380,7 +381,7 @@ struct KeySource {
 };
 
 inline int64_t cache_slot(const KVLayerView& c, int64_t p) {
-  return p < c.sinks ? p : c.sinks + (p - c.sinks) % (c.capacity - c.sinks);
+  return kv_ring_slot(p, c.capacity, c.sinks);
 }
 
 // Appends positions [a, b) to the tile's row lists (pointers into the cache or the block).

@@ -10,9 +10,9 @@
 //            (the sinks plus the w - sinks positions just before t, plus t itself)
 //   !causal: (encoder) every one of the n new keys; no cache, no window
 // Keys at p >= pos0 come from k_new/v_new, keys at p < pos0 from `cache`, where position p lives in
-// slot p < S ? p : S + (p - S) % (W - S) (the cache's capacity W and sinks S). The caller writes
-// the block's K/V into the cache only after the call, so a ring smaller than the block is still
-// exact.
+// slot kv_ring_slot(p, W, S) (kernels/kv_ring.h; the cache's capacity W and sinks S). The caller
+// writes the block's K/V into the cache only after the call, so a ring smaller than the block is
+// still exact.
 //
 // The kernel never materialises a score matrix: per query and kv head it walks key tiles of
 // kAttentionKeyTile positions aligned to absolute position (online softmax: running max and sum,

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "kernels/vec.h"
+#include "runtime/format.h"
 
 namespace einfer {
 
@@ -21,21 +22,11 @@ Status bind(const Model& m, TensorRole role, int32_t layer, int64_t d0, int64_t 
   return ok_status();
 }
 
+// The architecture, then the one config check every model passes (runtime ein_validate_config).
 Status check_config(const ModelConfig& c) {
   if (c.arch != ArchKind::encoder)
     return make_status(StatusCode::invalid_argument, "model is not an encoder");
-  if (c.dim <= 0 || c.hidden_dim <= 0 || c.n_layers <= 0 || c.n_heads <= 0 ||
-      c.context_length < 0 || c.head_dim * c.n_heads != c.dim) {
-    return make_status(StatusCode::bad_format, "encoder: inconsistent dimensions in the config");
-  }
-  if (c.n_kv_heads != c.n_heads) {
-    return make_status(StatusCode::bad_format, "encoder: key/value heads must equal query heads");
-  }
-  if (c.activation != Activation::relu && c.activation != Activation::gelu_erf &&
-      c.activation != Activation::gelu_tanh) {
-    return make_status(StatusCode::unsupported, "encoder: activation must be relu or gelu");
-  }
-  return ok_status();
+  return ein_validate_config(c);
 }
 
 MhaConfig mha_config(const ModelConfig& c) {

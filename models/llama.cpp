@@ -6,6 +6,7 @@
 
 #include "kernels/quant.h"
 #include "kernels/vec.h"
+#include "runtime/format.h"
 
 namespace einfer {
 
@@ -25,22 +26,11 @@ Status bind(const Model& model, TensorRole role, int32_t layer, int64_t d0, int6
   return ok_status();
 }
 
+// The architecture, then the one config check every model passes (runtime ein_validate_config).
 Status check_config(const ModelConfig& c) {
   if (c.arch != ArchKind::llama)
     return make_status(StatusCode::invalid_argument, "llama: model is not a llama decoder");
-  if (c.dim <= 0 || c.hidden_dim <= 0 || c.n_layers <= 0 || c.n_heads <= 0 || c.n_kv_heads <= 0 ||
-      c.vocab_size <= 0 || c.context_length <= 0 || c.head_dim <= 0) {
-    return make_status(StatusCode::bad_format, "llama: a dimension in the config is not positive");
-  }
-  if (c.n_heads % c.n_kv_heads != 0) {
-    return make_status(StatusCode::bad_format, "llama: n_heads must be a multiple of n_kv_heads",
-                       c.n_heads, c.n_kv_heads);
-  }
-  if (c.head_dim % 2 != 0 || c.rope == RopeMode::none) {
-    return make_status(StatusCode::bad_format,
-                       "llama: RoPE needs an even head size and a rope mode");
-  }
-  return ok_status();
+  return ein_validate_config(c);
 }
 
 // A view with the dtype the model's matrices have, for sizing einsum scratch without a model.

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "kernels/einsum.h"
+#include "kernels/kv_ring.h"
 #include "kernels/vec.h"
 
 namespace einfer {
@@ -126,11 +127,10 @@ Status mha_forward(const MhaWeights& w, const MhaConfig& c, const float* x, int3
   if (cache) {
     // Store the block's keys and values after attending (so a ring smaller than the block never
     // loses a key a query of the same block still needs), skipping those a later position of the
-    // same block overwrites at once.
-    const int64_t ring = c.window > 0 ? c.window - c.sinks : INT64_MAX;
+    // same block overwrites at once (a windowed cache holds exactly `window` slots).
     for (int32_t i = 0; i < n; ++i) {
       const int64_t p = pos0 + i;
-      if (c.window > 0 && p >= c.sinks && p + ring < pos0 + n) continue;
+      if (c.window > 0 && kv_ring_overwritten_before(p, pos0 + n, c.window, c.sinks)) continue;
       EINFER_TRY(kv_cache_write(*cache, layer, p, b.k + i * kv, b.v + i * kv));
     }
   }

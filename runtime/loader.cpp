@@ -338,6 +338,9 @@ Status ein_validate_config(const ModelConfig& c) {
     if (c.vocab_size != 0 || c.tied_classifier) return inval("encoder models have no vocabulary");
     if (c.activation == Activation::swiglu) return inval("encoder activation must not be swiglu");
     if (c.rope != RopeMode::none) return inval("encoder models take no RoPE");
+    if (c.n_kv_heads != c.n_heads) return inval("encoder key/value heads must equal query heads");
+    if (int64_t{c.head_dim} * c.n_heads != c.dim)
+      return inval("encoder head_dim * n_heads must equal dim", c.head_dim);
   }
   if (c.tied_classifier > 1 || c.has_bias > 1 || c.norm_first > 1 || c.causal > 1 ||
       c.final_norm > 1)

@@ -69,6 +69,7 @@ TEST_CASE("format corrupt: targeted table, each error names the problem") {
   const Corruption table[] = {
       {"magic", 0, 4, 0x12345678, "magic"},
       {"version 0", 4, 4, 0, "version"},
+      {"version 1 (llama2.c tokenizer.bin region)", 4, 4, 1, "version"},
       {"version max", 4, 4, 0xFFFFFFFF, "version"},
       {"header_size 0", 8, 4, 0, "header_size"},
       {"header_size odd", 8, 4, header_size + 1, "header_size"},

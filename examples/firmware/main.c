@@ -58,10 +58,10 @@ int main(void) {
                              &session, err, sizeof err);
   if (rc) return fail("creating the session", err, rc);
 
-  /* Greedy generation from BOS, stopping at EOS or BOS as llama2.c does. The clock runs only
-   * around the model (prefill, decode, argmax), not around printing. */
+  /* Greedy generation from BOS, stopping at the model's end-of-generation ids or BOS as llama2.c
+   * does. The clock runs only around the model (prefill, decode, argmax), not around printing. */
   board_puts("--- text ---\n");
-  const int32_t bos = EINFER_TOKEN_BOS;
+  const int32_t bos = einfer_token_bos(session);
   uint64_t model_ticks = 0;
   uint64_t t0 = board_ticks();
   rc = einfer_prefill(session, &bos, 1);
@@ -70,7 +70,7 @@ int main(void) {
   while (n < FIRMWARE_STEPS) {
     const int32_t next = einfer_next_token(session);
     model_ticks += board_ticks() - t0;
-    if (next == EINFER_TOKEN_EOS || next == EINFER_TOKEN_BOS) break;
+    if (einfer_token_is_eog(session, next) || next == bos) break;
     generated[n++] = next;
     size_t len = 0;
     const char* piece = einfer_token_text(session, prev, next, &len);

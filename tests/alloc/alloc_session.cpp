@@ -14,8 +14,8 @@
 #include "models/einfer.h"
 #include "models/sampler.h"
 #include "models/session.h"
-#include "models/tokenizer.h"
 #include "tests/alloc/heap_counter.h"
+#include "tools/einfer-pack/import_tokenizer.h"
 #include "tools/einfer-pack/importers.h"
 
 using namespace einfer;
@@ -35,7 +35,8 @@ bool have_shared() {
 std::vector<uint8_t> pack_aidreams(DType dtype) {
   pack::SourceModel src = pack::import_llama2c(pack::read_file(shared_path("aidreams260K.bin")));
   pack::EinImage image = pack::pack_source(src, dtype, 32, nullptr);
-  image.tokenizer = pack::read_file(shared_path("tok512-aidreams.bin"));
+  image.tokenizer = pack::tokenizer_image_for_model(
+      pack::read_tokenizer_file(shared_path("tok512-aidreams.bin")), src.config.vocab_size);
   return pack::write_ein(image);
 }
 

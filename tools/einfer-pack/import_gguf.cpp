@@ -11,6 +11,8 @@
 #include <map>
 
 #include "kernels/quant.h"
+#include "tools/einfer-pack/arch_names.h"
+#include "tools/einfer-pack/gguf_meta.h"
 #include "tools/einfer-pack/importers.h"
 
 namespace einfer::pack {
@@ -20,108 +22,8 @@ namespace {
 constexpr uint32_t kGgufMagic = 0x46554747u;  // "GGUF"
 enum GgmlType : uint32_t { kF32 = 0, kF16 = 1, kQ4_0 = 2, kQ8_0 = 8 };
 
-struct Cursor {
-  const std::vector<uint8_t>& b;
-  size_t pos = 0;
-  void need(uint64_t n) {
-    if (n > b.size() || pos > b.size() - n)
-      throw PackError("gguf: file truncated at byte " + std::to_string(pos));
-  }
-  template <typename T>
-  T get() {
-    need(sizeof(T));
-    T v;
-    std::memcpy(&v, b.data() + pos, sizeof(T));
-    pos += sizeof(T);
-    return v;
-  }
-  std::string str() {
-    const uint64_t n = get<uint64_t>();
-    need(n);
-    std::string s(reinterpret_cast<const char*>(b.data() + pos), n);
-    pos += n;
-    return s;
-  }
-};
-
-struct Value {
-  uint32_t type = 0;
-  double num = 0;
-  std::string str;
-};
-
-size_t scalar_size(uint32_t t) {
-  switch (t) {
-    case 0:
-    case 1:
-    case 7:
-      return 1;
-    case 2:
-    case 3:
-      return 2;
-    case 4:
-    case 5:
-    case 6:
-      return 4;
-    case 10:
-    case 11:
-    case 12:
-      return 8;
-  }
-  return 0;
-}
-
-double read_scalar(Cursor& c, uint32_t t) {
-  switch (t) {
-    case 0:
-      return c.get<uint8_t>();
-    case 1:
-      return c.get<int8_t>();
-    case 2:
-      return c.get<uint16_t>();
-    case 3:
-      return c.get<int16_t>();
-    case 4:
-      return c.get<uint32_t>();
-    case 5:
-      return c.get<int32_t>();
-    case 6:
-      return c.get<float>();
-    case 7:
-      return c.get<uint8_t>();
-    case 10:
-      return static_cast<double>(c.get<uint64_t>());
-    case 11:
-      return static_cast<double>(c.get<int64_t>());
-    case 12:
-      return c.get<double>();
-  }
-  throw PackError("gguf: unknown metadata value type " + std::to_string(t));
-}
-
-Value read_value(Cursor& c, uint32_t t, int depth = 0) {
-  Value v;
-  v.type = t;
-  if (t == 8) {
-    v.str = c.str();
-  } else if (t == 9) {
-    if (depth > 2) throw PackError("gguf: nested arrays too deep");
-    const uint32_t et = c.get<uint32_t>();
-    const uint64_t n = c.get<uint64_t>();
-    if (et == 8 || et == 9) {
-      for (uint64_t i = 0; i < n; ++i) read_value(c, et, depth + 1);  // tokenizer lists: skipped
-    } else {
-      const size_t es = scalar_size(et);
-      if (es == 0) throw PackError("gguf: unknown array element type");
-      c.need(n * es);
-      if (n > (uint64_t{1} << 40)) throw PackError("gguf: array too long");
-      c.pos += n * es;
-    }
-  } else {
-    v.num = read_scalar(c, t);
-  }
-  return v;
-}
+using Cursor = GgufCursor;
+using Value = GgufValue;
 
 struct Info {
   std::vector<int64_t> ne;
@@ -146,12 +48,7 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
   const uint64_t n_tensors = c.get<uint64_t>();
   const uint64_t n_kv = c.get<uint64_t>();
   if (n_tensors > b.size() || n_kv > b.size()) throw PackError("gguf: implausible counts");
-  std::map<std::string, Value> kv;
-  for (uint64_t i = 0; i < n_kv; ++i) {
-    std::string key = c.str();
-    const uint32_t t = c.get<uint32_t>();
-    kv[key] = read_value(c, t);
-  }
+  const std::map<std::string, Value> kv = gguf_read_metadata(c, n_kv, "");
   std::map<std::string, Info> infos;
   for (uint64_t i = 0; i < n_tensors; ++i) {
     std::string name = c.str();
@@ -176,43 +73,35 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
   const uint64_t data_start = (c.pos + alignment - 1) / alignment * alignment;
   if (data_start > b.size()) throw PackError("gguf: file truncated before the tensor data");
 
+  const ArchDescription& llama = arch_llama();
   auto arch = kv.find("general.architecture");
-  if (arch == kv.end() || arch->second.str != "llama")
+  if (arch == kv.end() || arch->second.str != llama.name)
     throw PackError("gguf: architecture '" +
                     (arch == kv.end() ? std::string("?") : arch->second.str) +
                     "' is not supported (llama only)");
-  auto num = [&](const std::string& key, double fallback, bool required) {
-    auto it = kv.find(key);
-    if (it == kv.end() || it->second.type == 8 || it->second.type == 9) {
-      if (required) throw PackError("gguf: missing metadata key " + key);
-      return fallback;
-    }
-    return it->second.num;
-  };
   SourceModel m;
   m.kind = "gguf";
   if (auto it = kv.find("tokenizer.chat_template"); it != kv.end() && it->second.type == 8)
     m.chat_template = it->second.str;
   ModelConfig& cfg = m.config;
-  cfg.arch = ArchKind::llama;
-  cfg.dim = static_cast<int32_t>(num("llama.embedding_length", 0, true));
-  cfg.hidden_dim = static_cast<int32_t>(num("llama.feed_forward_length", 0, true));
-  cfg.n_layers = static_cast<int32_t>(num("llama.block_count", 0, true));
-  cfg.n_heads = static_cast<int32_t>(num("llama.attention.head_count", 0, true));
-  cfg.n_kv_heads = static_cast<int32_t>(num("llama.attention.head_count_kv", cfg.n_heads, false));
-  cfg.head_dim = cfg.n_heads > 0 ? cfg.dim / cfg.n_heads : 0;
-  cfg.head_dim = static_cast<int32_t>(num("llama.rope.dimension_count", cfg.head_dim, false));
-  cfg.context_length = static_cast<int32_t>(num("llama.context_length", 0, true));
-  cfg.norm = NormKind::rmsnorm;
-  cfg.norm_eps = static_cast<float>(num("llama.attention.layer_norm_rms_epsilon", 1e-5, false));
-  cfg.rope = RopeMode::interleaved;
-  cfg.rope_theta = static_cast<float>(num("llama.rope.freq_base", 10000.0, false));
-  cfg.activation = Activation::swiglu;
-  auto emb = infos.find("token_embd.weight");
+  cfg.arch = llama.kind;
+  cfg.norm = llama.norm;
+  cfg.rope = llama.rope;
+  cfg.activation = llama.activation;
+  auto emb = infos.find(arch_tensor_name(llama.tensors[0].gguf, -1));
   if (emb == infos.end() || emb->second.ne.size() != 2)
     throw PackError("gguf: missing token_embd.weight");
-  cfg.vocab_size =
-      static_cast<int32_t>(num("llama.vocab_size", static_cast<double>(emb->second.ne[1]), false));
+  // Hyperparameters by the table's keys; the vocabulary defaults to the embedding's rows.
+  auto lookup = [&](const char* key, double* value) {
+    auto it = kv.find(key);
+    if (it == kv.end() || it->second.type == 8 || it->second.type == 9) return false;
+    *value = it->second.num;
+    return true;
+  };
+  read_arch_config(llama, SourceFormat::gguf, lookup, "gguf: ", &cfg);
+  double vocab = static_cast<double>(emb->second.ne[1]);
+  lookup("llama.vocab_size", &vocab);
+  cfg.vocab_size = static_cast<int32_t>(vocab);
   cfg.tied_classifier = infos.count("output.weight") ? 0 : 1;
   require_valid_config(cfg, "gguf: ");
 
@@ -294,23 +183,9 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
     }
     m.tensors.push_back(std::move(t));
   };
-  const int64_t d = cfg.dim, f = cfg.hidden_dim, v = cfg.vocab_size, k = cfg.head_dim;
-  const int64_t q = int64_t{cfg.n_heads} * k, kvd = int64_t{cfg.n_kv_heads} * k;
-  load("token_embd.weight", TensorRole::token_embedding, -1, {v, d});
-  for (int32_t l = 0; l < cfg.n_layers; ++l) {
-    const std::string p = "blk." + std::to_string(l) + ".";
-    load(p + "attn_norm.weight", TensorRole::attn_norm, l, {d});
-    load(p + "attn_q.weight", TensorRole::wq, l, {q, d});
-    load(p + "attn_k.weight", TensorRole::wk, l, {kvd, d});
-    load(p + "attn_v.weight", TensorRole::wv, l, {kvd, d});
-    load(p + "attn_output.weight", TensorRole::wo, l, {d, q});
-    load(p + "ffn_norm.weight", TensorRole::ffn_norm, l, {d});
-    load(p + "ffn_gate.weight", TensorRole::w1, l, {f, d});
-    load(p + "ffn_down.weight", TensorRole::w2, l, {d, f});
-    load(p + "ffn_up.weight", TensorRole::w3, l, {f, d});
-  }
-  load("output_norm.weight", TensorRole::final_norm, -1, {d});
-  if (!cfg.tied_classifier) load("output.weight", TensorRole::classifier, -1, {v, d});
+  for_each_arch_tensor(llama, cfg, [&](const ArchTensorNames& t, int32_t layer) {
+    load(arch_tensor_name(t.gguf, layer), t.role, layer, arch_tensor_shape(cfg, t.role));
+  });
   for (const SourceTensor& t : m.tensors)
     if (t.shape.size() == 1 && t.native != DType::f32)
       throw PackError("gguf: norm weights must be F32 or F16");

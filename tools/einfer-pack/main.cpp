@@ -1,7 +1,7 @@
 // einfer-pack: packs llama2.c, Hugging Face Llama, PyTorch encoder and GGUF checkpoints into the
 // flat .ein format (docs/format.md), inspects .ein files and emits them as C (model.c + model.h).
 //
-//   einfer-pack INPUT -o OUT.ein [--dtype f32|f16|q8|q4] [--group 32|64] [-z tokenizer.bin]
+//   einfer-pack INPUT -o OUT.ein [--dtype f32|f16|q8|q4] [--group 32|64] [-z TOKENIZER]
 //               [--emit-c OUT.c] [--arch torch-encoder --heads H [--activation relu|gelu]
 //               [--norm-first] [--causal] [--eps E]] [run options]
 //   einfer-pack --inspect MODEL.ein [--json] [run options]
@@ -25,6 +25,7 @@
 #include "tools/common/chat.h"
 #include "tools/common/cli.h"
 #include "tools/common/run_flags.h"
+#include "tools/einfer-pack/import_tokenizer.h"
 #include "tools/einfer-pack/importers.h"
 
 using namespace einfer;
@@ -105,7 +106,11 @@ int run(int argc, char** argv) {
   p.option({"--dtype"}, &dtype_arg, "TYPE", "weight type f32|f16|q8|q4 (default: the input's)")
       .choices({"f32", "f16", "q8", "q4"});
   p.option({"--group"}, &group_arg, "N", "quantization group size (default 32)").range(1, 65536);
-  p.option({"-z", "--tokenizer"}, &tokenizer, "FILE", "llama2.c tokenizer.bin to embed");
+  p.option(
+      {"-z", "--tokenizer"}, &tokenizer, "FILE",
+      "tokenizer to embed: llama2.c tokenizer.bin, SentencePiece tokenizer.model, Hugging Face "
+      "tokenizer.json or a GGUF file's vocabulary (detected from content; GGUF inputs and HF "
+      "folders pack their own)");
   p.option({"--synthetic"}, &synthetic, "SPEC",
            "deterministic model + tokenizer, no input: "
            "dim=64,hidden=172,layers=4,heads=4,kv_heads=4,vocab=512,seq=128[,seed=1]"
@@ -182,7 +187,8 @@ int run(int argc, char** argv) {
 
   SourceModel source;
   std::vector<uint8_t> synthetic_tokenizer;
-  struct stat st;
+  std::vector<uint8_t> input_bytes;  // a file input, kept for its GGUF vocabulary
+  struct stat st {};
   if (synthetic_given) {
     source = make_synthetic(parse_synthetic_spec(synthetic));
     synthetic_tokenizer = make_synthetic_tokenizer(source.config.vocab_size);
@@ -193,7 +199,8 @@ int run(int argc, char** argv) {
     g_progress = isatty(2);
     source = import_hf_llama(input);
   } else {
-    const std::vector<uint8_t> bytes = read_file(input);
+    input_bytes = read_file(input);
+    const std::vector<uint8_t>& bytes = input_bytes;
     g_progress = isatty(2);
     uint32_t magic = 0;
     if (bytes.size() >= 4) std::memcpy(&magic, bytes.data(), 4);
@@ -226,10 +233,26 @@ int run(int argc, char** argv) {
     group = source.config.group_size;
 
   EinImage image = pack_source(source, dtype, group, progress_bar);
-  if (!tokenizer.empty())
-    image.tokenizer = read_file(tokenizer);
-  else if (synthetic_given)
-    image.tokenizer = synthetic_tokenizer;
+  // The tokenizer: -z FILE (detected from its content), else the one the input carries (GGUF
+  // vocabulary, HF folder's tokenizer.json/.model, --synthetic's letters), else none.
+  TokenizerSpec tok;
+  bool have_tok = false;
+  if (!tokenizer.empty()) {
+    tok = read_tokenizer_file(tokenizer);
+    have_tok = true;
+  } else if (synthetic_given) {
+    tok = read_tokenizer_bytes(synthetic_tokenizer, "synthetic tokenizer");
+    have_tok = true;
+  } else if (!input_bytes.empty() && looks_like_gguf(input_bytes)) {
+    have_tok = gguf_tokenizer_if_any(input_bytes, input, &tok);
+  } else if (S_ISDIR(st.st_mode) && source.config.vocab_size > 0) {
+    have_tok = read_folder_tokenizer(input, &tok);
+  }
+  if (have_tok) {
+    image.tokenizer = tokenizer_image_for_model(tok, source.config.vocab_size);
+    std::fprintf(stderr, "einfer-pack: tokenizer: %s, %zu tokens\n", tok.source.c_str(),
+                 tok.pieces.size());
+  }
   // Reproducible: nothing about where the input lay, what it was called or when it was packed.
   image.metadata = "source=" + source.kind +
                    "\ntool=einfer-pack " EINFER_VERSION_STRING " (format " +

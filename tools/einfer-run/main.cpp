@@ -3,6 +3,7 @@
 //   einfer-run MODEL.ein [-z TOKENIZER] [-p PROMPT | --prompt-ids "1 2 3"] [-n STEPS] [-t TEMP]
 //              [--top-p P] [--top-k K] [--seed S] [--window W] [--sinks S] [--kv f32|q8]
 //              [--context N] [--batch B] [--ids] [--ignore-eos] [--logits FILE] [--no-crc]
+//   einfer-run MODEL.ein --tokenize -p PROMPT   (prints the prompt's ids, as the model is fed them)
 //   einfer-run ENCODER.ein --input X.npy --output Y.npy
 //
 // Text streams to stdout as it is generated; timing and memory go to stderr at the end.
@@ -10,17 +11,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <memory>
 #include <string>
 #include <vector>
 
-#include "models/encoder.h"
-#include "models/sampler.h"
 #include "models/session.h"
-#include "models/tokenizer.h"
 #include "runtime/format.h"
 #include "tools/common/file.h"
 #include "tools/common/npy.h"
+#include "tools/einfer-pack/import_tokenizer.h"
 #include "tools/einfer-run/interactive.h"
 #include "tools/einfer-run/options.h"
 
@@ -28,6 +26,11 @@ using namespace einfer;
 using namespace einfer::run_tool;
 
 namespace {
+
+[[noreturn]] void usage(const char* why) {
+  std::fprintf(stderr, "einfer-run: %s\nRun 'einfer-run --help' for the options.\n", why);
+  std::exit(2);
+}
 
 [[noreturn]] void die(const char* what, const Status& s) {
   char msg[256];
@@ -47,7 +50,8 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-int run_encoder(const Args& a, const Model& model) {
+int run_encoder(const Args& a, const tools::MappedFile& file, const LoadOptions& load,
+                const Model& model) {
   if (a.input.empty() || a.output.empty()) {
     std::fprintf(stderr, "einfer-run: an encoder model needs --input X.npy and --output Y.npy\n");
     return 2;
@@ -72,21 +76,21 @@ int run_encoder(const Args& a, const Model& model) {
                  static_cast<long long>(seq), c.context_length);
     return 1;
   }
+  SessionOptions options;
+  options.run.context = static_cast<int32_t>(seq);
   size_t need = 0;
-  Status s = encoder_arena_bytes(c, static_cast<int32_t>(seq), &need);
+  Status s = session_arena_bytes(model, options, &need);
   if (!s.ok()) die("sizing the arena", s);
   AlignedBuffer mem(need);
   Arena arena(mem.p, need);
-  EncoderWeights w;
-  EncoderState st;
-  if (!(s = encoder_bind_weights(model, arena, &w)).ok()) die("binding weights", s);
-  if (!(s = encoder_state_init(c, static_cast<int32_t>(seq), arena, &st)).ok())
-    die("creating the state", s);
+  Session* session = nullptr;
+  if (!(s = session_create(file.data, file.size, load, options, arena, &session)).ok())
+    die("creating the session", s);
   std::vector<float> y(x.data.size());
   const auto t0 = std::chrono::steady_clock::now();
   for (int64_t b = 0; b < batch; ++b) {
     const size_t off = static_cast<size_t>(b * seq * c.dim);
-    s = encoder_forward(w, &st, x.data.data() + off, static_cast<int32_t>(seq), y.data() + off);
+    s = session_encode(session, x.data.data() + off, static_cast<int32_t>(seq), y.data() + off);
     if (!s.ok()) die("encoder forward", s);
   }
   const double dt = seconds_since(t0);
@@ -140,20 +144,48 @@ std::string metadata_value(const void* image, size_t size, const std::string& ke
   return "";
 }
 
-// --repeat-penalty, llama.cpp's rule: the logit of a token among the last `last_n` is divided by
-// the penalty when positive and multiplied by it when negative.
-void penalize_repeats(float* logits, int32_t vocab, const std::vector<int32_t>& recent,
-                      double penalty, int64_t last_n) {
-  if (penalty == 1.0 || last_n == 0) return;
-  const size_t from = recent.size() > static_cast<size_t>(last_n) ? recent.size() - last_n : 0;
-  std::vector<bool> seen(static_cast<size_t>(vocab), false);
-  for (size_t i = from; i < recent.size(); ++i) {
-    const int32_t t = recent[i];
-    if (t < 0 || t >= vocab || seen[static_cast<size_t>(t)]) continue;
-    seen[static_cast<size_t>(t)] = true;
-    float& l = logits[t];
-    l = l > 0 ? static_cast<float>(l / penalty) : static_cast<float>(l * penalty);
-  }
+// einfer-run -i: the chat REPL (interactive.h) on this session.
+int run_interactive(const Args& a, const tools::MappedFile& file, Session* session) {
+  ChatOptions co;
+  const std::string name = !a.chat_template.empty()
+                               ? a.chat_template
+                               : metadata_value(file.data, file.size, "chat_template");
+  if (!name.empty() && !tools::chat::parse_format(name, &co.format))
+    std::fprintf(stderr, "einfer-run: unknown chat template '%s' in the model: plain text\n",
+                 name.c_str());
+  co.system_prompt = !a.system_prompt.empty() ? a.system_prompt : a.prompt;
+  co.max_reply_tokens = a.steps;
+  co.verbose = a.verbose;
+  const RunOptions& run = session->state.options;
+  ChatSession cs;
+  cs.context = run.window > 0 ? 0 : run.context;
+  cs.bos = session_token_bos(*session);
+  cs.eos = session_token_eos(*session);
+  cs.eval = [&](const std::vector<int32_t>& ids, std::string* error) {
+    const Status st = session_eval(session, ids.data(), static_cast<int32_t>(ids.size()));
+    if (!st.ok()) {
+      char msg[256];
+      format_status(st, msg, sizeof msg);
+      *error = msg;
+    }
+    return st.ok();
+  };
+  cs.encode = [&](const std::string& text, std::vector<int32_t>* ids) {
+    ids->resize(2 * text.size() + 3);
+    int32_t n = 0;
+    const Status st = session_tokenize(session, text.c_str(), text.size(), false, ids->data(),
+                                       static_cast<int32_t>(ids->size()), &n);
+    ids->resize(static_cast<size_t>(n));
+    return st.ok();
+  };
+  cs.piece = [&](int32_t prev, int32_t token) {
+    const TextPiece p = session_token_text(*session, prev, token);
+    return std::string(p.data, p.size);
+  };
+  cs.next_token = [&](const std::vector<int32_t>&) { return session_next_token(session); };
+  cs.reset = [&] { session_reset(session); };
+  cs.position = [&] { return session_position(*session); };
+  return run_chat(cs, co, stdin);
 }
 
 }  // namespace
@@ -162,6 +194,12 @@ int main(int argc, char** argv) {
   Args a;
   if (int code; !parse_args(argc, argv, &a, &code)) return code;
   apply_threads(a, &a.run);
+  if (a.repeat_penalty != 1.0) {
+    // The session samples inside session_next_token; a penalty needs a hook there (follow-up).
+    std::fprintf(stderr,
+                 "einfer-run: --repeat-penalty is not supported by the session sampler yet\n");
+    return 2;
+  }
   tools::MappedFile file;
   if (!tools::map_file(a.model.c_str(), &file)) {
     std::fprintf(stderr, "einfer-run: cannot read model file %s\n", a.model.c_str());
@@ -172,139 +210,83 @@ int main(int argc, char** argv) {
   Model model;
   Status s = load_model(file.data, file.size, load, &model);
   if (!s.ok()) die(a.model.c_str(), s);
-  if (model.config.arch == ArchKind::encoder) return run_encoder(a, model);
+  if (model.config.arch == ArchKind::encoder) return run_encoder(a, file, load, model);
 
   const ModelConfig& c = model.config;
-  size_t need = 0;
-  if (!(s = session_arena_bytes(c, a.run, &need)).ok()) die("run options", s);
-  AlignedBuffer mem(need);
-  Arena arena(mem.p, need);
-  Session* session = nullptr;
-  if (!(s = session_create(file.data, file.size, load, a.run, arena, &session)).ok())
-    die("creating the session", s);
-  const RunOptions& run = session->state.options;
 
-  // Tokenizer: -z wins over the one packed into the model; ids-only runs need none.
-  std::vector<uint8_t> tok_file;
-  const void* tok_bytes = model.tokenizer;
-  size_t tok_size = model.tokenizer_bytes;
+  // Tokenizer: -z (any file einfer-pack takes) wins over the one packed into the model; ids-only
+  // runs need none. The session owns it, and the sampler.
+  std::vector<uint8_t> tok_image;
   if (!a.tokenizer.empty()) {
-    if (!tools::read_file(a.tokenizer.c_str(), &tok_file) || tok_file.empty()) {
-      std::fprintf(stderr, "einfer-run: cannot read tokenizer %s\n", a.tokenizer.c_str());
+    try {
+      tok_image =
+          pack::tokenizer_image_for_model(pack::read_tokenizer_file(a.tokenizer), c.vocab_size);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "einfer-run: %s\n", e.what());
       return 1;
     }
-    tok_bytes = tok_file.data();
-    tok_size = tok_file.size();
   }
-  Tokenizer tok;
-  const bool have_tok = tok_bytes != nullptr;
-  AlignedBuffer tok_mem(have_tok ? tokenizer_arena_bytes(c.vocab_size) : 64);
-  if (have_tok) {
-    Arena tok_arena(tok_mem.p, tokenizer_arena_bytes(c.vocab_size));
-    if (!(s = tokenizer_init(&tok, tok_bytes, tok_size, c.vocab_size, tok_arena)).ok())
-      die("tokenizer", s);
-  } else if (a.prompt_given || !a.ids) {
+  const bool have_tok = !a.tokenizer.empty() || model.tokenizer;
+  if (!have_tok && (a.prompt_given || !a.ids)) {
     std::fprintf(stderr,
                  "einfer-run: no tokenizer: pass -z TOKENIZER, pack one with -z, or use "
                  "--prompt-ids and --ids\n");
     return 1;
   }
-
-  std::vector<int32_t> prompt;
-  if (!a.prompt_ids.empty()) {
-    prompt = parse_ids(a.prompt_ids);
-    if (prompt.empty()) {
-      std::fprintf(stderr, "einfer-run: --prompt-ids is empty\n");
-      return 2;
-    }
-  } else if (a.prompt_given && !a.interactive) {
-    const size_t len = a.prompt.size();
-    std::vector<unsigned char> scratch(tokenizer_encode_scratch_bytes(tok, len));
-    prompt.resize(len + 3);
-    int32_t n = 0;
-    s = tokenizer_encode(tok, a.prompt.c_str(), len, true, false, prompt.data(),
-                         static_cast<int32_t>(prompt.size()), &n, scratch.data(), scratch.size());
-    if (!s.ok()) die("encoding the prompt", s);
-    prompt.resize(static_cast<size_t>(n));
-  } else {
-    prompt.push_back(kTokenBos);
-  }
-
-  Sampler sampler;
-  std::vector<unsigned char> sampler_mem(sampler_scratch_bytes(c.vocab_size));
-  SamplerConfig sc;
-  sc.temperature = static_cast<float>(a.temperature);
-  sc.top_p = static_cast<float>(a.top_p);
-  sc.top_k = static_cast<int32_t>(a.top_k);
-  sc.seed =
+  SessionOptions options;
+  options.run = a.run;
+  options.sampler.temperature = static_cast<float>(a.temperature);
+  options.sampler.top_p = static_cast<float>(a.top_p);
+  options.sampler.top_k = static_cast<int32_t>(a.top_k);
+  options.sampler.seed =
       a.seed_set
           ? a.seed
           : static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
-  if (!(s = sampler_init(&sampler, sc, c.vocab_size, sampler_mem.data(), sampler_mem.size())).ok())
-    die("sampler", s);
+  options.tokenizer = have_tok ? 1 : 0;
+  // -i reads turns of any length up to a line buffer's worth.
+  options.max_prompt_bytes = a.interactive ? 4096 : a.prompt_given ? a.prompt.size() : 0;
+  if (!a.tokenizer.empty()) {
+    options.tokenizer_image = tok_image.data();
+    options.tokenizer_image_bytes = tok_image.size();
+  }
+  size_t need = 0;
+  if (!(s = session_arena_bytes(model, options, &need)).ok()) die("run options", s);
+  AlignedBuffer mem(need);
+  Arena arena(mem.p, need);
+  Session* session = nullptr;
+  if (!(s = session_create(file.data, file.size, load, options, arena, &session)).ok())
+    die("creating the session", s);
+  const RunOptions& run = session->state.options;
 
-  if (a.verbose)
-    std::fprintf(
-        stderr,
-        "einfer-run: context %d, window %d, sinks %d, kv %s, batch %d, temp %g, top-k %lld, "
-        "top-p %g, repeat-penalty %g (last %lld), seed %llu\n",
-        run.context, run.window, run.sinks, run.kv_dtype == DType::i8 ? "q8" : "f32", run.max_batch,
-        a.temperature, static_cast<long long>(a.top_k), a.top_p, a.repeat_penalty,
-        static_cast<long long>(a.repeat_last_n), static_cast<unsigned long long>(sc.seed));
-  std::vector<float> sample_logits(static_cast<size_t>(c.vocab_size));
-  auto next_token = [&](const std::vector<int32_t>& recent) {
-    std::memcpy(sample_logits.data(), session_logits(*session),
-                sample_logits.size() * sizeof(float));
-    penalize_repeats(sample_logits.data(), c.vocab_size, recent, a.repeat_penalty, a.repeat_last_n);
-    return sampler_sample(&sampler, sample_logits.data());
+  // Without a tokenizer, llama2.c's ids: BOS 1 starts a run, EOS 2 (or BOS) ends it; llama2.c
+  // checkpoints also delimit sequences with BOS.
+  const int32_t bos = session_token_bos(*session);
+  auto ends_generation = [&](int32_t id) {
+    return session_token_is_eog(*session, id) || (bos >= 0 && id == bos);
   };
 
-  if (a.interactive) {
-    if (!have_tok) {
-      std::fprintf(stderr, "einfer-run: -i needs a tokenizer (packed with -z, or -z here)\n");
-      return 1;
+  std::vector<int32_t> prompt;
+  if (a.interactive) return run_interactive(a, file, session);
+  if (!a.prompt_ids.empty()) {
+    prompt = parse_ids(a.prompt_ids);
+    if (prompt.empty()) usage("--prompt-ids is empty");
+  } else if (a.prompt_given) {
+    const size_t len = a.prompt.size();
+    prompt.resize(2 * len + 3);
+    int32_t n = 0;
+    s = session_tokenize(session, a.prompt.c_str(), len, true, prompt.data(),
+                         static_cast<int32_t>(prompt.size()), &n);
+    if (!s.ok()) die("encoding the prompt", s);
+    prompt.resize(static_cast<size_t>(n));
+    if (a.tokenize) {
+      for (size_t i = 0; i < prompt.size(); ++i) std::printf(i ? " %d" : "%d", prompt[i]);
+      std::printf("\n");
+      return 0;
     }
-    ChatOptions co;
-    const std::string name = !a.chat_template.empty()
-                                 ? a.chat_template
-                                 : metadata_value(file.data, file.size, "chat_template");
-    if (!name.empty() && !tools::chat::parse_format(name, &co.format))
-      std::fprintf(stderr, "einfer-run: unknown chat template '%s' in the model: plain text\n",
-                   name.c_str());
-    co.system_prompt = !a.system_prompt.empty() ? a.system_prompt : a.prompt;
-    co.max_reply_tokens = a.steps;
-    co.verbose = a.verbose;
-    ChatSession cs;
-    cs.context = run.window > 0 ? 0 : run.context;
-    cs.bos = kTokenBos;
-    cs.eos = kTokenEos;
-    cs.eval = [&](const std::vector<int32_t>& ids, std::string* error) {
-      const Status st = session_eval(session, ids.data(), static_cast<int32_t>(ids.size()));
-      if (!st.ok()) {
-        char msg[256];
-        format_status(st, msg, sizeof msg);
-        *error = msg;
-      }
-      return st.ok();
-    };
-    cs.encode = [&](const std::string& text, std::vector<int32_t>* ids) {
-      std::vector<unsigned char> scratch(tokenizer_encode_scratch_bytes(tok, text.size()));
-      ids->resize(text.size() + 3);
-      int32_t n = 0;
-      const Status st =
-          tokenizer_encode(tok, text.c_str(), text.size(), false, false, ids->data(),
-                           static_cast<int32_t>(ids->size()), &n, scratch.data(), scratch.size());
-      ids->resize(static_cast<size_t>(n));
-      return st.ok();
-    };
-    cs.piece = [&](int32_t prev, int32_t token) {
-      const TokenPiece p = tokenizer_decode(tok, prev, token);
-      return token_piece_is_printable(p) ? std::string(p.data, p.size) : std::string();
-    };
-    cs.next_token = next_token;
-    cs.reset = [&] { session_reset(session); };
-    cs.position = [&] { return session_position(*session); };
-    return run_chat(cs, co, stdin);
+    if (prompt.empty()) usage("the prompt encodes to no tokens (and the model adds no BOS)");
+  } else {
+    if (bos < 0) usage("the model has no BOS token: give -p PROMPT or --prompt-ids");
+    prompt.push_back(bos);
   }
 
   // How many tokens to generate: -n, else until the context is full (or 256 when streaming).
@@ -328,27 +310,25 @@ int main(int argc, char** argv) {
   const double prefill_s = seconds_since(t_prefill);
 
   if (!a.ids && a.prompt_given) {
-    for (size_t i = 1; i < prompt.size(); ++i) {
-      const TokenPiece p = tokenizer_decode(tok, prompt[i - 1], prompt[i]);
-      if (token_piece_is_printable(p)) std::fwrite(p.data, 1, p.size, stdout);
+    for (size_t i = 0; i < prompt.size(); ++i) {
+      const TextPiece p = session_token_text(*session, i ? prompt[i - 1] : -1, prompt[i]);
+      std::fwrite(p.data, 1, p.size, stdout);
     }
   }
   std::vector<int32_t> generated;
   std::vector<double> step_ms;
   int32_t prev = prompt.back();
-  std::vector<int32_t> recent = prompt;  // what --repeat-penalty looks back over
   for (int64_t i = 0; i < steps; ++i) {
-    const int32_t next = next_token(recent);
-    // llama2.c checkpoints delimit sequences with BOS; EOS ends a sequence too (unless streaming
-    // on through sequence boundaries was asked for).
-    if (!a.ignore_eos && (next == kTokenEos || next == kTokenBos)) break;
+    const int32_t next = session_next_token(session);  // the logits are already saved (--logits)
+    // Any end-of-generation id ends the text, unless streaming on through sequence boundaries
+    // was asked for (then control tokens are still never printed).
+    if (!a.ignore_eos && ends_generation(next)) break;
     generated.push_back(next);
-    recent.push_back(next);
     if (a.ids) {
       std::printf(generated.size() > 1 ? " %d" : "%d", next);
     } else {
-      const TokenPiece p = tokenizer_decode(tok, prev, next);
-      if (token_piece_is_printable(p)) std::fwrite(p.data, 1, p.size, stdout);
+      const TextPiece p = session_token_text(*session, prev, next);
+      std::fwrite(p.data, 1, p.size, stdout);
     }
     std::fflush(stdout);
     prev = next;

@@ -26,11 +26,13 @@ bool parse_args(int argc, char** argv, Args* a, int* exit_code) {
   p.option({"-f", "--file"}, &prompt_file, "FILE", "read the prompt from a file");
   p.option({"--prompt-ids"}, &a->prompt_ids, "\"1 2 3\"", "prompt as token ids");
   p.option({"-z", "--tokenizer"}, &a->tokenizer, "FILE",
-           "llama2.c tokenizer.bin (default: the one packed in the model)");
+           "tokenizer file, any kind einfer-pack takes (default: the one packed in the model)");
   p.option({"-n", "--n-predict"}, &a->steps, "N",
            "tokens to generate (default -1: until EOS or the context is full)")
       .range(-1, 1LL << 40);
   p.flag({"--ids"}, &a->ids, "print token ids instead of text");
+  p.flag({"--tokenize"}, &a->tokenize,
+         "print the prompt's ids (as the model is fed them) and exit");
   p.flag({"--ignore-eos"}, &a->ignore_eos, "keep generating through sequence delimiters");
   p.option({"--logits"}, &a->logits, "FILE", "every evaluated position's logits as .npy");
   p.flag({"-v", "--verbose"}, &a->verbose, "report options, threads and per-turn positions");
@@ -101,6 +103,10 @@ bool parse_args(int argc, char** argv, Args* a, int* exit_code) {
   }
   a->threads = static_cast<int>(threads);
   a->verify_crc = !no_crc;
+  if (a->tokenize && !a->prompt_given) {
+    *exit_code = p.fail("--tokenize needs -p PROMPT or -f FILE");
+    return false;
+  }
   if (a->interactive && a->ids) {
     *exit_code = p.fail("-i is for text: it does not combine with --ids");
     return false;

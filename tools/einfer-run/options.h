@@ -26,6 +26,7 @@ struct Args {
   bool verbose = false;
   RunOptions run;
   bool ids = false;
+  bool tokenize = false;  // print the prompt's ids and exit
   bool ignore_eos = false;
   bool verify_crc = true;
   std::string logits;
