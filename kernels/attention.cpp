@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/attention_i8_rows.h"
 #include "kernels/kv_ring.h"
 #include "kernels/simd.h"
 
@@ -118,15 +119,15 @@ __attribute__((noinline)) void axpy_tail_f32(float w, const float* x, int32_t d0
   for (int32_t d = d0; d < n; ++d) y[d] += w * x[d];
 }
 
-[[maybe_unused]] __attribute__((noinline)) void axpy_tail_i8(float w, const int8_t* x, int32_t d0,
-                                                             int32_t n, float* y) {
-  for (int32_t d = d0; d < n; ++d) y[d] += w * static_cast<float>(x[d]);
+// The int8 row kernels (attention_i8_rows.h: scalar, or Helium / SIMD32 on Cortex-M).
+[[maybe_unused]] inline void axpy_tail_i8(float w, const int8_t* x, int32_t d0, int32_t n,
+                                          float* y) {
+  attention_detail::attention_axpy_f32_i8(w, x + d0, n - d0, y + d0);
 }
 
-__attribute__((noinline)) int32_t dot_tail_i16_i8(const int16_t* a, const int8_t* b, int32_t d0,
-                                                  int32_t n, int32_t acc) {
-  for (int32_t d = d0; d < n; ++d) acc += static_cast<int32_t>(a[d]) * b[d];
-  return acc;
+inline int32_t dot_tail_i16_i8(const int16_t* a, const int8_t* b, int32_t d0, int32_t n,
+                               int32_t acc) {
+  return attention_detail::attention_dot_i16_i8(a + d0, b + d0, n - d0, acc);
 }
 
 #if EINFER_HAS_SIMD

@@ -13,7 +13,16 @@ struct einfer_session {
   Session* session = nullptr;
   Arena arena;
   char error[160] = {};
+  StageProfile profile;  // charged only while einfer_profile_clock set a clock
 };
+
+// The C stage numbers are the first stages of models/profile.h.
+static_assert(EINFER_STAGE_PROJECTIONS == static_cast<int>(Stage::projections) &&
+              EINFER_STAGE_ATTENTION == static_cast<int>(Stage::attention) &&
+              EINFER_STAGE_FEED_FORWARD == static_cast<int>(Stage::feed_forward) &&
+              EINFER_STAGE_NORMS_ROPE == static_cast<int>(Stage::norms_rope) &&
+              EINFER_STAGE_CLASSIFIER == static_cast<int>(Stage::classifier) &&
+              EINFER_STAGE_COUNT <= kStageCount);
 
 namespace {
 
@@ -180,6 +189,16 @@ size_t einfer_arena_used(const einfer_session* e) {
 }
 const char* einfer_error(const einfer_session* e) {
   return e->error;
+}
+
+void einfer_profile_clock(einfer_session* e, uint64_t (*now)(void)) {
+  e->profile = StageProfile{};
+  e->profile.now_ns = now;
+  e->session->state.profile = now ? &e->profile : nullptr;
+}
+
+void einfer_profile_times(const einfer_session* e, uint64_t* times) {
+  for (int i = 0; i < EINFER_STAGE_COUNT; ++i) times[i] = e->profile.ns[i];
 }
 
 int einfer_tokenize(einfer_session* e, const char* text, int32_t bos, int32_t* ids, int32_t max_ids,

@@ -107,6 +107,21 @@ int64_t einfer_position(const einfer_session* session);       /* next absolute p
 size_t einfer_arena_used(const einfer_session* session);      /* bytes of the arena in use */
 const char* einfer_error(const einfer_session* session);      /* message of the last failure */
 
+/* Stage profiling (firmware benchmarks): with a clock, every forward pass charges the clock time
+ * between stage boundaries to its stage; NULL (the default) turns it off. `now` is any monotonic
+ * counter (the firmware example passes SysTick ticks). einfer_profile_times adds nothing itself:
+ * it copies the totals since the clock was set into times[EINFER_STAGE_COUNT]. */
+enum {
+  EINFER_STAGE_PROJECTIONS = 0, /* attention projections Q, K, V, O */
+  EINFER_STAGE_ATTENTION = 1,   /* fused attention over the cache, KV cache writes */
+  EINFER_STAGE_FEED_FORWARD = 2,
+  EINFER_STAGE_NORMS_ROPE = 3, /* embedding, RMSNorms, RoPE, residual adds */
+  EINFER_STAGE_CLASSIFIER = 4,
+  EINFER_STAGE_COUNT = 5
+};
+void einfer_profile_clock(einfer_session* session, uint64_t (*now)(void));
+void einfer_profile_times(const einfer_session* session, uint64_t* times);
+
 /* Text, with options.with_tokenizer and a tokenizer packed into the model. bos != 0: add the
  * special tokens the model's prompts start (and end) with, as its tokenizer says (BOS for Llama,
  * nothing for GPT-2); special tokens written in the text (<|eot_id|> ...) are matched where the

@@ -4,6 +4,7 @@
 
 #include "kernels/einsum.h"
 #include "kernels/kv_ring.h"
+#include "kernels/matmul_quant.h"
 #include "kernels/vec.h"
 
 namespace einfer {
@@ -27,12 +28,19 @@ bool has(const TensorView& t) {
 
 Status linear(const float* x, int64_t n, const TensorView& w, const TensorView& bias, float* y,
               void* scratch, size_t scratch_bytes) {
-  // Operands built in place (not via einsum<>, which would copy them once more: stack on MCUs).
-  const TensorView in[2] = {make_view(DType::f32, const_cast<float*>(x), {n, w.shape[1]}), w};
-  EinsumPlan p;
-  EINFER_TRY(plan_einsum(einsum_spec<"nd,ed->ne">, in, 2, &p));
-  const TensorView yv = make_view(DType::f32, y, {n, w.shape[0]});
-  EINFER_TRY(execute_einsum(p, in, 2, yv, scratch, scratch_bytes));
+  if (dtype_is_quantized(w.dtype) && w.rank == 2) {
+    // The plan for "nd,ed->ne" with q8/q4 weights (always contiguous) is exactly this call, same
+    // lda, ldc and kernel; planning it on every call (no plan cache: firmware) cost more
+    // instructions on a Cortex-M than a 64 x 64 projection itself.
+    EINFER_TRY(matmul_f32_quant(x, w.shape[1], n, w, y, w.shape[0], scratch, scratch_bytes));
+  } else {
+    // Operands built in place (not via einsum<>, which would copy them once more: stack on MCUs).
+    const TensorView in[2] = {make_view(DType::f32, const_cast<float*>(x), {n, w.shape[1]}), w};
+    EinsumPlan p;
+    EINFER_TRY(plan_einsum(einsum_spec<"nd,ed->ne">, in, 2, &p));
+    const TensorView yv = make_view(DType::f32, y, {n, w.shape[0]});
+    EINFER_TRY(execute_einsum(p, in, 2, yv, scratch, scratch_bytes));
+  }
   if (has(bias)) {
     const size_t e = static_cast<size_t>(w.shape[0]);
     for (int64_t i = 0; i < n; ++i) add_f32(y + i * e, bias.f32(), y + i * e, e);

@@ -27,8 +27,8 @@ preset_packages() {
     release | debug | nosimd | tools) ;;
     aarch64 | aarch64-nodot) echo g++-aarch64-linux-gnu qemu-user ;;
     armhf) echo g++-arm-linux-gnueabihf qemu-user ;;
-    cortex-m) echo gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib \
-                   qemu-system-arm ;;
+    cortex-m | cortex-m55) echo gcc-arm-none-eabi libnewlib-arm-none-eabi \
+                   libstdc++-arm-none-eabi-newlib qemu-system-arm ;;  # mps2-an386, mps3-an547
     fuzz) echo clang-14 libclang-rt-14-dev ;;  # libFuzzer targets (tools/scripts/fuzz-loader.sh)
     *) echo "setup-debian: unknown preset '$1'" >&2; exit 2 ;;
   esac
