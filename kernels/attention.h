@@ -34,6 +34,7 @@
 
 #include "runtime/dtype.h"
 #include "runtime/status.h"
+#include "runtime/threads.h"
 
 namespace einfer {
 
@@ -99,8 +100,12 @@ Status attention_validate_shape(const AttentionShape& shape);
 size_t attention_scratch_bytes(const AttentionShape& shape, int32_t n_queries,
                                DType kv_dtype = DType::i8);
 
+// With threads, the (query, kv group) pairs are shared among up to threads.n tasks, task i using
+// scratch slot i (attention_scratch_bytes rounded up to 64 bytes each; as many tasks as the
+// scratch holds slots). Each pair is computed whole by one task: bit-identical for any count.
 Status attention_f32(const AttentionShape& shape, const float* q, const float* k_new,
                      const float* v_new, int32_t n, int64_t pos0, const KVLayerView* cache,
-                     float* out, void* scratch, size_t scratch_bytes);
+                     float* out, void* scratch, size_t scratch_bytes,
+                     const Threads* threads = nullptr);
 
 }  // namespace einfer

@@ -151,7 +151,8 @@ ScratchLayout carve_scratch(void* scratch, int64_t m, int64_t groups, int64_t kp
 // Checks, quantizes A into scratch (natural order, or even/odd chunks for the SIMD and Cortex-M
 // DSP q4 kernels) and fills the kernel arguments.
 Status prepare(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c, int64_t ldc,
-               void* scratch, size_t scratch_bytes, bool even_odd_q4, quant_detail::QuantGemm* p) {
+               void* scratch, size_t scratch_bytes, bool even_odd_q4, const Threads* threads,
+               quant_detail::QuantGemm* p) {
   EINFER_TRY(check_args(a, lda, m, w, c, ldc));
   const int64_t k = w.shape[1];
   const size_t need = matmul_quant_scratch_bytes(m, k, w.group_size);
@@ -162,25 +163,33 @@ Status prepare(const float* a, int64_t lda, int64_t m, const TensorView& w, floa
   const int64_t groups = quant_groups(k, w.group_size);
   const int64_t kpad = padded_k(k);
   const ScratchLayout s = carve_scratch(scratch, m, groups, kpad);
-  for (int64_t i = 0; i < m; ++i) {
-    int8_t* qa = s.qa + i * kpad;
+  // Rows are quantized independently, so tasks take whole rows.
+  const int tasks = static_cast<int>(m < thread_count(threads) ? m : thread_count(threads));
+  auto quantize_rows = [&](int task) {
+    long long r0 = 0, r1 = 0;
+    split_range(m, task, tasks, 1, &r0, &r1);
+    for (int64_t i = r0; i < r1; ++i) {
+      int8_t* qa = s.qa + i * kpad;
 #if EINFER_HAS_MVE
-    quant_detail::quantize_activations_q8_mve(a + i * lda, k, w.group_size, qa, s.sa + i * groups);
+      quant_detail::quantize_activations_q8_mve(a + i * lda, k, w.group_size, qa,
+                                                s.sa + i * groups);
 #else
-    quant_detail::quantize_activations_q8(a + i * lda, k, w.group_size, qa, s.sa + i * groups);
+      quant_detail::quantize_activations_q8(a + i * lda, k, w.group_size, qa, s.sa + i * groups);
 #endif
-    std::memset(qa + k, 0, static_cast<size_t>(kpad - k));
-    if (even_odd_q4 && w.dtype == DType::q4) {
+      std::memset(qa + k, 0, static_cast<size_t>(kpad - k));
+      if (even_odd_q4 && w.dtype == DType::q4) {
 #if EINFER_HAS_SIMD && defined(__AVX2__)
-      quant_detail::chunk_sums_times8(qa, kpad, s.csum + i * (kpad / quant_detail::kChunk));
-      quant_detail::permute_blocks_even_odd64(qa, kpad);
+        quant_detail::chunk_sums_times8(qa, kpad, s.csum + i * (kpad / quant_detail::kChunk));
+        quant_detail::permute_blocks_even_odd64(qa, kpad);
 #elif EINFER_HAS_SIMD
-      quant_detail::permute_chunks_even_odd(qa, kpad);
+        quant_detail::permute_chunks_even_odd(qa, kpad);
 #elif EINFER_HAS_DSP && !EINFER_HAS_MVE
-      quant_detail::permute_even_odd8(qa, kpad);
+        quant_detail::permute_even_odd8(qa, kpad);
 #endif  // MVE: natural order (VLD2 deinterleaves)
+      }
     }
-  }
+  };
+  run_tasks(threads, tasks, quantize_rows);
   *p = quant_detail::QuantGemm{s.qa,     s.sa,
                                s.csum,   static_cast<const uint8_t*>(w.data),
                                w.scales, quant_row_bytes(w.dtype, k),
@@ -218,6 +227,11 @@ void run_mcu(const quant_detail::QuantGemm& p, DType dtype) {
 #endif
 }
 
+// Column blocks of a threaded product: a multiple of every microkernel's tile width.
+constexpr int64_t kColumnAlign = 16;
+
+void run_kernel(const quant_detail::QuantGemm& p, DType dtype, bool simd, bool mcu);
+
 }  // namespace
 
 size_t matmul_quant_scratch_bytes(int64_t m, int64_t k, int32_t group) {
@@ -228,20 +242,43 @@ size_t matmul_quant_scratch_bytes(int64_t m, int64_t k, int32_t group) {
 }
 
 Status matmul_f32_quant(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c,
-                        int64_t ldc, void* scratch, size_t scratch_bytes) {
+                        int64_t ldc, void* scratch, size_t scratch_bytes, const Threads* threads) {
   const bool q4 = w.dtype == DType::q4;
   const bool simd = quant_detail::simd_supports_group(q4, w.group_size);
   const bool mcu = quant_detail::mcu_supports_group(q4, w.group_size);
   quant_detail::QuantGemm p;
-  EINFER_TRY(prepare(a, lda, m, w, c, ldc, scratch, scratch_bytes, simd || mcu, &p));
+  EINFER_TRY(prepare(a, lda, m, w, c, ldc, scratch, scratch_bytes, simd || mcu, threads, &p));
   if (p.m == 0 || p.n == 0) return ok_status();
+  // Tasks take blocks of output columns (weight rows) on multiples of kColumnAlign, so every
+  // element is computed by the same tile, in the same order, whatever the thread count.
+  const int64_t blocks = (p.n + kColumnAlign - 1) / kColumnAlign;
+  const int tasks =
+      static_cast<int>(blocks < thread_count(threads) ? blocks : thread_count(threads));
+  auto columns = [&](int task) {
+    long long j0 = 0, j1 = 0;
+    split_range(p.n, task, tasks, kColumnAlign, &j0, &j1);
+    quant_detail::QuantGemm part = p;
+    part.w += static_cast<size_t>(j0) * p.w_row_bytes;
+    part.sw += j0 * p.groups;
+    part.c += j0;
+    part.n = j1 - j0;
+    if (part.n > 0) run_kernel(part, w.dtype, simd, mcu);
+  };
+  run_tasks(threads, tasks, columns);
+  return ok_status();
+}
+
+namespace {
+
+void run_kernel(const quant_detail::QuantGemm& p, DType dtype, bool simd, bool mcu) {
   if (mcu) {
-    run_mcu(p, w.dtype);
-    return ok_status();
+    run_mcu(p, dtype);
+    return;
   }
+  const bool q4 = dtype == DType::q4;
   if (!simd) {
-    run_scalar_int(p, w.dtype);
-    return ok_status();
+    run_scalar_int(p, dtype);
+    return;
   }
 #if EINFER_HAS_SIMD && defined(__AVX2__)
   if (q4) {
@@ -256,17 +293,19 @@ Status matmul_f32_quant(const float* a, int64_t lda, int64_t m, const TensorView
     quant_detail::gemm_q8_4x1_neon(p);
   }
 #else
-  run_scalar_int(p, w.dtype);
+  (void)q4;
+  run_scalar_int(p, dtype);
 #endif
-  return ok_status();
 }
+
+}  // namespace
 
 namespace scalar {
 
 Status matmul_f32_quant_int8(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c,
                              int64_t ldc, void* scratch, size_t scratch_bytes) {
   quant_detail::QuantGemm p;
-  EINFER_TRY(prepare(a, lda, m, w, c, ldc, scratch, scratch_bytes, false, &p));
+  EINFER_TRY(prepare(a, lda, m, w, c, ldc, scratch, scratch_bytes, false, nullptr, &p));
   if (p.m > 0 && p.n > 0) run_scalar_int(p, w.dtype);
   return ok_status();
 }

@@ -36,6 +36,8 @@ SessionOptions session_options(const einfer_options& o) {
   s.run.kv_dtype = o.kv_int8 ? DType::i8 : DType::f32;
   s.run.max_batch = o.max_batch;
   s.run.cache_plans = o.no_plan_cache == 0;
+  s.run.threads = o.threads;
+  if (s.run.threads.n == 0) s.run.threads.n = 1;
   if (o.temperature > 0.f) {
     s.sampler.temperature = o.temperature;
     s.sampler.top_p = o.top_p;

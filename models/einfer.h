@@ -23,6 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "runtime/threads.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -64,6 +66,11 @@ typedef struct einfer_options {
   float top_p;              /* nucleus sampling (1: off) */
   int32_t top_k;            /* top-k sampling (0: off) */
   uint64_t seed;            /* sampler seed */
+  einfer_threads threads;   /* the caller's workers (runtime/threads.h; the library starts none):
+                               threads.n sizes one scratch slot per worker in the arena, run spreads
+                               every projection, attention and the classifier over them. n 0 or 1,
+                               or run NULL: the calling thread only. ctx must outlive the session.
+                               Logits are bit-identical for every n. */
 } einfer_options;
 
 typedef struct einfer_session einfer_session;

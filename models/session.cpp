@@ -211,9 +211,10 @@ Status session_tokenize(Session* s, const char* text, size_t len, bool add_speci
 }
 
 TextPiece session_token_text(const Session& s, int32_t prev, int32_t token) {
-  if (!s.has_tokenizer) return TextPiece{};
+  const TextPiece none{"", 0};  // never a null pointer: callers may hand it to fwrite
+  if (!s.has_tokenizer) return none;
   const TextPiece p = text_tokenizer_decode(s.tokenizer, prev, token, false);
-  return text_piece_is_printable(p) ? p : TextPiece{};
+  return text_piece_is_printable(p) && p.data ? p : none;
 }
 
 int32_t session_token_bos(const Session& s) {

@@ -96,7 +96,8 @@ int32_t session_next_token(Session* session);
 // model's tokenizer adds them to a prompt). Texts longer than options.max_prompt_bytes are refused.
 Status session_tokenize(Session* session, const char* text, size_t len, bool add_special,
                         int32_t* ids, int32_t max_ids, int32_t* n_ids);
-// Printable bytes of `token` following `prev` (-1: none); empty without a tokenizer.
+// Printable bytes of `token` following `prev` (-1: none); empty (never null) without a
+// tokenizer or for pieces a terminal should not get.
 TextPiece session_token_text(const Session& session, int32_t prev, int32_t token);
 // BOS/EOS ids (-1: none) and whether `token` ends generation. Without a tokenizer, llama2.c's
 // ids: BOS 1, EOS 2, and only EOS ends generation.

@@ -142,7 +142,10 @@ Status tokenizer_parse(const void* image, size_t bytes, PackedTokenizer* out) {
     if (type == static_cast<uint8_t>(TokenType::byte)) {
       uint32_t len;
       const char* s = packed_piece(p, static_cast<int32_t>(id), &len);
-      if (len != 6 || std::memcmp(s, "<0x", 3) != 0 || s[5] != '>')
+      auto hex = [](char c) {
+        return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'F') || (c >= 'a' && c <= 'f');
+      };
+      if (len != 6 || std::memcmp(s, "<0x", 3) != 0 || !hex(s[3]) || !hex(s[4]) || s[5] != '>')
         return bad("tokenizer byte token is not <0xNN>", -1, -1, id);
     }
   }

@@ -107,8 +107,8 @@ TokenizerLayout tokenizer_layout(TokenizerAlgorithm algorithm, uint32_t n_tokens
                                  uint32_t pieces_bytes);
 
 // Checks an image completely (header fields, sizes, monotone piece offsets, ids in range,
-// byte pieces well formed, merges referring to existing tokens whose pieces concatenate to the
-// result) and fills *out. bad_format with a message naming the problem.
+// byte pieces well formed (<0xNN> with hex digits), merges referring to existing tokens whose
+// pieces concatenate to the result) and fills *out. bad_format with a message naming the problem.
 Status tokenizer_parse(const void* image, size_t bytes, PackedTokenizer* out);
 
 // Piece bytes of a token of a parsed image (no check of id).

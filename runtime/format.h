@@ -84,7 +84,10 @@ struct ArchBlock {         // 128 bytes
   uint32_t weight_dtype;   //  60  DType of every matrix (token embedding, projections, FFN,
                            //      classifier); norms and biases are always f32
   int32_t group_size;      //  64  q8/q4 group along the input axis, else 0
-  uint8_t reserved[60];    //  68  zero
+  uint32_t attention;      //  68  AttentionKind (encoder)
+  uint32_t positions;      //  72  PositionsKind (encoder)
+  int32_t pattern[5];      //  76  window, global, stride, block, block_summary (all 0: dense)
+  uint8_t reserved[32];    //  96  zero
 };
 static_assert(sizeof(ArchBlock) == 128);
 

@@ -231,6 +231,7 @@ TEST_CASE("tokenizer image: every corruption is refused with a message") {
       {"NaN score", l.scores_at + 4 * 260, nan_bits, StatusCode::bad_format},
       {"type", l.types_at, 0x09090909, StatusCode::bad_format},
       {"byte piece text", l.pieces_at + 3 + 5 + 3 + 1, 0x5A5A5A5A, StatusCode::bad_format},
+      {"byte piece hex digits", l.pieces_at + 5 + 3 + 4, 0x5A78303C, StatusCode::bad_format},
   };
   for (const Case& c : cases) {
     CAPTURE(c.what);

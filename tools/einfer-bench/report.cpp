@@ -55,8 +55,8 @@ void write_json(const Report& r, const char* path) {
   std::string o = "{\n";
   o += "  \"tool\": \"einfer-bench\",\n";
   o += "  \"simd\": " + json_string(simd_arch_name()) + ",\n";
-  o += "  \"threads\": 1,\n";
-  o += "  \"clock\": \"thread_cputime\",\n";
+  o += "  \"threads\": " + std::to_string(r.threads) + ",\n";
+  o += "  \"clock\": " + json_string(g_clock_name) + ",\n";
   o += "  \"build\": {\"compiler\": " + json_string(EINFER_BENCH_COMPILER) +
        ", \"simd\": " + json_string(simd_arch_name()) +
        ", \"simd_float_lanes\": " + std::to_string(simd_float_lanes()) +
@@ -105,6 +105,9 @@ void write_json(const Report& r, const char* path) {
        ", \"projection_gflops\": " + json_number(r.prefill.projection_gflops) +
        ", \"feed_forward_gflops\": " + json_number(r.prefill.ffn_gflops) +
        ", \"gemm_fraction_of_peak\": " + json_number(r.prefill.gemm_gflops / r.peak_gflops) +
+       (r.threads > 1 ? ", \"ms_1_thread\": " + json_number(r.prefill.seconds_one_thread * 1e3) +
+                            ", \"speedup_vs_1_thread\": " + json_number(r.prefill.speedup)
+                      : std::string()) +
        ", \"stage_ms_per_token\": " + stages_json(r.prefill.stages) + "},\n";
   o += "  \"decode\": [\n";
   for (size_t i = 0; i < r.decode.size(); ++i) {
@@ -112,6 +115,9 @@ void write_json(const Report& r, const char* path) {
     o += "    {\"context\": " + std::to_string(d.context) +
          ", \"attended\": " + std::to_string(d.attended) +
          ", \"tokens_per_s\": " + json_number(d.tokens_per_s) +
+         (r.threads > 1 ? ", \"p50_ms_1_thread\": " + json_number(d.p50_one) +
+                              ", \"speedup_vs_1_thread\": " + json_number(d.speedup)
+                        : std::string()) +
          ", \"latency_ms\": {\"p50\": " + json_number(d.p50) + ", \"p90\": " + json_number(d.p90) +
          ", \"p99\": " + json_number(d.p99) + ", \"max\": " + json_number(d.max) +
          ", \"mean\": " + json_number(d.mean) +
@@ -221,9 +227,10 @@ void print_report(const Report& r, std::FILE* out) {
                c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads, c.vocab_size,
                c.context_length, dtype_name(c.weight_dtype),
                c.group_size ? (" g" + std::to_string(c.group_size)).c_str() : "");
-  std::fprintf(
-      out, "build: %s, simd %s, 1 thread, thread CPU time (wall clock in the table), commit %s\n",
-      EINFER_BENCH_COMPILER, simd_arch_name(), EINFER_BENCH_COMMIT);
+  std::fprintf(out,
+               "build: %s, simd %s, %d thread%s, clock %s (wall clock in the table), commit %s\n",
+               EINFER_BENCH_COMPILER, simd_arch_name(), r.threads, r.threads > 1 ? "s" : "",
+               g_clock_name, EINFER_BENCH_COMMIT);
   std::fprintf(out, "memory: weights %.2f MB, KV cache %.2f MB (%d positions, %s), arena %.2f MB\n",
                double(r.weights_bytes) / 1e6, double(r.kv_bytes) / 1e6, r.run.context,
                r.run.kv_dtype == DType::i8 ? "int8" : "f32", double(r.arena_bytes) / 1e6);
@@ -234,6 +241,17 @@ void print_report(const Report& r, std::FILE* out) {
                "(projections %.1f, feed-forward %.1f)\n\n",
                static_cast<long long>(p.tokens), p.seconds * 1e3, p.tokens_per_s, p.gemm_gflops,
                p.gemm_gflops / r.peak_gflops, p.projection_gflops, p.ffn_gflops);
+  if (r.threads > 1) {
+    std::fprintf(out,
+                 "threads  prefill %d threads vs 1 (alternated passes, medians, %s): %.2f ms vs "
+                 "%.2f ms = %.2fx\n",
+                 r.threads, g_clock_name, p.seconds * 1e3, p.seconds_one_thread * 1e3, p.speedup);
+    for (const DecodeResult& d : r.decode) {
+      std::fprintf(out, "threads  decode@%lld p50 %.3f ms vs %.3f ms = %.2fx\n",
+                   static_cast<long long>(d.context), d.p50, d.p50_one, d.speedup);
+    }
+    std::fprintf(out, "\n");
+  }
   std::fprintf(out, "decode   %7s %9s %8s %8s %8s %8s %9s %9s %9s %8s %8s\n", "context", "tokens/s",
                "p50 ms", "p90 ms", "p99 ms", "max ms", "MB/token", "GB/s", "bound GB/s", "mem frac",
                "flop frac");
@@ -343,9 +361,10 @@ void print_table(const Report& r, const std::string& format, std::FILE* out) {
     std::fprintf(out, "| model | weights | kv | threads | test | t/s | t/s (CPU) | p50 ms |\n");
     std::fprintf(out, "| --- | ---: | --- | ---: | --- | ---: | ---: | ---: |\n");
     for (const Row& row : rows) {
-      std::fprintf(out, "| %s | %.2f MB | %s | 1 | %s | %.2f ± %.2f | %.2f | %s |\n", model.c_str(),
-                   double(r.weights_bytes) / 1e6, kv, row.test.c_str(), row.wall.mean, row.wall.sd,
-                   row.cpu_tps, row.n_gen ? json_number(row.p50_ms).c_str() : "");
+      std::fprintf(out, "| %s | %.2f MB | %s | %d | %s | %.2f ± %.2f | %.2f | %s |\n",
+                   model.c_str(), double(r.weights_bytes) / 1e6, kv, r.threads, row.test.c_str(),
+                   row.wall.mean, row.wall.sd, row.cpu_tps,
+                   row.n_gen ? json_number(row.p50_ms).c_str() : "");
     }
     return;
   }
@@ -353,7 +372,8 @@ void print_table(const Report& r, const std::string& format, std::FILE* out) {
     return std::string("{") + "\"model\": " + json_string(model) +
            ", \"source\": " + json_string(r.source) +
            ", \"weights_bytes\": " + std::to_string(r.weights_bytes) + ", \"kv\": \"" + kv +
-           "\", \"threads\": 1, \"test\": " + json_string(row.test) +
+           "\", \"threads\": " + std::to_string(r.threads) +
+           ", \"test\": " + json_string(row.test) +
            ", \"n_prompt\": " + std::to_string(row.n_prompt) +
            ", \"n_gen\": " + std::to_string(row.n_gen) +
            ", \"context\": " + std::to_string(row.context) +
@@ -376,8 +396,8 @@ void print_table(const Report& r, const std::string& format, std::FILE* out) {
                  "einfer_version,commit,compiler,isa\n");
     for (const Row& row : rows) {
       std::fprintf(out,
-                   "\"%s\",%zu,%s,1,%s,%lld,%lld,%lld,%lld,%s,%s,%s,%s,%s,%s,%s,%s,\"%s\",%s\n",
-                   model.c_str(), r.weights_bytes, kv, row.test.c_str(),
+                   "\"%s\",%zu,%s,%d,%s,%lld,%lld,%lld,%lld,%s,%s,%s,%s,%s,%s,%s,%s,\"%s\",%s\n",
+                   model.c_str(), r.weights_bytes, kv, r.threads, row.test.c_str(),
                    static_cast<long long>(row.n_prompt), static_cast<long long>(row.n_gen),
                    static_cast<long long>(row.context), reps, json_number(row.wall.mean).c_str(),
                    json_number(row.wall.sd).c_str(), json_number(row.cpu_tps).c_str(),

@@ -25,6 +25,7 @@
 #include "tools/common/chat.h"
 #include "tools/common/cli.h"
 #include "tools/common/run_flags.h"
+#include "tools/einfer-pack/attention_options.h"
 #include "tools/einfer-pack/import_tokenizer.h"
 #include "tools/einfer-pack/importers.h"
 
@@ -86,8 +87,9 @@ int run(int argc, char** argv) {
   DType dtype = DType::f32;
   int32_t group = 32;
   TorchEncoderOptions enc;
+  AttentionOptions variants;
   RunOptions run;
-  int64_t group_arg = 0, heads = 0, max_prompt_bytes = 0;
+  int64_t group_arg = 0, heads = 0, max_prompt_bytes = 0, threads = 1;
   tools::RunFlags run_flags;
   double eps = 0;
   std::string dtype_arg, inspect_path, chat_template_arg;
@@ -128,6 +130,14 @@ int run(int argc, char** argv) {
   p.flag({"--norm-first"}, &norm_first, "pre-norm layers");
   p.flag({"--causal"}, &causal, "causal attention mask");
   p.option({"--eps"}, &eps, "E", "layer-norm epsilon").range(0, 1);
+  p.option({"--attention-pattern"}, &variants.pattern, "SPEC",
+           "sparse attention: terms joined by '+': window:W global:G strided:S fixed:L,C "
+           "(docs/attention-variants.md)");
+  p.option({"--attention"}, &variants.attention, "KIND", "softmax (default) or linear-elu")
+      .choices({"softmax", "linear-elu"});
+  p.option({"--positions"}, &variants.positions, "KIND",
+           "none (default) or sinusoidal position encodings added to the input")
+      .choices({"none", "sinusoidal"});
   p.section("inspecting and emitting C");
   p.option({"--inspect"}, &inspect_path, "MODEL.ein", "print every tensor and the arena bytes");
   p.flag({"--json"}, &json, "--inspect as JSON");
@@ -139,6 +149,9 @@ int run(int argc, char** argv) {
            "linker section of the array (default .einfer_model)");
   p.section("run options (arena sizing for --inspect and --emit-c)");
   run_flags.declare(p);
+  p.option({"-t", "--threads"}, &threads, "N", "one kernel-scratch slot per worker (default 1)")
+      .range(1, 256)
+      .hint("threads are a whole number");
   p.flag({"--no-plan-cache"}, &no_plan_cache, "plan each projection per call (tight RAM)");
   p.flag({"--with-tokenizer"}, &with_tokenizer, "--emit-c: size the arena for the tokenizer");
   p.flag({"--with-decode-tokenizer"}, &with_decode_tokenizer,
@@ -165,6 +178,7 @@ int run(int argc, char** argv) {
   if (norm_first) enc.norm_first = 1;
   if (causal) enc.causal = 1;
   run_flags.apply(&run);
+  run.threads.n = static_cast<int>(threads);
   if (no_plan_cache) run.cache_plans = false;
   if (with_tokenizer && with_decode_tokenizer)
     return p.fail("--with-tokenizer and --with-decode-tokenizer exclude each other");
@@ -227,6 +241,7 @@ int run(int argc, char** argv) {
           ": unrecognized input format (expected llama2.c, GGUF, safetensors or an HF folder)");
     }
   }
+  apply_attention_options(variants, &source.config);
   if (!dtype_given) dtype = source.config.weight_dtype;
   if (!group_given && dtype_is_quantized(dtype) && dtype == source.config.weight_dtype &&
       source.config.group_size > 0)

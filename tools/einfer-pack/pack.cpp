@@ -10,6 +10,7 @@
 #include "models/session.h"
 #include "models/tokenizer_text.h"
 #include "runtime/format.h"
+#include "tools/einfer-pack/attention_options.h"
 #include "tools/einfer-pack/importers.h"
 
 namespace einfer::pack {
@@ -180,6 +181,7 @@ std::string describe_model(const Model& model, const RunOptions& run, bool json)
             c.tied_classifier ? "true" : "false", c.has_bias ? "true" : "false",
             c.norm_first ? "true" : "false", c.causal ? "true" : "false",
             c.final_norm ? "true" : "false", wd, c.group_size);
+    out += "  \"attention\": \"" + describe_attention_variant(c) + "\",\n";
     out += "  \"tensors\": [\n";
     for (size_t i = 0; i < rows.size(); ++i) {
       const Row& r = rows[i];
@@ -201,10 +203,10 @@ std::string describe_model(const Model& model, const RunOptions& run, bool json)
     if (tok.present)
       out += fmt("  \"tokenizer\": \"%s\", \"tokenizer_arena_bytes\": %zu,\n", tok.text.c_str(),
                  tok.arena_bytes);
-    out +=
-        fmt("  \"run\": {\"context\": %d, \"window\": %d, \"sinks\": %d, \"kv\": \"%s\", "
-            "\"max_batch\": %d},\n",
-            run.context, run.window, run.sinks, kv_name(run.kv_dtype), run.max_batch);
+    out += fmt(
+        "  \"run\": {\"context\": %d, \"window\": %d, \"sinks\": %d, \"kv\": \"%s\", "
+        "\"max_batch\": %d, \"threads\": %d},\n",
+        run.context, run.window, run.sinks, kv_name(run.kv_dtype), run.max_batch, run.threads.n);
     if (as.ok())
       out += fmt("  \"arena_bytes\": %zu\n}\n", arena);
     else
@@ -220,6 +222,7 @@ std::string describe_model(const Model& model, const RunOptions& run, bool json)
           act_name(c.activation), rope_name(c.rope), static_cast<double>(c.rope_theta));
   out += fmt("              tied_classifier %u  bias %u  norm_first %u  causal %u  final_norm %u\n",
              c.tied_classifier, c.has_bias, c.norm_first, c.causal, c.final_norm);
+  out += "              attention " + describe_attention_variant(c) + "\n";
   out += fmt("quantization: weights %s", wd);
   if (c.group_size) out += fmt(", group %d", c.group_size);
   out += "\n\n";
@@ -239,8 +242,9 @@ std::string describe_model(const Model& model, const RunOptions& run, bool json)
   if (tok.present)
     out += fmt("tokenizer: %s\ntokenizer arena bytes %zu (encoding tables; 0 decode-only)\n",
                tok.text.c_str(), tok.arena_bytes);
-  out += fmt("arena bytes (context %d, window %d, sinks %d, kv %s, batch %d): %s\n", run.context,
-             run.window, run.sinks, kv_name(run.kv_dtype), run.max_batch, arena_text.c_str());
+  out += fmt("arena bytes (context %d, window %d, sinks %d, kv %s, batch %d, threads %d): %s\n",
+             run.context, run.window, run.sinks, kv_name(run.kv_dtype), run.max_batch,
+             run.threads.n, arena_text.c_str());
   return out;
 }
 
@@ -258,6 +262,7 @@ EmittedC emit_c(const std::vector<uint8_t>& image, const Model& model, const Run
   o.sinks = run.sinks;
   o.kv_int8 = run.kv_dtype == DType::i8 ? 1 : 0;
   o.max_batch = run.max_batch;
+  o.threads.n = run.threads.n;  // sizing only: one scratch slot per worker
   o.no_plan_cache = run.cache_plans ? 0 : 1;
   o.with_tokenizer = capi.with_tokenizer;
   o.max_prompt_bytes = capi.max_prompt_bytes;

@@ -18,6 +18,7 @@
 #include "runtime/format.h"
 #include "tools/common/file.h"
 #include "tools/common/npy.h"
+#include "tools/common/thread_pool.h"
 #include "tools/einfer-pack/import_tokenizer.h"
 #include "tools/einfer-run/interactive.h"
 #include "tools/einfer-run/options.h"
@@ -193,7 +194,6 @@ int run_interactive(const Args& a, const tools::MappedFile& file, Session* sessi
 int main(int argc, char** argv) {
   Args a;
   if (int code; !parse_args(argc, argv, &a, &code)) return code;
-  apply_threads(a, &a.run);
   if (a.repeat_penalty != 1.0) {
     // The session samples inside session_next_token; a penalty needs a hook there (follow-up).
     std::fprintf(stderr,
@@ -233,6 +233,8 @@ int main(int argc, char** argv) {
                  "--prompt-ids and --ids\n");
     return 1;
   }
+  // The pool lives as long as the session that runs its kernels on it.
+  const std::unique_ptr<tools::ThreadPool> pool = apply_threads(a, &a.run);
   SessionOptions options;
   options.run = a.run;
   options.sampler.temperature = static_cast<float>(a.temperature);
@@ -355,8 +357,9 @@ int main(int argc, char** argv) {
   }
   double decode_s = 0;
   for (double ms : step_ms) decode_s += ms / 1e3;
-  std::fprintf(stderr, "prefill: %zu tokens in %.2f ms (%.1f tokens/s)\n", prompt.size(),
-               prefill_s * 1e3, static_cast<double>(prompt.size()) / prefill_s);
+  std::fprintf(stderr, "prefill: %zu tokens in %.2f ms (%.1f tokens/s), %d thread%s\n",
+               prompt.size(), prefill_s * 1e3, static_cast<double>(prompt.size()) / prefill_s,
+               pool->size(), pool->size() > 1 ? "s" : "");
   if (!step_ms.empty()) {
     std::fprintf(stderr, "decode: %zu tokens in %.2f ms (%.1f tokens/s)\n", step_ms.size(),
                  decode_s * 1e3, static_cast<double>(step_ms.size()) / decode_s);

@@ -114,14 +114,13 @@ bool parse_args(int argc, char** argv, Args* a, int* exit_code) {
   return true;
 }
 
-void apply_threads(const Args& a, RunOptions* run) {
-  // The library has no threading option yet (issue 14 adds einfer_threads to einfer_options):
-  // hand a.threads to *run here when it does.
-  (void)run;
+std::unique_ptr<tools::ThreadPool> apply_threads(const Args& a, RunOptions* run) {
+  auto pool =
+      std::make_unique<tools::ThreadPool>(a.threads > 0 ? a.threads : tools::online_cores());
+  run->threads = pool->threads();
   if (a.verbose)
-    std::fprintf(stderr,
-                 "einfer-run: threads %d requested; this build's runtime is single-threaded\n",
-                 a.threads);
+    std::fprintf(stderr, "einfer-run: %d thread%s\n", pool->size(), pool->size() > 1 ? "s" : "");
+  return pool;
 }
 
 }  // namespace einfer::run_tool

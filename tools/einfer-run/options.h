@@ -2,9 +2,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "runtime/run_options.h"
+#include "tools/common/thread_pool.h"
 
 namespace einfer::run_tool {
 
@@ -22,7 +24,7 @@ struct Args {
   int64_t repeat_last_n = 64;   // tokens the penalty looks back over
   uint64_t seed = 0;
   bool seed_set = false;
-  int threads = 1;  // -t: validated and reported; see apply_threads()
+  int threads = 1;  // -t: the worker pool apply_threads() creates
   bool verbose = false;
   RunOptions run;
   bool ids = false;
@@ -40,9 +42,8 @@ struct Args {
 // --version or an error already reported).
 bool parse_args(int argc, char** argv, Args* a, int* exit_code);
 
-// Hook for the library's threading interface (issue 14: einfer_threads in einfer_options). The
-// runtime is single-threaded until it lands: the value is validated, reported with -v, and
-// passed here, which is where it will be handed to the session options.
-void apply_threads(const Args& a, RunOptions* run);
+// Creates the worker pool for a.threads (-t) and hands its interface to run->threads; the pool
+// must outlive every session using *run.
+std::unique_ptr<tools::ThreadPool> apply_threads(const Args& a, RunOptions* run);
 
 }  // namespace einfer::run_tool
