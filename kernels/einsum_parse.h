@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>  // std::is_constant_evaluated
 
 #include "runtime/status.h"
 #include "runtime/tensor.h"

@@ -242,11 +242,26 @@ TEST_CASE("format: inspect lists every tensor and reports arena bytes or why not
   CHECK(json.find("\"weight_dtype\": \"q4\"") != std::string::npos);
   CHECK(json.find(as.ok() ? "\"arena_bytes\": " + std::to_string(arena)
                           : "\"arena_bytes\": null") != std::string::npos);
-  const std::string header = pack::emit_c_header(b, m, run, pack::CApiSizing{}, "tiny_model");
+  pack::EmitCNames names;
+  names.symbol = "tiny_model";
+  names.header_name = "tiny.h";
+  names.source_name = "tiny.c";
+  names.section = ".flash_models";
+  const pack::EmittedC emitted = pack::emit_c(b, m, run, pack::CApiSizing{}, names);
+  const std::string& header = emitted.header;
   CHECK(header.find("#define TINY_MODEL_BYTES " + std::to_string(b.size()) + "u") !=
         std::string::npos);
-  CHECK(header.find("aligned(64)") != std::string::npos);
   CHECK(header.find(as.ok() ? "#define TINY_MODEL_ARENA_BYTES" : "TINY_MODEL_ARENA_BYTES: n/a") !=
         std::string::npos);
+  // The header declares, the source defines: one copy of the image however many files include it.
+  CHECK(header.find("extern const uint8_t tiny_model_data[TINY_MODEL_BYTES];") !=
+        std::string::npos);
+  CHECK(header.find("0x") == std::string::npos);
+  CHECK(header.find("#define TINY_MODEL_SECTION \".flash_models\"") != std::string::npos);
+  CHECK(emitted.source.find("#include \"tiny.h\"") != std::string::npos);
+  CHECK(emitted.source.find("static") == std::string::npos);
+  CHECK(emitted.source.find("section(TINY_MODEL_SECTION), used") != std::string::npos);
+  CHECK(emitted.source.find("EINFER_EMIT_ALIGNAS(TINY_MODEL_ALIGNMENT) const uint8_t "
+                            "tiny_model_data[TINY_MODEL_BYTES] = {") != std::string::npos);
 }
 #endif

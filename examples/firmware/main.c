@@ -8,9 +8,9 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <einfer/einfer.h>
 #include "board.h"
 #include "einfer_model.h" /* generated: einfer_model_data, EINFER_MODEL_* */
-#include "models/einfer.h"
 
 #ifndef FIRMWARE_STEPS
 #define FIRMWARE_STEPS 64

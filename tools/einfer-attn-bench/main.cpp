@@ -19,8 +19,10 @@
 #include "kernels/simd.h"
 #include "models/kv_cache.h"
 #include "tools/common/bench_probes.h"
+#include "tools/common/cli.h"
 
 using namespace einfer;
+namespace cli = einfer::tools::cli;
 
 namespace {
 
@@ -107,30 +109,28 @@ DecodeResult bench_decode(DType dtype, int32_t P, int32_t H, int32_t G, int32_t 
 }  // namespace
 
 int main(int argc, char** argv) {
-  int32_t P = 4096, H = 32, G = 8, k = 128, prefill = 512, reps = 40;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const int v = std::atoi(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--positions"))
-      P = v;
-    else if (!std::strcmp(argv[i], "--heads"))
-      H = v;
-    else if (!std::strcmp(argv[i], "--kv-heads"))
-      G = v;
-    else if (!std::strcmp(argv[i], "--head-dim"))
-      k = v;
-    else if (!std::strcmp(argv[i], "--prefill"))
-      prefill = v;
-    else if (!std::strcmp(argv[i], "--reps"))
-      reps = v;
-    else {
-      std::fprintf(stderr, "unknown option %s\n", argv[i]);
-      return 2;
-    }
-  }
-  if (P <= 0 || H <= 0 || G <= 0 || k <= 0 || H % G != 0 || prefill <= 0 || reps <= 0) {
-    std::fprintf(stderr, "bad sizes (need positive values, heads a multiple of kv-heads)\n");
-    return 2;
-  }
+  int64_t positions = 4096, heads = 32, kv_heads = 8, head_dim = 128, prefill_len = 512,
+          repetitions = 40;
+  cli::Parser p(
+      "einfer-attn-bench", "[options]",
+      "Attention decode and prefill throughput (f32 and int8 KV) against a streaming read "
+      "of the same bytes.");
+  p.option({"--positions"}, &positions, "N", "cached positions attended over (default 4096)")
+      .range(1, 1 << 24);
+  p.option({"--heads"}, &heads, "H", "query heads (default 32)").range(1, 4096);
+  p.option({"--kv-heads"}, &kv_heads, "G", "key/value heads; H must be a multiple (default 8)")
+      .range(1, 4096);
+  p.option({"--head-dim"}, &head_dim, "K", "head dimension (default 128)").range(1, 4096);
+  p.option({"--prefill"}, &prefill_len, "N", "prefill chunk length (default 512)")
+      .range(1, 1 << 20);
+  p.option({"-r", "--reps"}, &repetitions, "R", "repetitions, the median is reported (default 40)")
+      .range(1, 1 << 20);
+  if (int code; !p.parse(argc, argv, &code)) return code;
+  if (heads % kv_heads != 0) return p.fail("--heads must be a multiple of --kv-heads");
+  const int32_t P = static_cast<int32_t>(positions), H = static_cast<int32_t>(heads),
+                G = static_cast<int32_t>(kv_heads), k = static_cast<int32_t>(head_dim),
+                prefill = static_cast<int32_t>(prefill_len),
+                reps = static_cast<int32_t>(repetitions);
   std::printf(
       "einfer-attn-bench: SIMD %s; decode over %d positions, H=%d G=%d k=%d (median of %d)\n",
       simd_arch_name(), P, H, G, k, reps);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cinttypes>
 #include <cmath>
 #include <cstdint>
@@ -39,23 +40,35 @@ using tools::thread_ns;
 // Arguments
 
 struct Args {
-  const char* model = nullptr;
-  const char* synthetic = nullptr;
+  std::string model;
+  std::string synthetic;
   long prompt = 128;
   long gen = 32;
   std::vector<long> contexts = {128, 512, 2048};
   RunOptions run;
   long repeat = 3;
-  const char* json = nullptr;
-  const char* svg = nullptr;
+  std::string json;           // --json FILE (the full report)
+  std::string svg;            // --svg FILE
+  std::string output = "md";  // -o: md | csv | json | jsonl (to stdout), text (the full report)
+  int threads = 1;            // -t / --threads: the worker pool (default: the online cores)
+  bool verbose = false;
   bool smoke = false;
   bool ratio_check = true;
   bool kernels = false;
   bool quick = false;
-  long threads = 0;  // -t / --threads (0: the online cores)
 };
 
-Args parse(int argc, char** argv);
+// Parses argv (tools/common/cli.h). Returns true to run; false to exit with *exit_code.
+bool parse(int argc, char** argv, Args* a, int* exit_code);
+
+// Mean and sample standard deviation (0 for fewer than two values).
+struct MeanSd {
+  double mean = 0, sd = 0;
+};
+MeanSd mean_sd(const std::vector<double>& v);
+
+// Wall-clock seconds (steady clock): what a user waits; the thread CPU clock is kept beside it.
+double wall_seconds();
 
 // xorshift64*: the same benchmark tokens and smoke inputs on every platform.
 struct Rng {
@@ -121,8 +134,9 @@ StageSplit split_of(const StageProfile& p, double tokens);
 
 struct PrefillResult {
   int64_t tokens = 0;
-  double seconds = 0;  // median
+  double seconds = 0;  // median, thread CPU time
   double tokens_per_s = 0;
+  std::vector<double> wall_tokens_per_s;   // one per repetition, wall clock
   double gemm_flops = 0, gemm_gflops = 0;  // projections + feed-forward, from the profiled pass
   double projection_gflops = 0, ffn_gflops = 0;
   StageSplit stages;              // per prompt token
@@ -136,7 +150,8 @@ struct DecodeResult {
   std::vector<double> latency_one_ms;  // threads > 1: 1-thread passes alternated with the others
   double p50_one = 0, speedup = 0;     // 1-thread median latency; p50_one / p50
   double p50 = 0, p90 = 0, p99 = 0, max = 0, mean = 0;
-  double tokens_per_s = 0;  // from the median latency
+  double tokens_per_s = 0;                // from the median latency
+  std::vector<double> wall_tokens_per_s;  // one per repetition (--gen tokens), wall clock
   StepCost cost;
   double bandwidth_gbps = 0;  // streaming read over cost.bytes()
   double achieved_gbps = 0, achieved_gflops = 0;
@@ -218,6 +233,12 @@ struct Report {
 void write_json(const Report& r, const char* path);
 // Two panels against context length (log2 axis): decode tokens/s, and memory (MB).
 void write_svg(const Report& r, const char* path);
-void print_report(const Report& r, double bw_note);
+// The full human report (model, build, memory, roofline, latency, stage split).
+void print_report(const Report& r, std::FILE* out);
+// The summary table (llama-bench style) to `out`: format md, csv, json or jsonl.
+void print_table(const Report& r, const std::string& format, std::FILE* out);
+
+// A progress line on stderr, only when stderr is a terminal (quiet in pipes, logs and CI).
+void progress(const char* what, int done, int total);
 
 }  // namespace einfer::bench

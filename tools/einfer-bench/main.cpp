@@ -78,18 +78,19 @@ int run_smoke(bool ratio_check) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const Args a = parse(argc, argv);
-  const int threads = a.threads > 0 ? static_cast<int>(a.threads) : tools::online_cores();
+  Args a;
+  if (int code; !parse(argc, argv, &a, &code)) return code;
+  const int threads = a.threads > 0 ? a.threads : tools::online_cores();
   if (a.kernels) return run_kernel_benches(stdout, a.quick, threads);
   int smoke_status = 0;
   if (a.smoke) smoke_status = run_smoke(a.ratio_check);
-  if (!a.model && !a.synthetic) return smoke_status;
+  if (a.model.empty() && a.synthetic.empty()) return smoke_status;
 
   // The model image: a file, or synthetic weights packed in memory.
   std::vector<uint8_t> bytes;
   Report rep;
   rep.args = a;
-  if (a.synthetic) {
+  if (!a.synthetic.empty()) {
     pack::SyntheticSpec spec;
     try {
       spec = pack::parse_synthetic_spec(a.synthetic, kBenchSyntheticDefaults);
@@ -105,8 +106,8 @@ int main(int argc, char** argv) {
     }
     rep.source = std::string("synthetic ") + a.synthetic;
   } else {
-    if (!tools::read_file(a.model, &bytes) || bytes.empty()) {
-      std::fprintf(stderr, "einfer-bench: cannot read model file %s\n", a.model);
+    if (!tools::read_file(a.model.c_str(), &bytes) || bytes.empty()) {
+      std::fprintf(stderr, "einfer-bench: cannot read model file %s\n", a.model.c_str());
       return 1;
     }
     rep.source = a.model;
@@ -165,10 +166,14 @@ int main(int argc, char** argv) {
 
   g_clock_ns = clock_read_ns();
   rep.peak_gflops = measure_fma_peak();
+  const int steps = 1 + static_cast<int>(a.contexts.size());
+  progress("prefill", 0, steps);
   rep.prefill = bench_prefill(b, a.prompt, a.repeat);
   StreamBuffer stream;
   session_reset(b.session);
   for (long ctx : a.contexts) {
+    const std::string what = "decode at context " + std::to_string(ctx);
+    progress(what.c_str(), static_cast<int>(rep.decode.size()) + 1, steps);
     DecodeResult d = bench_decode(b, ctx, a.gen, a.repeat, &stream, rep.peak_gflops);
     RunOptions at = a.run;
     at.threads.n = pool.size();
@@ -181,9 +186,14 @@ int main(int argc, char** argv) {
     rep.decode.push_back(std::move(d));
   }
 
-  print_report(rep, 0);
-  if (a.json) write_json(rep, a.json);
-  if (a.svg) write_svg(rep, a.svg);
+  progress("done", steps, steps);
+  if (a.output == "text")
+    print_report(rep, stdout);
+  else
+    print_table(rep, a.output, stdout);
+  if (a.verbose && a.output != "text") print_report(rep, stderr);
+  if (!a.json.empty()) write_json(rep, a.json.c_str());
+  if (!a.svg.empty()) write_svg(rep, a.svg.c_str());
   std::free(arena_mem);
   return smoke_status;
 }

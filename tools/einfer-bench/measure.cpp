@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include <unistd.h>
+
 #include "tools/einfer-bench/bench.h"
 
 namespace einfer::bench {
@@ -169,6 +171,31 @@ StageSplit split_of(const StageProfile& p, double tokens) {
   return s;
 }
 
+MeanSd mean_sd(const std::vector<double>& v) {
+  MeanSd m;
+  if (v.empty()) return m;
+  for (double x : v) m.mean += x / double(v.size());
+  if (v.size() < 2) return m;
+  double ss = 0;
+  for (double x : v) ss += (x - m.mean) * (x - m.mean);
+  m.sd = std::sqrt(ss / double(v.size() - 1));
+  return m;
+}
+
+double wall_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+void progress(const char* what, int done, int total) {
+  static const bool tty = isatty(2);
+  if (!tty || total <= 0) return;
+  const int width = 24, filled = done * width / total;
+  std::fprintf(stderr, "\r[%.*s%*s] %d/%d %-28s", filled, "########################",
+               width - filled, "", done, total, what);
+  if (done >= total) std::fprintf(stderr, "\r%*s\r", width + 40, "");
+  std::fflush(stderr);
+}
+
 PrefillResult bench_prefill(Bench& b, int64_t n, long repeat) {
   PrefillResult r;
   r.tokens = n;
@@ -183,10 +210,15 @@ PrefillResult bench_prefill(Bench& b, int64_t n, long repeat) {
       const bool all = !compare || (pass == (rep % 2));
       b.use_workers(all);
       session_reset(b.session);
+      const double w0 = wall_seconds();
       const uint64_t t0 = g_now_ns();
       b.eval(toks.data(), static_cast<int32_t>(n));
       const uint64_t t1 = g_now_ns();
-      if (rep > 0) (all ? secs : secs_one).push_back(double(t1 - t0) * 1e-9);  // rep 0: warm-up
+      const double w1 = wall_seconds();
+      if (rep > 0) {  // rep 0: warm-up
+        (all ? secs : secs_one).push_back(double(t1 - t0) * 1e-9);
+        if (all) r.wall_tokens_per_s.push_back(double(n) / (w1 - w0));
+      }
     }
   }
   b.use_workers(true);
@@ -231,12 +263,14 @@ DecodeResult bench_decode(Bench& b, int64_t context, long gen, long repeat, Stre
       const bool all = !compare || (pass == (rep % 2));
       b.use_workers(all);
       b.rewind(context - 1);
+      const double w0 = wall_seconds();
       for (long g = 0; g < gen; ++g) {
         const uint64_t t0 = g_now_ns();
         tok = b.step(tok, nullptr);
         const uint64_t t1 = g_now_ns();
         (all ? r.latency_ms : r.latency_one_ms).push_back(double(t1 - t0) * 1e-6);
       }
+      if (all) r.wall_tokens_per_s.push_back(double(gen) / (wall_seconds() - w0));
     }
   }
   b.use_workers(true);

@@ -1,8 +1,10 @@
-// einfer-bench command line: flags, usage, failure exits.
+// einfer-bench command line (tools/common/cli.h): flags, failure exits.
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 
+#include "tools/common/cli.h"
+#include "tools/common/run_flags.h"
 #include "tools/einfer-bench/bench.h"
 
 namespace einfer::bench {
@@ -16,18 +18,7 @@ namespace einfer::bench {
 
 [[noreturn]] void usage(const char* why) {
   if (why) std::fprintf(stderr, "einfer-bench: %s\n", why);
-  std::fprintf(
-      stderr,
-      "usage: einfer-bench MODEL.ein | --synthetic "
-      "\"dim=288,hidden=768,layers=6,heads=6,kv_heads=6,"
-      "vocab=32000,seq=256,dtype=q8\"\n"
-      "         [--prompt N] [--gen N] [--contexts 128,512,2048] [--window W] [--kv f32|q8]\n"
-      "         [--batch B] [--repeat R] [-t|--threads N] [--json FILE] [--svg FILE] [--smoke]\n"
-      "       einfer-bench --smoke       SIMD vs scalar f32 GEMV (needs >= 2x)\n"
-      "       einfer-bench --kernels [--quick] [-t N]   einsum, vector, quant and attention "
-      "microbenchmarks\n"
-      "synthetic keys: dim hidden layers heads kv_heads vocab seq dtype(f32|f16|q8|q4) group seed "
-      "tied(0|1)\n");
+  std::fprintf(stderr, "Run 'einfer-bench --help' for the options.\n");
   std::exit(2);
 }
 
@@ -40,18 +31,9 @@ bool parse_long_strict(const char* v, long* out) {
   return true;
 }
 
-long parse_count(const char* flag, const char* v, long lo) {
-  long x = 0;
-  if (!parse_long_strict(v, &x) || x < lo || x > (1l << 30)) {
-    std::fprintf(stderr, "einfer-bench: %s needs an integer >= %ld, got '%s'\n", flag, lo, v);
-    std::exit(2);
-  }
-  return x;
-}
-
-std::vector<long> parse_contexts(const char* v) {
-  std::vector<long> out;
-  std::string s(v);
+// "128,512,2048" -> positive integers; false with *error on anything else.
+bool parse_contexts(const std::string& s, std::vector<long>* out, std::string* error) {
+  out->clear();
   size_t start = 0;
   while (start <= s.size()) {
     const size_t comma = s.find(',', start);
@@ -59,85 +41,81 @@ std::vector<long> parse_contexts(const char* v) {
         s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     long c = 0;
     if (!parse_long_strict(item.c_str(), &c) || c < 1 || c > (1l << 24)) {
-      std::fprintf(stderr, "einfer-bench: --contexts: '%s' is not a positive integer\n",
-                   item.c_str());
-      std::exit(2);
+      *error = "'" + item + "' is not a positive integer";
+      return false;
     }
-    out.push_back(c);
+    out->push_back(c);
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
-  return out;
+  return true;
 }
 
-Args parse(int argc, char** argv) {
-  Args a;
-  for (int i = 1; i < argc; ++i) {
-    const char* f = argv[i];
-    auto value = [&]() -> const char* {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "einfer-bench: %s needs a value\n", f);
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (!std::strcmp(f, "--synthetic"))
-      a.synthetic = value();
-    else if (!std::strcmp(f, "--prompt"))
-      a.prompt = parse_count(f, value(), 1);
-    else if (!std::strcmp(f, "--gen"))
-      a.gen = parse_count(f, value(), 1);
-    else if (!std::strcmp(f, "--contexts"))
-      a.contexts = parse_contexts(value());
-    else if (!std::strcmp(f, "--window"))
-      a.run.window = static_cast<int32_t>(parse_count(f, value(), 0));
-    else if (!std::strcmp(f, "--sinks"))
-      a.run.sinks = static_cast<int32_t>(parse_count(f, value(), 0));
-    else if (!std::strcmp(f, "--batch"))
-      a.run.max_batch = static_cast<int32_t>(parse_count(f, value(), 1));
-    else if (!std::strcmp(f, "--repeat"))
-      a.repeat = parse_count(f, value(), 1);
-    else if (!std::strcmp(f, "--json"))
-      a.json = value();
-    else if (!std::strcmp(f, "--svg"))
-      a.svg = value();
-    else if (!std::strcmp(f, "--smoke"))
-      a.smoke = true;
-    else if (!std::strcmp(f, "--no-ratio-check"))
-      a.ratio_check = false;
-    else if (!std::strcmp(f, "--kernels"))
-      a.kernels = true;
-    else if (!std::strcmp(f, "--quick"))
-      a.quick = true;
-    else if (!std::strcmp(f, "-t") || !std::strcmp(f, "--threads")) {
-      const char* v = value();
-      if (!parse_long_strict(v, &a.threads) || a.threads < 1 || a.threads > 256) {
-        std::fprintf(stderr, "einfer-bench: %s is the thread count (1..256), got '%s'\n", f, v);
-        std::exit(2);
-      }
-    } else if (!std::strcmp(f, "--kv")) {
-      const char* v = value();
-      if (!std::strcmp(v, "f32"))
-        a.run.kv_dtype = DType::f32;
-      else if (!std::strcmp(v, "q8") || !std::strcmp(v, "i8"))
-        a.run.kv_dtype = DType::i8;
-      else
-        usage("--kv takes f32 or q8");
-    } else if (!std::strcmp(f, "-h") || !std::strcmp(f, "--help"))
-      usage(nullptr);
-    else if (f[0] == '-') {
-      std::fprintf(stderr, "einfer-bench: unknown option %s\n", f);
-      usage(nullptr);
-    } else if (!a.model)
-      a.model = f;
-    else
-      usage("more than one model given");
+bool parse(int argc, char** argv, Args* a, int* exit_code) {
+  namespace cli = tools::cli;
+  int64_t prompt = a->prompt, gen = a->gen, repeat = a->repeat;
+  tools::RunFlags run_flags;
+  int64_t threads = cli::default_threads();
+  bool no_ratio_check = false;
+  cli::Parser p(
+      "einfer-bench", "-m MODEL.ein | --synthetic SPEC [options]",
+      "On-device benchmark of a llama model against the machine's own limits (streaming "
+      "bandwidth,\nFMA peak): prefill and decode tokens/s (wall clock, mean +- stddev over "
+      "repetitions; thread\nCPU time beside it), latency percentiles, memory, stage split. "
+      "docs/bench.md.");
+  p.option({"-m", "--model"}, &a->model, "FILE", "the packed model (.ein)");
+  p.positional("MODEL", &a->model, "the model, as the first argument instead of -m");
+  p.option({"--synthetic"}, &a->synthetic, "SPEC",
+           "benchmark deterministic random weights instead: "
+           "dim=288,hidden=768,layers=6,heads=6,kv_heads=6,vocab=32000,seq=256,dtype=q8 (keys: dim "
+           "hidden layers heads kv_heads vocab seq dtype group seed tied)");
+  p.section("what to run");
+  p.option({"-p", "--n-prompt", "--prompt"}, &prompt, "N",
+           "prompt tokens for prefill (default 128)")
+      .range(1, 1 << 30);
+  p.option({"-n", "--n-gen", "--gen"}, &gen, "N", "decode steps per repetition (default 32)")
+      .range(1, 1 << 30);
+  p.option({"--contexts"}, "LIST", "contexts decode is measured at (default 128,512,2048)",
+           [a](const std::string& v, std::string* error) {
+             return parse_contexts(v, &a->contexts, error);
+           });
+  p.option({"-r", "--repetitions", "--repeat"}, &repeat, "R", "repetitions (default 3)")
+      .range(1, 1 << 30);
+  run_flags.declare(p, false);
+  p.option({"-t", "--threads"}, &threads, "N", "threads (default: the online cores)")
+      .range(1, 4096)
+      .hint("threads are a whole number");
+  p.section("output");
+  p.option({"-o", "--output"}, &a->output, "FORMAT",
+           "stdout format: md (default), csv, json, jsonl, or text (the full report)")
+      .choices({"md", "csv", "json", "jsonl", "text"});
+  p.option({"--json"}, &a->json, "FILE", "write the full report as JSON");
+  p.option({"--svg"}, &a->svg, "FILE", "plot tokens/s and memory against context");
+  p.flag({"-v", "--verbose"}, &a->verbose, "also print the full report on stderr");
+  p.section("checks and microbenchmarks");
+  p.flag({"--smoke"}, &a->smoke, "SIMD vs scalar f32 GEMV in this process; fails below 2x");
+  p.flag({"--no-ratio-check"}, &no_ratio_check, "--smoke without the 2x requirement");
+  p.flag({"--kernels"}, &a->kernels,
+         "run einfer-kernel-bench, -vec-bench, -quant-bench and -attn-bench");
+  p.flag({"--quick"}, &a->quick, "--kernels: the short versions");
+  if (!p.parse(argc, argv, exit_code)) return false;
+  a->prompt = prompt;
+  a->gen = gen;
+  a->repeat = repeat;
+  run_flags.apply(&a->run);
+  a->threads = static_cast<int>(threads);
+  a->ratio_check = !no_ratio_check;
+  if (!a->model.empty() && !a->synthetic.empty()) {
+    *exit_code = p.fail("give a model file or --synthetic, not both");
+    return false;
   }
-  if (a.model && a.synthetic) usage("give a model file or --synthetic, not both");
-  if (!a.model && !a.synthetic && !a.smoke && !a.kernels) usage("no model given");
-  std::sort(a.contexts.begin(), a.contexts.end());
-  a.contexts.erase(std::unique(a.contexts.begin(), a.contexts.end()), a.contexts.end());
-  return a;
+  if (a->model.empty() && a->synthetic.empty() && !a->smoke && !a->kernels) {
+    *exit_code = p.fail("no model given (-m MODEL.ein or --synthetic SPEC)");
+    return false;
+  }
+  std::sort(a->contexts.begin(), a->contexts.end());
+  a->contexts.erase(std::unique(a->contexts.begin(), a->contexts.end()), a->contexts.end());
+  return true;
 }
 
 }  // namespace einfer::bench

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "einfer/version.h"
 #include "tools/einfer-bench/bench.h"
 
 #ifndef EINFER_BENCH_COMPILER
@@ -218,60 +219,61 @@ void write_svg(const Report& r, const char* path) {
   }
 }
 
-void print_report(const Report& r, double bw_note) {
+void print_report(const Report& r, std::FILE* out) {
   const ModelConfig& c = r.config;
-  (void)bw_note;
-  std::printf("einfer-bench  %s\n", r.source.c_str());
-  std::printf("model: dim %d, hidden %d, layers %d, heads %d/%d, vocab %d, seq %d, weights %s%s\n",
-              c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads, c.vocab_size,
-              c.context_length, dtype_name(c.weight_dtype),
-              c.group_size ? (" g" + std::to_string(c.group_size)).c_str() : "");
-  std::printf("build: %s, simd %s, %d thread%s, clock %s, commit %s\n", EINFER_BENCH_COMPILER,
-              simd_arch_name(), r.threads, r.threads > 1 ? "s" : "", g_clock_name,
-              EINFER_BENCH_COMMIT);
-  std::printf("memory: weights %.2f MB, KV cache %.2f MB (%d positions, %s), arena %.2f MB\n",
-              double(r.weights_bytes) / 1e6, double(r.kv_bytes) / 1e6, r.run.context,
-              r.run.kv_dtype == DType::i8 ? "int8" : "f32", double(r.arena_bytes) / 1e6);
-  std::printf("roofline: FMA peak %.1f GFLOP/s (%s)\n\n", r.peak_gflops, simd_arch_name());
+  std::fprintf(out, "einfer-bench  %s\n", r.source.c_str());
+  std::fprintf(out,
+               "model: dim %d, hidden %d, layers %d, heads %d/%d, vocab %d, seq %d, weights %s%s\n",
+               c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads, c.vocab_size,
+               c.context_length, dtype_name(c.weight_dtype),
+               c.group_size ? (" g" + std::to_string(c.group_size)).c_str() : "");
+  std::fprintf(out,
+               "build: %s, simd %s, %d thread%s, clock %s (wall clock in the table), commit %s\n",
+               EINFER_BENCH_COMPILER, simd_arch_name(), r.threads, r.threads > 1 ? "s" : "",
+               g_clock_name, EINFER_BENCH_COMMIT);
+  std::fprintf(out, "memory: weights %.2f MB, KV cache %.2f MB (%d positions, %s), arena %.2f MB\n",
+               double(r.weights_bytes) / 1e6, double(r.kv_bytes) / 1e6, r.run.context,
+               r.run.kv_dtype == DType::i8 ? "int8" : "f32", double(r.arena_bytes) / 1e6);
+  std::fprintf(out, "roofline: FMA peak %.1f GFLOP/s (%s)\n\n", r.peak_gflops, simd_arch_name());
   const PrefillResult& p = r.prefill;
-  std::printf(
-      "prefill  %lld tokens: %.2f ms, %.1f tokens/s; GEMMs %.1f GFLOP/s = %.2f of peak "
-      "(projections %.1f, feed-forward %.1f)\n\n",
-      static_cast<long long>(p.tokens), p.seconds * 1e3, p.tokens_per_s, p.gemm_gflops,
-      p.gemm_gflops / r.peak_gflops, p.projection_gflops, p.ffn_gflops);
+  std::fprintf(out,
+               "prefill  %lld tokens: %.2f ms, %.1f tokens/s; GEMMs %.1f GFLOP/s = %.2f of peak "
+               "(projections %.1f, feed-forward %.1f)\n\n",
+               static_cast<long long>(p.tokens), p.seconds * 1e3, p.tokens_per_s, p.gemm_gflops,
+               p.gemm_gflops / r.peak_gflops, p.projection_gflops, p.ffn_gflops);
   if (r.threads > 1) {
-    std::printf(
-        "threads  prefill %d threads vs 1 (alternated passes, medians, %s): %.2f ms vs %.2f ms "
-        "= %.2fx\n",
-        r.threads, g_clock_name, p.seconds * 1e3, p.seconds_one_thread * 1e3, p.speedup);
+    std::fprintf(out,
+                 "threads  prefill %d threads vs 1 (alternated passes, medians, %s): %.2f ms vs "
+                 "%.2f ms = %.2fx\n",
+                 r.threads, g_clock_name, p.seconds * 1e3, p.seconds_one_thread * 1e3, p.speedup);
     for (const DecodeResult& d : r.decode) {
-      std::printf("threads  decode@%lld p50 %.3f ms vs %.3f ms = %.2fx\n",
-                  static_cast<long long>(d.context), d.p50, d.p50_one, d.speedup);
+      std::fprintf(out, "threads  decode@%lld p50 %.3f ms vs %.3f ms = %.2fx\n",
+                   static_cast<long long>(d.context), d.p50, d.p50_one, d.speedup);
     }
-    std::printf("\n");
+    std::fprintf(out, "\n");
   }
-  std::printf("decode   %7s %9s %8s %8s %8s %8s %9s %9s %9s %8s %8s\n", "context", "tokens/s",
-              "p50 ms", "p90 ms", "p99 ms", "max ms", "MB/token", "GB/s", "bound GB/s", "mem frac",
-              "flop frac");
+  std::fprintf(out, "decode   %7s %9s %8s %8s %8s %8s %9s %9s %9s %8s %8s\n", "context", "tokens/s",
+               "p50 ms", "p90 ms", "p99 ms", "max ms", "MB/token", "GB/s", "bound GB/s", "mem frac",
+               "flop frac");
   for (const DecodeResult& d : r.decode) {
-    std::printf("         %7lld %9.1f %8.3f %8.3f %8.3f %8.3f %9.3f %9.2f %9.2f %8.2f %8.3f%s\n",
-                static_cast<long long>(d.context), d.tokens_per_s, d.p50, d.p90, d.p99, d.max,
-                d.cost.bytes() / 1e6, d.achieved_gbps, d.bandwidth_gbps, d.decode_fraction,
-                d.compute_fraction,
-                d.context > c.context_length ? "  (beyond trained context)" : "");
+    std::fprintf(
+        out, "         %7lld %9.1f %8.3f %8.3f %8.3f %8.3f %9.3f %9.2f %9.2f %8.2f %8.3f%s\n",
+        static_cast<long long>(d.context), d.tokens_per_s, d.p50, d.p90, d.p99, d.max,
+        d.cost.bytes() / 1e6, d.achieved_gbps, d.bandwidth_gbps, d.decode_fraction,
+        d.compute_fraction, d.context > c.context_length ? "  (beyond trained context)" : "");
   }
-  std::printf("\nstage split, ms per token (share)   prefill");
+  std::fprintf(out, "\nstage split, ms per token (share)   prefill");
   for (const DecodeResult& d : r.decode)
-    std::printf("     decode@%-6lld", static_cast<long long>(d.context));
-  std::printf("\n");
+    std::fprintf(out, "     decode@%-6lld", static_cast<long long>(d.context));
+  std::fprintf(out, "\n");
   for (int i = 0; i < kStageCount; ++i) {
-    std::printf("  %-32s %7.4f (%4.1f%%)", kStageNames[i], p.stages.ns_per_token[i] * 1e-6,
-                100 * p.stages.ns_per_token[i] / p.stages.total_ns_per_token);
+    std::fprintf(out, "  %-32s %7.4f (%4.1f%%)", kStageNames[i], p.stages.ns_per_token[i] * 1e-6,
+                 100 * p.stages.ns_per_token[i] / p.stages.total_ns_per_token);
     for (const DecodeResult& d : r.decode) {
-      std::printf("  %7.4f (%4.1f%%)", d.stages.ns_per_token[i] * 1e-6,
-                  100 * d.stages.ns_per_token[i] / d.stages.total_ns_per_token);
+      std::fprintf(out, "  %7.4f (%4.1f%%)", d.stages.ns_per_token[i] * 1e-6,
+                   100 * d.stages.ns_per_token[i] / d.stages.total_ns_per_token);
     }
-    std::printf("\n");
+    std::fprintf(out, "\n");
   }
   // Per-stage roofline at the first context: bytes each stage streams over its own time.
   const DecodeResult& d0 = r.decode.front();
@@ -286,16 +288,132 @@ void print_report(const Report& r, double bw_note) {
       {"feed_forward", d0.cost.ffn_bytes, d0.cost.ffn_flops, d0.stages.ns_per_token[2]},
       {"classifier", d0.cost.classifier_bytes, d0.cost.classifier_flops,
        d0.stages.ns_per_token[4]}};
-  std::printf("\ndecode@%lld per stage (profiled pass)   GB/s  mem frac   GFLOP/s  flop frac\n",
-              static_cast<long long>(d0.context));
+  std::fprintf(out,
+               "\ndecode@%lld per stage (profiled pass)   GB/s  mem frac   GFLOP/s  flop frac\n",
+               static_cast<long long>(d0.context));
   for (const Row& row : rows) {
-    std::printf("  %-34s %7.2f %8.2f %9.2f %9.3f\n", row.name, row.bytes / row.ns,
-                (row.bytes / bw) / row.ns, row.flops / row.ns,
-                (row.flops / r.peak_gflops) / row.ns);
+    std::fprintf(out, "  %-34s %7.2f %8.2f %9.2f %9.3f\n", row.name, row.bytes / row.ns,
+                 (row.bytes / bw) / row.ns, row.flops / row.ns,
+                 (row.flops / r.peak_gflops) / row.ns);
   }
-  std::printf(
+  std::fprintf(
+      out,
       "  profiled pass %.4f ms/token (clock reads of %.0f ns subtracted) vs timed p50 %.4f ms\n",
       d0.stages.total_ns_per_token * 1e-6, g_clock_ns, d0.p50);
+}
+
+}  // namespace einfer::bench
+
+namespace einfer::bench {
+
+namespace {
+
+// One row of the summary table: a prefill (pp) or decode (tg) test.
+struct Row {
+  std::string test;  // "pp128", "tg32@c512"
+  int64_t n_prompt = 0, n_gen = 0, context = 0;
+  MeanSd wall;         // tokens/s, wall clock, over repetitions
+  double cpu_tps = 0;  // tokens/s from the thread CPU time (median)
+  double p50_ms = 0, p90_ms = 0, p99_ms = 0;
+};
+
+std::vector<Row> rows_of(const Report& r) {
+  std::vector<Row> rows;
+  Row p;
+  p.test = "pp" + std::to_string(r.prefill.tokens);
+  p.n_prompt = r.prefill.tokens;
+  p.wall = mean_sd(r.prefill.wall_tokens_per_s);
+  p.cpu_tps = r.prefill.tokens_per_s;
+  rows.push_back(p);
+  for (const DecodeResult& d : r.decode) {
+    Row t;
+    t.test = "tg" + std::to_string(r.args.gen) + "@c" + std::to_string(d.context);
+    t.n_gen = r.args.gen;
+    t.context = d.context;
+    t.wall = mean_sd(d.wall_tokens_per_s);
+    t.cpu_tps = d.tokens_per_s;
+    t.p50_ms = d.p50;
+    t.p90_ms = d.p90;
+    t.p99_ms = d.p99;
+    rows.push_back(t);
+  }
+  return rows;
+}
+
+std::string model_name(const Report& r) {
+  const ModelConfig& c = r.config;
+  std::string name = "llama " + std::to_string(c.dim) + "d" + std::to_string(c.n_layers) + "L " +
+                     dtype_name(c.weight_dtype);
+  return name;
+}
+
+}  // namespace
+
+void print_table(const Report& r, const std::string& format, std::FILE* out) {
+  const std::vector<Row> rows = rows_of(r);
+  const std::string model = model_name(r);
+  const char* kv = r.run.kv_dtype == DType::i8 ? "q8" : "f32";
+  const long long reps = r.args.repeat;
+  if (format == "md") {
+    std::fprintf(out, "einfer %s, commit %s, %s, ISA %s; wall clock, %lld repetitions\n\n",
+                 EINFER_VERSION_STRING, EINFER_BENCH_COMMIT, EINFER_BENCH_COMPILER,
+                 simd_arch_name(), reps);
+    std::fprintf(out, "| model | weights | kv | threads | test | t/s | t/s (CPU) | p50 ms |\n");
+    std::fprintf(out, "| --- | ---: | --- | ---: | --- | ---: | ---: | ---: |\n");
+    for (const Row& row : rows) {
+      std::fprintf(out, "| %s | %.2f MB | %s | %d | %s | %.2f ± %.2f | %.2f | %s |\n",
+                   model.c_str(), double(r.weights_bytes) / 1e6, kv, r.threads, row.test.c_str(),
+                   row.wall.mean, row.wall.sd, row.cpu_tps,
+                   row.n_gen ? json_number(row.p50_ms).c_str() : "");
+    }
+    return;
+  }
+  auto object = [&](const Row& row) {
+    return std::string("{") + "\"model\": " + json_string(model) +
+           ", \"source\": " + json_string(r.source) +
+           ", \"weights_bytes\": " + std::to_string(r.weights_bytes) + ", \"kv\": \"" + kv +
+           "\", \"threads\": " + std::to_string(r.threads) +
+           ", \"test\": " + json_string(row.test) +
+           ", \"n_prompt\": " + std::to_string(row.n_prompt) +
+           ", \"n_gen\": " + std::to_string(row.n_gen) +
+           ", \"context\": " + std::to_string(row.context) +
+           ", \"repetitions\": " + std::to_string(reps) +
+           ", \"tokens_per_s\": " + json_number(row.wall.mean) +
+           ", \"tokens_per_s_stddev\": " + json_number(row.wall.sd) +
+           ", \"tokens_per_s_cpu\": " + json_number(row.cpu_tps) +
+           ", \"p50_ms\": " + (row.n_gen ? json_number(row.p50_ms) : "null") +
+           ", \"p90_ms\": " + (row.n_gen ? json_number(row.p90_ms) : "null") +
+           ", \"p99_ms\": " + (row.n_gen ? json_number(row.p99_ms) : "null") +
+           ", \"einfer_version\": \"" EINFER_VERSION_STRING "\"" +
+           ", \"commit\": " + json_string(EINFER_BENCH_COMMIT) +
+           ", \"compiler\": " + json_string(EINFER_BENCH_COMPILER) +
+           ", \"isa\": " + json_string(simd_arch_name()) + "}";
+  };
+  if (format == "csv") {
+    std::fprintf(out,
+                 "model,weights_bytes,kv,threads,test,n_prompt,n_gen,context,repetitions,"
+                 "tokens_per_s,tokens_per_s_stddev,tokens_per_s_cpu,p50_ms,p90_ms,p99_ms,"
+                 "einfer_version,commit,compiler,isa\n");
+    for (const Row& row : rows) {
+      std::fprintf(out,
+                   "\"%s\",%zu,%s,%d,%s,%lld,%lld,%lld,%lld,%s,%s,%s,%s,%s,%s,%s,%s,\"%s\",%s\n",
+                   model.c_str(), r.weights_bytes, kv, r.threads, row.test.c_str(),
+                   static_cast<long long>(row.n_prompt), static_cast<long long>(row.n_gen),
+                   static_cast<long long>(row.context), reps, json_number(row.wall.mean).c_str(),
+                   json_number(row.wall.sd).c_str(), json_number(row.cpu_tps).c_str(),
+                   row.n_gen ? json_number(row.p50_ms).c_str() : "",
+                   row.n_gen ? json_number(row.p90_ms).c_str() : "",
+                   row.n_gen ? json_number(row.p99_ms).c_str() : "", EINFER_VERSION_STRING,
+                   EINFER_BENCH_COMMIT, EINFER_BENCH_COMPILER, simd_arch_name());
+    }
+  } else if (format == "json") {
+    std::fprintf(out, "[\n");
+    for (size_t i = 0; i < rows.size(); ++i)
+      std::fprintf(out, "  %s%s\n", object(rows[i]).c_str(), i + 1 < rows.size() ? "," : "");
+    std::fprintf(out, "]\n");
+  } else {  // jsonl
+    for (const Row& row : rows) std::fprintf(out, "%s\n", object(row).c_str());
+  }
 }
 
 }  // namespace einfer::bench

@@ -12,18 +12,12 @@
 
 #include "kernels/einsum.h"
 #include "kernels/quant.h"
+#include "tools/common/cli.h"
 #include "tools/common/npy.h"
 
 using namespace einfer;
 
 namespace {
-
-int usage() {
-  std::fprintf(stderr,
-               "usage: einfer-einsum SPEC IN0.npy [IN1.npy] -o OUT.npy [--quantize q8|q4] [--group "
-               "32|64]\n");
-  return 2;
-}
 
 int fail(const std::string& msg) {
   std::fprintf(stderr, "einfer-einsum: %s\n", msg.c_str());
@@ -132,30 +126,25 @@ std::string term_text(const EinsumTerm& t) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<std::string> positional;
-  std::string out_path, quant;
-  int group = 32;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "-o" && i + 1 < argc) {
-      out_path = argv[++i];
-    } else if (a == "--quantize" && i + 1 < argc) {
-      quant = argv[++i];
-      if (quant != "q8" && quant != "q4")
-        return fail("--quantize takes q8 or q4, got '" + quant + "'");
-    } else if (a == "--group" && i + 1 < argc) {
-      const std::string g = argv[++i];
-      if (g != "32" && g != "64") return fail("--group takes 32 or 64, got '" + g + "'");
-      group = std::atoi(g.c_str());
-    } else if (a == "-h" || a == "--help") {
-      return usage();
-    } else if (!a.empty() && a[0] == '-' && a.size() > 1 && a.find('>') == std::string::npos) {
-      return fail("unknown option '" + a + "'");
-    } else {
-      positional.push_back(a);
-    }
-  }
-  if (positional.size() < 2 || positional.size() > 3 || out_path.empty()) return usage();
+  std::string spec_arg, in0, in1, out_path, quant;
+  int64_t group64 = 32;
+  tools::cli::Parser p("einfer-einsum", "SPEC IN0.npy [IN1.npy] -o OUT.npy [options]",
+                       "Evaluates an einsum with the planner the models use; writes float32 .npy.");
+  p.positional("SPEC", &spec_arg, "einsum spec, e.g. nd,ed->ne");
+  p.positional("IN0.npy", &in0, "first operand");
+  p.positional("IN1.npy", &in1, "second operand (if SPEC takes two)");
+  p.option({"-o", "--output"}, &out_path, "OUT.npy", "result file (required)");
+  p.option({"--quantize"}, &quant, "q8|q4", "quantize the second operand as a weight")
+      .choices({"q8", "q4"});
+  p.option({"--group"}, &group64, "32|64", "quantization group (default 32)");
+  if (int code; !p.parse(argc, argv, &code)) return code;
+  if (spec_arg.empty() || in0.empty()) return p.fail("SPEC and IN0.npy are required");
+  if (out_path.empty()) return p.fail("-o OUT.npy is required");
+  if (group64 != 32 && group64 != 64)
+    return p.fail("--group takes 32 or 64, got " + std::to_string(group64));
+  const int group = static_cast<int>(group64);
+  std::vector<std::string> positional = {spec_arg, in0};
+  if (!in1.empty()) positional.push_back(in1);
   const std::string spec_text = positional[0];
   EinsumSpec spec;
   const Status ps = parse_einsum(spec_text.c_str(), &spec);

@@ -17,6 +17,7 @@
 #include "kernels/einsum.h"
 #include "kernels/gemm_f32.h"
 #include "kernels/simd.h"
+#include "tools/common/cli.h"
 
 #if defined(EINFER_HAVE_OPENBLAS)
 extern "C" {
@@ -233,6 +234,12 @@ void bench_gemv() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  bool quick = false;
+  einfer::tools::cli::Parser p("einfer-kernel-bench", "[--quick]",
+                               "f32 GEMM against OpenBLAS (one thread, when found at build time), "
+                               "attention, projections and GEMV against a streaming read.");
+  p.flag({"--quick"}, &quick, "square GEMMs up to n = 256 only");
+  if (int code; !p.parse(argc, argv, &code)) return code;
 #if defined(EINFER_HAVE_OPENBLAS)
   if (!std::getenv("OPENBLAS_CORETYPE") || !std::getenv("OPENBLAS_NUM_THREADS")) {
     if (!std::getenv("OPENBLAS_CORETYPE")) setenv("OPENBLAS_CORETYPE", "Haswell", 1);
@@ -246,7 +253,6 @@ int main(int argc, char** argv) {
   std::printf("openblas: not found at build time (einfer numbers only)\n");
 #endif
   std::printf("einfer: %s, microkernel %s\n", simd_arch_name(), gemm_f32_kernel_name());
-  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
   for (int n : {64, 128, 256, 384, 512, 768, 1024}) {
     if (quick && n > 256) break;
     bench_square(n);

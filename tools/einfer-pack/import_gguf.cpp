@@ -81,6 +81,8 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
                     "' is not supported (llama only)");
   SourceModel m;
   m.kind = "gguf";
+  if (auto it = kv.find("tokenizer.chat_template"); it != kv.end() && it->second.type == 8)
+    m.chat_template = it->second.str;
   ModelConfig& cfg = m.config;
   cfg.arch = llama.kind;
   cfg.norm = llama.norm;

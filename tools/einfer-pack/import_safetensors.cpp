@@ -8,6 +8,8 @@
 // i + k/2) and record rope=interleaved: q.k and the rotation commute with this permutation applied
 // to both q and k, so the packed model computes the same function (tests/gen/gen_hf_llama.py checks
 // the identity numerically).
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -157,6 +159,13 @@ SourceModel import_hf_llama(const std::string& folder) {
     throw PackError("config.json: attention_bias is not supported");
   SourceModel m;
   m.kind = "hf-llama";
+  // The chat template, when the folder ships tokenizer_config.json with one.
+  if (struct stat st; stat((folder + "/tokenizer_config.json").c_str(), &st) == 0) {
+    const std::vector<uint8_t> tc = read_file(folder + "/tokenizer_config.json");
+    const Json tok = parse_json(std::string(tc.begin(), tc.end()), "tokenizer_config.json");
+    if (const Json* t = tok.find("chat_template"); t && t->type == Json::Type::string)
+      m.chat_template = t->str;
+  }
   ModelConfig& c = m.config;
   const ArchDescription& llama = arch_llama();
   c.arch = llama.kind;

@@ -29,6 +29,7 @@ struct SourceModel {
   ModelConfig config;  // weight_dtype/group_size: the source's natural choice
   std::vector<SourceTensor> tensors;
   std::string notes;  // importer remarks for metadata (e.g. "rope: q/k permuted to interleaved")
+  std::string chat_template;  // the Jinja chat template the checkpoint ships ("" when none)
 };
 
 // Appends a float32 tensor (values in C order, as many as the shape holds) to m.tensors.
@@ -105,13 +106,23 @@ EinImage pack_source(const SourceModel& source, DType dtype, int32_t group, Prog
 // the arena bytes session_arena_bytes() reports for `run` ("n/a (reason)" when it cannot).
 std::string describe_model(const Model& model, const RunOptions& run, bool json);
 
-// A C header holding the image as an aligned const byte array plus size constants, for firmware.
-// `symbol` prefixes every name (e.g. "einfer_model" -> einfer_model_data, EINFER_MODEL_BYTES).
-// Also emits <SYMBOL>_ARENA_BYTES, the exact arena einfer_session_create needs for `run` and
-// `capi`, and the options themselves as macros (<SYMBOL>_CONTEXT, _WINDOW, _SINKS, _KV_INT8,
-// _MAX_BATCH, _WITH_TOKENIZER, _MAX_PROMPT_BYTES) so firmware builds its einfer_options from the
-// same figures the constant was computed for.
-std::string emit_c_header(const std::vector<uint8_t>& image, const Model& model,
-                          const RunOptions& run, const CApiSizing& capi, const std::string& symbol);
+// --emit-c output: a C source defining the image and a header declaring it, for firmware.
+struct EmitCNames {
+  std::string symbol = "einfer_model";    // prefixes every name: einfer_model_data, EINFER_MODEL_*
+  std::string header_name;                // the header's file name, #included by the source
+  std::string source_name;                // the source's file name, named in the header
+  std::string section = ".einfer_model";  // the array's linker section (flash placement)
+};
+struct EmittedC {
+  std::string header;  // extern declaration, size/alignment/section and arena-bytes constants
+  std::string source;  // the const array: aligned to 64, in `section`, marked used
+};
+
+// The header also holds <SYMBOL>_ARENA_BYTES, the exact arena einfer_session_create needs for
+// `run` and `capi`, and the options themselves as macros (<SYMBOL>_CONTEXT, _WINDOW, _SINKS,
+// _KV_INT8, _MAX_BATCH, _WITH_TOKENIZER, _MAX_PROMPT_BYTES) so firmware builds its
+// einfer_options from the same figures the constant was computed for.
+EmittedC emit_c(const std::vector<uint8_t>& image, const Model& model, const RunOptions& run,
+                const CApiSizing& capi, const EmitCNames& names);
 
 }  // namespace einfer::pack

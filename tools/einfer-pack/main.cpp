@@ -1,17 +1,18 @@
 // einfer-pack: packs llama2.c, Hugging Face Llama, PyTorch encoder and GGUF checkpoints into the
-// flat .ein format (docs/format.md), inspects .ein files and emits them as C headers.
+// flat .ein format (docs/format.md), inspects .ein files and emits them as C (model.c + model.h).
 //
 //   einfer-pack INPUT -o OUT.ein [--dtype f32|f16|q8|q4] [--group 32|64] [-z TOKENIZER]
-//               [--emit-c OUT.h] [--arch torch-encoder --heads H [--activation relu|gelu]
+//               [--emit-c OUT.c] [--arch torch-encoder --heads H [--activation relu|gelu]
 //               [--norm-first] [--causal] [--eps E]] [run options]
 //   einfer-pack --inspect MODEL.ein [--json] [run options]
 //   einfer-pack --synthetic SPEC -o OUT.ein ...   (deterministic model + tokenizer, no input file)
-//   run options: --context N --window W --sinks S --kv f32|q8 --batch B
+//   run options: -c/--ctx-size N --window W --sinks S --kv f32|q8 --batch B
 //                [--with-tokenizer | --with-decode-tokenizer] [--max-prompt-bytes N]
 //                                                           (C API sizing for --emit-c)
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -19,13 +20,19 @@
 #include <fstream>
 #include <string>
 
+#include "einfer/version.h"
 #include "runtime/format.h"
+#include "tools/common/chat.h"
+#include "tools/common/cli.h"
+#include "tools/common/run_flags.h"
 #include "tools/einfer-pack/attention_options.h"
 #include "tools/einfer-pack/import_tokenizer.h"
 #include "tools/einfer-pack/importers.h"
 
 using namespace einfer;
 using namespace einfer::pack;
+namespace cli = einfer::tools::cli;
+namespace chat = einfer::tools::chat;
 
 namespace {
 
@@ -42,31 +49,6 @@ void progress_bar(uint64_t done, uint64_t total) {
   std::fflush(stderr);
 }
 
-void usage() {
-  std::fprintf(
-      stderr,
-      "usage: einfer-pack INPUT -o OUT.ein [--dtype f32|f16|q8|q4] [--group N] [-z TOKENIZER]\n"
-      "                   [--emit-c OUT.h] [--symbol NAME]\n"
-      "                   [--arch torch-encoder --heads H [--activation relu|gelu] [--norm-first]\n"
-      "                    [--causal] [--eps E] [--attention-pattern SPEC]\n"
-      "                    [--attention softmax|linear-elu] [--positions none|sinusoidal]]\n"
-      "       einfer-pack --synthetic SPEC -o OUT.ein|--emit-c OUT.h [...]\n"
-      "       einfer-pack --inspect MODEL.ein [--json]\n"
-      "run options (arena sizing): --context N --window W --sinks S --kv f32|q8 --batch B "
-      "[--no-plan-cache]\n"
-      "  [-t|--threads N] (one kernel-scratch slot per worker; default 1)\n"
-      "  --emit-c only: --with-tokenizer --max-prompt-bytes N (C API options the constant "
-      "covers),\n"
-      "    --with-decode-tokenizer (with_tokenizer = 2: decode only, no tokenizer arena)\n"
-      "TOKENIZER: llama2.c tokenizer.bin, SentencePiece tokenizer.model, Hugging Face\n"
-      "  tokenizer.json or a GGUF file's vocabulary (detected from content; GGUF inputs and HF\n"
-      "  folders pack their own automatically)\n"
-      "SPEC: dim=64,hidden=172,layers=4,heads=4,kv_heads=4,vocab=512,seq=128[,seed=1]\n"
-      "      (also tied=0|1, dtype=f32|f16|q8|q4 and group=N: the default --dtype/--group)\n"
-      "INPUT: llama2.c checkpoint (v0/v1/v2), Hugging Face Llama folder, PyTorch encoder\n"
-      "       .safetensors, or GGUF (llama; F32/F16/Q8_0/Q4_0)\n");
-}
-
 DType parse_dtype(const std::string& s) {
   if (s == "f32") return DType::f32;
   if (s == "f16") return DType::f16;
@@ -75,12 +57,11 @@ DType parse_dtype(const std::string& s) {
   throw PackError("unknown dtype '" + s + "' (f32, f16, q8 or q4)");
 }
 
-int parse_int(const std::string& flag, const char* v) {
-  char* end = nullptr;
-  const long n = std::strtol(v, &end, 10);
-  if (*v == '\0' || *end != '\0' || n < 0 || n > (1L << 30))
-    throw PackError(flag + ": bad number '" + v + "'");
-  return static_cast<int>(n);
+bool is_c_identifier(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  for (char ch : s)
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_') return false;
+  return true;
 }
 
 void write_file(const std::string& path, const void* data, size_t n) {
@@ -98,7 +79,8 @@ Model load_checked(const AlignedBuffer& buf, const std::string& path) {
 }
 
 int run(int argc, char** argv) {
-  std::string input, output, tokenizer, emit_c, arch, synthetic, symbol = "einfer_model";
+  std::string input, output, tokenizer, emit_c_path, arch, synthetic;
+  EmitCNames emit_names;
   bool synthetic_given = false;
   CApiSizing capi;
   bool inspect = false, json = false, dtype_given = false, group_given = false;
@@ -107,97 +89,104 @@ int run(int argc, char** argv) {
   TorchEncoderOptions enc;
   AttentionOptions variants;
   RunOptions run;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&]() -> const char* {
-      if (i + 1 >= argc) throw PackError(a + " needs a value");
-      return argv[++i];
-    };
-    if (a == "-h" || a == "--help") {
-      usage();
-      return 0;
-    } else if (a == "-o")
-      output = value();
-    else if (a == "--dtype") {
-      dtype = parse_dtype(value());
-      dtype_given = true;
-    } else if (a == "--group") {
-      group = parse_int(a, value());
-      group_given = true;
-    } else if (a == "-z")
-      tokenizer = value();
-    else if (a == "--emit-c")
-      emit_c = value();
-    else if (a == "--symbol")
-      symbol = value();
-    else if (a == "--inspect") {
-      inspect = true;
-      input = value();
-    } else if (a == "--synthetic") {
-      synthetic = value();
-      synthetic_given = true;
-    } else if (a == "--with-tokenizer")
-      capi.with_tokenizer = 1;
-    else if (a == "--with-decode-tokenizer")
-      capi.with_tokenizer = 2;
-    else if (a == "--max-prompt-bytes")
-      capi.max_prompt_bytes = parse_int(a, value());
-    else if (a == "--json")
-      json = true;
-    else if (a == "--arch")
-      arch = value();
-    else if (a == "--heads")
-      enc.heads = parse_int(a, value());
-    else if (a == "--activation")
-      enc.activation = value();
-    else if (a == "--norm-first")
-      enc.norm_first = 1;
-    else if (a == "--causal")
-      enc.causal = 1;
-    else if (a == "--attention-pattern")
-      variants.pattern = value();
-    else if (a == "--attention")
-      variants.attention = value();
-    else if (a == "--positions")
-      variants.positions = value();
-    else if (a == "--eps")
-      enc.eps = std::strtof(value(), nullptr);
-    else if (a == "--context")
-      run.context = parse_int(a, value());
-    else if (a == "--window")
-      run.window = parse_int(a, value());
-    else if (a == "--sinks")
-      run.sinks = parse_int(a, value());
-    else if (a == "--batch")
-      run.max_batch = parse_int(a, value());
-    else if (a == "--no-plan-cache")
-      run.cache_plans = false;
-    else if (a == "--threads" || a == "-t") {
-      run.threads.n = parse_int(a, value());
-      if (run.threads.n < 1 || run.threads.n > 256) throw PackError(a + ": 1..256 threads");
-    } else if (a == "--kv") {
-      const std::string k = value();
-      if (k == "f32")
-        run.kv_dtype = DType::f32;
-      else if (k == "q8" || k == "i8")
-        run.kv_dtype = DType::i8;
-      else
-        throw PackError("--kv: f32 or q8");
-    } else if (!a.empty() && a[0] == '-') {
-      usage();
-      throw PackError("unknown option " + a);
-    } else if (input.empty()) {
-      input = a;
-    } else {
-      throw PackError("more than one input given");
-    }
+  int64_t group_arg = 0, heads = 0, max_prompt_bytes = 0, threads = 1;
+  tools::RunFlags run_flags;
+  double eps = 0;
+  std::string dtype_arg, inspect_path, chat_template_arg;
+  bool with_tokenizer = false, with_decode_tokenizer = false, no_plan_cache = false;
+  bool norm_first = false, causal = false;
+  cli::Parser p("einfer-pack",
+                "INPUT -o OUT.ein [options] | --inspect MODEL.ein | --synthetic SPEC",
+                "Packs llama2.c, Hugging Face Llama, PyTorch encoder and GGUF checkpoints into one "
+                ".ein file\n(docs/format.md), inspects .ein files, emits them as C for flash. "
+                "Packs are byte-reproducible.");
+  p.positional("INPUT", &input,
+               "llama2.c checkpoint (v0/v1/v2), Hugging Face Llama folder, PyTorch encoder "
+               ".safetensors, or GGUF (llama; F32/F16/Q8_0/Q4_0)");
+  p.section("packing");
+  p.option({"-o", "--output"}, &output, "OUT.ein", "the packed model");
+  p.option({"--dtype"}, &dtype_arg, "TYPE", "weight type f32|f16|q8|q4 (default: the input's)")
+      .choices({"f32", "f16", "q8", "q4"});
+  p.option({"--group"}, &group_arg, "N", "quantization group size (default 32)").range(1, 65536);
+  p.option(
+      {"-z", "--tokenizer"}, &tokenizer, "FILE",
+      "tokenizer to embed: llama2.c tokenizer.bin, SentencePiece tokenizer.model, Hugging Face "
+      "tokenizer.json or a GGUF file's vocabulary (detected from content; GGUF inputs and HF "
+      "folders pack their own)");
+  p.option({"--synthetic"}, &synthetic, "SPEC",
+           "deterministic model + tokenizer, no input: "
+           "dim=64,hidden=172,layers=4,heads=4,kv_heads=4,vocab=512,seq=128[,seed=1]"
+           "[,tied=0|1,dtype=...,group=N]");
+  p.option({"--chat-template"}, &chat_template_arg, "NAME",
+           "chat format recorded for einfer-run -i: chatml|llama2|llama3|zephyr|none (default: "
+           "recognised from the checkpoint's tokenizer_config.json or GGUF template)")
+      .choices({"chatml", "llama2", "llama3", "zephyr", "none"});
+  p.section("PyTorch encoders (safetensors)");
+  p.option({"--arch"}, &arch, "NAME", "torch-encoder (detected from .safetensors otherwise)")
+      .choices({"torch-encoder"});
+  p.option({"--heads"}, &heads, "H", "attention heads").range(1, 4096);
+  p.option({"--activation"}, &enc.activation, "relu|gelu", "feed-forward activation")
+      .choices({"relu", "gelu"});
+  p.flag({"--norm-first"}, &norm_first, "pre-norm layers");
+  p.flag({"--causal"}, &causal, "causal attention mask");
+  p.option({"--eps"}, &eps, "E", "layer-norm epsilon").range(0, 1);
+  p.option({"--attention-pattern"}, &variants.pattern, "SPEC",
+           "sparse attention: terms joined by '+': window:W global:G strided:S fixed:L,C "
+           "(docs/attention-variants.md)");
+  p.option({"--attention"}, &variants.attention, "KIND", "softmax (default) or linear-elu")
+      .choices({"softmax", "linear-elu"});
+  p.option({"--positions"}, &variants.positions, "KIND",
+           "none (default) or sinusoidal position encodings added to the input")
+      .choices({"none", "sinusoidal"});
+  p.section("inspecting and emitting C");
+  p.option({"--inspect"}, &inspect_path, "MODEL.ein", "print every tensor and the arena bytes");
+  p.flag({"--json"}, &json, "--inspect as JSON");
+  p.option({"--emit-c"}, &emit_c_path, "OUT.c",
+           "write OUT.c (the image: const, aligned, in a named section) and OUT.h (its extern "
+           "declaration, size and arena-bytes constants)");
+  p.option({"--symbol"}, &emit_names.symbol, "NAME", "C name prefix (default einfer_model)");
+  p.option({"--section"}, &emit_names.section, "NAME",
+           "linker section of the array (default .einfer_model)");
+  p.section("run options (arena sizing for --inspect and --emit-c)");
+  run_flags.declare(p);
+  p.option({"-t", "--threads"}, &threads, "N", "one kernel-scratch slot per worker (default 1)")
+      .range(1, 256)
+      .hint("threads are a whole number");
+  p.flag({"--no-plan-cache"}, &no_plan_cache, "plan each projection per call (tight RAM)");
+  p.flag({"--with-tokenizer"}, &with_tokenizer, "--emit-c: size the arena for the tokenizer");
+  p.flag({"--with-decode-tokenizer"}, &with_decode_tokenizer,
+         "--emit-c: decode-only tokenizer (with_tokenizer = 2: no tokenizer arena)");
+  p.option({"--max-prompt-bytes"}, &max_prompt_bytes, "N", "--emit-c: longest prompt text")
+      .range(0, 1 << 30);
+  if (int code; !p.parse(argc, argv, &code)) return code;
+  if (!dtype_arg.empty()) {
+    dtype = parse_dtype(dtype_arg);
+    dtype_given = true;
   }
+  if (p.given("--group")) {
+    group = static_cast<int32_t>(group_arg);
+    group_given = true;
+  }
+  if (!inspect_path.empty()) {
+    if (!input.empty() && input != inspect_path) return p.fail("--inspect takes no INPUT");
+    inspect = true;
+    input = inspect_path;
+  }
+  synthetic_given = p.given("--synthetic");
+  if (heads) enc.heads = static_cast<int>(heads);
+  if (p.given("--eps")) enc.eps = static_cast<float>(eps);
+  if (norm_first) enc.norm_first = 1;
+  if (causal) enc.causal = 1;
+  run_flags.apply(&run);
+  run.threads.n = static_cast<int>(threads);
+  if (no_plan_cache) run.cache_plans = false;
+  if (with_tokenizer && with_decode_tokenizer)
+    return p.fail("--with-tokenizer and --with-decode-tokenizer exclude each other");
+  if (with_tokenizer) capi.with_tokenizer = 1;
+  if (with_decode_tokenizer) capi.with_tokenizer = 2;
+  if (p.given("--max-prompt-bytes")) capi.max_prompt_bytes = static_cast<int32_t>(max_prompt_bytes);
   if (synthetic_given && !input.empty()) throw PackError("--synthetic takes no INPUT");
-  if (input.empty() && !synthetic_given) {
-    usage();
-    return 2;
-  }
-  if (group_given && (group <= 0 || group > 65536)) throw PackError("--group must be 1..65536");
+  if (input.empty() && !synthetic_given) return p.fail("no INPUT given (or --synthetic SPEC)");
 
   if (inspect) {
     AlignedBuffer buf(read_file(input));
@@ -205,8 +194,10 @@ int run(int argc, char** argv) {
     std::fputs(describe_model(model, run, json).c_str(), stdout);
     return 0;
   }
-  if (output.empty() && emit_c.empty())
-    throw PackError("no output: give -o OUT.ein and/or --emit-c OUT.h");
+  if (output.empty() && emit_c_path.empty())
+    throw PackError("no output: give -o OUT.ein and/or --emit-c OUT.c");
+  if (!emit_c_path.empty() && !is_c_identifier(emit_names.symbol))
+    throw PackError("--symbol '" + emit_names.symbol + "' is not a C identifier");
 
   SourceModel source;
   std::vector<uint8_t> synthetic_tokenizer;
@@ -277,19 +268,42 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "einfer-pack: tokenizer: %s, %zu tokens\n", tok.source.c_str(),
                  tok.pieces.size());
   }
-  image.metadata = "source=" + source.kind + "\ninput=" + input +
-                   "\ntool=einfer-pack 0.1.0 (format " + std::to_string(kEinVersion) + ")\n";
+  // Reproducible: nothing about where the input lay, what it was called or when it was packed.
+  image.metadata = "source=" + source.kind +
+                   "\ntool=einfer-pack " EINFER_VERSION_STRING " (format " +
+                   std::to_string(kEinVersion) + ")\n";
   if (!source.notes.empty()) image.metadata += "notes=" + source.notes + "\n";
+  // The chat format, recognised here so the device never runs Jinja (tools/common/chat.h).
+  chat::Format chat_format = chat::recognise(source.chat_template);
+  if (!chat_template_arg.empty() && !chat::parse_format(chat_template_arg, &chat_format))
+    throw PackError("--chat-template: '" + chat_template_arg +
+                    "' is not chatml, llama2, llama3, zephyr or none");
+  if (!source.chat_template.empty() && chat_format == chat::Format::none &&
+      chat_template_arg.empty())
+    std::fprintf(stderr,
+                 "einfer-pack: the chat template is none of chatml, llama2, llama3, zephyr: "
+                 "not recorded (--chat-template NAME sets one)\n");
+  if (chat_format != chat::Format::none)
+    image.metadata += std::string("chat_template=") + chat::format_name(chat_format) + "\n";
   const std::vector<uint8_t> out = write_ein(image);
   if (!output.empty()) write_file(output, out.data(), out.size());
   AlignedBuffer buf(out);
   const Model model = load_checked(buf, output.empty() ? "packed image" : output);
-  if (!emit_c.empty()) {
-    const std::string h = emit_c_header(out, model, run, capi, symbol);
-    write_file(emit_c, h.data(), h.size());
+  if (!emit_c_path.empty()) {
+    // OUT.c (or OUT.h, or OUT): writes OUT.c and OUT.h side by side.
+    std::string stem = emit_c_path;
+    if (stem.size() > 2 && (stem.ends_with(".c") || stem.ends_with(".h")))
+      stem.resize(stem.size() - 2);
+    const size_t slash = stem.find_last_of('/');
+    const std::string base = slash == std::string::npos ? stem : stem.substr(slash + 1);
+    emit_names.header_name = base + ".h";
+    emit_names.source_name = base + ".c";
+    const EmittedC c = emit_c(out, model, run, capi, emit_names);
+    write_file(stem + ".h", c.header.data(), c.header.size());
+    write_file(stem + ".c", c.source.data(), c.source.size());
   }
   std::fprintf(stderr, "einfer-pack: %s -> %s: %s %s, %u tensors, %zu bytes\n", source.kind.c_str(),
-               output.empty() ? emit_c.c_str() : output.c_str(),
+               output.empty() ? emit_c_path.c_str() : output.c_str(),
                model.config.arch == ArchKind::llama ? "llama" : "encoder",
                dtype_name(model.config.weight_dtype), model.tensor_count, out.size());
   return 0;

@@ -28,6 +28,7 @@
 #include "kernels/quant.h"
 #include "kernels/simd.h"
 #include "kernels/vec.h"
+#include "tools/common/cli.h"
 
 namespace {
 
@@ -258,23 +259,20 @@ int bench_cold(int64_t n, int64_t k, einfer::DType dt, int copies, int reps) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int reps = 20;
+  int64_t reps_arg = 20, copies = -1;
   bool cold_only = false;
-  int copies_q8 = 64, copies_q4 = 128;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
-      reps = std::atoi(argv[++i]);
-    } else if (std::strcmp(argv[i], "--cold-only") == 0) {
-      cold_only = true;
-    } else if (std::strcmp(argv[i], "--copies") == 0 && i + 1 < argc) {
-      copies_q8 = copies_q4 = std::atoi(argv[++i]);
-    } else {
-      std::fprintf(stderr, "usage: einfer-quant-bench [--reps R] [--cold-only] [--copies C]\n");
-      return 2;
-    }
-  }
-  if (reps < 1) reps = 1;
-  if (copies_q8 < 1) copies_q8 = copies_q4 = 1;
+  einfer::tools::cli::Parser p("einfer-quant-bench", "[options]",
+                               "Quantized matmul (q8/q4) throughput: warm GEMM/GEMV, then cold "
+                               "GEMV with the weights in DRAM.");
+  p.option({"-r", "--reps"}, &reps_arg, "R", "repetitions (default 20)").range(1, 1 << 20);
+  p.flag({"--cold-only"}, &cold_only, "only the cold (weights from DRAM) GEMV");
+  p.option({"--copies"}, &copies, "C",
+           "weight copies cycled through for the cold runs (default 64 for q8, 128 for q4)")
+      .range(1, 1 << 16);
+  if (int code; !p.parse(argc, argv, &code)) return code;
+  const int reps = static_cast<int>(reps_arg);
+  const int copies_q8 = copies > 0 ? static_cast<int>(copies) : 64;
+  const int copies_q4 = copies > 0 ? static_cast<int>(copies) : 128;
   std::printf("einfer-quant-bench: SIMD %s, single thread\n", einfer::simd_arch_name());
   int rc = 0;
   if (!cold_only) {

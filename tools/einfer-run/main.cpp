@@ -20,45 +20,16 @@
 #include "tools/common/npy.h"
 #include "tools/common/thread_pool.h"
 #include "tools/einfer-pack/import_tokenizer.h"
+#include "tools/einfer-run/interactive.h"
+#include "tools/einfer-run/options.h"
 
 using namespace einfer;
+using namespace einfer::run_tool;
 
 namespace {
 
-struct Args {
-  const char* model = nullptr;
-  const char* tokenizer = nullptr;
-  const char* prompt = nullptr;
-  const char* prompt_ids = nullptr;
-  long steps = -1;
-  float temperature = 0.f;
-  float top_p = 1.f;
-  long top_k = 0;
-  unsigned long long seed = 0;
-  bool seed_set = false;
-  RunOptions run;
-  long threads = 0;  // 0: the online cores
-  bool ids = false;
-  bool ignore_eos = false;
-  bool tokenize = false;
-  bool verify_crc = true;
-  const char* logits = nullptr;
-  const char* input = nullptr;
-  const char* output = nullptr;
-};
-
 [[noreturn]] void usage(const char* why) {
-  if (why) std::fprintf(stderr, "einfer-run: %s\n", why);
-  std::fprintf(
-      stderr,
-      "usage: einfer-run MODEL.ein [-z TOKENIZER] [-p PROMPT | --prompt-ids \"1 2 3\"] [-n STEPS]\n"
-      "                  [-t|--threads N] [--temp T] [--top-p P] [--top-k K] [--seed S] [--window "
-      "W] [--sinks S]\n"
-      "                  [--kv f32|q8] [--context N] [--batch B] [--ids] [--ignore-eos] [--logits "
-      "FILE]\n"
-      "                  [--no-crc]\n"
-      "       einfer-run MODEL.ein --tokenize -p PROMPT   (prints the prompt's token ids)\n"
-      "       einfer-run ENCODER.ein --input X.npy --output Y.npy\n");
+  std::fprintf(stderr, "einfer-run: %s\nRun 'einfer-run --help' for the options.\n", why);
   std::exit(2);
 }
 
@@ -67,112 +38,6 @@ struct Args {
   format_status(s, msg, sizeof msg);
   std::fprintf(stderr, "einfer-run: %s: %s\n", what, msg);
   std::exit(1);
-}
-
-long parse_long(const char* flag, const char* v) {
-  char* end = nullptr;
-  const long x = std::strtol(v, &end, 10);
-  if (!v[0] || *end) {
-    std::fprintf(stderr, "einfer-run: %s needs an integer, got '%s'\n", flag, v);
-    std::exit(2);
-  }
-  return x;
-}
-
-float parse_float(const char* flag, const char* v) {
-  char* end = nullptr;
-  const float x = std::strtof(v, &end);
-  if (!v[0] || *end) {
-    std::fprintf(stderr, "einfer-run: %s needs a number, got '%s'\n", flag, v);
-    std::exit(2);
-  }
-  return x;
-}
-
-Args parse(int argc, char** argv) {
-  Args a;
-  for (int i = 1; i < argc; ++i) {
-    const char* f = argv[i];
-    auto value = [&]() -> const char* {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "einfer-run: %s needs a value\n", f);
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (!std::strcmp(f, "-z"))
-      a.tokenizer = value();
-    else if (!std::strcmp(f, "-p"))
-      a.prompt = value();
-    else if (!std::strcmp(f, "--prompt-ids"))
-      a.prompt_ids = value();
-    else if (!std::strcmp(f, "-n"))
-      a.steps = parse_long(f, value());
-    else if (!std::strcmp(f, "-t") || !std::strcmp(f, "--threads")) {
-      const char* v = value();
-      char* end = nullptr;
-      a.threads = std::strtol(v, &end, 10);
-      if (!v[0] || *end || a.threads < 1 || a.threads > 256) {
-        std::fprintf(stderr,
-                     "einfer-run: %s is the thread count (1..256), got '%s'; the sampling "
-                     "temperature is --temp\n",
-                     f, v);
-        std::exit(2);
-      }
-    } else if (!std::strcmp(f, "--temp") || !std::strcmp(f, "--temperature"))
-      a.temperature = parse_float(f, value());
-    else if (!std::strcmp(f, "--top-p"))
-      a.top_p = parse_float(f, value());
-    else if (!std::strcmp(f, "--top-k"))
-      a.top_k = parse_long(f, value());
-    else if (!std::strcmp(f, "--seed")) {
-      a.seed = static_cast<unsigned long long>(parse_long(f, value()));
-      a.seed_set = true;
-    } else if (!std::strcmp(f, "--window"))
-      a.run.window = static_cast<int32_t>(parse_long(f, value()));
-    else if (!std::strcmp(f, "--sinks"))
-      a.run.sinks = static_cast<int32_t>(parse_long(f, value()));
-    else if (!std::strcmp(f, "--context"))
-      a.run.context = static_cast<int32_t>(parse_long(f, value()));
-    else if (!std::strcmp(f, "--batch"))
-      a.run.max_batch = static_cast<int32_t>(parse_long(f, value()));
-    else if (!std::strcmp(f, "--kv")) {
-      const char* v = value();
-      if (!std::strcmp(v, "f32"))
-        a.run.kv_dtype = DType::f32;
-      else if (!std::strcmp(v, "q8") || !std::strcmp(v, "i8"))
-        a.run.kv_dtype = DType::i8;
-      else
-        usage("--kv takes f32 or q8");
-    } else if (!std::strcmp(f, "--ids"))
-      a.ids = true;
-    else if (!std::strcmp(f, "--ignore-eos"))
-      a.ignore_eos = true;
-    else if (!std::strcmp(f, "--tokenize"))
-      a.tokenize = true;
-    else if (!std::strcmp(f, "--no-crc"))
-      a.verify_crc = false;
-    else if (!std::strcmp(f, "--logits"))
-      a.logits = value();
-    else if (!std::strcmp(f, "--input"))
-      a.input = value();
-    else if (!std::strcmp(f, "--output"))
-      a.output = value();
-    else if (!std::strcmp(f, "-h") || !std::strcmp(f, "--help"))
-      usage(nullptr);
-    else if (f[0] == '-') {
-      std::fprintf(stderr, "einfer-run: unknown option %s\n", f);
-      usage(nullptr);
-    } else if (!a.model)
-      a.model = f;
-    else
-      usage("more than one model given");
-  }
-  if (!a.model) usage("no model given");
-  if (a.prompt && a.prompt_ids) usage("-p and --prompt-ids exclude each other");
-  if (a.steps < -1) usage("-n must not be negative");
-  if (a.tokenize && !a.prompt) usage("--tokenize needs -p PROMPT");
-  return a;
 }
 
 // A 64-byte aligned heap buffer for the arena (the tool may allocate; the libraries never do).
@@ -188,11 +53,14 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 int run_encoder(const Args& a, const tools::MappedFile& file, const LoadOptions& load,
                 const Model& model) {
-  if (!a.input || !a.output) usage("an encoder model needs --input X.npy and --output Y.npy");
+  if (a.input.empty() || a.output.empty()) {
+    std::fprintf(stderr, "einfer-run: an encoder model needs --input X.npy and --output Y.npy\n");
+    return 2;
+  }
   tools::NpyArray x;
   std::string err;
   if (!tools::read_npy(a.input, &x, &err)) {
-    std::fprintf(stderr, "einfer-run: %s: %s\n", a.input, err.c_str());
+    std::fprintf(stderr, "einfer-run: %s: %s\n", a.input.c_str(), err.c_str());
     return 1;
   }
   const ModelConfig& c = model.config;
@@ -228,7 +96,7 @@ int run_encoder(const Args& a, const tools::MappedFile& file, const LoadOptions&
   }
   const double dt = seconds_since(t0);
   if (!tools::write_npy(a.output, y.data(), x.shape, &err)) {
-    std::fprintf(stderr, "einfer-run: %s: %s\n", a.output, err.c_str());
+    std::fprintf(stderr, "einfer-run: %s: %s\n", a.output.c_str(), err.c_str());
     return 1;
   }
   std::fprintf(stderr, "encoder: %lld x %lld positions in %.3f ms (%.1f positions/s)\n",
@@ -239,7 +107,8 @@ int run_encoder(const Args& a, const tools::MappedFile& file, const LoadOptions&
   return 0;
 }
 
-std::vector<int32_t> parse_ids(const char* text) {
+std::vector<int32_t> parse_ids(const std::string& list) {
+  const char* text = list.c_str();
   std::vector<int32_t> ids;
   const char* p = text;
   while (*p) {
@@ -257,20 +126,90 @@ std::vector<int32_t> parse_ids(const char* text) {
   return ids;
 }
 
+// The value of `key` in the image's metadata ("key=value" lines), "" when absent. The image is
+// loaded and checked already, so the header's metadata region lies inside it.
+std::string metadata_value(const void* image, size_t size, const std::string& key) {
+  FileHeader h;
+  if (size < sizeof h) return "";
+  std::memcpy(&h, image, sizeof h);
+  if (!(h.flags & kEinFlagMetadata) || h.metadata_offset + h.metadata_bytes > size) return "";
+  const std::string text(static_cast<const char*>(image) + h.metadata_offset, h.metadata_bytes);
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    if (text.compare(at, key.size() + 1, key + "=") == 0)
+      return text.substr(at + key.size() + 1, end - at - key.size() - 1);
+    at = end + 1;
+  }
+  return "";
+}
+
+// einfer-run -i: the chat REPL (interactive.h) on this session.
+int run_interactive(const Args& a, const tools::MappedFile& file, Session* session) {
+  ChatOptions co;
+  const std::string name = !a.chat_template.empty()
+                               ? a.chat_template
+                               : metadata_value(file.data, file.size, "chat_template");
+  if (!name.empty() && !tools::chat::parse_format(name, &co.format))
+    std::fprintf(stderr, "einfer-run: unknown chat template '%s' in the model: plain text\n",
+                 name.c_str());
+  co.system_prompt = !a.system_prompt.empty() ? a.system_prompt : a.prompt;
+  co.max_reply_tokens = a.steps;
+  co.verbose = a.verbose;
+  const RunOptions& run = session->state.options;
+  ChatSession cs;
+  cs.context = run.window > 0 ? 0 : run.context;
+  cs.bos = session_token_bos(*session);
+  cs.eos = session_token_eos(*session);
+  cs.eval = [&](const std::vector<int32_t>& ids, std::string* error) {
+    const Status st = session_eval(session, ids.data(), static_cast<int32_t>(ids.size()));
+    if (!st.ok()) {
+      char msg[256];
+      format_status(st, msg, sizeof msg);
+      *error = msg;
+    }
+    return st.ok();
+  };
+  cs.encode = [&](const std::string& text, std::vector<int32_t>* ids) {
+    ids->resize(2 * text.size() + 3);
+    int32_t n = 0;
+    const Status st = session_tokenize(session, text.c_str(), text.size(), false, ids->data(),
+                                       static_cast<int32_t>(ids->size()), &n);
+    ids->resize(static_cast<size_t>(n));
+    return st.ok();
+  };
+  cs.piece = [&](int32_t prev, int32_t token) {
+    const TextPiece p = session_token_text(*session, prev, token);
+    return std::string(p.data, p.size);
+  };
+  cs.next_token = [&](const std::vector<int32_t>&) { return session_next_token(session); };
+  cs.reset = [&] { session_reset(session); };
+  cs.position = [&] { return session_position(*session); };
+  return run_chat(cs, co, stdin);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  const Args a = parse(argc, argv);
+  Args a;
+  if (int code; !parse_args(argc, argv, &a, &code)) return code;
+  if (a.repeat_penalty != 1.0) {
+    // The session samples inside session_next_token; a penalty needs a hook there (follow-up).
+    std::fprintf(stderr,
+                 "einfer-run: --repeat-penalty is not supported by the session sampler yet\n");
+    return 2;
+  }
   tools::MappedFile file;
-  if (!tools::map_file(a.model, &file)) {
-    std::fprintf(stderr, "einfer-run: cannot read model file %s\n", a.model);
+  if (!tools::map_file(a.model.c_str(), &file)) {
+    std::fprintf(stderr, "einfer-run: cannot read model file %s\n", a.model.c_str());
     return 1;
   }
   LoadOptions load;
   load.verify_crc = a.verify_crc;
   Model model;
   Status s = load_model(file.data, file.size, load, &model);
-  if (!s.ok()) die(a.model, s);
+  if (!s.ok()) die(a.model.c_str(), s);
   if (model.config.arch == ArchKind::encoder) return run_encoder(a, file, load, model);
 
   const ModelConfig& c = model.config;
@@ -278,7 +217,7 @@ int main(int argc, char** argv) {
   // Tokenizer: -z (any file einfer-pack takes) wins over the one packed into the model; ids-only
   // runs need none. The session owns it, and the sampler.
   std::vector<uint8_t> tok_image;
-  if (a.tokenizer) {
+  if (!a.tokenizer.empty()) {
     try {
       tok_image =
           pack::tokenizer_image_for_model(pack::read_tokenizer_file(a.tokenizer), c.vocab_size);
@@ -287,27 +226,28 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  const bool have_tok = a.tokenizer || model.tokenizer;
-  if (!have_tok && (a.prompt || !a.ids)) {
+  const bool have_tok = !a.tokenizer.empty() || model.tokenizer;
+  if (!have_tok && (a.prompt_given || !a.ids)) {
     std::fprintf(stderr,
                  "einfer-run: no tokenizer: pass -z TOKENIZER, pack one with -z, or use "
                  "--prompt-ids and --ids\n");
     return 1;
   }
-  tools::ThreadPool pool(a.threads > 0 ? static_cast<int>(a.threads) : tools::online_cores());
+  // The pool lives as long as the session that runs its kernels on it.
+  const std::unique_ptr<tools::ThreadPool> pool = apply_threads(a, &a.run);
   SessionOptions options;
   options.run = a.run;
-  options.run.threads = pool.threads();
-  options.sampler.temperature = a.temperature;
-  options.sampler.top_p = a.top_p;
+  options.sampler.temperature = static_cast<float>(a.temperature);
+  options.sampler.top_p = static_cast<float>(a.top_p);
   options.sampler.top_k = static_cast<int32_t>(a.top_k);
   options.sampler.seed =
       a.seed_set
           ? a.seed
           : static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
   options.tokenizer = have_tok ? 1 : 0;
-  options.max_prompt_bytes = a.prompt ? std::strlen(a.prompt) : 0;
-  if (a.tokenizer) {
+  // -i reads turns of any length up to a line buffer's worth.
+  options.max_prompt_bytes = a.interactive ? 4096 : a.prompt_given ? a.prompt.size() : 0;
+  if (!a.tokenizer.empty()) {
     options.tokenizer_image = tok_image.data();
     options.tokenizer_image_bytes = tok_image.size();
   }
@@ -328,14 +268,15 @@ int main(int argc, char** argv) {
   };
 
   std::vector<int32_t> prompt;
-  if (a.prompt_ids) {
+  if (a.interactive) return run_interactive(a, file, session);
+  if (!a.prompt_ids.empty()) {
     prompt = parse_ids(a.prompt_ids);
     if (prompt.empty()) usage("--prompt-ids is empty");
-  } else if (a.prompt) {
-    const size_t len = std::strlen(a.prompt);
+  } else if (a.prompt_given) {
+    const size_t len = a.prompt.size();
     prompt.resize(2 * len + 3);
     int32_t n = 0;
-    s = session_tokenize(session, a.prompt, len, true, prompt.data(),
+    s = session_tokenize(session, a.prompt.c_str(), len, true, prompt.data(),
                          static_cast<int32_t>(prompt.size()), &n);
     if (!s.ok()) die("encoding the prompt", s);
     prompt.resize(static_cast<size_t>(n));
@@ -363,14 +304,14 @@ int main(int argc, char** argv) {
   if (steps > room) steps = room;
 
   std::vector<float> all_logits;
-  if (a.logits) all_logits.resize(prompt.size() * static_cast<size_t>(c.vocab_size));
+  if (!a.logits.empty()) all_logits.resize(prompt.size() * static_cast<size_t>(c.vocab_size));
   const auto t_prefill = std::chrono::steady_clock::now();
   s = session_eval(session, prompt.data(), static_cast<int32_t>(prompt.size()),
-                   a.logits ? all_logits.data() : nullptr);
+                   !a.logits.empty() ? all_logits.data() : nullptr);
   if (!s.ok()) die("prefill", s);
   const double prefill_s = seconds_since(t_prefill);
 
-  if (!a.ids && a.prompt) {
+  if (!a.ids && a.prompt_given) {
     for (size_t i = 0; i < prompt.size(); ++i) {
       const TextPiece p = session_token_text(*session, i ? prompt[i - 1] : -1, prompt[i]);
       if (p.size > 0) std::fwrite(p.data, 1, p.size, stdout);  // hidden pieces have no data
@@ -393,24 +334,24 @@ int main(int argc, char** argv) {
     }
     std::fflush(stdout);
     prev = next;
-    if (i + 1 == steps && !a.logits) break;  // the last token's logits are not needed
+    if (i + 1 == steps && a.logits.empty()) break;  // the last token's logits are not needed
     const auto t0 = std::chrono::steady_clock::now();
     s = session_eval(session, &next, 1);
     if (!s.ok()) die("decode", s);
     step_ms.push_back(seconds_since(t0) * 1e3);
-    if (a.logits)
+    if (!a.logits.empty())
       all_logits.insert(all_logits.end(), session_logits(*session),
                         session_logits(*session) + c.vocab_size);
   }
   std::printf("\n");
   std::fflush(stdout);  // the text before the statistics on stderr, also through a pipe
 
-  if (a.logits) {
+  if (!a.logits.empty()) {
     std::string err;
     const std::vector<int64_t> shape = {
         static_cast<int64_t>(all_logits.size() / static_cast<size_t>(c.vocab_size)), c.vocab_size};
     if (!tools::write_npy(a.logits, all_logits.data(), shape, &err)) {
-      std::fprintf(stderr, "einfer-run: %s: %s\n", a.logits, err.c_str());
+      std::fprintf(stderr, "einfer-run: %s: %s\n", a.logits.c_str(), err.c_str());
       return 1;
     }
   }
@@ -418,7 +359,7 @@ int main(int argc, char** argv) {
   for (double ms : step_ms) decode_s += ms / 1e3;
   std::fprintf(stderr, "prefill: %zu tokens in %.2f ms (%.1f tokens/s), %d thread%s\n",
                prompt.size(), prefill_s * 1e3, static_cast<double>(prompt.size()) / prefill_s,
-               pool.size(), pool.size() > 1 ? "s" : "");
+               pool->size(), pool->size() > 1 ? "s" : "");
   if (!step_ms.empty()) {
     std::fprintf(stderr, "decode: %zu tokens in %.2f ms (%.1f tokens/s)\n", step_ms.size(),
                  decode_s * 1e3, static_cast<double>(step_ms.size()) / decode_s);

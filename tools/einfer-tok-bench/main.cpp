@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "models/tokenizer_text.h"
+#include "tools/common/cli.h"
 #include "tools/einfer-pack/import_tokenizer.h"
 #include "tools/einfer-pack/importers.h"
 
@@ -49,17 +50,16 @@ double cpu_seconds() {
 
 int main(int argc, char** argv) {
   std::string path = "../shared/tokenizers/llama3/tokenizer.json";
-  int reps = 7;
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) {
-      reps = std::max(1, std::atoi(argv[++i]));
-    } else if (argv[i][0] == '-') {
-      std::fprintf(stderr, "usage: einfer-tok-bench [TOKENIZER] [--reps N]\n");
-      return 2;
-    } else {
-      path = argv[i];
-    }
-  }
+  int64_t reps_arg = 7;
+  einfer::tools::cli::Parser p("einfer-tok-bench", "[TOKENIZER] [options]",
+                               "On-device tokenizer throughput on mixed and pathological texts.");
+  p.positional(
+      "TOKENIZER", &path,
+      "any tokenizer einfer-pack takes (default ../shared/tokenizers/llama3/tokenizer.json)");
+  p.option({"-r", "--reps"}, &reps_arg, "N", "runs per text, the median is reported (default 7)")
+      .range(1, 1 << 20);
+  if (int code; !p.parse(argc, argv, &code)) return code;
+  const int reps = static_cast<int>(reps_arg);
   std::vector<uint8_t> image;
   try {
     image = pack::write_tokenizer_image(pack::read_tokenizer_file(path));

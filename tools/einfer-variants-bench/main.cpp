@@ -21,6 +21,7 @@
 #include "models/encoder.h"
 #include "runtime/arena.h"
 #include "runtime/tensor.h"
+#include "tools/common/cli.h"
 
 using namespace einfer;
 
@@ -234,11 +235,14 @@ void bench_stream() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
-  if (argc > 1 && !quick) {
-    std::fprintf(stderr, "usage: einfer-variants-bench [--quick]\n");
-    return 2;
-  }
+  bool quick = false;
+  einfer::tools::cli::Parser p(
+      "einfer-variants-bench", "[--quick]",
+      "Issue 19's attention variants against dense softmax attention in one run: sparse "
+      "patterns\nat 4K/16K positions, linear-attention decode at 1K/16K context, a streamed "
+      "linear encoder.");
+  p.flag({"--quick"}, &quick, "the short version: 1K positions, fewer steps, no 16K runs");
+  if (int code; !p.parse(argc, argv, &code)) return code;
   bench_sparse(quick ? 1024 : 4096, 3);
   if (!quick) bench_sparse(16384, 1);
   bench_decode(1024, quick ? 20 : 200);

@@ -7,17 +7,20 @@
 // shared: a preempted sample is only ever slower). With -DEINFER_SIMD=OFF both variants run the
 // scalar code, so the ratio is ~1.
 //
-// Usage: einfer-vec-bench [sample_ms] [samples]   (default 2 ms x 25: ~50 ms per variant)
+// Usage: einfer-vec-bench [--sample-ms MS] [--samples N]   (default 2 ms x 25: ~50 ms per variant;
+// the two values may also be given positionally)
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "kernels/simd.h"
 #include "kernels/vec.h"
+#include "tools/common/cli.h"
 
 namespace {
 
@@ -68,12 +71,28 @@ struct Inputs {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const double sample_ms = argc > 1 ? std::atof(argv[1]) : 2.0;
-  const int samples = argc > 2 ? std::atoi(argv[2]) : 25;
-  if (!(sample_ms > 0.0) || samples < 1 || argc > 3) {
-    std::fprintf(stderr, "usage: %s [sample_ms > 0] [samples >= 1]\n", argv[0]);
-    return 2;
+  double sample_ms = 2.0;
+  int64_t samples_arg = 25;
+  std::string sample_ms_text, samples_text;
+  einfer::tools::cli::Parser p("einfer-vec-bench", "[SAMPLE_MS] [SAMPLES] [options]",
+                               "Vector primitives: scalar twin against SIMD, median ns per call.");
+  p.option({"--sample-ms"}, &sample_ms, "MS", "length of one timed sample (default 2)")
+      .range(1e-3, 1e4);
+  p.option({"--samples"}, &samples_arg, "N", "samples per variant (default 25)").range(1, 1 << 20);
+  p.positional("SAMPLE_MS", &sample_ms_text, "as --sample-ms");
+  p.positional("SAMPLES", &samples_text, "as --samples");
+  if (int code; !p.parse(argc, argv, &code)) return code;
+  if (!sample_ms_text.empty()) {
+    char* end = nullptr;
+    sample_ms = std::strtod(sample_ms_text.c_str(), &end);
+    if (*end || !(sample_ms > 0.0)) return p.fail("SAMPLE_MS must be a number > 0");
   }
+  if (!samples_text.empty()) {
+    char* end = nullptr;
+    samples_arg = std::strtol(samples_text.c_str(), &end, 10);
+    if (*end || samples_arg < 1) return p.fail("SAMPLES must be a whole number >= 1");
+  }
+  const int samples = static_cast<int>(samples_arg);
   std::printf("einfer-vec-bench: SIMD %s (%d float lanes), %d samples of %.1f ms per variant\n",
               einfer::simd_arch_name(), einfer::simd_float_lanes(), samples, sample_ms);
   std::printf("%-10s %6s %12s %12s %12s %12s\n", "primitive", "n", "scalar ns", "simd ns",

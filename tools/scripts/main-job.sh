@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The main job: installs what is missing, builds the release preset, packs a model and runs it end
-# to end, then benchmarks it: generated text, tokens/s, latency and memory.
+# The main job: installs what is missing (the host set only: compiler, CMake, Ninja, xsimd; no
+# cross toolchain, no test tools), builds the `tools` preset (release libraries and tools, no
+# tests), packs a model and runs it end to end, then benchmarks it: generated text, tokens/s,
+# latency and memory.
 #
 # With ../shared/models present it runs the real aidreams260K checkpoint (q8 weights, int8 KV and
 # float, its tokenizer packed in). Without it, it generates a deterministic random-weight model of
@@ -12,12 +14,12 @@ cd "$(dirname "$0")/../.."
 prompt="${1:-The robot}"
 
 bash tools/scripts/setup-debian.sh
-echo "== build (release preset)"
-cmake --preset release >/dev/null
-cmake --build --preset release --target einfer-pack einfer-run einfer-bench
+echo "== build (tools preset: release libraries and tools)"
+cmake --preset tools >/dev/null
+cmake --build --preset tools --target einfer-pack einfer-run einfer-bench
 
-bin=build/release/bin
-out=build/release/models
+bin=build/tools/bin
+out=build/tools/models
 mkdir -p "$out"
 shared=../shared/models
 
@@ -29,20 +31,20 @@ if [[ -f "$shared/aidreams260K.bin" && -f "$shared/tok512-aidreams.bin" ]]; then
     -z "$shared/tok512-aidreams.bin"
   echo
   echo "== inspect the q8 pack (arena for context 128, int8 KV)"
-  "$bin/einfer-pack" --inspect "$out/aidreams-q8.ein" --context 128 --kv q8 | tail -n 8
+  "$bin/einfer-pack" --inspect "$out/aidreams-q8.ein" -c 128 --kv q8 | tail -n 8
   echo
   echo "== einfer-run, f32 weights, greedy, prompt: \"$prompt\""
-  "$bin/einfer-run" "$out/aidreams-f32.ein" -p "$prompt" -n 96
+  "$bin/einfer-run" -m "$out/aidreams-f32.ein" -p "$prompt" -n 96
   echo
   echo "== einfer-run, q8 weights + int8 KV cache, same prompt"
-  "$bin/einfer-run" "$out/aidreams-q8.ein" -p "$prompt" -n 96 --kv q8
+  "$bin/einfer-run" -m "$out/aidreams-q8.ein" -p "$prompt" -n 96 --kv q8
   echo
   echo "== einfer-run, streaming 400 tokens past the 128-token training context (window 48, 4 sinks)"
-  "$bin/einfer-run" "$out/aidreams-q8.ein" -n 400 --window 48 --sinks 4 --kv q8 -t 0.8 --seed 7 \
+  "$bin/einfer-run" -m "$out/aidreams-q8.ein" -n 400 --window 48 --sinks 4 --kv q8 --temp 0.8 -s 7 \
     --ignore-eos | tail -c 400
   echo
   echo "== einfer-bench on the q8 pack"
-  "$bin/einfer-bench" "$out/aidreams-q8.ein" --prompt 64 --gen 64 --contexts 128 --kv q8 --repeat 3
+  "$bin/einfer-bench" -m "$out/aidreams-q8.ein" -p 64 -n 64 --contexts 128 --kv q8 -r 3 -v
 else
   echo
   echo "== ../shared/models is absent: using a DETERMINISTIC RANDOM-WEIGHT model (15M llama2.c shape)."
@@ -52,11 +54,11 @@ else
   "$bin/einfer-pack" --synthetic "$spec" -o "$out/synthetic-15m-q8.ein" --dtype q8 --group 32
   echo
   echo "== einfer-run (random weights), 64 greedy tokens as ids"
-  "$bin/einfer-run" "$out/synthetic-15m-q8.ein" --prompt-ids 1 -n 64 --ids
+  "$bin/einfer-run" -m "$out/synthetic-15m-q8.ein" --prompt-ids 1 -n 64 --ids
   echo
   echo "== einfer-bench on the random-weight q8 model"
-  "$bin/einfer-bench" "$out/synthetic-15m-q8.ein" --prompt 64 --gen 32 --contexts 128 --repeat 2
+  "$bin/einfer-bench" -m "$out/synthetic-15m-q8.ein" -p 64 -n 32 --contexts 128 -r 2 -v
 fi
 echo
-echo "Run your own checkpoint: build/release/bin/einfer-pack MODEL -o m.ein [--dtype q8] [-z tokenizer.bin]"
-echo "then build/release/bin/einfer-run m.ein -p \"...\" (README.md lists the importers and options)."
+echo "Run your own checkpoint: $bin/einfer-pack MODEL -o m.ein [--dtype q8] [-z tokenizer.bin]"
+echo "then $bin/einfer-run -m m.ein -p \"...\" (README.md lists the importers and options)."

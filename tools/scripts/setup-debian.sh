@@ -3,22 +3,61 @@
 # packages that are missing, `apt-get update` only when one of them has no install candidate yet.
 # Uses sudo only when not root.
 #
-#   tools/scripts/setup-debian.sh               build + all test presets (x86, aarch64, armhf, Cortex-M)
-#   tools/scripts/setup-debian.sh --generators  also numpy/PyTorch for tests/gen/*.py (not needed by CI)
+#   tools/scripts/setup-debian.sh                    the host set: compiler, CMake, Ninja, xsimd
+#                                                    (all the main job needs; no cross toolchain)
+#   tools/scripts/setup-debian.sh --tests [PRESET..] the host set, the test tools, and the cross
+#                                                    toolchains + QEMU of the named presets (all
+#                                                    presets and the fuzzer when none is named)
+#   tools/scripts/setup-debian.sh --generators       also numpy/PyTorch for tests/gen/*.py
 set -euo pipefail
 
-packages=(
-  cmake ninja-build g++ binutils          # host build (nm for the no-heap check)
-  libxsimd-dev doctest-dev                # the only library dependencies (header-only)
-  g++-aarch64-linux-gnu g++-arm-linux-gnueabihf qemu-user      # Linux-on-Arm presets
-  gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib
-  qemu-system-arm                         # cortex-m, cortex-m55 presets (mps2-an386, mps3-an547 + semihosting)
-  clang-14 libclang-rt-14-dev clang-format  # libFuzzer targets; the format check (.ci/check-format.sh)
+host_packages=(
+  g++ cmake ninja-build                   # host build (binutils' nm comes with g++)
+  libxsimd-dev                            # the only library dependency (header-only)
+)
+test_packages=(
+  doctest-dev                             # the test suites (header-only)
+  pkgconf                                 # tests/consumer: the pkg-config consumer
+  clang-format                            # the format check (.ci/check-format.sh)
   libopenblas-dev                         # benchmark baseline only (einfer-bench --kernels)
 )
-if [[ "${1:-}" == "--generators" ]]; then
-  packages+=(python3-numpy python3-torch)
-fi
+# Cross toolchains and emulators per preset (only for tests or a named target).
+preset_packages() {
+  case "$1" in
+    release | debug | nosimd | tools) ;;
+    aarch64 | aarch64-nodot) echo g++-aarch64-linux-gnu qemu-user ;;
+    armhf) echo g++-arm-linux-gnueabihf qemu-user ;;
+    cortex-m | cortex-m55) echo gcc-arm-none-eabi libnewlib-arm-none-eabi \
+                   libstdc++-arm-none-eabi-newlib qemu-system-arm ;;  # mps2-an386, mps3-an547
+    fuzz) echo clang-14 libclang-rt-14-dev ;;  # libFuzzer targets (tools/scripts/fuzz-loader.sh)
+    *) echo "setup-debian: unknown preset '$1'" >&2; exit 2 ;;
+  esac
+}
+
+packages=("${host_packages[@]}")
+case "${1:-}" in
+  "") ;;
+  --tests)
+    shift
+    presets=("$@")
+    [[ ${#presets[@]} -gt 0 ]] || presets=(aarch64 armhf cortex-m fuzz)
+    packages+=("${test_packages[@]}")
+    for preset in "${presets[@]}"; do
+      list=$(preset_packages "$preset") || exit 2
+      read -r -a extra <<<"$list"
+      packages+=("${extra[@]}")
+    done
+    ;;
+  --generators)
+    packages+=("${test_packages[@]}" python3-numpy python3-torch)
+    ;;
+  *)
+    echo "usage: setup-debian.sh [--tests [PRESET...] | --generators]" >&2
+    exit 2
+    ;;
+esac
+# Each package once (qemu-user is named by two presets).
+mapfile -t packages < <(printf '%s\n' "${packages[@]}" | awk '!seen[$0]++')
 
 if [[ $(id -u) -eq 0 ]]; then
   as_root=()

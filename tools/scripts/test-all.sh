@@ -10,7 +10,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
-bash tools/scripts/setup-debian.sh || exit 1
+# The host set plus the test tools and the cross toolchains of the presets asked for.
+bash tools/scripts/setup-debian.sh --tests "$@" || exit 1
 
 presets=("$@")
 if [[ ${#presets[@]} -eq 0 ]]; then

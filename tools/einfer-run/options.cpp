@@ -1,0 +1,126 @@
+#include "tools/einfer-run/options.h"
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "tools/common/cli.h"
+#include "tools/common/run_flags.h"
+
+namespace einfer::run_tool {
+
+bool parse_args(int argc, char** argv, Args* a, int* exit_code) {
+  namespace cli = tools::cli;
+  std::string prompt_file;
+  tools::RunFlags run_flags;
+  int64_t threads = cli::default_threads();
+  int64_t seed = -1;
+  bool no_crc = false;
+  cli::Parser p("einfer-run", "-m MODEL.ein [-p PROMPT | -f FILE] [options]",
+                "Generates text with a packed llama model (text streams to stdout; speed and "
+                "memory go to stderr),\nor transforms sequences with an encoder model.");
+  p.option({"-m", "--model"}, &a->model, "FILE", "the packed model (.ein)");
+  p.positional("MODEL", &a->model, "the model, as the first argument instead of -m");
+  p.section("prompt and output");
+  p.option({"-p", "--prompt"}, &a->prompt, "TEXT", "prompt text (with -i: the system prompt)");
+  p.option({"-f", "--file"}, &prompt_file, "FILE", "read the prompt from a file");
+  p.option({"--prompt-ids"}, &a->prompt_ids, "\"1 2 3\"", "prompt as token ids");
+  p.option({"-z", "--tokenizer"}, &a->tokenizer, "FILE",
+           "tokenizer file, any kind einfer-pack takes (default: the one packed in the model)");
+  p.option({"-n", "--n-predict"}, &a->steps, "N",
+           "tokens to generate (default -1: until EOS or the context is full)")
+      .range(-1, 1LL << 40);
+  p.flag({"--ids"}, &a->ids, "print token ids instead of text");
+  p.flag({"--tokenize"}, &a->tokenize,
+         "print the prompt's ids (as the model is fed them) and exit");
+  p.flag({"--ignore-eos"}, &a->ignore_eos, "keep generating through sequence delimiters");
+  p.option({"--logits"}, &a->logits, "FILE", "every evaluated position's logits as .npy");
+  p.flag({"-v", "--verbose"}, &a->verbose, "report options, threads and per-turn positions");
+  p.section("sampling");
+  p.option({"--temp"}, &a->temperature, "T", "temperature (default 0: greedy)").range(0, 100);
+  p.option({"--temperature"}, &a->temperature, "T", "same as --temp").range(0, 100).hidden();
+  p.option({"--top-k"}, &a->top_k, "K", "top-k sampling (default 0: off)").range(0, 1 << 30);
+  p.option({"--top-p"}, &a->top_p, "P", "nucleus sampling (default 1: off)").range(0, 1);
+  p.option({"--repeat-penalty"}, &a->repeat_penalty, "X",
+           "divide the logits of recently generated tokens by X (default 1: off)")
+      .range(0.01, 100);
+  p.option({"--repeat-last-n"}, &a->repeat_last_n, "N",
+           "tokens --repeat-penalty looks back over (default 64)")
+      .range(0, 1 << 30);
+  p.option({"-s", "--seed"}, &seed, "N", "sampler seed (default: from the clock)").range(0, 9.2e18);
+  p.section("context and memory");
+  run_flags.declare(p);
+  p.option({"-t", "--threads"}, &threads, "N", "threads (default: the online cores)")
+      .range(1, 4096)
+      .hint("the sampling temperature is --temp");
+  p.flag({"--no-crc"}, &no_crc, "skip the model's CRC check");
+  p.section("interactive");
+  p.flag({"-i", "--interactive", "-cnv", "--conversation"}, &a->interactive,
+         "chat: read turns from stdin, keep the KV cache between them");
+  p.option({"--chat-template"}, &a->chat_template, "NAME",
+           "chatml|llama2|llama3|zephyr|none (default: from the model's metadata)")
+      .choices({"chatml", "llama2", "llama3", "zephyr", "none"});
+  p.option({"-sys", "--system-prompt"}, &a->system_prompt, "TEXT", "system prompt for -i");
+  p.section("encoders");
+  p.option({"--input"}, &a->input, "X.npy", "encoder input [seq, dim] or [batch, seq, dim]");
+  p.option({"--output"}, &a->output, "Y.npy", "encoder output");
+  p.epilog(
+      "examples:\n"
+      "  einfer-run -m model.ein -p \"Once upon a time\" -n 128 --temp 0.8 -s 1\n"
+      "  einfer-run model.ein -f prompt.txt -c 256 --kv q8\n"
+      "  einfer-run -m chat.ein -i -sys \"You are terse.\"");
+  if (!p.parse(argc, argv, exit_code)) return false;
+
+  if (a->model.empty()) {
+    *exit_code = p.fail("no model given (-m MODEL.ein)");
+    return false;
+  }
+  if (!prompt_file.empty()) {
+    if (p.given("-p")) {
+      *exit_code = p.fail("-p and -f exclude each other");
+      return false;
+    }
+    std::ifstream in(prompt_file, std::ios::binary);
+    if (!in) {
+      *exit_code = p.fail("cannot read prompt file " + prompt_file);
+      return false;
+    }
+    std::stringstream ss;
+    ss << in.rdbuf();
+    a->prompt = ss.str();
+    // As llama.cpp: one trailing newline (how editors end files) is not part of the prompt.
+    if (!a->prompt.empty() && a->prompt.back() == '\n') a->prompt.pop_back();
+  }
+  a->prompt_given = p.given("-p") || !prompt_file.empty();
+  if (a->prompt_given && !a->prompt_ids.empty()) {
+    *exit_code = p.fail("-p/-f and --prompt-ids exclude each other");
+    return false;
+  }
+  run_flags.apply(&a->run);
+  if (seed >= 0) {
+    a->seed = static_cast<uint64_t>(seed);
+    a->seed_set = true;
+  }
+  a->threads = static_cast<int>(threads);
+  a->verify_crc = !no_crc;
+  if (a->tokenize && !a->prompt_given) {
+    *exit_code = p.fail("--tokenize needs -p PROMPT or -f FILE");
+    return false;
+  }
+  if (a->interactive && a->ids) {
+    *exit_code = p.fail("-i is for text: it does not combine with --ids");
+    return false;
+  }
+  return true;
+}
+
+std::unique_ptr<tools::ThreadPool> apply_threads(const Args& a, RunOptions* run) {
+  auto pool =
+      std::make_unique<tools::ThreadPool>(a.threads > 0 ? a.threads : tools::online_cores());
+  run->threads = pool->threads();
+  if (a.verbose)
+    std::fprintf(stderr, "einfer-run: %d thread%s\n", pool->size(), pool->size() > 1 ? "s" : "");
+  return pool;
+}
+
+}  // namespace einfer::run_tool
