@@ -206,9 +206,10 @@ Status llama_state_init(const ModelConfig& c, const RunOptions& options, Arena& 
         rope_table_init(&s->rope, rope_mem, rope_bytes, c.head_dim, rope_positions, c.rope_theta));
   }
 
-  const size_t B = static_cast<size_t>(o.max_batch);
-  const size_t qd = static_cast<size_t>(c.n_heads) * c.head_dim;
-  const size_t kv = static_cast<size_t>(c.n_kv_heads) * c.head_dim;
+  // Checked sizes: batch x width wraps a 32-bit size_t for large options.
+  const CheckedSize B = o.max_batch;
+  const CheckedSize qd = CheckedSize(c.n_heads) * c.head_dim;
+  const CheckedSize kv = CheckedSize(c.n_kv_heads) * c.head_dim;
   EINFER_TRY(arena.allocate_array(B * c.dim, &s->x));
   EINFER_TRY(arena.allocate_array(B * c.dim, &s->xb));
   EINFER_TRY(arena.allocate_array(B * qd, &s->q));

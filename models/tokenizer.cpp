@@ -122,6 +122,13 @@ Status parse_file(Tokenizer* tokenizer, const void* tokenizer_bin, size_t bytes,
 
   *max_length = max_token_length;
   if (header_only) return ok_status();
+  if (static_cast<uint64_t>(max_token_length) > bytes) {
+    // No piece can be longer than the file; an absurd header value would size encode scratch.
+    return make_status(StatusCode::bad_format,
+                       "tokenizer max_token_length exceeds the file size: bytes", max_token_length,
+                       static_cast<int64_t>(bytes));
+  }
+  int32_t longest = 1;  // what encode really needs, however large the header's figure
   size_t offset = 4;
   for (int32_t id = 0; id < vocab_size; ++id) {
     Status bad;
@@ -148,6 +155,7 @@ Status parse_file(Tokenizer* tokenizer, const void* tokenizer_bin, size_t bytes,
         if (entries)
           entries[id] = TokenEntry{reinterpret_cast<const char*>(file + offset), length, score};
         offset += static_cast<size_t>(length);
+        if (length > longest) longest = length;
         continue;
       }
     }
@@ -158,7 +166,7 @@ Status parse_file(Tokenizer* tokenizer, const void* tokenizer_bin, size_t bytes,
                        "tokenizer file has bytes after vocab_size tokens (vocabulary mismatch)",
                        static_cast<int64_t>(offset), static_cast<int64_t>(bytes), vocab_size);
   }
-
+  *max_length = longest;
   return ok_status();
 }
 

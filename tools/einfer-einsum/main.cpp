@@ -146,7 +146,7 @@ int main(int argc, char** argv) {
     } else if (a == "--group" && i + 1 < argc) {
       const std::string g = argv[++i];
       if (g != "32" && g != "64") return fail("--group takes 32 or 64, got '" + g + "'");
-      group = std::atoi(g.c_str());
+      group = g == "32" ? 32 : 64;
     } else if (a == "-h" || a == "--help") {
       return usage();
     } else if (!a.empty() && a[0] == '-' && a.size() > 1 && a.find('>') == std::string::npos) {
@@ -194,8 +194,14 @@ int main(int argc, char** argv) {
   const Status st = plan_einsum(planned, views.data(), n_inputs, &plan);
   if (!st.ok()) return fail(status_text(st));
   std::vector<int64_t> out_shape(plan.out_shape, plan.out_shape + plan.out_rank);
-  int64_t count = 1;
-  for (int64_t d : out_shape) count *= d;
+  // Checked, and bounded: an outer product of two large inputs could ask for terabytes.
+  constexpr uint64_t kMaxOutputValues = uint64_t{1} << 28;
+  uint64_t count = 1;
+  for (int64_t d : out_shape)
+    if (d < 0 || __builtin_mul_overflow(count, static_cast<uint64_t>(d), &count) ||
+        count > kMaxOutputValues)
+      return fail("the output would exceed " + std::to_string(kMaxOutputValues) +
+                  " values (1 GiB); refusing");
   std::vector<float> out(static_cast<size_t>(count));
   std::vector<unsigned char> scratch(plan.scratch_bytes + 64);
   void* aligned =

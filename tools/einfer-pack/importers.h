@@ -63,6 +63,12 @@ SourceModel import_torch_encoder(const std::vector<uint8_t>& safetensors_bytes,
 bool looks_like_gguf(const std::vector<uint8_t>& bytes);
 SourceModel import_gguf(const std::vector<uint8_t>& bytes);
 
+// llama2.c tokenizer.bin given to -z: max_token_length in 1..file size, exactly vocab_size records
+// (finite score, length 0..max_token_length, inside the file), nothing after them. Throws
+// PackError naming `what` (the path) and the first bad record.
+void check_llama2c_tokenizer(const std::vector<uint8_t>& bytes, int32_t vocab_size,
+                             const std::string& what);
+
 // Deterministic synthetic llama models of any shape (tools/einfer-pack/synthetic.cpp), used by
 // einfer-pack --synthetic and einfer-bench --synthetic.
 // SPEC: comma-separated key=value, e.g. "dim=64,hidden=172,layers=4,heads=4,kv_heads=4,vocab=512,

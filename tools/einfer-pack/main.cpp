@@ -21,6 +21,7 @@
 
 #include "runtime/format.h"
 #include "tools/einfer-pack/importers.h"
+#include "tools/einfer-pack/json.h"
 
 using namespace einfer;
 using namespace einfer::pack;
@@ -76,10 +77,23 @@ int parse_int(const std::string& flag, const char* v) {
   return static_cast<int>(n);
 }
 
+// Writes PATH.tmp then renames it over PATH: a failed or interrupted pack never leaves a partial
+// or invalid file under the output name.
 void write_file(const std::string& path, const void* data, size_t n) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out || !out.write(static_cast<const char*>(data), static_cast<std::streamsize>(n)))
-    throw PackError("cannot write " + path);
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out || !out.write(static_cast<const char*>(data), static_cast<std::streamsize>(n)) ||
+        !out.flush()) {
+      std::remove(tmp.c_str());
+      throw PackError("cannot write " + path);
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int e = errno;
+    std::remove(tmp.c_str());
+    throw PackError("cannot write " + path + ": " + std::strerror(e));
+  }
 }
 
 // Loads and validates a .ein image; the AlignedBuffer owns the bytes the Model points into.
@@ -146,9 +160,10 @@ int run(int argc, char** argv) {
       enc.norm_first = 1;
     else if (a == "--causal")
       enc.causal = 1;
-    else if (a == "--eps")
-      enc.eps = std::strtof(value(), nullptr);
-    else if (a == "--context")
+    else if (a == "--eps") {
+      enc.eps = parse_finite_float(value(), "--eps");
+      if (!(enc.eps > 0.f && enc.eps < 1.f)) throw PackError("--eps must be in (0, 1)");
+    } else if (a == "--context")
       run.context = parse_int(a, value());
     else if (a == "--window")
       run.window = parse_int(a, value());
@@ -237,17 +252,18 @@ int run(int argc, char** argv) {
     group = source.config.group_size;
 
   EinImage image = pack_source(source, dtype, group, progress_bar);
-  if (!tokenizer.empty())
+  if (!tokenizer.empty()) {
     image.tokenizer = read_file(tokenizer);
-  else if (synthetic_given)
+    check_llama2c_tokenizer(image.tokenizer, source.config.vocab_size, tokenizer);
+  } else if (synthetic_given)
     image.tokenizer = synthetic_tokenizer;
   image.metadata = "source=" + source.kind + "\ninput=" + input +
                    "\ntool=einfer-pack 0.1.0 (format " + std::to_string(kEinVersion) + ")\n";
   if (!source.notes.empty()) image.metadata += "notes=" + source.notes + "\n";
   const std::vector<uint8_t> out = write_ein(image);
-  if (!output.empty()) write_file(output, out.data(), out.size());
-  AlignedBuffer buf(out);
+  AlignedBuffer buf(out);  // validated before anything is written
   const Model model = load_checked(buf, output.empty() ? "packed image" : output);
+  if (!output.empty()) write_file(output, out.data(), out.size());
   if (!emit_c.empty()) {
     const std::string h = emit_c_header(out, model, run, capi, symbol);
     write_file(emit_c, h.data(), h.size());

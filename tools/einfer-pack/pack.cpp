@@ -1,6 +1,7 @@
 // Source model -> .ein image conversion, --inspect text/JSON and --emit-c headers.
 #include <cctype>
 #include <cinttypes>
+#include <cmath>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
@@ -65,7 +66,56 @@ void add_float_tensor(SourceModel& m, TensorRole role, int32_t layer, std::vecto
   m.tensors.push_back(std::move(t));
 }
 
+// NaN or Inf weights run to garbage text with exit 0: refuse them here, naming the tensor.
+void check_llama2c_tokenizer(const std::vector<uint8_t>& b, int32_t vocab_size,
+                             const std::string& what) {
+  auto i32 = [&](size_t off) {
+    int32_t v;
+    std::memcpy(&v, b.data() + off, 4);
+    return v;
+  };
+  if (b.size() < 4) throw PackError(what + ": tokenizer truncated in its header");
+  const int32_t max_len = i32(0);
+  if (max_len <= 0 || static_cast<uint64_t>(max_len) > b.size())
+    throw PackError(what + ": tokenizer max_token_length " + std::to_string(max_len) +
+                    " outside 1..file size (" + std::to_string(b.size()) + ")");
+  size_t off = 4;
+  for (int32_t id = 0; id < vocab_size; ++id) {
+    const std::string at = what + ": tokenizer record " + std::to_string(id) + ": ";
+    if (b.size() - off < 8)
+      throw PackError(at + "file truncated (vocab_size " + std::to_string(vocab_size) + ")");
+    float score;
+    std::memcpy(&score, b.data() + off, 4);
+    const int32_t len = i32(off + 4);
+    off += 8;
+    if (!std::isfinite(score)) throw PackError(at + "score is not finite");
+    if (len < 0 || len > max_len)
+      throw PackError(at + "piece length " + std::to_string(len) + " outside 0.." +
+                      std::to_string(max_len));
+    if (b.size() - off < static_cast<size_t>(len)) throw PackError(at + "piece runs past the end");
+    off += static_cast<size_t>(len);
+  }
+  if (off != b.size())
+    throw PackError(what + ": tokenizer has " + std::to_string(b.size() - off) +
+                    " bytes after vocab_size (" + std::to_string(vocab_size) +
+                    ") tokens: vocabulary mismatch");
+}
+
+static void check_finite(const SourceTensor& t) {
+  auto refuse = [&](const char* what, size_t i) {
+    std::string name = tensor_role_name(t.role);
+    if (t.layer >= 0) name += " of layer " + std::to_string(t.layer);
+    throw PackError("tensor " + name + " has a non-finite " + what + " at element " +
+                    std::to_string(i) + " (NaN or Inf weights are refused)");
+  };
+  for (size_t i = 0; i < t.values.size(); ++i)
+    if (!std::isfinite(t.values[i])) refuse("value", i);
+  for (size_t i = 0; i < t.native_scales.size(); ++i)
+    if (!std::isfinite(t.native_scales[i])) refuse("scale", i);
+}
+
 EinImage pack_source(const SourceModel& source, DType dtype, int32_t group, Progress progress) {
+  for (const SourceTensor& t : source.tensors) check_finite(t);
   if (dtype != DType::f32 && dtype != DType::f16 && dtype != DType::q8 && dtype != DType::q4)
     throw PackError("target dtype must be f32, f16, q8 or q4");
   EinImage image;

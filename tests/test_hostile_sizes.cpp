@@ -1,0 +1,171 @@
+// Hostile sizes (issue 16): sizes derived from model files and run options are computed with
+// checked arithmetic, so on 32-bit targets (armhf, Cortex-M: 32-bit size_t) a window or context of
+// 4,194,304 is refused cleanly instead of wrapping into a small arena that decode then overruns.
+// Each test computes the true size in 64-bit (or 128-bit) arithmetic and expects either exactly it
+// or, when it does not fit this target's size_t, a refusal: the same test is meaningful on both.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "kernels/rope.h"
+#include "models/session.h"
+#include "models/tokenizer.h"
+#include "runtime/arena.h"
+#include "runtime/checked.h"
+#include "runtime/kv_cache.h"
+
+using namespace einfer;
+
+namespace {
+constexpr uint64_t kSizeMax = SIZE_MAX;
+}
+
+TEST_CASE("checked arithmetic: overflow and negative operands are detected") {
+  size_t out = 0;
+  CHECK(checked_mul<size_t>(SIZE_MAX / 2, 2, &out));
+  CHECK_FALSE(checked_mul<size_t>(SIZE_MAX / 2 + 1, 2, &out));
+  CHECK_FALSE(checked_add<size_t>(SIZE_MAX, 1, &out));
+  int64_t i = 0;
+  CHECK_FALSE(checked_mul<int64_t>(INT64_MAX / 3 + 1, 3, &i));
+  CHECK(checked_add<int64_t>(-5, 3, &i));
+  CHECK(i == -2);
+
+  CHECK((CheckedSize(3) * 4 + 5).value() == 17);
+  CHECK_FALSE((CheckedSize(SIZE_MAX) * 2).valid());
+  CHECK_FALSE((CheckedSize(SIZE_MAX) + 1).valid());
+  CHECK_FALSE(CheckedSize(-1).valid());
+  CHECK_FALSE((CheckedSize(4) * int32_t{-2}).valid());
+  const CheckedSize big = CheckedSize(int32_t{1} << 22) * (int32_t{1} << 11);  // 2^33
+  CHECK(big.valid() == (sizeof(size_t) == 8));
+}
+
+TEST_CASE("arena: an element count whose byte size wraps is refused, not under-allocated") {
+  alignas(64) unsigned char buf[256];
+  Arena arena(buf, sizeof buf);
+  float* p = reinterpret_cast<float*>(buf);
+  // (SIZE_MAX / 4 + 2) floats is 2^N + 4 bytes: it used to wrap to a 4-byte allocation.
+  Status s = arena.allocate_array(SIZE_MAX / 4 + 2, &p);
+  CHECK(s.code == StatusCode::out_of_memory);
+  CHECK(p == nullptr);
+  Arena measuring = Arena::measuring();
+  CHECK(measuring.allocate_array(SIZE_MAX / 4 + 2, &p).code == StatusCode::out_of_memory);
+  CHECK(measuring.allocate_array(CheckedSize(SIZE_MAX) * 2, &p).code == StatusCode::out_of_memory);
+  CHECK(arena.allocate_array(16, &p).ok());  // still usable
+}
+
+TEST_CASE("kv cache: a size beyond this target's size_t is refused, otherwise exact") {
+  KVCacheConfig c;
+  c.n_layers = 64;
+  c.n_kv_heads = 8;
+  c.head_dim = 128;
+  c.capacity = 4194304;  // 2^22: K is 2^40 bytes
+  c.dtype = DType::f32;
+  const uint64_t k_bytes = uint64_t{64} * 8 * 4194304 * 128 * 4;
+  const size_t got = kv_cache_bytes(c);
+  if (k_bytes * 2 + 64 * 8 > kSizeMax) {
+    CHECK(got == 0);  // refused (kv_cache_bytes reports 0 for a config it cannot hold)
+    Arena measuring = Arena::measuring();
+    KVCache cache;
+    CHECK(kv_cache_init(c, measuring, &cache).code == StatusCode::out_of_memory);
+  } else {
+    CHECK(got >= k_bytes * 2);
+  }
+  // Wraps even 64 bits: refused everywhere.
+  c.n_layers = 4096;
+  c.n_kv_heads = 4096;
+  c.head_dim = 1 << 24;
+  c.capacity = INT32_MAX;
+  CHECK(kv_cache_bytes(c) == 0);
+}
+
+TEST_CASE("rope table: a size beyond size_t is SIZE_MAX (no arena holds it), never wrapped") {
+  const uint64_t want = uint64_t{1} << 19 << 22 << 2;  // half x positions x float
+  const size_t got = rope_table_bytes(1 << 20, 1 << 22);
+  if (want * 2 > kSizeMax)
+    CHECK(got == SIZE_MAX);
+  else
+    CHECK(got >= want * 2);
+}
+
+TEST_CASE("session sizing: context or window 4,194,304 is refused on 32-bit, exact on 64-bit") {
+  ModelConfig c;
+  c.arch = ArchKind::llama;
+  c.dim = 512;
+  c.hidden_dim = 1376;
+  c.n_layers = 8;
+  c.n_heads = 8;
+  c.n_kv_heads = 8;
+  c.head_dim = 64;
+  c.vocab_size = 32000;
+  c.context_length = 4194304;
+  c.norm_eps = 1e-5f;
+  c.rope = RopeMode::interleaved;
+  c.rope_theta = 10000.f;
+  c.activation = Activation::swiglu;
+  const uint64_t kv_bytes = uint64_t{8} * 8 * 4194304 * 64 * 4 * 2;  // K and V, f32
+  for (int mode = 0; mode < 3; ++mode) {
+    RunOptions o;
+    if (mode == 1) o.window = 4194304;
+    if (mode == 2) o.context = 4194304;
+    CAPTURE(mode);
+    size_t bytes = 0;
+    const Status s = session_arena_bytes(c, o, &bytes);
+    if (kv_bytes > kSizeMax) {
+      CHECK(s.code == StatusCode::out_of_memory);
+    } else {
+      REQUIRE(s.ok());
+      CHECK(bytes >= kv_bytes);
+    }
+  }
+  // An int8 cache of 4,194,304 slots: exact figure or refusal too.
+  RunOptions o;
+  o.kv_dtype = DType::i8;
+  size_t bytes = 0;
+  const Status s = session_arena_bytes(c, o, &bytes);
+  const uint64_t i8_bytes = kv_bytes / 4;
+  if (i8_bytes > kSizeMax)
+    CHECK_FALSE(s.ok());
+  else
+    CHECK((s.ok() && bytes >= i8_bytes));
+}
+
+TEST_CASE("tokenizer: an absurd max_token_length is refused and never sizes encode scratch") {
+  // 259 pieces: <unk>, <s>, </s>, the 256 byte pieces.
+  std::vector<unsigned char> file(4);
+  auto piece = [&](const char* p, size_t n) {
+    const float score = 0.f;
+    const int32_t len = static_cast<int32_t>(n);
+    const size_t at = file.size();
+    file.resize(at + 8 + n);
+    std::memcpy(file.data() + at, &score, 4);
+    std::memcpy(file.data() + at + 4, &len, 4);
+    std::memcpy(file.data() + at + 8, p, n);
+  };
+  piece("<unk>", 5);
+  piece("<s>", 3);
+  piece("</s>", 4);
+  for (int b = 0; b < 256; ++b) {
+    char text[8];
+    const char* hex = "0123456789ABCDEF";
+    std::memcpy(text, "<0x", 3);
+    text[3] = hex[b >> 4];
+    text[4] = hex[b & 15];
+    text[5] = '>';
+    piece(text, 6);
+  }
+  int32_t max_len = 6;
+  std::memcpy(file.data(), &max_len, 4);
+  Tokenizer t;
+  REQUIRE(tokenizer_init_decode_only(&t, file.data(), file.size(), 259).ok());
+  max_len = INT32_MAX;  // 2^31 - 1: the encode scratch would be 2 GB
+  std::memcpy(file.data(), &max_len, 4);
+  CHECK(tokenizer_init_decode_only(&t, file.data(), file.size(), 259).code ==
+        StatusCode::bad_format);
+  // A generous but possible header figure: accepted, scratch sized by the real longest piece.
+  max_len = 1000;
+  std::memcpy(file.data(), &max_len, 4);
+  REQUIRE(tokenizer_init_decode_only(&t, file.data(), file.size(), 259).ok());
+  CHECK(t.max_token_length == 6);
+}
