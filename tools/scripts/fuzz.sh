@@ -29,13 +29,14 @@ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 
 # Seed directories per target: its committed corpus, plus test data of the same kind (read only).
 seeds_for() {
-  local d="$root/tests/fuzz/corpus/$1"
+  local dirs=("$root/tests/fuzz/corpus/$1")
   case "$1" in
-    gguf | safetensors | llama2c) echo "$d $root/tests/data/format" ;;
-    json) echo "$d $root/tests/data/format/hf_llama" ;;
-    npy) echo "$d $root/tests/data/einsum" ;;
-    *) echo "$d" ;;
+    gguf | safetensors | llama2c | tokenizer_bin) dirs+=("$root/tests/data/format") ;;
+    json) dirs+=("$root/tests/data/format/hf_llama") ;;
+    npy) dirs+=("$root/tests/data/einsum") ;;
   esac
+  for d in "${dirs[@]}"; do [[ -d "$d" ]] && echo "$d"; done
+  return 0
 }
 
 failed=0
@@ -44,13 +45,13 @@ for t in "${targets[@]}"; do
   art="$build/artifacts/$t"
   rm -rf "$work" "$art"
   mkdir -p "$work" "$art"
-  # shellcheck disable=SC2046
   log="$build/fuzz_$t.log"
   status=0
+  # shellcheck disable=SC2046
   "${nice_cmd[@]}" "$build/bin/fuzz_$t" "$work" $(seeds_for "$t") -max_total_time="$seconds" \
     -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024 -max_len=65536 \
     -artifact_prefix="$art/" -print_final_stats=1 >"$log" 2>&1 || status=$?
-  execs=$(grep -m1 "stat::number_of_executed_units" "$log" | awk '{print $2}')
+  execs=$(grep -m1 "stat::number_of_executed_units" "$log" | awk '{print $2}' || true)
   if [[ "$status" -ne 0 || -n "$(ls -A "$art")" ]]; then
     echo "fuzz: $t FAILED (exit $status, ${execs:-?} executions); log $log, reproducers in $art" >&2
     tail -30 "$log" >&2
