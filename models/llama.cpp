@@ -161,6 +161,17 @@ Status llama_resolve_options(const ModelConfig& c, const RunOptions& in, RunOpti
   if (o.context < 0 || o.window < 0 || o.sinks < 0 || o.max_batch < 0) {
     return make_status(StatusCode::invalid_argument, "run options must not be negative");
   }
+  // Upper bounds (the loader's limit on any dimension; a prefill batch far beyond any use): sizes
+  // are also checked where they are computed, these give the message that names the option.
+  if (o.context > kMaxRunPositions)
+    return make_status(StatusCode::out_of_range, "run option context above its limit",
+                       kMaxRunPositions, o.context);
+  if (o.window > kMaxRunPositions)
+    return make_status(StatusCode::out_of_range, "run option window above its limit",
+                       kMaxRunPositions, o.window);
+  if (o.max_batch > kMaxRunBatch)
+    return make_status(StatusCode::out_of_range, "run option max_batch above its limit",
+                       kMaxRunBatch, o.max_batch);
   if (o.context == 0) o.context = c.context_length;
   if (o.max_batch == 0) o.max_batch = kDefaultMaxBatch;
   if (o.kv_dtype != DType::f32 && o.kv_dtype != DType::i8) {

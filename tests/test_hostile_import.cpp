@@ -16,6 +16,7 @@
 #include "tools/einfer-pack/importers.h"
 #include "tools/einfer-pack/json.h"
 #if EINFER_HAVE_TOOL_COMMON
+#include "tools/common/cli_number.h"
 #include "tools/common/npy.h"
 #endif
 
@@ -279,6 +280,27 @@ TEST_CASE("hostile tokenizer.bin for -z: truncation, bad lengths and absurd head
 }
 
 #if EINFER_HAVE_TOOL_COMMON
+TEST_CASE("hostile options: whole numbers within the option's bounds, one message otherwise") {
+  int64_t v = 0;
+  std::string err;
+  CHECK(tools::parse_int_option("--context", "4096", 0, 1 << 24, &v, &err));
+  CHECK(v == 4096);
+  for (const char* bad :
+       {"4294967296", "-1", "", " 5", "+5", "5x", "1e3", "99999999999999999999"}) {
+    CAPTURE(bad);
+    CHECK_FALSE(tools::parse_int_option("--context", bad, 0, 1 << 24, &v, &err));
+    CHECK(err == std::string("--context: expected an integer in 0..16777216, got '") + bad + "'");
+  }
+  float f = 0.f;
+  CHECK(tools::parse_float_option("--top-p", "0.9", 0, 1, true, &f, &err));
+  CHECK(f == doctest::Approx(0.9f));
+  for (const char* bad : {"0", "1.5", "nan", "inf", "-0.1", "", "0.5x", "1e99"}) {
+    CAPTURE(bad);
+    CHECK_FALSE(tools::parse_float_option("--top-p", bad, 0, 1, true, &f, &err));
+    CHECK(err.find("--top-p: expected a number in (0, 1], got '") == 0);
+  }
+}
+
 TEST_CASE("hostile npy: the shape is checked against the file before any allocation") {
   const std::string path = (std::filesystem::temp_directory_path() / "einfer_hostile.npy").string();
   auto npy = [&](const std::string& shape, size_t data_bytes) {

@@ -169,3 +169,36 @@ TEST_CASE("tokenizer: an absurd max_token_length is refused and never sizes enco
   REQUIRE(tokenizer_init_decode_only(&t, file.data(), file.size(), 259).ok());
   CHECK(t.max_token_length == 6);
 }
+
+TEST_CASE("run options: context, window and batch have upper bounds named in the status") {
+  ModelConfig c;
+  c.arch = ArchKind::llama;
+  c.dim = 64;
+  c.hidden_dim = 172;
+  c.n_layers = 2;
+  c.n_heads = 4;
+  c.n_kv_heads = 4;
+  c.head_dim = 16;
+  c.vocab_size = 512;
+  c.context_length = 128;
+  c.norm_eps = 1e-5f;
+  c.rope = RopeMode::interleaved;
+  c.rope_theta = 10000.f;
+  c.activation = Activation::swiglu;
+  size_t bytes = 0;
+  RunOptions o;
+  REQUIRE(session_arena_bytes(c, o, &bytes).ok());
+  o.context = kMaxRunPositions + 1;
+  Status s = session_arena_bytes(c, o, &bytes);
+  CHECK(s.code == StatusCode::out_of_range);
+  CHECK(std::strstr(s.message, "context") != nullptr);
+  CHECK(s.need == kMaxRunPositions);
+  o = RunOptions{};
+  o.window = INT32_MAX;
+  s = session_arena_bytes(c, o, &bytes);
+  CHECK(std::strstr(s.message, "window") != nullptr);
+  o = RunOptions{};
+  o.max_batch = kMaxRunBatch + 1;
+  s = session_arena_bytes(c, o, &bytes);
+  CHECK(std::strstr(s.message, "max_batch") != nullptr);
+}

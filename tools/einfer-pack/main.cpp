@@ -20,6 +20,7 @@
 #include <string>
 
 #include "runtime/format.h"
+#include "tools/common/cli_number.h"
 #include "tools/einfer-pack/importers.h"
 #include "tools/einfer-pack/json.h"
 
@@ -69,11 +70,10 @@ DType parse_dtype(const std::string& s) {
   throw PackError("unknown dtype '" + s + "' (f32, f16, q8 or q4)");
 }
 
-int parse_int(const std::string& flag, const char* v) {
-  char* end = nullptr;
-  const long n = std::strtol(v, &end, 10);
-  if (*v == '\0' || *end != '\0' || n < 0 || n > (1L << 30))
-    throw PackError(flag + ": bad number '" + v + "'");
+int parse_int(const std::string& flag, const char* v, int64_t hi = int64_t{1} << 30) {
+  int64_t n = 0;
+  std::string err;
+  if (!tools::parse_int_option(flag.c_str(), v, 0, hi, &n, &err)) throw PackError(err);
   return static_cast<int>(n);
 }
 
@@ -128,7 +128,7 @@ int run(int argc, char** argv) {
       dtype = parse_dtype(value());
       dtype_given = true;
     } else if (a == "--group") {
-      group = parse_int(a, value());
+      group = parse_int(a, value(), 65536);
       group_given = true;
     } else if (a == "-z")
       tokenizer = value();
@@ -147,13 +147,13 @@ int run(int argc, char** argv) {
     else if (a == "--with-decode-tokenizer")
       capi.with_tokenizer = 2;
     else if (a == "--max-prompt-bytes")
-      capi.max_prompt_bytes = parse_int(a, value());
+      capi.max_prompt_bytes = parse_int(a, value(), kMaxRunPositions);
     else if (a == "--json")
       json = true;
     else if (a == "--arch")
       arch = value();
     else if (a == "--heads")
-      enc.heads = parse_int(a, value());
+      enc.heads = parse_int(a, value(), 4096);
     else if (a == "--activation")
       enc.activation = value();
     else if (a == "--norm-first")
@@ -164,13 +164,13 @@ int run(int argc, char** argv) {
       enc.eps = parse_finite_float(value(), "--eps");
       if (!(enc.eps > 0.f && enc.eps < 1.f)) throw PackError("--eps must be in (0, 1)");
     } else if (a == "--context")
-      run.context = parse_int(a, value());
+      run.context = parse_int(a, value(), kMaxRunPositions);
     else if (a == "--window")
-      run.window = parse_int(a, value());
+      run.window = parse_int(a, value(), kMaxRunPositions);
     else if (a == "--sinks")
-      run.sinks = parse_int(a, value());
+      run.sinks = parse_int(a, value(), kMaxRunPositions);
     else if (a == "--batch")
-      run.max_batch = parse_int(a, value());
+      run.max_batch = parse_int(a, value(), kMaxRunBatch);
     else if (a == "--no-plan-cache")
       run.cache_plans = false;
     else if (a == "--kv") {
