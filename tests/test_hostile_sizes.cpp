@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/rope.h"
+#include "models/encoder.h"
 #include "models/session.h"
 #include "models/tokenizer.h"
 #include "runtime/arena.h"
@@ -201,4 +202,31 @@ TEST_CASE("run options: context, window and batch have upper bounds named in the
   o.max_batch = kMaxRunBatch + 1;
   s = session_arena_bytes(c, o, &bytes);
   CHECK(std::strstr(s.message, "max_batch") != nullptr);
+}
+
+TEST_CASE("encoder: the sequence length has an upper bound and checked sizes") {
+  ModelConfig c;
+  c.arch = ArchKind::encoder;
+  c.dim = 1024;
+  c.hidden_dim = 4096;
+  c.n_layers = 1;
+  c.n_heads = 16;
+  c.n_kv_heads = 16;
+  c.head_dim = 64;
+  c.context_length = 0;  // no trained limit: the caller's sequence length decides
+  c.norm = NormKind::layernorm;
+  c.norm_eps = 1e-5f;
+  c.activation = Activation::relu;
+  c.rope = RopeMode::none;
+  size_t bytes = 0;
+  Status s = encoder_arena_bytes(c, kMaxRunPositions + 1, &bytes);
+  CHECK(s.code == StatusCode::out_of_range);
+  CHECK(std::strstr(s.message, "sequence length") != nullptr);
+  // 4,194,304 x 4096 floats of FFN activations: 2^36 bytes, beyond a 32-bit size_t.
+  s = encoder_arena_bytes(c, 4194304, &bytes);
+  const uint64_t ffn = uint64_t{4194304} * 4096 * 4;
+  if (ffn > kSizeMax)
+    CHECK(s.code == StatusCode::out_of_memory);
+  else
+    CHECK((s.ok() && bytes >= ffn));
 }

@@ -1,6 +1,6 @@
-// libFuzzer targets for the no-heap parsers: the tokenizer.bin reader (init, encode, decode) and the
-// einsum spec parser + planner. Any byte string must give a Status, never a crash or UB. Selected
-// by EINFER_FUZZ_PARSER at compile time (tests/fuzz/CMakeLists.txt).
+// libFuzzer targets for the no-heap parsers: the tokenizer.bin reader (init, encode, decode) and
+// the einsum spec parser + planner. Any byte string must give a Status, never a crash or UB.
+// Selected by EINFER_FUZZ_PARSER at compile time (tests/fuzz/CMakeLists.txt).
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
