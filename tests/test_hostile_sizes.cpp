@@ -5,6 +5,7 @@
 // or, when it does not fit this target's size_t, a refusal: the same test is meaningful on both.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "runtime/arena.h"
 #include "runtime/checked.h"
 #include "runtime/kv_cache.h"
+#include "runtime/sampler.h"
 
 using namespace einfer;
 
@@ -229,4 +231,32 @@ TEST_CASE("encoder: the sequence length has an upper bound and checked sizes") {
     CHECK(s.code == StatusCode::out_of_memory);
   else
     CHECK((s.ok() && bytes >= ffn));
+}
+
+TEST_CASE("sampler: NaN and Inf logits give an id inside the vocabulary, never a broken sort") {
+  constexpr int32_t kVocab = 257;
+  alignas(8) unsigned char scratch[kVocab * 8];
+  for (int variant = 0; variant < 4; ++variant) {
+    Sampler s;
+    SamplerConfig sc;
+    sc.temperature = 0.9f;
+    sc.top_p = variant & 1 ? 0.5f : 1.0f;
+    sc.top_k = variant & 2 ? 40 : 0;
+    sc.seed = 7;
+    REQUIRE(sampler_init(&s, sc, kVocab, scratch, sizeof scratch).ok());
+    for (int round = 0; round < 20; ++round) {
+      std::vector<float> logits(kVocab);
+      for (int32_t i = 0; i < kVocab; ++i) {
+        const int k = (i * 7 + round) % 5;
+        logits[i] = k == 0   ? NAN
+                    : k == 1 ? INFINITY
+                    : k == 2 ? -INFINITY
+                             : static_cast<float>(i % 13);
+      }
+      if (round == 19)
+        for (float& x : logits) x = NAN;
+      const int32_t id = sampler_sample(&s, logits.data());
+      CHECK((id >= 0 && id < kVocab));
+    }
+  }
 }
