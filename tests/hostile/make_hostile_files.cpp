@@ -20,7 +20,7 @@ std::string g_dir;
 bool put(const std::string& name, const std::vector<uint8_t>& b) {
   const std::string path = g_dir + "/" + name;
   FILE* f = std::fopen(path.c_str(), "wb");
-  if (!f || std::fwrite(b.data(), 1, b.size(), f) != b.size()) {
+  if (!f || (!b.empty() && std::fwrite(b.data(), 1, b.size(), f) != b.size())) {
     std::fprintf(stderr, "make_hostile_files: cannot write %s\n", path.c_str());
     return false;
   }
