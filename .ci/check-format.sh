@@ -6,7 +6,7 @@ command -v clang-format >/dev/null || { echo "check-format: clang-format not ins
 bad=()
 while IFS= read -r f; do
   clang-format --dry-run --Werror "$f" >/dev/null 2>&1 || bad+=("$f")
-done < <(git ls-files '*.h' '*.hpp' '*.cpp' '*.c' '*.cc')
+done < <(git ls-files '*.h' '*.hpp' '*.cpp' '*.c' '*.cc' '*.inc')
 if [[ ${#bad[@]} -gt 0 ]]; then
   echo "check-format: ${#bad[@]} file(s) differ from .clang-format (run clang-format -i on them):" >&2
   printf '  %s\n' "${bad[@]}" >&2

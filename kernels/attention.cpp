@@ -1,5 +1,14 @@
 // Fused attention: per query and kv head, an online softmax over key tiles aligned to absolute
 // positions, with the kv head's H/G query heads processed together (see kernels/attention.h).
+//
+// Files: this driver (validation, scratch, gathering rows, the tile loop) with the f32 tile
+// kernels (xsimd, ISA-generic, with scalar fallbacks in place); the int8 cache paths in
+// attention_i8.inc and the small-head path in attention_small_head_simd.inc, both included below
+// into this one translation unit so the tile templates inline exactly as they did when it was one
+// file. Its scalar twin is attention_reference.cpp (unfused, einsum-based), which the tests compare
+// it with. At ~660 lines it is a little over the ~600 guide: the f32 tile kernels share
+// ScratchLayout and the tail helpers with the driver, and splitting them further would cross a
+// translation unit boundary in the innermost loop.
 #include "kernels/attention.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -189,69 +198,7 @@ inline void f32_dots_RBxKB(const float* q, const float* const* krow, int32_t k, 
     }
 }
 
-#if EINFER_HAS_SIMD && defined(__AVX2__)
-// acc + madd(a, b): int16 pairs multiplied and summed into int32 lanes. With AVX-VNNI one
-// vpdpwssd (non-saturating, so the same exact int32 sums as vpmaddwd + vpaddd: both paths give
-// bit-identical results). Inline asm, not the intrinsic: the build targets x86-64-v3, and this
-// keeps the rest of the code free of VNNI; only called when the CPU reports AVX-VNNI.
-template <bool kVnni>
-inline __m256i madd_acc(__m256i acc, __m256i a, __m256i b) {
-  if constexpr (kVnni) {
-    asm("%{vex%} vpdpwssd %2, %1, %0" : "+x"(acc) : "x"(a), "x"(b));
-    return acc;
-  } else {
-    return _mm256_add_epi32(acc, _mm256_madd_epi16(a, b));
-  }
-}
-#endif
-
-// Integer dots of the int16 query against int8 keys (exact, so any order): out = isum * q_scale.
-template <int RB, int KB, bool kVnni>
-inline void i8_dots_RBxKB(const int16_t* q16, const float* q_scale, const int8_t* const* krow,
-                          int32_t k, float* out, int32_t out_stride) {
-  int32_t acc[RB * KB];
-  int32_t d = 0;
-  for (int j = 0; j < KB; ++j) prefetch_ahead(krow[j], static_cast<size_t>(k));
-#if EINFER_HAS_SIMD && defined(__AVX2__)
-  __m256i a[RB * KB];
-#pragma GCC unroll 8
-  for (int i = 0; i < RB * KB; ++i) a[i] = _mm256_setzero_si256();
-  for (; d + 16 <= k; d += 16) {
-    __m256i kv[KB];
-#pragma GCC unroll 8
-    for (int j = 0; j < KB; ++j)
-      kv[j] = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(krow[j] + d)));
-#pragma GCC unroll 8
-    for (int h = 0; h < RB; ++h) {
-      const __m256i qv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q16 + h * k + d));
-#pragma GCC unroll 8
-      for (int j = 0; j < KB; ++j) a[h * KB + j] = madd_acc<kVnni>(a[h * KB + j], qv, kv[j]);
-    }
-  }
-  if constexpr (RB * KB == 8) {
-    const __m256i ab = _mm256_hadd_epi32(a[0], a[1]), cd = _mm256_hadd_epi32(a[2], a[3]);
-    const __m256i ef = _mm256_hadd_epi32(a[4], a[5]), gh = _mm256_hadd_epi32(a[6], a[7]);
-    const __m256i abcd = _mm256_hadd_epi32(ab, cd), efgh = _mm256_hadd_epi32(ef, gh);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc),
-                        _mm256_add_epi32(_mm256_permute2x128_si256(abcd, efgh, 0x20),
-                                         _mm256_permute2x128_si256(abcd, efgh, 0x31)));
-  } else {
-    for (int i = 0; i < RB * KB; ++i) {
-      alignas(32) int32_t l[8];
-      _mm256_store_si256(reinterpret_cast<__m256i*>(l), a[i]);
-      acc[i] = ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
-    }
-  }
-#else
-  for (int i = 0; i < RB * KB; ++i) acc[i] = 0;
-#endif
-  for (int h = 0; h < RB; ++h)
-    for (int j = 0; j < KB; ++j) {
-      const int32_t s =
-          d < k ? dot_tail_i16_i8(q16 + h * k, krow[j], d, k, acc[h * KB + j]) : acc[h * KB + j];
-      out[h * out_stride + j] = static_cast<float>(s) * q_scale[h];
-    }
-}
+#include "kernels/attention_i8.inc"
 
 // acc[h][:] += p[h * p_stride + j] * vrow[j][:] for RB heads over keys [j0, j1), one V row pair
 // at a time: the rows are read in order (sequential memory), the 2*RB weights stay in registers
@@ -300,15 +247,6 @@ inline void f32_accumulate_v_RB(const float* p, int32_t p_stride, const float* c
   }
 }
 
-// The same for int8 rows on targets without the AVX2 integer path (NEON, scalar): each row is
-// widened to float element by element (the row scale is folded into p).
-template <int RB>
-inline void i8_accumulate_v_RB(const float* p, int32_t p_stride, const int8_t* const* vrow,
-                               int32_t j0, int32_t j1, int32_t k, float* acc) {
-  for (int32_t j = j0; j < j1; ++j)
-    for (int h = 0; h < RB; ++h) axpy_tail_i8(p[h * p_stride + j], vrow[j], 0, k, acc + h * k);
-}
-
 // ---- one tile -----------------------------------------------------------------------------------
 
 // A tile's rows: i8 cache rows [0, n8) (k8row/v8row), then f32 rows [n8, cnt) (krow/vrow).
@@ -316,15 +254,6 @@ struct TileRows {
   int32_t n8 = 0;
   int32_t cnt = 0;
 };
-
-template <int RB, bool kVnni>
-void i8_tile_scores(const ScratchLayout& s, int32_t h0, int32_t k, int32_t n8, float* sc) {
-  int32_t j = 0;
-  for (; j + 2 <= n8; j += 2)
-    i8_dots_RBxKB<RB, 2, kVnni>(s.q16 + h0 * k, s.q16_scale + h0, s.k8row + j, k, sc + j, kTile);
-  for (; j < n8; ++j)
-    i8_dots_RBxKB<RB, 1, kVnni>(s.q16 + h0 * k, s.q16_scale + h0, s.k8row + j, k, sc + j, kTile);
-}
 
 template <int RB>
 void tile_scores(const float* q, const ScratchLayout& s, int32_t h0, int32_t k, TileRows t) {
@@ -338,101 +267,6 @@ void tile_scores(const float* q, const ScratchLayout& s, int32_t h0, int32_t k, 
   for (; j + 2 <= t.cnt; j += 2) f32_dots_RBxKB<RB, 2>(q + h0 * k, s.krow + j, k, sc + j, kTile);
   for (; j < t.cnt; ++j) f32_dots_RBxKB<RB, 1>(q + h0 * k, s.krow + j, k, sc + j, kTile);
 }
-
-#if EINFER_HAS_SIMD && defined(__AVX2__)
-// Integer V mixing for int8 rows: each head's weights p (row scales folded in) over the tile's
-// int8 rows [0, n) are quantized to int16 with one scale per (tile, head) and packed in pairs,
-// so one madd multiplies two rows at once; int32 sums cannot overflow (|p16| <= 32767,
-// |v| <= 128, at most kTile rows). Exact integer sums, so the order of rows is free.
-static_assert(int64_t(kTile) * 32767 * 128 < (int64_t(1) << 31), "int8 V sums overflow");
-
-template <int RB>
-void i8_quantize_weights_RB(const float* p, int32_t p_stride, int32_t n, int32_t* p16,
-                            float* p16_scale) {
-  for (int h = 0; h < RB; ++h) {
-    const float* ph = p + h * p_stride;
-    int32_t* out = p16 + h * (kTile / 2);
-    __m256 vm = _mm256_setzero_ps();  // weights are >= 0
-    int32_t j = 0;
-    for (; j + 8 <= n; j += 8) vm = _mm256_max_ps(vm, _mm256_loadu_ps(ph + j));
-    alignas(32) float lanes[8];
-    _mm256_store_ps(lanes, vm);
-    float m = 0.f;
-    for (int l = 0; l < 8; ++l) m = lanes[l] > m ? lanes[l] : m;
-    for (; j < n; ++j) m = ph[j] > m ? ph[j] : m;
-    const float inv = m > 0.f ? 32767.f / m : 0.f;
-    p16_scale[h] = m / 32767.f;
-    const __m256 vinv = _mm256_set1_ps(inv);
-    j = 0;
-    for (; j + 16 <= n; j += 16) {  // packs gives (j, j+1) int16 pairs as int32 words
-      const __m256i a = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(ph + j), vinv));
-      const __m256i b = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(ph + j + 8), vinv));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + j / 2),
-                          _mm256_permute4x64_epi64(_mm256_packs_epi32(a, b), 0xD8));
-    }
-    for (; j < n; j += 2) {
-      const int32_t lo = static_cast<int32_t>(ph[j] * inv + 0.5f);
-      const int32_t hi = j + 1 < n ? static_cast<int32_t>(ph[j + 1] * inv + 0.5f) : 0;
-      out[j / 2] = (lo & 0xFFFF) | (hi << 16);
-    }
-  }
-}
-
-// acc[h][:] += p16_scale[h] * sum_j p16[h][j] * vrow[j][:] over rows [0, n), 16 columns at a
-// time with the 2*RB int32 accumulators in registers across all rows (the int8 tile is small
-// enough to stay in L1 between column blocks; the first column block prefetches ahead).
-template <int RB, bool kVnni>
-void i8_accumulate_v_int_RB(const int32_t* p16, const float* p16_scale, const int8_t* const* vrow,
-                            int32_t n, int32_t k, float* acc) {
-  int32_t d = 0;
-  const int32_t n_even = n & ~1;
-  for (; d + 16 <= k; d += 16) {
-    __m256i alo[RB], ahi[RB];
-    for (int h = 0; h < RB; ++h) alo[h] = ahi[h] = _mm256_setzero_si256();
-    auto mix_pair = [&](__m256i a, __m256i b, int32_t pair) {
-      // Interleaved (row j, row j+1) pairs: columns 0-3, 8-11 (lo) and 4-7, 12-15 (hi).
-      const __m256i lo = _mm256_unpacklo_epi16(a, b), hi = _mm256_unpackhi_epi16(a, b);
-#pragma GCC unroll 4
-      for (int h = 0; h < RB; ++h) {
-        const __m256i w = _mm256_set1_epi32(p16[h * (kTile / 2) + pair]);
-        alo[h] = madd_acc<kVnni>(alo[h], lo, w);
-        ahi[h] = madd_acc<kVnni>(ahi[h], hi, w);
-      }
-    };
-    auto load16 = [&](int32_t j) {
-      return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(vrow[j] + d)));
-    };
-    if (d == 0) {
-      for (int32_t j = 0; j < n; ++j) prefetch_ahead(vrow[j], static_cast<size_t>(k));
-    }
-    for (int32_t j = 0; j < n_even; j += 2) mix_pair(load16(j), load16(j + 1), j / 2);
-    if (n_even < n) {
-      const __m256i a = load16(n_even);
-      mix_pair(a, a, n_even / 2);  // the odd row's partner weight is 0
-    }
-    for (int h = 0; h < RB; ++h) {
-      const __m256 flo = _mm256_cvtepi32_ps(alo[h]), fhi = _mm256_cvtepi32_ps(ahi[h]);
-      const __m256 sc = _mm256_set1_ps(p16_scale[h]);
-      float* ah = acc + h * k + d;
-      _mm256_storeu_ps(
-          ah, _mm256_fmadd_ps(sc, _mm256_permute2f128_ps(flo, fhi, 0x20), _mm256_loadu_ps(ah)));
-      _mm256_storeu_ps(ah + 8, _mm256_fmadd_ps(sc, _mm256_permute2f128_ps(flo, fhi, 0x31),
-                                               _mm256_loadu_ps(ah + 8)));
-    }
-  }
-  for (; d < k; ++d) {
-    for (int h = 0; h < RB; ++h) {
-      int32_t sum = 0;
-      for (int32_t j = 0; j < n; ++j) {
-        const int32_t pair = p16[h * (kTile / 2) + j / 2];
-        const int32_t w = (j & 1) ? (pair >> 16) : static_cast<int16_t>(pair & 0xFFFF);
-        sum += w * vrow[j][d];
-      }
-      acc[h * k + d] += p16_scale[h] * static_cast<float>(sum);
-    }
-  }
-}
-#endif
 
 template <int RB>
 void tile_accumulate(const ScratchLayout& s, int32_t h0, int32_t k, TileRows t) {
@@ -532,135 +366,7 @@ void attend_tile(const float* q, int32_t r, int32_t k, float scale, const Scratc
   for_head_blocks(q, s, r, k, t, false);
 }
 
-// ---- small heads (head_dim a multiple of the SIMD width, at most 16) ----------------------------
-// With 8-16 floats per row the general tile's per-call costs (pointer-block microkernels, scalar
-// reductions, accumulators reloaded per key pair) outweigh the arithmetic. Here a key row is one
-// or two vectors: 8 keys' scores come from one transpose-reduce, and each head's accumulator
-// stays in registers for the whole tile. Only f32 rows (an int8 cache takes the general path).
-// Operation order per (head, key) and per tile is fixed by the tile's row list, as above.
-#if EINFER_HAS_SIMD
-constexpr int32_t kSmallMaxHeadDim = 16;
-
-bool small_head_path(int32_t k, const KVLayerView* cache, int64_t pos0) {
-  const bool i8_rows = cache != nullptr && cache->dtype == DType::i8 && pos0 > 0;
-  // Exactly the vector counts small_attend_tile is instantiated for (1, 2, 4): the rows are
-  // gathered differently for this path, so the predicate and the dispatch must agree (head_dim 12
-  // on 4-lane NEON is 3 vectors and takes the general path).
-  const int32_t vectors = k / kLanes;
-  return !i8_rows && k % kLanes == 0 && k <= kSmallMaxHeadDim &&
-         (vectors == 1 || vectors == 2 || vectors == 4);
-}
-
-// score = hsum_tree(sum over vectors v of q_v * k_v), vectors accumulated in index order.
-template <int KV>
-inline Batch small_products(const float* q, const float* krow) {
-  Batch a = Batch::load_unaligned(q) * Batch::load_unaligned(krow);
-#pragma GCC unroll 4
-  for (int v = 1; v < KV; ++v)
-    a = xsimd::fma(Batch::load_unaligned(q + v * kLanes), Batch::load_unaligned(krow + v * kLanes),
-                   a);
-  return a;
-}
-
-template <int KV>
-void small_tile_scores(const float* qh, const float* const* krow, int32_t cnt, float* sh) {
-  int32_t j = 0;
-  for (; j + 8 <= cnt; j += 8) {
-    hsum_tree8(small_products<KV>(qh, krow[j]), small_products<KV>(qh, krow[j + 1]),
-               small_products<KV>(qh, krow[j + 2]), small_products<KV>(qh, krow[j + 3]),
-               small_products<KV>(qh, krow[j + 4]), small_products<KV>(qh, krow[j + 5]),
-               small_products<KV>(qh, krow[j + 6]), small_products<KV>(qh, krow[j + 7]), sh + j);
-  }
-  for (; j < cnt; ++j) sh[j] = hsum_tree(small_products<KV>(qh, krow[j]));
-}
-
-// Scores of head h (in sh) become probabilities; returns the factor for the old accumulator.
-float small_tile_softmax(float* sh, int32_t cnt, float scale, float* run_max, float* run_sum) {
-  const Batch sv(scale);
-  Batch vmax(-INFINITY);
-  int32_t i = 0;
-  for (; i + kLanes <= cnt; i += kLanes) {
-    const Batch x = Batch::load_unaligned(sh + i) * sv;
-    x.store_unaligned(sh + i);
-    vmax = xsimd::max(vmax, x);
-  }
-  alignas(64) float lanes[kLanes];
-  vmax.store_aligned(lanes);
-  float tile_max = -INFINITY;
-  for (int32_t l = 0; l < kLanes; ++l) tile_max = lanes[l] > tile_max ? lanes[l] : tile_max;
-  for (; i < cnt; ++i) {
-    sh[i] = sh[i] * scale;
-    tile_max = sh[i] > tile_max ? sh[i] : tile_max;
-  }
-  const float new_max = tile_max > *run_max ? tile_max : *run_max;
-  const Batch mv(new_max);
-  Batch sum(0.f);
-  i = 0;
-  for (; i + kLanes <= cnt; i += kLanes) {
-    const Batch e = xsimd::exp(Batch::load_unaligned(sh + i) - mv);
-    sum += e;
-    e.store_unaligned(sh + i);
-  }
-  float tile_sum = hsum_tree(sum);
-  for (; i < cnt; ++i) {
-    const float e = std::exp(sh[i] - new_max);
-    tile_sum += e;
-    sh[i] = e;
-  }
-  float alpha = 1.f;
-  if (new_max != *run_max) {
-    alpha = std::exp(*run_max - new_max);  // 0 on the first tile (max was -inf)
-    *run_sum *= alpha;
-    *run_max = new_max;
-  }
-  *run_sum += tile_sum;
-  return alpha;
-}
-
-// acc = alpha * acc + sum_j p[j] * vrow[j], with even and odd keys in two register chains.
-template <int KV>
-void small_tile_accumulate(const float* p, const float* const* vrow, int32_t cnt, float alpha,
-                           float* acc) {
-  Batch a0[KV], a1[KV];
-  const Batch al(alpha);
-#pragma GCC unroll 4
-  for (int v = 0; v < KV; ++v) {
-    a0[v] = Batch::load_unaligned(acc + v * kLanes) * al;
-    a1[v] = Batch(0.f);
-  }
-  int32_t j = 0;
-  for (; j + 2 <= cnt; j += 2) {
-    const Batch w0(p[j]), w1(p[j + 1]);
-    const float* x0 = vrow[j];
-    const float* x1 = vrow[j + 1];
-#pragma GCC unroll 4
-    for (int v = 0; v < KV; ++v) {
-      a0[v] = xsimd::fma(w0, Batch::load_unaligned(x0 + v * kLanes), a0[v]);
-      a1[v] = xsimd::fma(w1, Batch::load_unaligned(x1 + v * kLanes), a1[v]);
-    }
-  }
-  if (j < cnt) {
-    const Batch w0(p[j]);
-#pragma GCC unroll 4
-    for (int v = 0; v < KV; ++v)
-      a0[v] = xsimd::fma(w0, Batch::load_unaligned(vrow[j] + v * kLanes), a0[v]);
-  }
-#pragma GCC unroll 4
-  for (int v = 0; v < KV; ++v) (a0[v] + a1[v]).store_unaligned(acc + v * kLanes);
-}
-
-template <int KV>
-void small_attend_tile(const float* q, int32_t r, float scale, const ScratchLayout& s,
-                       int32_t cnt) {
-  constexpr int32_t k = KV * kLanes;
-  for (int32_t h = 0; h < r; ++h) {
-    float* sh = s.scores + h * kTile;
-    small_tile_scores<KV>(q + h * k, s.krow, cnt, sh);
-    const float alpha = small_tile_softmax(sh, cnt, scale, s.run_max + h, s.run_sum + h);
-    small_tile_accumulate<KV>(sh, s.vrow, cnt, alpha, s.acc + h * k);
-  }
-}
-#endif
+#include "kernels/attention_small_head_simd.inc"
 
 // Where the keys of one kv head come from.
 struct KeySource {
@@ -810,42 +516,18 @@ void attend_query(const float* q, int32_t r, int32_t k, float scale, const KeySo
   }
 }
 
-// Which integer dot the int8 cache path uses: AVX-VNNI where the CPU has it (one vpdpwssd per
-// 16 int16 products instead of vpmaddwd + vpaddd), else AVX2. Tests force either path.
-int g_i8_dot_path = -1;  // -1: by CPU, 0: AVX2, 1: AVX-VNNI (if the CPU has it)
-
-#if EINFER_HAS_SIMD && defined(__AVX2__)
-// CPUID leaf 7, sub-leaf 1, EAX bit 4: AVX-VNNI (VEX-encoded). The OS already saves the AVX state
-// (the build requires AVX2). Asked once; constant-initialised atomic, no static constructor.
-std::atomic<int> g_cpu_has_vnni{-1};
-
-bool cpu_has_avx_vnni() {
-  int v = g_cpu_has_vnni.load(std::memory_order_relaxed);
-  if (v < 0) {
-    unsigned a = 0, b = 0, c = 0, d = 0;
-    v = __get_cpuid_count(7, 1, &a, &b, &c, &d) && ((a >> 4) & 1u) ? 1 : 0;
-    g_cpu_has_vnni.store(v, std::memory_order_relaxed);
-  }
-  return v == 1;
-}
-#endif
-
-bool use_vnni_i8_dots() {
-#if EINFER_HAS_SIMD && defined(__AVX2__)
-  if (g_i8_dot_path == 0) return false;
-  return cpu_has_avx_vnni();
-#else
-  return false;
-#endif
-}
-
 }  // namespace
 
-// Test hook (declared by the tests, not in the public header): selects the int8 dot path.
-// Returns whether AVX-VNNI will be used.
-bool attention_select_i8_dot_path_for_tests(int path) {
-  g_i8_dot_path = path;
-  return use_vnni_i8_dots();
+// AVX-VNNI where the CPU has it (one vpdpwssd per 16 int16 products instead of vpmaddwd + vpaddd)
+// unless the caller asks for AVX2.
+bool attention_i8_dot_uses_vnni(AttentionI8Dot choice) {
+#if EINFER_HAS_SIMD && defined(__AVX2__)
+  if (choice == AttentionI8Dot::avx2) return false;
+  return cpu_has_avx_vnni();
+#else
+  (void)choice;
+  return false;
+#endif
 }
 
 float attention_default_scale(int32_t head_dim) {
@@ -949,7 +631,7 @@ Status attention_f32(const AttentionShape& shape, const float* q, const float* k
                        static_cast<int64_t>(scratch ? scratch_bytes : 0));
   }
   ScratchLayout s(aligned, r, k);
-  s.vnni = use_vnni_i8_dots();
+  s.vnni = attention_i8_dot_uses_vnni(shape.i8_dot);
 
   KeySource src;
   src.k_new = k_new;

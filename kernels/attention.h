@@ -39,6 +39,14 @@ namespace einfer {
 
 inline constexpr int32_t kAttentionKeyTile = 64;
 
+// Which integer dot the int8 cache path uses on x86-64 (other builds have one int8 path and ignore
+// it). Both form the same exact int32 sums, so they give the same bits; tests pass each explicitly.
+enum class AttentionI8Dot : int32_t {
+  auto_select = 0,  // AVX-VNNI where the CPU has it, else AVX2
+  avx2 = 1,         // vpmaddwd + vpaddd
+  avx_vnni = 2,     // vpdpwssd (one instruction per 16 int16 products); AVX2 if the CPU lacks it
+};
+
 struct AttentionShape {
   int32_t n_heads = 0;     // H
   int32_t n_kv_heads = 0;  // G
@@ -47,6 +55,7 @@ struct AttentionShape {
   int32_t window = 0;      // 0: attend every position <= t; else sinks + (window - sinks) before t
   int32_t sinks = 0;       // first positions always attended (window > 0 only); < window
   bool causal = true;
+  AttentionI8Dot i8_dot = AttentionI8Dot::auto_select;  // int8 caches only; see AttentionI8Dot
 };
 
 // Read-only view of one layer of a KV cache: element (g, slot, d) of K is at
@@ -74,6 +83,9 @@ constexpr bool attention_attends(const AttentionShape& s, int64_t t, int64_t p) 
   if (s.window <= 0 || p < s.sinks) return true;
   return p >= t - (s.window - s.sinks);
 }
+
+// Whether attention_f32 with this choice runs the AVX-VNNI integer dots on this CPU and build.
+bool attention_i8_dot_uses_vnni(AttentionI8Dot choice);
 
 // Default score scale 1/sqrt(head_dim), the value llama2.c divides by.
 float attention_default_scale(int32_t head_dim);

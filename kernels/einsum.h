@@ -14,130 +14,22 @@
 // Planning classifies labels (batch, contracted, left-free, right-free) and picks a kernel: batched
 // GEMM (packed, register-blocked microkernel), GEMV, dot, outer product, elementwise, reduction,
 // copy/transpose, or the quantized matmul (kernels/matmul_quant.h) when the second operand is
-// q8/q4. Everything else runs the generic loop nest, which is also the test reference.
+// q8/q4. Everything else runs the generic loop nest, which is also the test reference (f16
+// operands take it too, widened on load: no f16 fast path yet, the plan says so).
+//
+// Three stages, three files: einsum_parse.h (constexpr spec parsing), einsum_plan.cpp (binding
+// labels to shapes, choosing the kernel and its layout once), einsum_execute.cpp (running a plan).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
+#include "kernels/einsum_parse.h"
 #include "runtime/status.h"
 #include "runtime/tensor.h"
 
 namespace einfer {
-
-// ---------------------------------------------------------------------------------------------
-// Spec parsing (constexpr).
-
-inline constexpr int kEinsumMaxInputs = 2;
-
-// One operand or the output: its labels in order; the ellipsis (if any) sits before
-// labels[ellipsis].
-struct EinsumTerm {
-  int32_t n = 0;               // named labels
-  char labels[kMaxRank] = {};  // 'a'..'z', 'A'..'Z'
-  int32_t ellipsis = -1;       // insertion position of "...", -1: none
-};
-
-struct EinsumSpec {
-  int32_t n_inputs = 0;
-  EinsumTerm in[kEinsumMaxInputs] = {};
-  EinsumTerm out = {};
-  bool explicit_output = false;
-  Status status = {};  // ok, or why the spec is invalid (index: character position)
-};
-
-namespace einsum_detail {
-constexpr bool is_label(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-constexpr Status spec_error(const char* msg, int pos) {
-  return make_status(StatusCode::invalid_argument, msg, -1, -1, pos);
-}
-}  // namespace einsum_detail
-
-// Parses and validates `spec` (syntax, labels, output rules; shapes are checked by the planner).
-constexpr Status parse_einsum(const char* spec, EinsumSpec* out) {
-  using namespace einsum_detail;
-  EinsumSpec s{};
-  // (No null test during constant evaluation: GCC's sanitizers reject it there, and a literal is
-  // never null.)
-  if (!std::is_constant_evaluated() && spec == nullptr) {
-    s.status = spec_error("einsum: spec is null", -1);
-    *out = s;
-    return s.status;
-  }
-  int term = 0;  // 0, 1: inputs; 2: output
-  bool any_ellipsis = false;
-  int i = 0;
-  auto fail = [&](const char* msg, int pos) {
-    s.status = spec_error(msg, pos);
-    *out = s;
-    return s.status;
-  };
-  for (; spec[i] != '\0'; ++i) {
-    const char c = spec[i];
-    EinsumTerm& t = term == 2 ? s.out : s.in[term];
-    if (c == ' ') continue;
-    if (is_label(c)) {
-      if (t.n == kMaxRank) return fail("einsum: too many dimensions in one operand (max 8)", i);
-      if (term == 2) {
-        for (int j = 0; j < t.n; ++j)
-          if (t.labels[j] == c) return fail("einsum: output label repeated", i);
-      }
-      t.labels[t.n++] = c;
-    } else if (c == '.') {
-      if (spec[i + 1] != '.' || spec[i + 2] != '.')
-        return fail("einsum: '.' must be part of '...'", i);
-      if (t.ellipsis >= 0) return fail("einsum: more than one '...' in an operand", i);
-      t.ellipsis = t.n;
-      if (term < 2) any_ellipsis = true;
-      i += 2;
-    } else if (c == ',') {
-      if (term != 0) {
-        return fail(term == 2 ? "einsum: ',' after '->'" : "einsum: more than two operands", i);
-      }
-      term = 1;
-    } else if (c == '-') {
-      if (spec[i + 1] != '>') return fail("einsum: '-' must be part of '->'", i);
-      if (term == 2) return fail("einsum: more than one '->'", i);
-      s.n_inputs = term + 1;
-      s.explicit_output = true;
-      term = 2;
-      ++i;
-    } else {
-      return fail("einsum: unknown character in spec (allowed: a-z A-Z , -> ... space)", i);
-    }
-  }
-  if (!s.explicit_output) s.n_inputs = term + 1;
-
-  // Label occurrence counts over the inputs (repeats within an operand count).
-  int count[128] = {};
-  for (int t = 0; t < s.n_inputs; ++t)
-    for (int j = 0; j < s.in[t].n; ++j) ++count[static_cast<unsigned char>(s.in[t].labels[j])];
-
-  if (s.explicit_output) {
-    for (int j = 0; j < s.out.n; ++j) {
-      if (count[static_cast<unsigned char>(s.out.labels[j])] == 0) {
-        return fail("einsum: output label does not appear in any input", -1);
-      }
-    }
-    if (s.out.ellipsis >= 0 && !any_ellipsis) {
-      return fail("einsum: '...' in the output but in no input", -1);
-    }
-  } else {
-    // Implicit output: "..." first (when an input has one), then single-use labels in ASCII order.
-    s.out.ellipsis = any_ellipsis ? 0 : -1;
-    for (int c = 0; c < 128; ++c) {
-      if (count[c] != 1) continue;
-      if (s.out.n == kMaxRank) return fail("einsum: too many dimensions in the output (max 8)", -1);
-      s.out.labels[s.out.n++] = static_cast<char>(c);
-    }
-  }
-  s.status = ok_status();
-  *out = s;
-  return s.status;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Plans.
@@ -165,8 +57,42 @@ struct EinsumLabel {
 // Every label appears in an input, and two inputs have at most 2 * kMaxRank axes.
 inline constexpr int kEinsumMaxLabels = 2 * kMaxRank;
 
-struct EinsumPlan {
+// One loop dimension of a plan's layout after label grouping: size and element stride in A, B and
+// the output.
+struct EinsumDim {
+  int64_t size = 1;
+  int64_t sa = 0, sb = 0, so = 0;
+  bool is_k = false;  // summed: the first iteration overwrites, later ones accumulate
+};
+
+// How a plan executes: the chosen kernel and the extents/strides it runs with (which labels became
+// the GEMM's M, N, K and which are looped outside). Derived once at planning time for a contiguous
+// output; execute_einsum uses it as stored and derives a fresh one only for an output whose strides
+// differ from the contiguous ones the plan was made for.
+struct EinsumLayout {
   EinsumKernel kind = EinsumKernel::generic;
+  int32_t n_outer = 0;
+  EinsumDim outer[kEinsumMaxLabels];
+  EinsumDim m, n, k;     // GEMM family; elementwise/copy/reduction use `k` as the inner dimension
+  EinsumDim n_split;     // GEMM: N split in the output (size 1: none), contiguous with n in B
+  bool swapped = false;  // A and B exchanged (so the output's unit stride lands on N)
+  // quant_matmul
+  bool pack_a = false, pack_c = false;
+  int64_t mt = 1, nt = 1, kt = 1;
+  size_t scratch = 0;
+};
+
+// Why a plan runs the generic loop nest (kind == generic).
+enum class EinsumGenericReason : int32_t {
+  none = 0,            // the plan has a fast kernel
+  empty = 1,           // a label has size 0
+  f16_operand = 2,     // f16 operands are widened element by element (no f16 fast path yet)
+  no_fast_kernel = 3,  // the label pattern / strides match no fast kernel
+};
+
+struct EinsumPlan {
+  EinsumKernel kind = EinsumKernel::generic;  // == layout.kind
+  EinsumGenericReason generic_reason = EinsumGenericReason::none;
   int32_t n_inputs = 0;
   // What the plan was made for (execute checks these).
   DType in_dtype[kEinsumMaxInputs] = {};
@@ -183,6 +109,8 @@ struct EinsumPlan {
   int32_t out_rank = 0;
   int64_t out_shape[kMaxRank] = {};
   size_t scratch_bytes = 0;
+  // The layout for a contiguous output, chosen once by plan_einsum (see EinsumLayout).
+  EinsumLayout layout = {};
 };
 
 Status plan_einsum(const char* spec, const TensorView* inputs, int n_inputs, EinsumPlan* plan);
@@ -199,8 +127,15 @@ Status execute_einsum(const EinsumPlan& plan, const TensorView* inputs, int n_in
 Status execute_einsum_reference(const EinsumPlan& plan, const TensorView* inputs, int n_inputs,
                                 const TensorView& out);
 
-// "gemm", "gemv", "dot", "outer", "elementwise", "reduction", "copy", "quant_matmul", "generic".
-const char* einsum_kernel_name(const EinsumPlan& plan);
+// The plan's kernel family: "gemm", "gemv", "dot", "outer", "elementwise", "reduction", "copy",
+// "quant_matmul" or "generic".
+const char* einsum_plan_kind_name(const EinsumPlan& plan);
+
+// The microkernel the plan runs, e.g. "gemm_f32_6x16_avx2" (this build's GEMM microkernel),
+// "gemv_f32", "dot_f32", "mul_f32", "sum_f32", "copy_strided", "matmul_quant", or for the generic
+// loop nest "generic_loop" / "generic_loop_f16" (f16 operands are widened on load; there is no f16
+// fast path yet) / "generic_loop_empty".
+const char* einsum_plan_kernel_name(const EinsumPlan& plan);
 
 // ---------------------------------------------------------------------------------------------
 // Compile-time form.

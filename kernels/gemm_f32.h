@@ -2,8 +2,9 @@
 //
 //   gemm_f32:  C[i, j] (+)= sum_p A[i, p] * B[p, j]   with arbitrary element strides on every axis.
 //              A and B are packed into caller scratch (BLIS-style KC x NC / MC x KC blocks) and fed
-//              to a register-blocked microkernel: f32_gemm_6x16_avx2 (x86-64-v3),
-//              f32_gemm_8x8_neon (aarch64), f32_gemm_4x8_neon (armhf), f32_gemm_4x4_scalar.
+//              to a register-blocked microkernel: gemm_f32_6x16_avx2 (x86-64-v3),
+//              gemm_f32_8x8_neon (aarch64), gemm_f32_4x8_neon (armhf) from gemm_f32_simd.cpp;
+//              gemm_f32_4x4_scalar (gemm_f32_4x4_scalar.cpp).
 //   gemv_f32:  y[j] (+)= sum_p W[j, p] * x[p]  for W with contiguous rows (w_p == 1, "rows" kernel,
 //              4 rows at a time) or contiguous columns (w_j == 1, "columns" kernel, axpy-style);
 //              x contiguous, y strided.
@@ -39,7 +40,7 @@ void gemm_f32(const GemmF32Args& args, void* scratch);
 void gemv_f32(int64_t n, int64_t k, const float* w, int64_t w_j, int64_t w_p, const float* x,
               float* y, int64_t y_stride, bool accumulate);
 
-// Name of the GEMM microkernel this build uses, e.g. "f32_gemm_6x16_avx2".
+// Name of the GEMM microkernel this build uses, e.g. "gemm_f32_6x16_avx2".
 const char* gemm_f32_kernel_name();
 
 namespace scalar {

@@ -1,12 +1,12 @@
 // Quantized matmul: argument checks, activation quantization into scratch, dispatch to the SIMD
-// microkernels (matmul_quant_avx2.cpp, matmul_quant_neon.cpp) or the scalar int path, and the
+// microkernels (gemm_q8_q4_4x4_avx2.cpp, gemm_q8_q4_4x1_neon.cpp) or the scalar int path, and the
 // float dequantizing reference.
 #include "kernels/matmul_quant.h"
 
 #include <cmath>
 #include <cstring>
 
-#include "kernels/matmul_quant_impl.h"
+#include "kernels/gemm_quant_internal.h"
 #include "kernels/quant.h"
 
 namespace einfer {
@@ -72,48 +72,6 @@ bool simd_supports_group(bool q4, int32_t group) {
   (void)group;
   return false;
 #endif
-}
-
-// Scalar int path: exact int32 dot per (row, row, group), one float multiply-add per group.
-void q8q8_matmul_scalar(const QuantGemm& p) {
-  for (int64_t j = 0; j < p.n; ++j) {
-    const int8_t* wr = reinterpret_cast<const int8_t*>(p.w + j * p.w_row_bytes);
-    const float* swr = p.sw + j * p.groups;
-    for (int64_t i = 0; i < p.m; ++i) {
-      const int8_t* ar = p.qa + i * p.kpad;
-      const float* sar = p.sa + i * p.groups;
-      float acc = 0.f;
-      for (int64_t g = 0, g0 = 0; g < p.groups; ++g, g0 += p.group) {
-        const int64_t g1 = g0 + p.group < p.k ? g0 + p.group : p.k;
-        int32_t isum = 0;
-        for (int64_t e = g0; e < g1; ++e) isum += static_cast<int32_t>(wr[e]) * ar[e];
-        acc += static_cast<float>(isum) * (sar[g] * swr[g]);
-      }
-      p.c[i * p.ldc + j] = acc;
-    }
-  }
-}
-
-void q4q8_matmul_scalar(const QuantGemm& p) {
-  for (int64_t j = 0; j < p.n; ++j) {
-    const uint8_t* wr = p.w + j * p.w_row_bytes;
-    const float* swr = p.sw + j * p.groups;
-    for (int64_t i = 0; i < p.m; ++i) {
-      const int8_t* ar = p.qa + i * p.kpad;
-      const float* sar = p.sa + i * p.groups;
-      float acc = 0.f;
-      for (int64_t g = 0, g0 = 0; g < p.groups; ++g, g0 += p.group) {
-        const int64_t g1 = g0 + p.group < p.k ? g0 + p.group : p.k;
-        int32_t isum = 0;
-        for (int64_t e = g0; e < g1; ++e) {
-          const int u = (e & 1) ? (wr[e >> 1] >> 4) : (wr[e >> 1] & 0x0F);
-          isum += (u - 8) * ar[e];
-        }
-        acc += static_cast<float>(isum) * (sar[g] * swr[g]);
-      }
-      p.c[i * p.ldc + j] = acc;
-    }
-  }
 }
 
 }  // namespace quant_detail
@@ -211,9 +169,9 @@ Status prepare(const float* a, int64_t lda, int64_t m, const TensorView& w, floa
 
 void run_scalar_int(const quant_detail::QuantGemm& p, DType dtype) {
   if (dtype == DType::q8) {
-    quant_detail::q8q8_matmul_scalar(p);
+    quant_detail::gemm_q8_1x1_scalar(p);
   } else {
-    quant_detail::q4q8_matmul_scalar(p);
+    quant_detail::gemm_q4_1x1_scalar(p);
   }
 }
 
@@ -239,15 +197,15 @@ Status matmul_f32_quant(const float* a, int64_t lda, int64_t m, const TensorView
   }
 #if EINFER_HAS_SIMD && defined(__AVX2__)
   if (q4) {
-    quant_detail::q4q8_matmul_avx2(p);
+    quant_detail::gemm_q4_4x4_avx2(p);
   } else {
-    quant_detail::q8q8_matmul_avx2(p);
+    quant_detail::gemm_q8_4x4_avx2(p);
   }
 #elif EINFER_HAS_SIMD && defined(__ARM_NEON)
   if (q4) {
-    quant_detail::q4q8_matmul_neon(p);
+    quant_detail::gemm_q4_4x1_neon(p);
   } else {
-    quant_detail::q8q8_matmul_neon(p);
+    quant_detail::gemm_q8_4x1_neon(p);
   }
 #else
   run_scalar_int(p, w.dtype);

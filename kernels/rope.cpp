@@ -1,5 +1,6 @@
-// RoPE tables and rotation, sinusoidal encoding. Angles are evaluated in double so positions far
-// beyond the table (streaming decode) keep full precision.
+// RoPE tables and the sinusoidal encoding. Angles are evaluated in double so positions far beyond
+// the table (streaming decode) keep full precision. The rotation itself: rope_f32_simd.cpp, and its
+// scalar twin rope_scalar.cpp.
 #include "kernels/rope.h"
 
 #include "runtime/checked.h"
@@ -13,20 +14,6 @@ size_t align_up(size_t n, size_t a) {
   return (n + a - 1) / a * a;
 }
 
-// One pair rotation; both the table and the beyond-table path call this so they round alike.
-inline void rotate_pair(float* a, float* b, float c, float s) {
-  const float x0 = *a, x1 = *b;
-  *a = x0 * c - x1 * s;
-  *b = x0 * s + x1 * c;
-}
-
-// Element indices of pair i in the given layout.
-inline int32_t pair_first(RopeLayout layout, int32_t i) {
-  return layout == RopeLayout::interleaved ? 2 * i : i;
-}
-inline int32_t pair_second(RopeLayout layout, int32_t i, int32_t half) {
-  return layout == RopeLayout::interleaved ? 2 * i + 1 : i + half;
-}
 }  // namespace
 
 size_t rope_table_bytes(int32_t head_dim, int32_t n_positions) {
@@ -80,31 +67,6 @@ Status rope_table_init(RopeTable* table, void* mem, size_t bytes, int32_t head_d
   table->cos = cs;
   table->sin = sn;
   return ok_status();
-}
-
-void rope_apply(const RopeTable& table, RopeLayout layout, float* x, int32_t n_heads, int64_t pos) {
-  const int32_t half = table.head_dim / 2;
-  if (pos >= 0 && pos < table.n_positions) {
-    const float* c = table.cos + static_cast<size_t>(pos) * half;
-    const float* s = table.sin + static_cast<size_t>(pos) * half;
-    for (int32_t h = 0; h < n_heads; ++h) {
-      float* xh = x + static_cast<size_t>(h) * table.head_dim;
-      for (int32_t i = 0; i < half; ++i) {
-        rotate_pair(xh + pair_first(layout, i), xh + pair_second(layout, i, half), c[i], s[i]);
-      }
-    }
-    return;
-  }
-  // Beyond the table: the same formula per pair, no scratch needed (at most 2 floats at a time).
-  for (int32_t i = 0; i < half; ++i) {
-    const double angle = static_cast<double>(pos) * table.inv_freq[i];
-    const float c = static_cast<float>(std::cos(angle));
-    const float s = static_cast<float>(std::sin(angle));
-    for (int32_t h = 0; h < n_heads; ++h) {
-      float* xh = x + static_cast<size_t>(h) * table.head_dim;
-      rotate_pair(xh + pair_first(layout, i), xh + pair_second(layout, i, half), c, s);
-    }
-  }
 }
 
 void sinusoidal_encoding_add(float* x, int32_t n, int32_t d, int64_t pos0) {

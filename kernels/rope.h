@@ -37,7 +37,13 @@ Status rope_table_init(RopeTable* table, void* mem, size_t bytes, int32_t head_d
                        int32_t n_positions, float theta);
 
 // Rotates x [n_heads][head_dim] in place for absolute position pos (pos >= 0).
+// SIMD in rope_f32_simd.cpp (half_split, within the table); scalar::rope_apply
+// (rope_scalar.cpp) is its scalar twin and gives the same bits.
 void rope_apply(const RopeTable& table, RopeLayout layout, float* x, int32_t n_heads, int64_t pos);
+
+namespace scalar {
+void rope_apply(const RopeTable& table, RopeLayout layout, float* x, int32_t n_heads, int64_t pos);
+}  // namespace scalar
 
 // Adds the Vaswani et al. encoding to x [n][d] for positions pos0 .. pos0+n-1:
 // x[t][2i] += sin(p / 10000^(2i/d)), x[t][2i+1] += cos(p / 10000^(2i/d)).

@@ -4,9 +4,9 @@
 #include <cstdio>
 #include <cstring>
 
+#include "models/sampler.h"
 #include "models/session.h"
 #include "models/tokenizer.h"
-#include "runtime/sampler.h"
 
 using namespace einfer;
 

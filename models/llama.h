@@ -15,10 +15,10 @@
 #include <cstdint>
 
 #include "kernels/rope.h"
+#include "models/kv_cache.h"
 #include "models/mha.h"
 #include "models/profile.h"
 #include "runtime/arena.h"
-#include "runtime/kv_cache.h"
 #include "runtime/model.h"
 #include "runtime/run_options.h"
 #include "runtime/status.h"

@@ -13,8 +13,8 @@
 #include "kernels/attention.h"
 #include "kernels/einsum.h"
 #include "kernels/rope.h"
+#include "models/kv_cache.h"
 #include "models/profile.h"
-#include "runtime/kv_cache.h"
 #include "runtime/status.h"
 #include "runtime/tensor.h"
 

@@ -124,6 +124,11 @@ int ein_expected_shape(const ModelConfig& config, TensorRole role, int64_t shape
 // True for roles stored in weight_dtype (matrices); false for f32 vectors (norms, biases).
 bool ein_role_is_matrix(TensorRole role);
 
+// The one translation between ModelConfig and its on-disk ArchBlock (loader and packer share it).
+// Neither validates: the loader calls ein_validate_config() on the result.
+ModelConfig config_from_arch_block(const ArchBlock& block);
+ArchBlock arch_block_from_config(const ModelConfig& config);
+
 // Checks hyperparameters for consistency and sane ranges (also used by the packer).
 Status ein_validate_config(const ModelConfig& config);
 

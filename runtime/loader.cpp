@@ -259,6 +259,57 @@ int64_t ein_expected_tensor_count(const ModelConfig& c) {
   return lead + int64_t{per_layer_roles(c, per)} * c.n_layers + trailing_roles(c, tail);
 }
 
+ModelConfig config_from_arch_block(const ArchBlock& a) {
+  ModelConfig c;
+  c.arch = static_cast<ArchKind>(a.kind);
+  c.dim = a.dim;
+  c.hidden_dim = a.hidden_dim;
+  c.n_layers = a.n_layers;
+  c.n_heads = a.n_heads;
+  c.n_kv_heads = a.n_kv_heads;
+  c.head_dim = a.head_dim;
+  c.vocab_size = a.vocab_size;
+  c.context_length = a.context_length;
+  c.norm = static_cast<NormKind>(a.norm);
+  c.norm_eps = a.norm_eps;
+  c.activation = static_cast<Activation>(a.activation);
+  c.rope = static_cast<RopeMode>(a.rope);
+  c.rope_theta = a.rope_theta;
+  c.tied_classifier = (a.flags & kArchTiedClassifier) ? 1 : 0;
+  c.has_bias = (a.flags & kArchHasBias) ? 1 : 0;
+  c.norm_first = (a.flags & kArchNormFirst) ? 1 : 0;
+  c.causal = (a.flags & kArchCausal) ? 1 : 0;
+  c.final_norm = (a.flags & kArchFinalNorm) ? 1 : 0;
+  c.weight_dtype = static_cast<DType>(a.weight_dtype);
+  c.group_size = a.group_size;
+  return c;
+}
+
+ArchBlock arch_block_from_config(const ModelConfig& c) {
+  ArchBlock a;
+  std::memset(&a, 0, sizeof a);
+  a.kind = static_cast<uint32_t>(c.arch);
+  a.dim = c.dim;
+  a.hidden_dim = c.hidden_dim;
+  a.n_layers = c.n_layers;
+  a.n_heads = c.n_heads;
+  a.n_kv_heads = c.n_kv_heads;
+  a.head_dim = c.head_dim;
+  a.vocab_size = c.vocab_size;
+  a.context_length = c.context_length;
+  a.norm = static_cast<uint32_t>(c.norm);
+  a.norm_eps = c.norm_eps;
+  a.activation = static_cast<uint32_t>(c.activation);
+  a.rope = static_cast<uint32_t>(c.rope);
+  a.rope_theta = c.rope_theta;
+  a.flags = (c.tied_classifier ? kArchTiedClassifier : 0) | (c.has_bias ? kArchHasBias : 0) |
+            (c.norm_first ? kArchNormFirst : 0) | (c.causal ? kArchCausal : 0) |
+            (c.final_norm ? kArchFinalNorm : 0);
+  a.weight_dtype = static_cast<uint32_t>(c.weight_dtype);
+  a.group_size = c.group_size;
+  return a;
+}
+
 Status ein_validate_config(const ModelConfig& c) {
   auto inval = [](const char* m, int64_t have = -1) {
     return make_status(StatusCode::bad_format, m, -1, have);
@@ -366,28 +417,7 @@ Status load_model(const void* data, size_t size, const LoadOptions& options, Mod
   for (uint8_t b : a.reserved)
     if (b != 0) return bad("reserved arch bytes are not zero");
   if (a.flags & ~kArchKnownFlags) return bad("unknown architecture flags", -1, a.flags);
-  ModelConfig c;
-  c.arch = static_cast<ArchKind>(a.kind);
-  c.dim = a.dim;
-  c.hidden_dim = a.hidden_dim;
-  c.n_layers = a.n_layers;
-  c.n_heads = a.n_heads;
-  c.n_kv_heads = a.n_kv_heads;
-  c.head_dim = a.head_dim;
-  c.vocab_size = a.vocab_size;
-  c.context_length = a.context_length;
-  c.norm = static_cast<NormKind>(a.norm);
-  c.norm_eps = a.norm_eps;
-  c.activation = static_cast<Activation>(a.activation);
-  c.rope = static_cast<RopeMode>(a.rope);
-  c.rope_theta = a.rope_theta;
-  c.tied_classifier = (a.flags & kArchTiedClassifier) ? 1 : 0;
-  c.has_bias = (a.flags & kArchHasBias) ? 1 : 0;
-  c.norm_first = (a.flags & kArchNormFirst) ? 1 : 0;
-  c.causal = (a.flags & kArchCausal) ? 1 : 0;
-  c.final_norm = (a.flags & kArchFinalNorm) ? 1 : 0;
-  c.weight_dtype = static_cast<DType>(a.weight_dtype);
-  c.group_size = a.group_size;
+  const ModelConfig c = config_from_arch_block(a);
   EINFER_TRY(ein_validate_config(c));
 
   const int64_t expected = ein_expected_tensor_count(c);
@@ -479,6 +509,16 @@ Status load_model(const void* data, size_t size, const LoadOptions& options, Mod
     model->tokenizer_bytes = static_cast<size_t>(h.tokenizer_bytes);
   }
   return ok_status();
+}
+
+size_t model_weight_bytes(const Model& model) {
+  size_t total = 0;
+  for (uint32_t i = 0; i < model.tensor_count; ++i) {
+    TensorRecord r;
+    std::memcpy(&r, static_cast<const unsigned char*>(model.tensor_table) + i * sizeof r, sizeof r);
+    total += r.data_bytes + r.scales_bytes;
+  }
+  return total;
 }
 
 Status model_tensor(const Model& model, TensorRole role, int32_t layer, TensorView* out) {

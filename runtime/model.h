@@ -95,4 +95,7 @@ Status load_model(const void* data, size_t size, const LoadOptions& options, Mod
 // The view of one tensor; out_of_range with a message if the model has no such tensor.
 Status model_tensor(const Model& model, TensorRole role, int32_t layer, TensorView* out);
 
+// Bytes of every tensor the image holds (values and scales), from its tensor table.
+size_t model_weight_bytes(const Model& model);
+
 }  // namespace einfer

@@ -11,8 +11,8 @@
 #include "kernels/attention.h"
 #include "kernels/attention_reference.h"
 #include "kernels/quant.h"
+#include "models/kv_cache.h"
 #include "npy_reader.h"
-#include "runtime/kv_cache.h"
 
 using namespace einfer;
 using einfer_test::attention_data;
@@ -20,7 +20,6 @@ using einfer_test::load_npy;
 
 namespace einfer {
 // Test hook in kernels/attention.cpp: -1 by CPU, 0 AVX2, 1 AVX-VNNI; returns whether VNNI is used.
-bool attention_select_i8_dot_path_for_tests(int path);
 }  // namespace einfer
 
 namespace {
@@ -75,8 +74,10 @@ float max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
 // a first block of `first` tokens, then blocks of `block`. K/V are written after each block's
 // attention, as the model does. Returns out [P][H][k].
 std::vector<float> run_sequence(const Case& c, DType dtype, int32_t capacity, int32_t first,
-                                int32_t block) {
-  const AttentionShape sh = c.shape();
+                                int32_t block,
+                                AttentionI8Dot i8_dot = AttentionI8Dot::auto_select) {
+  AttentionShape sh = c.shape();
+  sh.i8_dot = i8_dot;
   KVCacheConfig cfg{1, c.G, c.k, capacity, c.sinks, dtype};
   std::vector<unsigned char> arena_mem(kv_cache_bytes(cfg) + 64);
   Arena arena(arena_mem.data() + (64 - reinterpret_cast<uintptr_t>(arena_mem.data()) % 64) % 64,
@@ -240,26 +241,23 @@ TEST_CASE("attention: int8 KV stays within the perturbation bound of its quantiz
 TEST_CASE("attention: int8 KV gives the same bits on the AVX2 and AVX-VNNI integer-dot paths") {
   // Both paths form the same exact int32 sums (vpdpwssd does not saturate), so the outputs must
   // agree bit for bit; with the AVX2 path forced, the int8 bit-exactness properties hold too.
-  const bool vnni = attention_select_i8_dot_path_for_tests(1);
+  const bool vnni = attention_i8_dot_uses_vnni(AttentionI8Dot::avx_vnni);
   if (!vnni) MESSAGE("no AVX-VNNI on this CPU (or no AVX2 build): both runs take the same path");
   for (const char* name : kCausalCases) {
     const Case c = load_case(name);
     INFO("case " << std::string(name));
-    attention_select_i8_dot_path_for_tests(1);
-    const auto fast = run_sequence(c, DType::i8, c.capacity, 1, 1);
-    attention_select_i8_dot_path_for_tests(0);
-    const auto plain = run_sequence(c, DType::i8, c.capacity, 1, 1);
+    const auto fast = run_sequence(c, DType::i8, c.capacity, 1, 1, AttentionI8Dot::avx_vnni);
+    const auto plain = run_sequence(c, DType::i8, c.capacity, 1, 1, AttentionI8Dot::avx2);
     CHECK(std::memcmp(fast.data(), plain.data(), fast.size() * sizeof(float)) == 0);
-    const auto pre = run_sequence(c, DType::i8, c.capacity, 13, 1);
+    const auto pre = run_sequence(c, DType::i8, c.capacity, 13, 1, AttentionI8Dot::avx2);
     const size_t from = size_t(13) * c.H * c.k;
     CHECK(std::memcmp(plain.data() + from, pre.data() + from,
                       (plain.size() - from) * sizeof(float)) == 0);
     if (c.capacity < c.P) {
-      const auto flat = run_sequence(c, DType::i8, c.P, 1, 1);
+      const auto flat = run_sequence(c, DType::i8, c.P, 1, 1, AttentionI8Dot::avx2);
       CHECK(std::memcmp(plain.data(), flat.data(), plain.size() * sizeof(float)) == 0);
     }
   }
-  attention_select_i8_dot_path_for_tests(-1);
 }
 
 TEST_CASE("attention: invalid shapes, caches and buffers return statuses") {

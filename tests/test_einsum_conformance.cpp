@@ -122,9 +122,9 @@ TEST_CASE("einsum conformance: library plans match numpy on every committed case
     const float tol = 1e-4f * std::fmax(1.f, max_abs(ref.data));
     for (size_t i = 0; i < ref.data.size(); ++i) {
       if (std::fabs(out[i] - ref.data[i]) > tol || std::fabs(gen[i] - ref.data[i]) > tol) {
-        FAIL_CHECK((c.name + " (" + einsum_kernel_name(plan) + ") element " + std::to_string(i) +
-                    ": got " + std::to_string(out[i]) + " / generic " + std::to_string(gen[i]) +
-                    ", numpy " + std::to_string(ref.data[i])));
+        FAIL_CHECK((c.name + " (" + einsum_plan_kernel_name(plan) + ") element " +
+                    std::to_string(i) + ": got " + std::to_string(out[i]) + " / generic " +
+                    std::to_string(gen[i]) + ", numpy " + std::to_string(ref.data[i])));
         break;
       }
     }

@@ -84,11 +84,11 @@ std::string check_against_reference(const char* spec, std::vector<TensorView> in
     if (std::fabs(got[go] - ref[rf]) > tol) {
       FAIL_CHECK((std::string(spec) + " strided_out " + std::to_string(strided_out) + " element " +
                   std::to_string(e) + " got " + std::to_string(got[go]) + " want " +
-                  std::to_string(ref[rf]) + " kernel " + einsum_kernel_name(plan)));
+                  std::to_string(ref[rf]) + " kernel " + einsum_plan_kernel_name(plan)));
       break;
     }
   }
-  return einsum_kernel_name(plan);
+  return einsum_plan_kind_name(plan);
 }
 
 }  // namespace
@@ -346,7 +346,9 @@ TEST_CASE("einsum: f16 operands are widened (generic path)") {
                               make_view(DType::f32, b.data(), {6, 7})};
   EinsumPlan plan;
   REQUIRE(plan_einsum("ij,jk->ik", in16, 2, &plan).ok());
-  CHECK(std::string(einsum_kernel_name(plan)) == "generic");
+  CHECK(std::string(einsum_plan_kind_name(plan)) == "generic");
+  CHECK(plan.generic_reason == EinsumGenericReason::f16_operand);
+  CHECK(std::string(einsum_plan_kernel_name(plan)) == "generic_loop_f16");
   std::vector<float> out(35);
   REQUIRE(
       execute_einsum(plan, in16, 2, make_view(DType::f32, out.data(), {5, 7}), nullptr, 0).ok());
@@ -356,4 +358,28 @@ TEST_CASE("einsum: f16 operands are widened (generic path)") {
       for (int j = 0; j < 6; ++j) s += double(a[i * 6 + j]) * b[j * 7 + k];
       CHECK(std::fabs(out[i * 7 + k] - s) < 1e-5);
     }
+}
+
+TEST_CASE("einsum: a plan records its kernel and layout once and names its microkernel") {
+  std::vector<float> a = random_vec(20 * 24, 61), b = random_vec(24 * 28, 62), y(20 * 28);
+  const TensorView in[2] = {make_view(DType::f32, a.data(), {20, 24}),
+                            make_view(DType::f32, b.data(), {24, 28})};
+  EinsumPlan plan;
+  REQUIRE(plan_einsum("ij,jk->ik", in, 2, &plan).ok());
+  CHECK(plan.kind == EinsumKernel::gemm);
+  CHECK(plan.layout.kind == plan.kind);
+  CHECK(plan.generic_reason == EinsumGenericReason::none);
+  CHECK(plan.layout.m.size * plan.layout.n.size == 20 * 28);
+  CHECK(plan.layout.k.size == 24);
+  CHECK(plan.layout.scratch == plan.scratch_bytes);
+  CHECK(std::string(einsum_plan_kind_name(plan)) == "gemm");
+  CHECK(std::string(einsum_plan_kernel_name(plan)) == gemm_f32_kernel_name());
+  // The stored layout runs as planned and gives what the generic loop nest gives.
+  std::vector<unsigned char> scratch(plan.scratch_bytes);
+  std::vector<float> ref(y.size());
+  REQUIRE(execute_einsum(plan, in, 2, make_view(DType::f32, y.data(), {20, 28}), scratch.data(),
+                         scratch.size())
+              .ok());
+  REQUIRE(execute_einsum_reference(plan, in, 2, make_view(DType::f32, ref.data(), {20, 28})).ok());
+  for (size_t i = 0; i < y.size(); ++i) CHECK(std::fabs(y[i] - ref[i]) <= 1e-4f);
 }

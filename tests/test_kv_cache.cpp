@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "runtime/kv_cache.h"
+#include "models/kv_cache.h"
 
 using namespace einfer;
 

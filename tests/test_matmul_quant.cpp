@@ -8,8 +8,8 @@
 #include <cstring>
 #include <vector>
 
+#include "kernels/gemm_quant_internal.h"
 #include "kernels/matmul_quant.h"
-#include "kernels/matmul_quant_impl.h"
 #include "kernels/quant.h"
 
 using namespace einfer;

@@ -8,7 +8,7 @@
 #include <numeric>
 #include <vector>
 
-#include "runtime/sampler.h"
+#include "models/sampler.h"
 
 using namespace einfer;
 

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "models/einfer.h"
+#include "models/sampler.h"
 #include "models/session.h"
 #include "models/tokenizer.h"
-#include "runtime/sampler.h"
 #include "tests/alloc/heap_counter.h"
 #include "tools/einfer-pack/importers.h"
 

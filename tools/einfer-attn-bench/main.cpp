@@ -17,7 +17,7 @@
 
 #include "kernels/attention.h"
 #include "kernels/simd.h"
-#include "runtime/kv_cache.h"
+#include "models/kv_cache.h"
 #include "tools/common/bench_probes.h"
 
 using namespace einfer;

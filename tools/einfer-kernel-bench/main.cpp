@@ -78,7 +78,7 @@ double time_einsum(const char* spec, const TensorView& a, const TensorView& b, f
     std::fprintf(stderr, "plan %s: %s\n", spec, st.message);
     std::exit(1);
   }
-  *kernel = einsum_kernel_name(plan);
+  *kernel = einsum_plan_kernel_name(plan);
   Scratch s;
   void* scratch = s.get(plan.scratch_bytes);
   const TensorView ov = make_view(DType::f32, out, plan.out_shape, plan.out_rank);

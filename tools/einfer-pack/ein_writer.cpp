@@ -28,6 +28,11 @@ std::string status_text(const Status& s) {
   return buf;
 }
 
+void require_valid_config(const ModelConfig& config, const std::string& context) {
+  const Status s = ein_validate_config(config);
+  if (!s.ok()) throw PackError(context + status_text(s));
+}
+
 PackedTensor encode_tensor(TensorRole role, int32_t layer, const std::vector<int64_t>& shape,
                            const float* values, DType dtype, int32_t group) {
   PackedTensor t;
@@ -84,8 +89,7 @@ PackedTensor encode_tensor(TensorRole role, int32_t layer, const std::vector<int
 
 std::vector<uint8_t> write_ein(const EinImage& image) {
   const ModelConfig& c = image.config;
-  const Status valid = ein_validate_config(c);
-  if (!valid.ok()) throw PackError("invalid model configuration: " + status_text(valid));
+  require_valid_config(c, "invalid model configuration: ");
   const int64_t count = ein_expected_tensor_count(c);
 
   // Canonical order: index every tensor by (role, layer) and walk the expected sequence.
@@ -171,27 +175,7 @@ std::vector<uint8_t> write_ein(const EinImage& image) {
   }
   h.file_size = end;
 
-  ArchBlock a;
-  std::memset(&a, 0, sizeof a);
-  a.kind = static_cast<uint32_t>(c.arch);
-  a.dim = c.dim;
-  a.hidden_dim = c.hidden_dim;
-  a.n_layers = c.n_layers;
-  a.n_heads = c.n_heads;
-  a.n_kv_heads = c.n_kv_heads;
-  a.head_dim = c.head_dim;
-  a.vocab_size = c.vocab_size;
-  a.context_length = c.context_length;
-  a.norm = static_cast<uint32_t>(c.norm);
-  a.norm_eps = c.norm_eps;
-  a.activation = static_cast<uint32_t>(c.activation);
-  a.rope = static_cast<uint32_t>(c.rope);
-  a.rope_theta = c.rope_theta;
-  a.flags = (c.tied_classifier ? kArchTiedClassifier : 0) | (c.has_bias ? kArchHasBias : 0) |
-            (c.norm_first ? kArchNormFirst : 0) | (c.causal ? kArchCausal : 0) |
-            (c.final_norm ? kArchFinalNorm : 0);
-  a.weight_dtype = static_cast<uint32_t>(c.weight_dtype);
-  a.group_size = c.group_size;
+  const ArchBlock a = arch_block_from_config(c);
 
   std::vector<uint8_t> out(end, 0);
   std::memcpy(out.data() + 128, &a, sizeof a);

@@ -58,4 +58,8 @@ struct AlignedBuffer {
 // "message (need N, have M) at index I" for a Status.
 std::string status_text(const Status& s);
 
+// The packer's one check of a configuration (runtime ein_validate_config): throws
+// PackError(context + status_text) when it is invalid.
+void require_valid_config(const ModelConfig& config, const std::string& context);
+
 }  // namespace einfer::pack

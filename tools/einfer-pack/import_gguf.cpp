@@ -310,8 +310,7 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
     throw PackError("gguf: missing token_embd.weight");
   cfg.vocab_size = integer("llama.vocab_size", emb->second.ne[1], false);
   cfg.tied_classifier = infos.count("output.weight") ? 0 : 1;
-  const Status s = ein_validate_config(cfg);
-  if (!s.ok()) throw PackError("gguf: " + status_text(s));
+  require_valid_config(cfg, "gguf: ");
 
   std::map<uint32_t, int> type_votes;
   auto load = [&](const std::string& name, TensorRole role, int32_t layer,

@@ -71,8 +71,7 @@ ModelConfig config_from_header(const int32_t h[7], bool tied) {
   c.rope = RopeMode::interleaved;  // llama2.c rotates pairs (2i, 2i+1)
   c.rope_theta = 10000.f;
   c.tied_classifier = tied ? 1 : 0;
-  const Status s = ein_validate_config(c);
-  if (!s.ok()) throw PackError("llama2.c: unsupported header: " + status_text(s));
+  require_valid_config(c, "llama2.c: unsupported header: ");
   return c;
 }
 

@@ -228,8 +228,7 @@ SourceModel import_hf_llama(const std::string& folder) {
   const Json* tie = json_typed(cfg, "tie_word_embeddings", T::boolean, "boolean");
   c.tied_classifier = tie && tie->b ? 1 : 0;
   c.activation = Activation::swiglu;
-  const Status s = ein_validate_config(c);
-  if (!s.ok()) throw PackError("config.json: " + status_text(s));
+  require_valid_config(c, "config.json: ");
   m.notes = "rope=hf half-split rows permuted to interleaved";
 
   // Which file holds each tensor.
@@ -416,8 +415,7 @@ SourceModel import_torch_encoder(const std::vector<uint8_t>& bytes,
     add(m, TensorRole::final_norm, -1, {d}, get(stack_prefix + "norm.weight", {d}), "norm.weight");
     add(m, TensorRole::final_norm_bias, -1, {d}, get(stack_prefix + "norm.bias", {d}), "norm.bias");
   }
-  const Status s = ein_validate_config(c);
-  if (!s.ok()) throw PackError("torch-encoder: " + status_text(s));
+  require_valid_config(c, "torch-encoder: ");
   return m;
 }
 

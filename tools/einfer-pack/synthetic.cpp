@@ -76,8 +76,7 @@ ModelConfig synthetic_config(const SyntheticSpec& s) {
   c.tied_classifier = s.tied ? 1 : 0;
   c.weight_dtype = s.dtype;
   c.group_size = dtype_is_quantized(s.dtype) ? s.group : 0;
-  const Status st = ein_validate_config(c);
-  if (!st.ok()) spec_error("unsupported shape: " + status_text(st));
+  require_valid_config(c, "--synthetic: unsupported shape: ");
   return c;
 }
 

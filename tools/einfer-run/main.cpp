@@ -15,10 +15,10 @@
 #include <vector>
 
 #include "models/encoder.h"
+#include "models/sampler.h"
 #include "models/session.h"
 #include "models/tokenizer.h"
 #include "runtime/format.h"
-#include "runtime/sampler.h"
 #include "tools/common/file.h"
 #include "tools/common/npy.h"
 
@@ -169,15 +169,6 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// Bytes of every tensor the file holds (values and scales), from its tensor table.
-size_t weights_bytes(const Model& m) {
-  const auto* records = static_cast<const TensorRecord*>(m.tensor_table);
-  size_t total = 0;
-  for (uint32_t i = 0; i < m.tensor_count; ++i)
-    total += records[i].data_bytes + records[i].scales_bytes;
-  return total;
-}
-
 int run_encoder(const Args& a, const Model& model) {
   if (!a.input || !a.output) usage("an encoder model needs --input X.npy and --output Y.npy");
   tools::NpyArray x;
@@ -226,7 +217,7 @@ int run_encoder(const Args& a, const Model& model) {
                static_cast<long long>(batch), static_cast<long long>(seq), dt * 1e3,
                static_cast<double>(batch * seq) / dt);
   std::fprintf(stderr, "memory: arena %zu bytes used of %zu reserved, weights %zu bytes\n",
-               arena.high_water(), need, weights_bytes(model));
+               arena.high_water(), need, model_weight_bytes(model));
   return 0;
 }
 
@@ -408,6 +399,6 @@ int main(int argc, char** argv) {
       stderr,
       "memory: arena %zu bytes used of %zu reserved (KV cache %s, %d slots), weights %zu bytes\n",
       arena.high_water(), need, run.kv_dtype == DType::i8 ? "int8" : "f32", run.context,
-      weights_bytes(model));
+      model_weight_bytes(model));
   return 0;
 }

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# All tests, every target: installs prerequisites (setup-debian.sh), then for each CMake preset
+# All tests, every target: installs prerequisites (setup-debian.sh), runs the source checks
+# (.ci/check-layers.sh, .ci/check-format.sh), then for each CMake preset
 # configures, builds (-j2) and runs ctest --output-on-failure. Prints a summary with timings and
 # exits non-zero if any step of any preset failed. With no arguments it also runs every libFuzzer
 # target for 20 s (tools/scripts/fuzz.sh; about 4 minutes with the build).
@@ -19,6 +20,17 @@ fi
 summary=()
 failed=0
 total_start=$(date +%s)
+
+# Source checks first (seconds): the layering of includes and clang-format.
+for check in check-layers check-format; do
+  start=$(date +%s)
+  echo "=== $check"
+  status=ok
+  bash ".ci/$check.sh" || status="FAILED"
+  [[ "$status" == ok ]] || failed=1
+  summary+=("$(printf '%-14s %-18s %4d s' "$check" "$status" "$(( $(date +%s) - start ))")")
+done
+
 for preset in "${presets[@]}"; do
   start=$(date +%s)
   status=ok

@@ -5,7 +5,7 @@
 // multiply into int16 with vmull_s8 + vmlal_s8 (two products of |w| <= 128, |a| <= 127 stay below
 // 32767) and widen pairwise into int32 with vpadalq_s16. q4 nibbles unpack with and/shift - 8 into
 // the even (low nibble) and odd (high nibble) halves that match the even/odd activation chunks.
-#include "kernels/matmul_quant_impl.h"
+#include "kernels/gemm_quant_internal.h"
 
 #if EINFER_HAS_SIMD && defined(__ARM_NEON)
 
@@ -13,7 +13,7 @@
 
 #include <cstring>
 
-#include "kernels/matmul_quant_tiles.h"
+#include "kernels/gemm_quant_tiling.h"
 
 namespace einfer::quant_detail {
 namespace {
@@ -150,10 +150,10 @@ struct Q4Neon {
 
 }  // namespace
 
-void q8q8_matmul_neon(const QuantGemm& p) {
+void gemm_q8_4x1_neon(const QuantGemm& p) {
   run_tiles<Q8Neon, 4, 4, 1>(p);
 }
-void q4q8_matmul_neon(const QuantGemm& p) {
+void gemm_q4_4x1_neon(const QuantGemm& p) {
   run_tiles<Q4Neon, 4, 4, 1>(p);
 }
 

@@ -1,5 +1,5 @@
 // Sampler: greedy, temperature, top-k and top-p sampling over caller scratch (see sampler.h).
-#include "runtime/sampler.h"
+#include "models/sampler.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,5 @@
 // Dispatch of the vector primitives: xsimd implementations when the build has a SIMD ISA, the
-// scalar twins (kernels/vec_scalar.cpp) otherwise.
+// scalar twins (kernels/vec_f32_scalar.cpp) otherwise.
 //
 // One generic implementation serves AVX2+FMA, NEON64 and NEON 32-bit (xsimd::batch<float> is 8 or
 // 4 lanes). Reductions keep several independent accumulators so the FMA/add latency is hidden

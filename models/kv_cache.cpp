@@ -1,5 +1,5 @@
-// Ring-buffer KV cache (see runtime/kv_cache.h).
-#include "runtime/kv_cache.h"
+// Ring-buffer KV cache (see models/kv_cache.h).
+#include "models/kv_cache.h"
 
 #include <cstring>
 

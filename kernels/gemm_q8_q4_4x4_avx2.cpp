@@ -14,7 +14,7 @@
 // elements) and one shift + AND (odd elements) against activations stored as 32 even then 32 odd
 // elements per 64-block; dot(u - 8, a) = dot(u, a) - 8 * sum(a), the sums precomputed per chunk.
 // With AVX-VNNI compiled in (__AVXVNNI__) vpdpbusd replaces maddubs + madd.
-#include "kernels/matmul_quant_impl.h"
+#include "kernels/gemm_quant_internal.h"
 
 #if EINFER_HAS_SIMD && defined(__AVX2__)
 
@@ -398,10 +398,10 @@ void run(const QuantGemm& p) {
 
 }  // namespace
 
-void q8q8_matmul_avx2(const QuantGemm& p) {
+void gemm_q8_4x4_avx2(const QuantGemm& p) {
   run<Q8>(p);
 }
-void q4q8_matmul_avx2(const QuantGemm& p) {
+void gemm_q4_4x4_avx2(const QuantGemm& p) {
   run<Q4>(p);
 }
 

@@ -59,16 +59,16 @@ struct QuantGemm {
 bool simd_supports_group(bool q4, int32_t group);
 
 #if EINFER_HAS_SIMD && defined(__AVX2__)
-void q8q8_matmul_avx2(const QuantGemm& p);
-void q4q8_matmul_avx2(const QuantGemm& p);
+void gemm_q8_4x4_avx2(const QuantGemm& p);
+void gemm_q4_4x4_avx2(const QuantGemm& p);
 #endif
 #if EINFER_HAS_SIMD && defined(__ARM_NEON)
-void q8q8_matmul_neon(const QuantGemm& p);  // sdot with __ARM_FEATURE_DOTPROD, else vmull/vpadal
-void q4q8_matmul_neon(const QuantGemm& p);
+void gemm_q8_4x1_neon(const QuantGemm& p);  // sdot with __ARM_FEATURE_DOTPROD, else vmull/vpadal
+void gemm_q4_4x1_neon(const QuantGemm& p);
 #endif
 
 // Scalar int path on natural-order activations (the Cortex-M / no-SIMD path and test reference).
-void q8q8_matmul_scalar(const QuantGemm& p);
-void q4q8_matmul_scalar(const QuantGemm& p);
+void gemm_q8_1x1_scalar(const QuantGemm& p);
+void gemm_q4_1x1_scalar(const QuantGemm& p);
 
 }  // namespace einfer::quant_detail

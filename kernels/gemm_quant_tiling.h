@@ -1,5 +1,5 @@
 // Internal to kernels/: tiling of a quantized matmul into MR x NR register tiles, used by the NEON
-// microkernels (the AVX2 ones tile themselves, see matmul_quant_avx2.cpp). K provides
+// microkernels (the AVX2 ones tile themselves, see gemm_q8_q4_4x4_avx2.cpp). K provides
 // `template <int MR, int NR> static void tile(p, i0, j0)` computing C[i0 .. i0+MR, j0 .. j0+NR].
 //
 // GEMV (m == 1) walks W in tiles of 1 x kGemvRows rows sharing each activation load. For m > 1
@@ -9,7 +9,7 @@
 
 #include <cstdint>
 
-#include "kernels/matmul_quant_impl.h"
+#include "kernels/gemm_quant_internal.h"
 
 namespace einfer::quant_detail {
 

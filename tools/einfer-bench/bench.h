@@ -1,0 +1,204 @@
+// einfer-bench internals shared by its files: options (options.cpp), model setup and timed
+// passes (measure.cpp), report output (report.cpp), the smoke check and main (main.cpp).
+#pragma once
+
+#include <algorithm>
+#include <cerrno>
+#include <cinttypes>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <string>
+#include <vector>
+
+#include "kernels/gemm_f32.h"
+#include "kernels/simd.h"
+#include "kernels/vec.h"
+#include "models/profile.h"
+#include "models/sampler.h"
+#include "models/session.h"
+#include "runtime/format.h"
+#include "tools/common/bench_probes.h"
+#include "tools/common/file.h"
+#include "tools/einfer-bench/bench_kernels.h"
+#include "tools/einfer-pack/importers.h"
+
+namespace einfer::bench {
+
+using tools::stream_read;
+using tools::thread_ns;
+
+[[noreturn]] void fail(const char* what, const Status& s);
+[[noreturn]] void usage(const char* why);
+
+// ---------------------------------------------------------------------------------------------
+// Arguments
+
+struct Args {
+  const char* model = nullptr;
+  const char* synthetic = nullptr;
+  long prompt = 128;
+  long gen = 32;
+  std::vector<long> contexts = {128, 512, 2048};
+  RunOptions run;
+  long repeat = 3;
+  const char* json = nullptr;
+  const char* svg = nullptr;
+  bool smoke = false;
+  bool ratio_check = true;
+  bool kernels = false;
+  bool quick = false;
+};
+
+Args parse(int argc, char** argv);
+
+// xorshift64*: the same benchmark tokens and smoke inputs on every platform.
+struct Rng {
+  uint64_t s;
+  explicit Rng(uint64_t seed) : s(seed ? seed : 0x9E3779B97F4A7C15ull) {}
+  uint64_t next() {
+    s ^= s >> 12, s ^= s << 25, s ^= s >> 27;
+    return s * 0x2545F4914F6CDD1Dull;
+  }
+  // Uniform with standard deviation `sd`.
+  float uniform(float sd) {
+    const float u = static_cast<float>(next() >> 40) / 16777216.f;  // [0, 1)
+    return (2.f * u - 1.f) * sd * 1.7320508f;
+  }
+};
+
+// --synthetic keys left out take stories15M's shape (pack::SyntheticSpec, einfer_pack_lib).
+inline constexpr pack::SyntheticSpec kBenchSyntheticDefaults = {
+    .dim = 288, .hidden = 768, .layers = 6, .heads = 6, .kv_heads = 0, .vocab = 32000, .seq = 256};
+
+struct StepCost {
+  double projection_bytes = 0, ffn_bytes = 0, classifier_bytes = 0, other_bytes = 0, kv_bytes = 0;
+  double projection_flops = 0, ffn_flops = 0, classifier_flops = 0, attention_flops = 0;
+  double bytes() const {
+    return projection_bytes + ffn_bytes + classifier_bytes + other_bytes + kv_bytes;
+  }
+  double flops() const { return projection_flops + ffn_flops + classifier_flops + attention_flops; }
+};
+
+// Bytes one decode step reads and flops it does when the token attends `attended` positions.
+StepCost decode_cost(const LlamaWeights& w, const KVCache& cache, int64_t attended);
+
+struct StreamBuffer {
+  int32_t* p = nullptr;
+  size_t n = 0;
+  ~StreamBuffer() { std::free(p); }
+};
+
+// Nearest-rank percentile (q in [0, 1]) of unsorted samples.
+double percentile(std::vector<double> v, double q);
+// Median cost of one thread_ns() read (see measure.cpp).
+double clock_read_ns();
+// Median read bandwidth in GB/s over the first `bytes` of the buffer (grown as needed).
+double measure_bandwidth(StreamBuffer* buf, size_t bytes);
+// FMA peak of the selected SIMD path in GFLOP/s.
+double measure_fma_peak();
+
+inline const char* const kStageNames[kStageCount] = {"projections", "attention",  "feed_forward",
+                                                     "norms_rope",  "classifier", "sampling"};
+
+struct StageSplit {
+  double ns_per_token[kStageCount] = {};
+  double total_ns_per_token = 0;
+};
+
+extern double g_clock_ns;  // clock_read_ns(), measured once at start-up
+StageSplit split_of(const StageProfile& p, double tokens);
+
+struct PrefillResult {
+  int64_t tokens = 0;
+  double seconds = 0;  // median
+  double tokens_per_s = 0;
+  double gemm_flops = 0, gemm_gflops = 0;  // projections + feed-forward, from the profiled pass
+  double projection_gflops = 0, ffn_gflops = 0;
+  StageSplit stages;  // per prompt token
+};
+
+struct DecodeResult {
+  int64_t context = 0, attended = 0;
+  std::vector<double> latency_ms;
+  double p50 = 0, p90 = 0, p99 = 0, max = 0, mean = 0;
+  double tokens_per_s = 0;  // from the median latency
+  StepCost cost;
+  double bandwidth_gbps = 0;  // streaming read over cost.bytes()
+  double achieved_gbps = 0, achieved_gflops = 0;
+  double decode_fraction = 0, compute_fraction = 0;
+  size_t kv_bytes_at_context = 0, arena_bytes_at_context = 0;
+  StageSplit stages;
+};
+
+struct Bench {
+  Session* session = nullptr;
+  Sampler sampler;
+  Rng rng{42};
+  int32_t next_token() {
+    return static_cast<int32_t>(rng.next() % uint64_t(session->weights.config.vocab_size));
+  }
+
+  void eval(const int32_t* tokens, int32_t n) {
+    const Status s = session_eval(session, tokens, n);
+    if (!s.ok()) fail("forward", s);
+  }
+
+  // Steps the stream back to position `pos` so a pass of decode steps can be repeated at the same
+  // context. Without a window the cache still holds every position below pos; with one, ring slots
+  // overwritten since hold later positions, which changes values but not the work timed.
+  void rewind(int64_t pos) {
+    LlamaState& st = session->state;
+    st.pos = std::min(st.pos, pos);
+    for (int32_t l = 0; l < st.cache.config.n_layers; ++l) {
+      st.cache.n_positions[l] = std::min(st.cache.n_positions[l], st.pos);
+    }
+  }
+
+  // Fills the cache with random tokens up to position `target` (exclusive).
+  void fill_to(int64_t target) {
+    LlamaState& st = session->state;
+    rewind(target);
+    std::vector<int32_t> toks;
+    while (st.pos < target) {
+      const int64_t n = std::min<int64_t>(target - st.pos, 4096);
+      toks.resize(static_cast<size_t>(n));
+      for (auto& t : toks) t = next_token();
+      eval(toks.data(), static_cast<int32_t>(n));
+    }
+  }
+
+  // One decode step (forward + greedy sampling); returns the sampled token.
+  int32_t step(int32_t token, StageProfile* prof) {
+    eval(&token, 1);
+    const uint64_t t = profile_start(prof);
+    const int32_t next = sampler_sample(&sampler, session->state.logits);
+    profile_charge(prof, Stage::sampling, t);
+    return next;
+  }
+};
+
+PrefillResult bench_prefill(Bench& b, int64_t n, long repeat);
+DecodeResult bench_decode(Bench& b, int64_t context, long gen, long repeat, StreamBuffer* stream,
+                          double peak_gflops);
+
+struct Report {
+  std::string source;
+  ModelConfig config;
+  RunOptions run;
+  Args args;
+  size_t weights_bytes = 0, kv_bytes = 0, arena_bytes = 0;
+  double peak_gflops = 0;
+  PrefillResult prefill;
+  std::vector<DecodeResult> decode;
+};
+
+void write_json(const Report& r, const char* path);
+// Two panels against context length (log2 axis): decode tokens/s, and memory (MB).
+void write_svg(const Report& r, const char* path);
+void print_report(const Report& r, double bw_note);
+
+}  // namespace einfer::bench

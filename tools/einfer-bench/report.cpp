@@ -1,0 +1,283 @@
+// einfer-bench output: the JSON report, the SVG plot and the console summary.
+#include <cmath>
+#include <cstdio>
+
+#include "tools/einfer-bench/bench.h"
+
+#ifndef EINFER_BENCH_COMPILER
+#define EINFER_BENCH_COMPILER "unknown"
+#endif
+#ifndef EINFER_BENCH_FLAGS
+#define EINFER_BENCH_FLAGS ""
+#endif
+#ifndef EINFER_BENCH_COMMIT
+#define EINFER_BENCH_COMMIT "unknown"
+#endif
+
+namespace einfer::bench {
+
+// ---------------------------------------------------------------------------------------------
+// Output
+
+std::string json_number(double x) {
+  if (!std::isfinite(x)) return "null";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", x);
+  return buf;
+}
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (char ch : s) {
+    if (ch == '"' || ch == '\\')
+      out += '\\', out += ch;
+    else if (static_cast<unsigned char>(ch) < 0x20)
+      out += ' ';
+    else
+      out += ch;
+  }
+  return out + "\"";
+}
+
+std::string stages_json(const StageSplit& s) {
+  std::string out = "{";
+  for (int i = 0; i < kStageCount; ++i) {
+    out += std::string(i ? ", " : "") + json_string(kStageNames[i]) + ": " +
+           json_number(s.ns_per_token[i] * 1e-6);
+  }
+  return out + "}";
+}
+
+void write_json(const Report& r, const char* path) {
+  const DecodeResult& d0 = r.decode.front();
+  const ModelConfig& c = r.config;
+  std::string o = "{\n";
+  o += "  \"tool\": \"einfer-bench\",\n";
+  o += "  \"simd\": " + json_string(simd_arch_name()) + ",\n";
+  o += "  \"threads\": 1,\n";
+  o += "  \"clock\": \"thread_cputime\",\n";
+  o += "  \"build\": {\"compiler\": " + json_string(EINFER_BENCH_COMPILER) +
+       ", \"simd\": " + json_string(simd_arch_name()) +
+       ", \"simd_float_lanes\": " + std::to_string(simd_float_lanes()) +
+       ", \"flags\": " + json_string(EINFER_BENCH_FLAGS) +
+       ", \"commit\": " + json_string(EINFER_BENCH_COMMIT) + "},\n";
+  o += "  \"model\": {\"source\": " + json_string(r.source) +
+       ", \"dim\": " + std::to_string(c.dim) + ", \"hidden_dim\": " + std::to_string(c.hidden_dim) +
+       ", \"n_layers\": " + std::to_string(c.n_layers) +
+       ", \"n_heads\": " + std::to_string(c.n_heads) +
+       ", \"n_kv_heads\": " + std::to_string(c.n_kv_heads) +
+       ", \"vocab_size\": " + std::to_string(c.vocab_size) +
+       ", \"context_length\": " + std::to_string(c.context_length) +
+       ", \"weight_dtype\": " + json_string(dtype_name(c.weight_dtype)) +
+       ", \"group_size\": " + std::to_string(c.group_size) +
+       ", \"tied_classifier\": " + (c.tied_classifier ? "true" : "false") + "},\n";
+  o += "  \"options\": {\"prompt\": " + std::to_string(r.args.prompt) +
+       ", \"gen\": " + std::to_string(r.args.gen) +
+       ", \"repeat\": " + std::to_string(r.args.repeat) +
+       ", \"window\": " + std::to_string(r.run.window) +
+       ", \"sinks\": " + std::to_string(r.run.sinks) +
+       ", \"kv\": " + json_string(r.run.kv_dtype == DType::i8 ? "q8" : "f32") +
+       ", \"max_batch\": " + std::to_string(r.run.max_batch) +
+       ", \"cache_positions\": " + std::to_string(r.run.context) + "},\n";
+  o += "  \"weights_bytes\": " + std::to_string(r.weights_bytes) + ",\n";
+  o += "  \"kv_bytes\": " + std::to_string(r.kv_bytes) + ",\n";
+  o += "  \"arena_bytes\": " + std::to_string(r.arena_bytes) + ",\n";
+  o += "  \"prefill_tokens_per_s\": " + json_number(r.prefill.tokens_per_s) + ",\n";
+  o += "  \"decode_tokens_per_s\": " + json_number(d0.tokens_per_s) + ",\n";
+  o += "  \"latency_ms\": {\"context\": " + std::to_string(d0.context) +
+       ", \"p50\": " + json_number(d0.p50) + ", \"p90\": " + json_number(d0.p90) +
+       ", \"p99\": " + json_number(d0.p99) + ", \"max\": " + json_number(d0.max) +
+       ", \"mean\": " + json_number(d0.mean) +
+       ", \"samples\": " + std::to_string(d0.latency_ms.size()) + "},\n";
+  o += "  \"roofline\": {\"bandwidth_gbps\": " + json_number(d0.bandwidth_gbps) +
+       ", \"peak_gflops\": " + json_number(r.peak_gflops) +
+       ", \"decode_fraction\": " + json_number(d0.decode_fraction) +
+       ", \"decode_bytes_per_token\": " + json_number(d0.cost.bytes()) +
+       ", \"decode_compute_fraction\": " + json_number(d0.compute_fraction) +
+       ", \"prefill_gemm_gflops\": " + json_number(r.prefill.gemm_gflops) +
+       ", \"prefill_gemm_fraction\": " + json_number(r.prefill.gemm_gflops / r.peak_gflops) +
+       "},\n";
+  o += "  \"prefill\": {\"tokens\": " + std::to_string(r.prefill.tokens) +
+       ", \"ms\": " + json_number(r.prefill.seconds * 1e3) +
+       ", \"tokens_per_s\": " + json_number(r.prefill.tokens_per_s) +
+       ", \"gemm_gflops\": " + json_number(r.prefill.gemm_gflops) +
+       ", \"projection_gflops\": " + json_number(r.prefill.projection_gflops) +
+       ", \"feed_forward_gflops\": " + json_number(r.prefill.ffn_gflops) +
+       ", \"gemm_fraction_of_peak\": " + json_number(r.prefill.gemm_gflops / r.peak_gflops) +
+       ", \"stage_ms_per_token\": " + stages_json(r.prefill.stages) + "},\n";
+  o += "  \"decode\": [\n";
+  for (size_t i = 0; i < r.decode.size(); ++i) {
+    const DecodeResult& d = r.decode[i];
+    o += "    {\"context\": " + std::to_string(d.context) +
+         ", \"attended\": " + std::to_string(d.attended) +
+         ", \"tokens_per_s\": " + json_number(d.tokens_per_s) +
+         ", \"latency_ms\": {\"p50\": " + json_number(d.p50) + ", \"p90\": " + json_number(d.p90) +
+         ", \"p99\": " + json_number(d.p99) + ", \"max\": " + json_number(d.max) +
+         ", \"mean\": " + json_number(d.mean) +
+         "}, \"bytes_per_token\": " + json_number(d.cost.bytes()) +
+         ", \"weight_bytes_per_token\": " + json_number(d.cost.bytes() - d.cost.kv_bytes) +
+         ", \"kv_bytes_per_token\": " + json_number(d.cost.kv_bytes) +
+         ", \"flops_per_token\": " + json_number(d.cost.flops()) +
+         ", \"bandwidth_gbps\": " + json_number(d.bandwidth_gbps) +
+         ", \"achieved_gbps\": " + json_number(d.achieved_gbps) +
+         ", \"achieved_gflops\": " + json_number(d.achieved_gflops) +
+         ", \"decode_fraction\": " + json_number(d.decode_fraction) +
+         ", \"compute_fraction\": " + json_number(d.compute_fraction) +
+         ", \"kv_bytes\": " + std::to_string(d.kv_bytes_at_context) +
+         ", \"arena_bytes\": " + std::to_string(d.arena_bytes_at_context) +
+         ", \"stage_ms_per_token\": " + stages_json(d.stages) + "}" +
+         (i + 1 < r.decode.size() ? ",\n" : "\n");
+  }
+  o += "  ]\n}\n";
+  FILE* f = std::fopen(path, "w");
+  if (!f || std::fwrite(o.data(), 1, o.size(), f) != o.size() || std::fclose(f) != 0) {
+    std::fprintf(stderr, "einfer-bench: cannot write %s\n", path);
+    std::exit(1);
+  }
+}
+
+// Two panels against context length (log2 axis): decode tokens/s, and memory (MB).
+void write_svg(const Report& r, const char* path) {
+  const double W = 420, H = 300, L = 60, B = 40, T = 30, R = 20;
+  std::string o =
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"860\" height=\"300\" "
+      "font-family=\"sans-serif\" font-size=\"11\">\n";
+  o += "<rect width=\"860\" height=\"300\" fill=\"white\"/>\n";
+  const double x0 = std::log2(double(r.decode.front().context));
+  const double x1 = std::log2(double(r.decode.back().context));
+  auto panel = [&](double ox, const char* title, const std::vector<std::vector<double>>& series,
+                   const std::vector<const char*>& names, const std::vector<const char*>& colors) {
+    double ymax = 0;
+    for (const auto& s : series)
+      for (double y : s) ymax = std::max(ymax, y);
+    ymax = ymax > 0 ? ymax * 1.1 : 1;
+    char buf[512];
+    auto px = [&](double ctx) {
+      return ox + L + (x1 > x0 ? (std::log2(ctx) - x0) / (x1 - x0) : 0.5) * (W - L - R);
+    };
+    auto py = [&](double y) { return H - B - y / ymax * (H - B - T); };
+    std::snprintf(buf, sizeof buf,
+                  "<text x=\"%.0f\" y=\"18\" font-size=\"13\">%s</text>\n"
+                  "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"black\"/>\n"
+                  "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"black\"/>\n"
+                  "<text x=\"%.0f\" y=\"%.0f\">context (positions)</text>\n",
+                  ox + L, title, ox + L, H - B, ox + W - R, H - B, ox + L, T, ox + L, H - B,
+                  ox + L + 120, H - 5);
+    o += buf;
+    for (int i = 0; i <= 4; ++i) {
+      const double y = ymax * i / 4;
+      std::snprintf(buf, sizeof buf,
+                    "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">%.4g</text>\n", ox + L - 4,
+                    py(y) + 4, y);
+      o += buf;
+    }
+    for (const DecodeResult& d : r.decode) {
+      std::snprintf(buf, sizeof buf,
+                    "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">%lld</text>\n",
+                    px(double(d.context)), H - B + 14, static_cast<long long>(d.context));
+      o += buf;
+    }
+    for (size_t k = 0; k < series.size(); ++k) {
+      std::string pts;
+      for (size_t i = 0; i < r.decode.size(); ++i) {
+        std::snprintf(buf, sizeof buf, "%.1f,%.1f ", px(double(r.decode[i].context)),
+                      py(series[k][i]));
+        pts += buf;
+        std::snprintf(buf, sizeof buf, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>\n",
+                      px(double(r.decode[i].context)), py(series[k][i]), colors[k]);
+        o += buf;
+      }
+      o += "<polyline fill=\"none\" stroke-width=\"2\" stroke=\"" + std::string(colors[k]) +
+           "\" points=\"" + pts + "\"/>\n";
+      std::snprintf(buf, sizeof buf, "<text x=\"%.0f\" y=\"%.0f\" fill=\"%s\">%s</text>\n",
+                    ox + W - R - 150, T + 14.0 * double(k + 1), colors[k], names[k]);
+      o += buf;
+    }
+  };
+  std::vector<double> tps, kv, arena, weights;
+  for (const DecodeResult& d : r.decode) {
+    tps.push_back(d.tokens_per_s);
+    kv.push_back(double(d.kv_bytes_at_context) / 1e6);
+    arena.push_back(double(d.arena_bytes_at_context) / 1e6);
+    weights.push_back(double(r.weights_bytes) / 1e6);
+  }
+  panel(0, "decode tokens/s", {tps}, {"tokens/s"}, {"#1f77b4"});
+  panel(430, "memory (MB)", {weights, arena, kv}, {"weights", "arena (incl. KV)", "KV cache"},
+        {"#2ca02c", "#ff7f0e", "#d62728"});
+  o += "</svg>\n";
+  FILE* f = std::fopen(path, "w");
+  if (!f || std::fwrite(o.data(), 1, o.size(), f) != o.size() || std::fclose(f) != 0) {
+    std::fprintf(stderr, "einfer-bench: cannot write %s\n", path);
+    std::exit(1);
+  }
+}
+
+void print_report(const Report& r, double bw_note) {
+  const ModelConfig& c = r.config;
+  (void)bw_note;
+  std::printf("einfer-bench  %s\n", r.source.c_str());
+  std::printf("model: dim %d, hidden %d, layers %d, heads %d/%d, vocab %d, seq %d, weights %s%s\n",
+              c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads, c.vocab_size,
+              c.context_length, dtype_name(c.weight_dtype),
+              c.group_size ? (" g" + std::to_string(c.group_size)).c_str() : "");
+  std::printf("build: %s, simd %s, 1 thread, thread CPU time, commit %s\n", EINFER_BENCH_COMPILER,
+              simd_arch_name(), EINFER_BENCH_COMMIT);
+  std::printf("memory: weights %.2f MB, KV cache %.2f MB (%d positions, %s), arena %.2f MB\n",
+              double(r.weights_bytes) / 1e6, double(r.kv_bytes) / 1e6, r.run.context,
+              r.run.kv_dtype == DType::i8 ? "int8" : "f32", double(r.arena_bytes) / 1e6);
+  std::printf("roofline: FMA peak %.1f GFLOP/s (%s)\n\n", r.peak_gflops, simd_arch_name());
+  const PrefillResult& p = r.prefill;
+  std::printf(
+      "prefill  %lld tokens: %.2f ms, %.1f tokens/s; GEMMs %.1f GFLOP/s = %.2f of peak "
+      "(projections %.1f, feed-forward %.1f)\n\n",
+      static_cast<long long>(p.tokens), p.seconds * 1e3, p.tokens_per_s, p.gemm_gflops,
+      p.gemm_gflops / r.peak_gflops, p.projection_gflops, p.ffn_gflops);
+  std::printf("decode   %7s %9s %8s %8s %8s %8s %9s %9s %9s %8s %8s\n", "context", "tokens/s",
+              "p50 ms", "p90 ms", "p99 ms", "max ms", "MB/token", "GB/s", "bound GB/s", "mem frac",
+              "flop frac");
+  for (const DecodeResult& d : r.decode) {
+    std::printf("         %7lld %9.1f %8.3f %8.3f %8.3f %8.3f %9.3f %9.2f %9.2f %8.2f %8.3f%s\n",
+                static_cast<long long>(d.context), d.tokens_per_s, d.p50, d.p90, d.p99, d.max,
+                d.cost.bytes() / 1e6, d.achieved_gbps, d.bandwidth_gbps, d.decode_fraction,
+                d.compute_fraction,
+                d.context > c.context_length ? "  (beyond trained context)" : "");
+  }
+  std::printf("\nstage split, ms per token (share)   prefill");
+  for (const DecodeResult& d : r.decode)
+    std::printf("     decode@%-6lld", static_cast<long long>(d.context));
+  std::printf("\n");
+  for (int i = 0; i < kStageCount; ++i) {
+    std::printf("  %-32s %7.4f (%4.1f%%)", kStageNames[i], p.stages.ns_per_token[i] * 1e-6,
+                100 * p.stages.ns_per_token[i] / p.stages.total_ns_per_token);
+    for (const DecodeResult& d : r.decode) {
+      std::printf("  %7.4f (%4.1f%%)", d.stages.ns_per_token[i] * 1e-6,
+                  100 * d.stages.ns_per_token[i] / d.stages.total_ns_per_token);
+    }
+    std::printf("\n");
+  }
+  // Per-stage roofline at the first context: bytes each stage streams over its own time.
+  const DecodeResult& d0 = r.decode.front();
+  const double bw = d0.bandwidth_gbps;
+  struct Row {
+    const char* name;
+    double bytes, flops, ns;
+  } rows[] = {
+      {"projections", d0.cost.projection_bytes, d0.cost.projection_flops,
+       d0.stages.ns_per_token[0]},
+      {"attention (KV)", d0.cost.kv_bytes, d0.cost.attention_flops, d0.stages.ns_per_token[1]},
+      {"feed_forward", d0.cost.ffn_bytes, d0.cost.ffn_flops, d0.stages.ns_per_token[2]},
+      {"classifier", d0.cost.classifier_bytes, d0.cost.classifier_flops,
+       d0.stages.ns_per_token[4]}};
+  std::printf("\ndecode@%lld per stage (profiled pass)   GB/s  mem frac   GFLOP/s  flop frac\n",
+              static_cast<long long>(d0.context));
+  for (const Row& row : rows) {
+    std::printf("  %-34s %7.2f %8.2f %9.2f %9.3f\n", row.name, row.bytes / row.ns,
+                (row.bytes / bw) / row.ns, row.flops / row.ns,
+                (row.flops / r.peak_gflops) / row.ns);
+  }
+  std::printf(
+      "  profiled pass %.4f ms/token (clock reads of %.0f ns subtracted) vs timed p50 %.4f ms\n",
+      d0.stages.total_ns_per_token * 1e-6, g_clock_ns, d0.p50);
+}
+
+}  // namespace einfer::bench
