@@ -10,14 +10,15 @@
 #include <cstring>
 #include <vector>
 
+#include "kernels/attention.h"
 #include "kernels/rope.h"
 #include "models/encoder.h"
+#include "models/kv_cache.h"
+#include "models/sampler.h"
 #include "models/session.h"
 #include "models/tokenizer.h"
 #include "runtime/arena.h"
 #include "runtime/checked.h"
-#include "runtime/kv_cache.h"
-#include "runtime/sampler.h"
 
 using namespace einfer;
 
@@ -257,6 +258,38 @@ TEST_CASE("sampler: NaN and Inf logits give an id inside the vocabulary, never a
         for (float& x : logits) x = NAN;
       const int32_t id = sampler_sample(&s, logits.data());
       CHECK((id >= 0 && id < kVocab));
+    }
+  }
+}
+
+TEST_CASE("attention: NaN and Inf activations (a hostile model) never reach an undefined cast") {
+  // int8 KV quantizes queries and softmax weights to integers; a float->int cast of NaN or Inf is
+  // undefined behaviour (the debug preset's UBSan, with float-cast-overflow, aborts on it).
+  for (DType dtype : {DType::i8, DType::f32}) {
+    AttentionShape sh;
+    sh.n_heads = 4;
+    sh.n_kv_heads = 2;
+    sh.head_dim = 16;
+    sh.scale = attention_default_scale(16);
+    sh.causal = true;
+    KVCacheConfig cfg{1, 2, 16, 32, 0, dtype};
+    std::vector<unsigned char> mem(kv_cache_bytes(cfg) + 64);
+    Arena arena(mem.data() + (64 - reinterpret_cast<uintptr_t>(mem.data()) % 64) % 64,
+                kv_cache_bytes(cfg));
+    KVCache cache;
+    REQUIRE(kv_cache_init(cfg, arena, &cache).ok());
+    std::vector<unsigned char> scratch(attention_scratch_bytes(sh, 1, dtype));
+    const float specials[4] = {NAN, INFINITY, -INFINITY, 1e38f};
+    for (int32_t pos = 0; pos < 24; ++pos) {
+      float q[4 * 16], k[2 * 16], v[2 * 16], out[4 * 16];
+      for (int i = 0; i < 64; ++i) q[i] = (i + pos) % 9 == 0 ? specials[(i + pos) % 4] : 0.1f * i;
+      for (int i = 0; i < 32; ++i) {
+        k[i] = (i * 3 + pos) % 7 == 0 ? specials[i % 4] : 0.05f * i;
+        v[i] = (i + 2 * pos) % 5 == 0 ? specials[(i + 1) % 4] : -0.02f * i;
+      }
+      const KVLayerView view = kv_cache_layer(cache, 0);
+      CHECK(attention_f32(sh, q, k, v, 1, pos, &view, out, scratch.data(), scratch.size()).ok());
+      REQUIRE(kv_cache_write(cache, 0, pos, k, v).ok());
     }
   }
 }
