@@ -20,6 +20,7 @@ struct einfer_session {
   bool has_tokenizer = false;
   void* encode_scratch = nullptr;
   size_t encode_scratch_bytes = 0;
+  bool has_logits = false;  // a prefill or decode succeeded since create/reset
   char error[160] = {};
 };
 
@@ -43,6 +44,24 @@ int report(const Status& s, char* err, size_t err_size) {
 
 int fail(einfer_session* e, const Status& s) {
   return report(s, e->error, sizeof e->error);
+}
+
+Status invalid(const char* message) {
+  return make_status(StatusCode::invalid_argument, message);
+}
+
+// Every option, checked whether or not it is used (a NaN temperature is not "greedy").
+Status check_options(const einfer_options& o) {
+  if (!(o.temperature >= 0.f) || o.temperature > 1e30f)
+    return invalid("options.temperature must be finite and >= 0 (0: greedy)");
+  if (!(o.top_p > 0.f && o.top_p <= 1.f)) return invalid("options.top_p must be in (0, 1]");
+  if (o.top_k < 0)
+    return make_status(StatusCode::invalid_argument, "options.top_k must be >= 0", -1, o.top_k);
+  if (o.kv_int8 < 0 || o.kv_int8 > 1) return invalid("options.kv_int8 must be 0 or 1");
+  if (o.max_prompt_bytes < 0 || o.max_prompt_bytes > kMaxRunPositions)
+    return make_status(StatusCode::out_of_range, "options.max_prompt_bytes outside 0..limit",
+                       kMaxRunPositions, o.max_prompt_bytes);
+  return ok_status();
 }
 
 // Tokenizer scratch: the longest prompt einfer_tokenize accepts.
@@ -77,6 +96,10 @@ Status layout_extras(const Model& model, const einfer_options& o, Arena& arena, 
       return make_status(StatusCode::invalid_argument,
                          "the model has no embedded tokenizer (pack it with -z)");
     }
+    // Validated (no memory needed) before anything is sized from it: the encode scratch follows
+    // the longest real piece, not a header figure a hostile file may set to 2^31.
+    Tokenizer checked;
+    EINFER_TRY(tokenizer_init_decode_only(&checked, model.tokenizer, model.tokenizer_bytes, vocab));
     if (o.with_tokenizer == 2) {
       // Decode only: no tables and no encode scratch; decode walks the records in the image.
       if (e) {
@@ -94,14 +117,8 @@ Status layout_extras(const Model& model, const einfer_options& o, Arena& arena, 
       void* p = nullptr;
       EINFER_TRY(arena.allocate(tokenizer_arena_bytes(vocab), kDefaultAlignment, &p));
     }
-    // Encode scratch depends only on the longest piece and the text length; size it from the
-    // file's header so measuring needs no parsing.
-    int32_t max_len = 0;
-    if (model.tokenizer_bytes >= 4) std::memcpy(&max_len, model.tokenizer, 4);
-    Tokenizer probe;
-    probe.max_token_length = max_len;
-    probe.vocab_size = vocab;
-    const size_t bytes = tokenizer_encode_scratch_bytes(probe, prompt_bytes(o));
+    // Encode scratch depends only on the longest piece and the text length.
+    const size_t bytes = tokenizer_encode_scratch_bytes(checked, prompt_bytes(o));
     void* p = nullptr;
     EINFER_TRY(arena.allocate(bytes, kDefaultAlignment, &p));
     if (e) {
@@ -138,18 +155,22 @@ LoadOptions load_options(const einfer_options& o) {
 extern "C" {
 
 void einfer_options_default(einfer_options* o) {
+  if (o == nullptr) return;
   std::memset(o, 0, sizeof *o);
   o->top_p = 1.f;
 }
 
 int einfer_arena_bytes(const void* model, size_t model_bytes, const einfer_options* options,
                        size_t* bytes, char* err, size_t err_size) {
+  if (bytes == nullptr) return report(invalid("einfer_arena_bytes: bytes is NULL"), err, err_size);
   *bytes = 0;
   einfer_options o;
   einfer_options_default(&o);
   if (options) o = *options;
+  Status s = check_options(o);
+  if (!s.ok()) return report(s, err, err_size);
   Model m;
-  Status s = load_model(model, model_bytes, load_options(o), &m);
+  s = load_model(model, model_bytes, load_options(o), &m);
   if (!s.ok()) return report(s, err, err_size);
   Arena measure = Arena::measuring();
   s = layout_all(m, o, measure, nullptr);
@@ -161,6 +182,7 @@ int einfer_arena_bytes(const void* model, size_t model_bytes, const einfer_optio
 int einfer_session_create(const void* model, size_t model_bytes, const einfer_options* options,
                           void* arena, size_t arena_bytes, einfer_session** out, char* err,
                           size_t err_size) {
+  if (out == nullptr) return report(invalid("einfer_session_create: out is NULL"), err, err_size);
   *out = nullptr;
   einfer_options o;
   einfer_options_default(&o);
@@ -191,8 +213,13 @@ int einfer_session_create(const void* model, size_t model_bytes, const einfer_op
 }
 
 int einfer_prefill(einfer_session* e, const int32_t* tokens, int32_t n) {
+  if (e == nullptr) return EINFER_E_INVALID_ARGUMENT;
+  if (tokens == nullptr || n <= 0)
+    return fail(e, invalid("einfer_prefill: tokens must be non-NULL and n > 0"));
   const Status s = session_eval(e->session, tokens, n);
-  return s.ok() ? EINFER_OK : fail(e, s);
+  if (!s.ok()) return fail(e, s);
+  e->has_logits = true;
+  return EINFER_OK;
 }
 
 int einfer_decode(einfer_session* e, int32_t token) {
@@ -200,10 +227,16 @@ int einfer_decode(einfer_session* e, int32_t token) {
 }
 
 const float* einfer_logits(const einfer_session* e) {
+  if (e == nullptr || !e->has_logits) return nullptr;
   return session_logits(*e->session);
 }
 
 int32_t einfer_next_token(einfer_session* e) {
+  if (e == nullptr) return -EINFER_E_INVALID_ARGUMENT;
+  if (!e->has_logits) {
+    fail(e, invalid("einfer_next_token before any prefill or decode (no logits yet)"));
+    return -EINFER_E_INVALID_ARGUMENT;
+  }
   float* logits = e->session->state.logits;
   const int32_t vocab = e->session->model.config.vocab_size;
   if (!e->sampling) return sampler_argmax(logits, vocab);
@@ -211,6 +244,8 @@ int32_t einfer_next_token(einfer_session* e) {
 }
 
 void einfer_reset(einfer_session* e) {
+  if (e == nullptr) return;
+  e->has_logits = false;
   session_reset(e->session);
   if (e->sampling) {
     e->sampler.rng_state = 0;
@@ -221,23 +256,26 @@ void einfer_reset(einfer_session* e) {
 }
 
 int32_t einfer_vocab_size(const einfer_session* e) {
-  return e->session->model.config.vocab_size;
+  return e ? e->session->model.config.vocab_size : 0;
 }
 int32_t einfer_context_length(const einfer_session* e) {
-  return e->session->model.config.context_length;
+  return e ? e->session->model.config.context_length : 0;
 }
 int64_t einfer_position(const einfer_session* e) {
-  return session_position(*e->session);
+  return e ? session_position(*e->session) : -1;
 }
 size_t einfer_arena_used(const einfer_session* e) {
-  return e->arena.used();
+  return e ? e->arena.used() : 0;
 }
 const char* einfer_error(const einfer_session* e) {
-  return e->error;
+  return e ? e->error : "session is NULL";
 }
 
 int einfer_tokenize(einfer_session* e, const char* text, int32_t bos, int32_t* ids, int32_t max_ids,
                     int32_t* n_ids) {
+  if (e == nullptr) return EINFER_E_INVALID_ARGUMENT;
+  if (n_ids == nullptr || text == nullptr || (ids == nullptr && max_ids > 0) || max_ids < 0)
+    return fail(e, invalid("einfer_tokenize: NULL text, ids or n_ids, or max_ids < 0"));
   *n_ids = 0;
   if (!e->has_tokenizer) {
     return fail(
@@ -259,8 +297,9 @@ int einfer_tokenize(einfer_session* e, const char* text, int32_t bos, int32_t* i
 }
 
 const char* einfer_token_text(const einfer_session* e, int32_t prev, int32_t token, size_t* len) {
+  if (len == nullptr) return "";
   *len = 0;
-  if (!e->has_tokenizer) return "";
+  if (e == nullptr || !e->has_tokenizer) return "";
   const TokenPiece p = tokenizer_decode(e->tokenizer, prev, token);
   if (!token_piece_is_printable(p)) return "";
   *len = p.size;
