@@ -6,6 +6,7 @@
 //   einfer-run ENCODER.ein --input X.npy --output Y.npy
 //
 // Text streams to stdout as it is generated; timing and memory go to stderr at the end.
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +20,7 @@
 #include "models/session.h"
 #include "models/tokenizer.h"
 #include "runtime/format.h"
+#include "tools/common/cli_number.h"
 #include "tools/common/file.h"
 #include "tools/common/npy.h"
 
@@ -31,10 +33,10 @@ struct Args {
   const char* tokenizer = nullptr;
   const char* prompt = nullptr;
   const char* prompt_ids = nullptr;
-  long steps = -1;
+  int64_t steps = -1;  // -1: not given
   float temperature = 0.f;
   float top_p = 1.f;
-  long top_k = 0;
+  int64_t top_k = 0;
   unsigned long long seed = 0;
   bool seed_set = false;
   RunOptions run;
@@ -66,21 +68,22 @@ struct Args {
   std::exit(1);
 }
 
-long parse_long(const char* flag, const char* v) {
-  char* end = nullptr;
-  const long x = std::strtol(v, &end, 10);
-  if (!v[0] || *end) {
-    std::fprintf(stderr, "einfer-run: %s needs an integer, got '%s'\n", flag, v);
+// Whole numbers within each option's bounds; one line naming the option and its range otherwise.
+int64_t parse_long(const char* flag, const char* v, int64_t lo, int64_t hi) {
+  int64_t x = 0;
+  std::string err;
+  if (!tools::parse_int_option(flag, v, lo, hi, &x, &err)) {
+    std::fprintf(stderr, "einfer-run: %s\n", err.c_str());
     std::exit(2);
   }
   return x;
 }
 
-float parse_float(const char* flag, const char* v) {
-  char* end = nullptr;
-  const float x = std::strtof(v, &end);
-  if (!v[0] || *end) {
-    std::fprintf(stderr, "einfer-run: %s needs a number, got '%s'\n", flag, v);
+float parse_float(const char* flag, const char* v, double lo, double hi, bool lo_open) {
+  float x = 0.f;
+  std::string err;
+  if (!tools::parse_float_option(flag, v, lo, hi, lo_open, &x, &err)) {
+    std::fprintf(stderr, "einfer-run: %s\n", err.c_str());
     std::exit(2);
   }
   return x;
@@ -104,24 +107,24 @@ Args parse(int argc, char** argv) {
     else if (!std::strcmp(f, "--prompt-ids"))
       a.prompt_ids = value();
     else if (!std::strcmp(f, "-n"))
-      a.steps = parse_long(f, value());
+      a.steps = parse_long(f, value(), 0, int64_t{1} << 40);
     else if (!std::strcmp(f, "-t"))
-      a.temperature = parse_float(f, value());
+      a.temperature = parse_float(f, value(), 0, 1e6, false);
     else if (!std::strcmp(f, "--top-p"))
-      a.top_p = parse_float(f, value());
+      a.top_p = parse_float(f, value(), 0, 1, true);
     else if (!std::strcmp(f, "--top-k"))
-      a.top_k = parse_long(f, value());
+      a.top_k = parse_long(f, value(), 0, INT32_MAX);
     else if (!std::strcmp(f, "--seed")) {
-      a.seed = static_cast<unsigned long long>(parse_long(f, value()));
+      a.seed = static_cast<unsigned long long>(parse_long(f, value(), 0, INT64_MAX));
       a.seed_set = true;
     } else if (!std::strcmp(f, "--window"))
-      a.run.window = static_cast<int32_t>(parse_long(f, value()));
+      a.run.window = static_cast<int32_t>(parse_long(f, value(), 0, kMaxRunPositions));
     else if (!std::strcmp(f, "--sinks"))
-      a.run.sinks = static_cast<int32_t>(parse_long(f, value()));
+      a.run.sinks = static_cast<int32_t>(parse_long(f, value(), 0, kMaxRunPositions));
     else if (!std::strcmp(f, "--context"))
-      a.run.context = static_cast<int32_t>(parse_long(f, value()));
+      a.run.context = static_cast<int32_t>(parse_long(f, value(), 0, kMaxRunPositions));
     else if (!std::strcmp(f, "--batch"))
-      a.run.max_batch = static_cast<int32_t>(parse_long(f, value()));
+      a.run.max_batch = static_cast<int32_t>(parse_long(f, value(), 0, kMaxRunBatch));
     else if (!std::strcmp(f, "--kv")) {
       const char* v = value();
       if (!std::strcmp(v, "f32"))
@@ -154,14 +157,24 @@ Args parse(int argc, char** argv) {
   }
   if (!a.model) usage("no model given");
   if (a.prompt && a.prompt_ids) usage("-p and --prompt-ids exclude each other");
-  if (a.steps < -1) usage("-n must not be negative");
   return a;
 }
 
 // A 64-byte aligned heap buffer for the arena (the tool may allocate; the libraries never do).
+// A failed allocation ends the run with one line: a null buffer would make a *measuring* arena.
 struct AlignedBuffer {
   void* p = nullptr;
-  explicit AlignedBuffer(size_t n) { p = std::aligned_alloc(64, (n + 63) / 64 * 64); }
+  AlignedBuffer(size_t n, const char* what) {
+    const size_t rounded = n > SIZE_MAX - 63 ? 0 : (n + 63) / 64 * 64;
+    p = rounded ? std::aligned_alloc(64, rounded) : nullptr;
+    if (p == nullptr) {
+      std::fprintf(stderr,
+                   "einfer-run: cannot allocate %zu bytes for the %s (reduce --context, "
+                   "--window or --batch)\n",
+                   n, what);
+      std::exit(1);
+    }
+  }
   ~AlignedBuffer() { std::free(p); }
 };
 
@@ -174,7 +187,7 @@ int run_encoder(const Args& a, const Model& model) {
   tools::NpyArray x;
   std::string err;
   if (!tools::read_npy(a.input, &x, &err)) {
-    std::fprintf(stderr, "einfer-run: %s: %s\n", a.input, err.c_str());
+    std::fprintf(stderr, "einfer-run: %s\n", err.c_str());  // err names the file
     return 1;
   }
   const ModelConfig& c = model.config;
@@ -194,7 +207,7 @@ int run_encoder(const Args& a, const Model& model) {
   size_t need = 0;
   Status s = encoder_arena_bytes(c, static_cast<int32_t>(seq), &need);
   if (!s.ok()) die("sizing the arena", s);
-  AlignedBuffer mem(need);
+  AlignedBuffer mem(need, "encoder arena");
   Arena arena(mem.p, need);
   EncoderWeights w;
   EncoderState st;
@@ -228,9 +241,13 @@ std::vector<int32_t> parse_ids(const char* text) {
     while (*p == ' ' || *p == ',' || *p == '\t' || *p == '\n') ++p;
     if (!*p) break;
     char* end = nullptr;
-    const long v = std::strtol(p, &end, 10);
-    if (end == p) {
-      std::fprintf(stderr, "einfer-run: --prompt-ids: '%s' is not a list of integers\n", text);
+    errno = 0;
+    const long long v = std::strtoll(p, &end, 10);
+    if (end == p || errno == ERANGE || v < 0 || v > INT32_MAX) {
+      std::fprintf(stderr,
+                   "einfer-run: --prompt-ids: expected token ids in 0..%d separated by spaces or "
+                   "commas, got '%s'\n",
+                   INT32_MAX, text);
       std::exit(2);
     }
     ids.push_back(static_cast<int32_t>(v));
@@ -258,7 +275,7 @@ int main(int argc, char** argv) {
   const ModelConfig& c = model.config;
   size_t need = 0;
   if (!(s = session_arena_bytes(c, a.run, &need)).ok()) die("run options", s);
-  AlignedBuffer mem(need);
+  AlignedBuffer mem(need, "session arena");
   Arena arena(mem.p, need);
   Session* session = nullptr;
   if (!(s = session_create(file.data, file.size, load, a.run, arena, &session)).ok())
@@ -279,7 +296,7 @@ int main(int argc, char** argv) {
   }
   Tokenizer tok;
   const bool have_tok = tok_bytes != nullptr;
-  AlignedBuffer tok_mem(have_tok ? tokenizer_arena_bytes(c.vocab_size) : 64);
+  AlignedBuffer tok_mem(have_tok ? tokenizer_arena_bytes(c.vocab_size) : 64, "tokenizer arena");
   if (have_tok) {
     Arena tok_arena(tok_mem.p, tokenizer_arena_bytes(c.vocab_size));
     if (!(s = tokenizer_init(&tok, tok_bytes, tok_size, c.vocab_size, tok_arena)).ok())
