@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "hostile_gguf.h"
+#include "hostile_inputs.h"
 #include "tools/einfer-pack/importers.h"
 #include "tools/einfer-pack/json.h"
 #if EINFER_HAVE_TOOL_COMMON
@@ -24,6 +24,8 @@ using namespace einfer;
 using namespace einfer::pack;
 using einfer::test::GgufSpec;
 using einfer::test::make_gguf;
+using einfer::test::make_npy;
+using einfer::test::make_safetensors;
 
 namespace {
 
@@ -38,14 +40,6 @@ std::string refusal(F&& f) {
     return e.what();
   }
   return "";
-}
-
-std::vector<uint8_t> safetensors(const std::string& header, size_t data_bytes) {
-  std::vector<uint8_t> b(8 + header.size() + data_bytes, 0);
-  const uint64_t n = header.size();
-  std::memcpy(b.data(), &n, 8);
-  std::memcpy(b.data() + 8, header.data(), header.size());
-  return b;
 }
 
 void write_bytes(const std::string& path, const std::vector<uint8_t>& b) {
@@ -139,32 +133,32 @@ TEST_CASE("hostile safetensors: layer indices, shapes and offsets are checked") 
     const std::string h = std::string("{\"layers.") + idx +
                           ".self_attn.in_proj_weight\":{\"dtype\":\"F32\",\"shape\":[12,4],"
                           "\"data_offsets\":[0,192]}}";
-    CHECK(refusal([&] { import_torch_encoder(safetensors(h, 192), o); }).find("layer index") !=
+    CHECK(refusal([&] { import_torch_encoder(make_safetensors(h, 192), o); }).find("layer index") !=
           std::string::npos);
   }
   // A shape whose product wraps 64 bits.
   const std::string wrap =
       "{\"self_attn.in_proj_weight\":{\"dtype\":\"F32\",\"shape\":[2147483648,2147483648,"
       "2147483648,2147483648],\"data_offsets\":[0,0]}}";
-  CHECK(refusal([&] { import_torch_encoder(safetensors(wrap, 0), o); }).find("overflow") !=
+  CHECK(refusal([&] { import_torch_encoder(make_safetensors(wrap, 0), o); }).find("overflow") !=
         std::string::npos);
   // Overlapping data ranges.
   const std::string overlap =
       "{\"self_attn.in_proj_weight\":{\"dtype\":\"F32\",\"shape\":[12,4],\"data_offsets\":[0,192]},"
       "\"linear1.weight\":{\"dtype\":\"F32\",\"shape\":[8,4],\"data_offsets\":[64,192]}}";
-  CHECK(refusal([&] { import_torch_encoder(safetensors(overlap, 192), o); }).find("overlap") !=
+  CHECK(refusal([&] { import_torch_encoder(make_safetensors(overlap, 192), o); }).find("overlap") !=
         std::string::npos);
   // Fractional and negative offsets, a non-numeric metadata value.
   const std::string frac =
       "{\"self_attn.in_proj_weight\":{\"dtype\":\"F32\",\"shape\":[12,4],\"data_offsets\":[0.5,"
       "192]}}";
-  CHECK(refusal([&] { import_torch_encoder(safetensors(frac, 192), o); }) != "");
+  CHECK(refusal([&] { import_torch_encoder(make_safetensors(frac, 192), o); }) != "");
   const std::string meta =
       "{\"__metadata__\":{\"nhead\":\"2x\"},\"self_attn.in_proj_weight\":{\"dtype\":\"F32\","
       "\"shape\":[12,4],\"data_offsets\":[0,192]},\"linear1.weight\":{\"dtype\":\"F32\","
       "\"shape\":[8,4],\"data_offsets\":[192,320]}}";
   CHECK(refusal([&] {
-          import_torch_encoder(safetensors(meta, 320), TorchEncoderOptions{});
+          import_torch_encoder(make_safetensors(meta, 320), TorchEncoderOptions{});
         }).find("heads") != std::string::npos);
 }
 
@@ -304,23 +298,7 @@ TEST_CASE("hostile options: whole numbers within the option's bounds, one messag
 TEST_CASE("hostile npy: the shape is checked against the file before any allocation") {
   const std::string path = (std::filesystem::temp_directory_path() / "einfer_hostile.npy").string();
   auto npy = [&](const std::string& shape, size_t data_bytes) {
-    std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
-    dict.append(64 - (10 + dict.size() + 1) % 64, ' ');
-    dict += '\n';
-    const uint8_t pre[10] = {0x93,
-                             'N',
-                             'U',
-                             'M',
-                             'P',
-                             'Y',
-                             1,
-                             0,
-                             static_cast<uint8_t>(dict.size() & 0xFF),
-                             static_cast<uint8_t>(dict.size() >> 8)};
-    std::vector<uint8_t> b(10 + dict.size() + data_bytes, 0);
-    std::memcpy(b.data(), pre, 10);
-    std::memcpy(b.data() + 10, dict.data(), dict.size());
-    write_bytes(path, b);
+    write_bytes(path, make_npy(shape, data_bytes));
   };
   tools::NpyArray a;
   std::string err;

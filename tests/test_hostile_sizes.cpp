@@ -24,7 +24,26 @@ using namespace einfer;
 
 namespace {
 constexpr uint64_t kSizeMax = SIZE_MAX;
+
+// A llama configuration (heads = kv heads, swiglu, interleaved RoPE) of the given shape.
+ModelConfig llama_config(int32_t dim, int32_t hidden, int32_t layers, int32_t heads,
+                         int32_t head_dim, int32_t vocab, int32_t context) {
+  ModelConfig c;
+  c.arch = ArchKind::llama;
+  c.dim = dim;
+  c.hidden_dim = hidden;
+  c.n_layers = layers;
+  c.n_heads = c.n_kv_heads = heads;
+  c.head_dim = head_dim;
+  c.vocab_size = vocab;
+  c.context_length = context;
+  c.norm_eps = 1e-5f;
+  c.rope = RopeMode::interleaved;
+  c.rope_theta = 10000.f;
+  c.activation = Activation::swiglu;
+  return c;
 }
+}  // namespace
 
 TEST_CASE("checked arithmetic: overflow and negative operands are detected") {
   size_t out = 0;
@@ -94,20 +113,7 @@ TEST_CASE("rope table: a size beyond size_t is SIZE_MAX (no arena holds it), nev
 }
 
 TEST_CASE("session sizing: context or window 4,194,304 is refused on 32-bit, exact on 64-bit") {
-  ModelConfig c;
-  c.arch = ArchKind::llama;
-  c.dim = 512;
-  c.hidden_dim = 1376;
-  c.n_layers = 8;
-  c.n_heads = 8;
-  c.n_kv_heads = 8;
-  c.head_dim = 64;
-  c.vocab_size = 32000;
-  c.context_length = 4194304;
-  c.norm_eps = 1e-5f;
-  c.rope = RopeMode::interleaved;
-  c.rope_theta = 10000.f;
-  c.activation = Activation::swiglu;
+  const ModelConfig c = llama_config(512, 1376, 8, 8, 64, 32000, 4194304);
   const uint64_t kv_bytes = uint64_t{8} * 8 * 4194304 * 64 * 4 * 2;  // K and V, f32
   for (int mode = 0; mode < 3; ++mode) {
     RunOptions o;
@@ -175,20 +181,7 @@ TEST_CASE("tokenizer: an absurd max_token_length is refused and never sizes enco
 }
 
 TEST_CASE("run options: context, window and batch have upper bounds named in the status") {
-  ModelConfig c;
-  c.arch = ArchKind::llama;
-  c.dim = 64;
-  c.hidden_dim = 172;
-  c.n_layers = 2;
-  c.n_heads = 4;
-  c.n_kv_heads = 4;
-  c.head_dim = 16;
-  c.vocab_size = 512;
-  c.context_length = 128;
-  c.norm_eps = 1e-5f;
-  c.rope = RopeMode::interleaved;
-  c.rope_theta = 10000.f;
-  c.activation = Activation::swiglu;
+  const ModelConfig c = llama_config(64, 172, 2, 4, 16, 512, 128);
   size_t bytes = 0;
   RunOptions o;
   REQUIRE(session_arena_bytes(c, o, &bytes).ok());

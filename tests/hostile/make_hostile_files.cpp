@@ -8,10 +8,12 @@
 #include <string>
 #include <vector>
 
-#include "hostile_gguf.h"
+#include "hostile_inputs.h"
 
 using einfer::test::GgufSpec;
 using einfer::test::make_gguf;
+using einfer::test::make_npy;
+using einfer::test::make_safetensors;
 
 namespace {
 
@@ -48,34 +50,6 @@ std::vector<uint8_t> tokenizer(int n) {
     std::memcpy(b.data() + at + 4, &len, 4);
     std::memcpy(b.data() + at + 8, piece, 2);
   }
-  return b;
-}
-
-std::vector<uint8_t> npy(const std::string& shape, size_t data_bytes) {
-  std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
-  dict.append(64 - (10 + dict.size() + 1) % 64, ' ');
-  dict += '\n';
-  const uint8_t pre[10] = {0x93,
-                           'N',
-                           'U',
-                           'M',
-                           'P',
-                           'Y',
-                           1,
-                           0,
-                           static_cast<uint8_t>(dict.size() & 0xFF),
-                           static_cast<uint8_t>(dict.size() >> 8)};
-  std::vector<uint8_t> b(10 + dict.size() + data_bytes, 0);
-  std::memcpy(b.data(), pre, 10);
-  std::memcpy(b.data() + 10, dict.data(), dict.size());
-  return b;
-}
-
-std::vector<uint8_t> safetensors(const std::string& header, size_t data_bytes) {
-  std::vector<uint8_t> b(8 + header.size() + data_bytes, 0);
-  const uint64_t n = header.size();
-  std::memcpy(b.data(), &n, 8);
-  std::memcpy(b.data() + 8, header.data(), header.size());
   return b;
 }
 
@@ -125,18 +99,20 @@ int main(int argc, char** argv) {
   ok = ok && put("tok_max_len.bin", i32(tok, 0, std::numeric_limits<int32_t>::max()));
   ok = ok && put("tok_empty.bin", {});
 
-  ok = ok && put("st_layer_index.safetensors",
-                 safetensors("{\"layers.2147483647.self_attn.in_proj_weight\":{\"dtype\":\"F32\","
-                             "\"shape\":[12,4],\"data_offsets\":[0,192]}}",
-                             192));
-  ok = ok && put("st_nan_offset.safetensors",
-                 safetensors("{\"self_attn.in_proj_weight\":{\"dtype\":\"F32\",\"shape\":[12,4],"
-                             "\"data_offsets\":[0,0x40]}}",
-                             192));
+  ok = ok &&
+       put("st_layer_index.safetensors",
+           make_safetensors("{\"layers.2147483647.self_attn.in_proj_weight\":{\"dtype\":\"F32\","
+                            "\"shape\":[12,4],\"data_offsets\":[0,192]}}",
+                            192));
+  ok = ok &&
+       put("st_nan_offset.safetensors",
+           make_safetensors("{\"self_attn.in_proj_weight\":{\"dtype\":\"F32\",\"shape\":[12,4],"
+                            "\"data_offsets\":[0,0x40]}}",
+                            192));
 
-  ok = ok && put("good.npy", npy("(2, 3)", 24));
-  ok = ok && put("vec32k.npy", npy("(32768,)", 32768 * 4));
-  ok = ok && put("huge.npy", npy("(17179869184,)", 16));
-  ok = ok && put("wrap.npy", npy("(1099511627776, 1099511627776, 1099511627776)", 16));
+  ok = ok && put("good.npy", make_npy("(2, 3)", 24));
+  ok = ok && put("vec32k.npy", make_npy("(32768,)", 32768 * 4));
+  ok = ok && put("huge.npy", make_npy("(17179869184,)", 16));
+  ok = ok && put("wrap.npy", make_npy("(1099511627776, 1099511627776, 1099511627776)", 16));
   return ok ? 0 : 1;
 }

@@ -1,6 +1,7 @@
-// A tiny GGUF v3 llama writer for hostile-input tests and fuzz seeds: every knob an attacker would
-// turn (alignment, value types, block_count, names, tensor types, offsets, weight values) is a
-// field of GgufSpec. The defaults give a valid F32 model (dim 8, 1 layer) the importer accepts.
+// Writers of small inputs for the hostile-input tests (issue 16): a tiny GGUF v3 llama where every
+// knob an attacker would turn (alignment, value types, block_count, names, tensor types, offsets,
+// weight values) is a field of GgufSpec (the defaults give a valid F32 model, dim 8, 1 layer),
+// a .npy with any shape text, and a safetensors file with any header.
 #pragma once
 
 #include <cstdint>
@@ -142,6 +143,36 @@ inline std::vector<uint8_t> make_gguf(const GgufSpec& spec = {}) {
       std::memcpy(b.data() + data + offsets[i] + k * 4, &x, 4);
     }
   }
+  return b;
+}
+
+// A float32 .npy whose header claims `shape` (Python tuple text) followed by data_bytes zero bytes.
+inline std::vector<uint8_t> make_npy(const std::string& shape, size_t data_bytes) {
+  std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
+  dict.append(64 - (10 + dict.size() + 1) % 64, ' ');
+  dict += '\n';
+  const uint8_t pre[10] = {0x93,
+                           'N',
+                           'U',
+                           'M',
+                           'P',
+                           'Y',
+                           1,
+                           0,
+                           static_cast<uint8_t>(dict.size() & 0xFF),
+                           static_cast<uint8_t>(dict.size() >> 8)};
+  std::vector<uint8_t> b(10 + dict.size() + data_bytes, 0);
+  std::memcpy(b.data(), pre, 10);
+  std::memcpy(b.data() + 10, dict.data(), dict.size());
+  return b;
+}
+
+// A safetensors file: 8-byte header length, the header text, data_bytes zero bytes.
+inline std::vector<uint8_t> make_safetensors(const std::string& header, size_t data_bytes) {
+  std::vector<uint8_t> b(8 + header.size() + data_bytes, 0);
+  const uint64_t n = header.size();
+  std::memcpy(b.data(), &n, 8);
+  std::memcpy(b.data() + 8, header.data(), header.size());
   return b;
 }
 
