@@ -19,6 +19,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/attention_i8_rows.h"
+#include "kernels/kv_ring.h"
 #include "kernels/simd.h"
 
 #if EINFER_HAS_SIMD && defined(__AVX2__)
@@ -117,15 +119,15 @@ __attribute__((noinline)) void axpy_tail_f32(float w, const float* x, int32_t d0
   for (int32_t d = d0; d < n; ++d) y[d] += w * x[d];
 }
 
-[[maybe_unused]] __attribute__((noinline)) void axpy_tail_i8(float w, const int8_t* x, int32_t d0,
-                                                             int32_t n, float* y) {
-  for (int32_t d = d0; d < n; ++d) y[d] += w * static_cast<float>(x[d]);
+// The int8 row kernels (attention_i8_rows.h: scalar, or Helium / SIMD32 on Cortex-M).
+[[maybe_unused]] inline void axpy_tail_i8(float w, const int8_t* x, int32_t d0, int32_t n,
+                                          float* y) {
+  attention_detail::attention_axpy_f32_i8(w, x + d0, n - d0, y + d0);
 }
 
-__attribute__((noinline)) int32_t dot_tail_i16_i8(const int16_t* a, const int8_t* b, int32_t d0,
-                                                  int32_t n, int32_t acc) {
-  for (int32_t d = d0; d < n; ++d) acc += static_cast<int32_t>(a[d]) * b[d];
-  return acc;
+inline int32_t dot_tail_i16_i8(const int16_t* a, const int8_t* b, int32_t d0, int32_t n,
+                               int32_t acc) {
+  return attention_detail::attention_dot_i16_i8(a + d0, b + d0, n - d0, acc);
 }
 
 #if EINFER_HAS_SIMD
@@ -380,7 +382,7 @@ struct KeySource {
 };
 
 inline int64_t cache_slot(const KVLayerView& c, int64_t p) {
-  return p < c.sinks ? p : c.sinks + (p - c.sinks) % (c.capacity - c.sinks);
+  return kv_ring_slot(p, c.capacity, c.sinks);
 }
 
 // Appends positions [a, b) to the tile's row lists (pointers into the cache or the block).
@@ -572,7 +574,7 @@ size_t attention_scratch_bytes(const AttentionShape& shape, int32_t n_queries, D
 
 Status attention_f32(const AttentionShape& shape, const float* q, const float* k_new,
                      const float* v_new, int32_t n, int64_t pos0, const KVLayerView* cache,
-                     float* out, void* scratch, size_t scratch_bytes) {
+                     float* out, void* scratch, size_t scratch_bytes, const Threads* threads) {
   EINFER_TRY(attention_validate_shape(shape));
   if (n < 0 || pos0 < 0) {
     return make_status(StatusCode::invalid_argument, "attention: n and pos0 must be >= 0");
@@ -625,48 +627,63 @@ Status attention_f32(const AttentionShape& shape, const float* q, const float* k
     }
   }
   const uintptr_t base = reinterpret_cast<uintptr_t>(scratch);
-  void* aligned = scratch ? reinterpret_cast<void*>((base + 63) & ~uintptr_t(63)) : nullptr;
+  const uintptr_t aligned = (base + 63) & ~uintptr_t(63);
   const ScratchLayout need(nullptr, r, k);
+  const size_t slot = (need.bytes + 63) & ~size_t{63};
   if (scratch == nullptr || scratch_bytes < need.bytes) {
     return make_status(StatusCode::out_of_memory, "attention: scratch too small",
                        static_cast<int64_t>(need.bytes),
                        static_cast<int64_t>(scratch ? scratch_bytes : 0));
   }
-  ScratchLayout s(aligned, r, k);
-  s.vnni = attention_i8_dot_uses_vnni(shape.i8_dot);
+  // Work items are (query, kv group) pairs, each attended wholly by one task with its own
+  // scratch slot: a task count changes who computes an item, never how.
+  const int64_t items = static_cast<int64_t>(n) * G;
+  int64_t tasks = thread_count(threads);
+  if (tasks > items) tasks = items;
+  const size_t slots = (scratch_bytes - (aligned - base) + (slot - need.bytes)) / slot;
+  if (tasks > static_cast<int64_t>(slots)) tasks = static_cast<int64_t>(slots);
+  if (tasks < 1) tasks = 1;
 
-  KeySource src;
-  src.k_new = k_new;
-  src.v_new = v_new;
-  src.pos0 = pos0;
-  src.new_stride = static_cast<int64_t>(G) * k;
-  src.cache = cache;
-  src.k = k;
+  KeySource src0;
+  src0.k_new = k_new;
+  src0.v_new = v_new;
+  src0.pos0 = pos0;
+  src0.new_stride = static_cast<int64_t>(G) * k;
+  src0.cache = cache;
+  src0.k = k;
   int32_t small_vectors = 0;  // chosen per call from k and the cache dtype only (see above)
 #if EINFER_HAS_SIMD
   if (small_head_path(k, cache, pos0)) small_vectors = k / kLanes;
 #endif
-  for (int32_t i = 0; i < n; ++i) {
-    const int64_t t = pos0 + i;
-    int64_t a1 = 0, b1 = 0, a2 = 0, b2 = 0;
-    if (!shape.causal) {
-      a1 = pos0;
-      b1 = pos0 + n;
-    } else if (shape.window == 0 || t - (shape.window - shape.sinks) <= shape.sinks) {
-      b1 = t + 1;  // [0, t]
-    } else {
-      b1 = shape.sinks;
-      a2 = t - (shape.window - shape.sinks);
-      b2 = t + 1;
-    }
-    for (int32_t g = 0; g < G; ++g) {
+  const bool vnni = attention_i8_dot_uses_vnni(shape.i8_dot);
+  auto attend_items = [&](int task) {
+    long long first = 0, last = 0;
+    split_range(items, task, static_cast<int>(tasks), 1, &first, &last);
+    ScratchLayout s(reinterpret_cast<void*>(aligned + static_cast<size_t>(task) * slot), r, k);
+    s.vnni = vnni;
+    KeySource src = src0;
+    for (int64_t item = first; item < last; ++item) {
+      const int32_t i = static_cast<int32_t>(item / G), g = static_cast<int32_t>(item % G);
+      const int64_t t = pos0 + i;
+      int64_t a1 = 0, b1 = 0, a2 = 0, b2 = 0;
+      if (!shape.causal) {
+        a1 = pos0;
+        b1 = pos0 + n;
+      } else if (shape.window == 0 || t - (shape.window - shape.sinks) <= shape.sinks) {
+        b1 = t + 1;  // [0, t]
+      } else {
+        b1 = shape.sinks;
+        a2 = t - (shape.window - shape.sinks);
+        b2 = t + 1;
+      }
       src.g = g;
       src.k_new = k_new + static_cast<size_t>(g) * k;
       src.v_new = v_new + static_cast<size_t>(g) * k;
       const size_t qoff = (static_cast<size_t>(i) * H + static_cast<size_t>(g) * r) * k;
       attend_query(q + qoff, r, k, shape.scale, src, a1, b1, a2, b2, s, small_vectors, out + qoff);
     }
-  }
+  };
+  run_tasks(threads, static_cast<int>(tasks), attend_items);
   return ok_status();
 }
 

@@ -10,9 +10,9 @@
 //            (the sinks plus the w - sinks positions just before t, plus t itself)
 //   !causal: (encoder) every one of the n new keys; no cache, no window
 // Keys at p >= pos0 come from k_new/v_new, keys at p < pos0 from `cache`, where position p lives in
-// slot p < S ? p : S + (p - S) % (W - S) (the cache's capacity W and sinks S). The caller writes
-// the block's K/V into the cache only after the call, so a ring smaller than the block is still
-// exact.
+// slot kv_ring_slot(p, W, S) (kernels/kv_ring.h; the cache's capacity W and sinks S). The caller
+// writes the block's K/V into the cache only after the call, so a ring smaller than the block is
+// still exact.
 //
 // The kernel never materialises a score matrix: per query and kv head it walks key tiles of
 // kAttentionKeyTile positions aligned to absolute position (online softmax: running max and sum,
@@ -34,6 +34,7 @@
 
 #include "runtime/dtype.h"
 #include "runtime/status.h"
+#include "runtime/threads.h"
 
 namespace einfer {
 
@@ -99,8 +100,12 @@ Status attention_validate_shape(const AttentionShape& shape);
 size_t attention_scratch_bytes(const AttentionShape& shape, int32_t n_queries,
                                DType kv_dtype = DType::i8);
 
+// With threads, the (query, kv group) pairs are shared among up to threads.n tasks, task i using
+// scratch slot i (attention_scratch_bytes rounded up to 64 bytes each; as many tasks as the
+// scratch holds slots). Each pair is computed whole by one task: bit-identical for any count.
 Status attention_f32(const AttentionShape& shape, const float* q, const float* k_new,
                      const float* v_new, int32_t n, int64_t pos0, const KVLayerView* cache,
-                     float* out, void* scratch, size_t scratch_bytes);
+                     float* out, void* scratch, size_t scratch_bytes,
+                     const Threads* threads = nullptr);
 
 }  // namespace einfer

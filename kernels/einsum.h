@@ -28,6 +28,7 @@
 #include "kernels/einsum_parse.h"
 #include "runtime/status.h"
 #include "runtime/tensor.h"
+#include "runtime/threads.h"
 
 namespace einfer {
 
@@ -119,8 +120,13 @@ Status plan_einsum(const EinsumSpec& spec, const TensorView* inputs, int n_input
 
 // Overwrites `out` (shape must equal plan.out_shape; out may be strided, f32). Inputs must have the
 // shapes/strides/dtypes the plan was made for. scratch may be null if plan.scratch_bytes == 0.
+// With threads (runtime/threads.h), a single GEMM/GEMV is cut into output column blocks, one
+// scratch slot of plan.scratch_bytes (rounded up to 64) per task, as many tasks as the scratch
+// holds slots (size it threads.n slots + 64); the quantized product shares one slot. Results are
+// bit-identical for any thread count.
 Status execute_einsum(const EinsumPlan& plan, const TensorView* inputs, int n_inputs,
-                      const TensorView& out, void* scratch, size_t scratch_bytes);
+                      const TensorView& out, void* scratch, size_t scratch_bytes,
+                      const Threads* threads = nullptr);
 
 // The generic loop nest (free labels, then summed labels), whatever the plan's kind: the reference
 // the tests compare the fast kernels with. Needs no scratch.

@@ -159,6 +159,70 @@ void for_each_outer(const EinsumLayout& L, F&& body) {
   }
 }
 
+// A GEMV's operands: matrix W[j, p] and vector v[p]; j is N (when M == 1) or M (when N == 1).
+struct GemvOperands {
+  const float* w;
+  const float* v;
+  int64_t w_j, w_p, v_s, nj, ys;
+  bool supported() const { return w_p == 1 || w_j == 1; }  // what gemv_f32 takes
+};
+
+GemvOperands gemv_operands(const EinsumLayout& L, const float* pa, const float* pb) {
+  const EinsumDim &M = L.m, &N = L.n, &K = L.k;
+  const bool m_is_one = M.size == 1;
+  return GemvOperands{m_is_one ? pb : pa,     m_is_one ? pa : pb,     m_is_one ? N.sb : M.sa,
+                      m_is_one ? K.sb : K.sa, m_is_one ? K.sa : K.sb, m_is_one ? N.size : M.size,
+                      m_is_one ? N.so : M.so};
+}
+
+// A single GEMM or GEMV (no outer loops) cut into blocks of output columns (GEMV: of the matrix's
+// rows), one per task, each with its own scratch slot. Every output element is summed by one
+// task with the same tiles as the whole product would use, so the result does not depend on the
+// number of tasks.
+void run_gemm_split(const EinsumLayout& L, const float* a, const float* b, float* o,
+                    unsigned char* scratch, size_t slot_bytes, int tasks, const Threads* threads) {
+  const float* x = L.swapped ? b : a;
+  const float* y = L.swapped ? a : b;
+  const EinsumDim &M = L.m, &N = L.n, &K = L.k;
+  constexpr long long kAlign = 16;  // a multiple of every microkernel's tile width
+  if (L.kind == EinsumKernel::gemv) {
+    GemvOperands g = gemv_operands(L, x, y);
+    if (g.v_s != 1) {
+      float* packed = reinterpret_cast<float*>(scratch);
+      for (int64_t i = 0; i < K.size; ++i) packed[i] = g.v[i * g.v_s];
+      g.v = packed;
+    }
+    auto rows = [&](int task) {
+      long long j0 = 0, j1 = 0;
+      split_range(g.nj, task, tasks, kAlign, &j0, &j1);
+      if (j1 > j0)
+        gemv_f32(j1 - j0, K.size, g.w + j0 * g.w_j, g.w_j, g.w_p, g.v, o + j0 * g.ys, g.ys, false);
+    };
+    run_tasks(threads, tasks, rows);
+    return;
+  }
+  auto columns = [&](int task) {
+    long long j0 = 0, j1 = 0;
+    split_range(N.size, task, tasks, kAlign, &j0, &j1);
+    if (j1 <= j0) return;
+    GemmF32Args g;
+    g.m = M.size;
+    g.n = j1 - j0;
+    g.k = K.size;
+    g.a = x;
+    g.a_m = M.sa;
+    g.a_k = K.sa;
+    g.b = y + j0 * N.sb;
+    g.b_k = K.sb;
+    g.b_n = N.sb;
+    g.c = o + j0 * N.so;
+    g.c_m = M.so;
+    g.c_n = N.so;
+    gemm_f32(g, scratch + static_cast<size_t>(task) * slot_bytes);
+  };
+  run_tasks(threads, tasks, columns);
+}
+
 void run_gemm_family(const EinsumLayout& L, const float* a, const float* b, float* o,
                      void* scratch) {
   // After a swap, A and B are exchanged (every stride in the layout was swapped with them).
@@ -185,20 +249,12 @@ void run_gemm_family(const EinsumLayout& L, const float* a, const float* b, floa
         break;
       }
       case EinsumKernel::gemv: {
-        // Matrix W[j, p] and vector v[p]; j is N (when M == 1) or M (when N == 1).
-        const bool m_is_one = M.size == 1;
-        const float* w = m_is_one ? pb : pa;
-        const float* v = m_is_one ? pa : pb;
-        const int64_t w_j = m_is_one ? N.sb : M.sa, w_p = m_is_one ? K.sb : K.sa;
-        const int64_t v_s = m_is_one ? K.sa : K.sb;
-        const int64_t nj = m_is_one ? N.size : M.size, ys = m_is_one ? N.so : M.so;
-        if (v_s != 1) {
-          for (int64_t i = 0; i < K.size; ++i) aligned[i] = v[i * v_s];
-          v = aligned;
+        GemvOperands g = gemv_operands(L, pa, pb);
+        if (g.v_s != 1) {
+          for (int64_t i = 0; i < K.size; ++i) aligned[i] = g.v[i * g.v_s];
+          g.v = aligned;
         }
-        if (w_p == 1 || w_j == 1) {
-          gemv_f32(nj, K.size, w, w_j, w_p, v, pc, ys, acc);
-        }
+        if (g.supported()) gemv_f32(g.nj, K.size, g.w, g.w_j, g.w_p, g.v, pc, g.ys, acc);
         break;
       }
       default: {
@@ -280,7 +336,8 @@ int64_t flat_offset(const EinsumPlan& p, const int* ids, int n, int64_t flat, in
 }
 
 Status run_quant(const EinsumPlan& p, const EinsumLayout& L, const TensorView* inputs,
-                 const TensorView& out, void* scratch, size_t scratch_bytes) {
+                 const TensorView& out, void* scratch, size_t scratch_bytes,
+                 const Threads* threads) {
   // Rebuild the label groups in the orders derive_quant used.
   int mg[kMaxRank], kg[kMaxRank];
   int nm = 0, nk = 0;
@@ -326,7 +383,8 @@ Status run_quant(const EinsumPlan& p, const EinsumLayout& L, const TensorView* i
   EINFER_TRY(
       matmul_f32_quant(a, lda, L.mt, w2, c, ldc, qscratch,
                        scratch_bytes - static_cast<size_t>(static_cast<unsigned char*>(qscratch) -
-                                                           static_cast<unsigned char*>(scratch))));
+                                                           static_cast<unsigned char*>(scratch)),
+                       threads));
   if (L.pack_c) {
     float* o = out.f32();
     for (int64_t r = 0; r < L.mt; ++r) {
@@ -392,11 +450,33 @@ bool has_planned_strides(const EinsumPlan& p, const TensorView& out) {
 
 // Runs `plan` with layout L (the stored one, or one derived for a strided output).
 Status run_layout(const EinsumPlan& plan, const EinsumLayout& L, const TensorView* inputs,
-                  int n_inputs, const TensorView& out, void* scratch, size_t scratch_bytes) {
+                  int n_inputs, const TensorView& out, void* scratch, size_t scratch_bytes,
+                  const Threads* threads) {
   const float* a = plan.in_dtype[0] == DType::f32 ? inputs[0].f32() : nullptr;
   const float* b = n_inputs > 1 && plan.in_dtype[1] == DType::f32 ? inputs[1].f32() : nullptr;
   EinsumKernel kind = L.kind;
   if (L.scratch > scratch_bytes) kind = EinsumKernel::generic;  // a strided output needs more
+  const bool splittable =
+      L.n_outer == 0 && ((kind == EinsumKernel::gemm && L.n_split.size <= 1) ||
+                         (kind == EinsumKernel::gemv && gemv_operands(L, a, b).supported()));
+  if (splittable && thread_count(threads) > 1) {
+    // One scratch slot per task (64-byte aligned); as many tasks as slots and column blocks allow.
+    const uintptr_t base = reinterpret_cast<uintptr_t>(scratch);
+    const uintptr_t aligned = (base + 63) & ~uintptr_t{63};
+    const size_t usable = scratch_bytes - (aligned - base);
+    const size_t slot = (L.scratch + 63) & ~size_t{63};
+    const int64_t cols =
+        kind == EinsumKernel::gemv ? (L.m.size == 1 ? L.n.size : L.m.size) : L.n.size;
+    int64_t tasks = (cols + 15) / 16;
+    if (tasks > thread_count(threads)) tasks = thread_count(threads);
+    if (kind == EinsumKernel::gemm && slot > 0 && static_cast<int64_t>(usable / slot) < tasks)
+      tasks = static_cast<int64_t>(usable / slot);
+    if (tasks > 1) {
+      run_gemm_split(L, a, b, out.f32(), reinterpret_cast<unsigned char*>(aligned), slot,
+                     static_cast<int>(tasks), threads);
+      return ok_status();
+    }
+  }
   switch (kind) {
     case EinsumKernel::gemm:
     case EinsumKernel::gemv:
@@ -412,7 +492,7 @@ Status run_layout(const EinsumPlan& plan, const EinsumLayout& L, const TensorVie
       run_one_operand(L, a, out);
       return ok_status();
     case EinsumKernel::quant_matmul:
-      return run_quant(plan, L, inputs, out, scratch, scratch_bytes);
+      return run_quant(plan, L, inputs, out, scratch, scratch_bytes, threads);
     case EinsumKernel::generic:
       break;
   }
@@ -424,16 +504,17 @@ Status run_layout(const EinsumPlan& plan, const EinsumLayout& L, const TensorVie
 // the stack only on this path.
 __attribute__((noinline)) Status run_strided(const EinsumPlan& plan, const TensorView* inputs,
                                              int n_inputs, const TensorView& out, void* scratch,
-                                             size_t scratch_bytes) {
+                                             size_t scratch_bytes, const Threads* threads) {
   EinsumLayout L;
   derive_layout(plan, out.strides, &L);
-  return run_layout(plan, L, inputs, n_inputs, out, scratch, scratch_bytes);
+  return run_layout(plan, L, inputs, n_inputs, out, scratch, scratch_bytes, threads);
 }
 
 }  // namespace
 
 Status execute_einsum(const EinsumPlan& plan, const TensorView* inputs, int n_inputs,
-                      const TensorView& out, void* scratch, size_t scratch_bytes) {
+                      const TensorView& out, void* scratch, size_t scratch_bytes,
+                      const Threads* threads) {
   EINFER_TRY(check_inputs(plan, inputs, n_inputs));
   EINFER_TRY(check_output(plan, out));
   if (scratch_bytes < plan.scratch_bytes || (plan.scratch_bytes > 0 && scratch == nullptr)) {
@@ -442,8 +523,8 @@ Status execute_einsum(const EinsumPlan& plan, const TensorView* inputs, int n_in
                         static_cast<int64_t>(scratch_bytes));
   }
   if (has_planned_strides(plan, out))
-    return run_layout(plan, plan.layout, inputs, n_inputs, out, scratch, scratch_bytes);
-  return run_strided(plan, inputs, n_inputs, out, scratch, scratch_bytes);
+    return run_layout(plan, plan.layout, inputs, n_inputs, out, scratch, scratch_bytes, threads);
+  return run_strided(plan, inputs, n_inputs, out, scratch, scratch_bytes, threads);
 }
 
 Status execute_einsum_reference(const EinsumPlan& plan, const TensorView* inputs, int n_inputs,

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/cortex_m.h"
 #include "kernels/simd.h"
 
 namespace einfer::quant_detail {
@@ -34,9 +35,10 @@ void quantize_activations_q8(const float* a, int64_t k, int32_t group, int8_t* q
 
 // Reorder each 32-byte chunk (NEON) or 64-byte block (AVX2) of qa[0..kpad) to its even then its odd
 // elements, [e0 e2 .. e1 e3 ..] (kpad a multiple of the size): the order in which the q4 kernels
-// unpack low and high nibbles.
+// unpack low and high nibbles. The Cortex-M DSP q4 kernel wants the same per 8-byte block.
 void permute_chunks_even_odd(int8_t* qa, int64_t kpad);
 void permute_blocks_even_odd64(int8_t* qa, int64_t kpad);
+void permute_even_odd8(int8_t* qa, int64_t kpad);
 
 // csum[c] = 8 * sum of qa[32c .. 32c + 32) for the kpad / 32 chunks of a natural-order row.
 void chunk_sums_times8(const int8_t* qa, int64_t kpad, int32_t* csum);
@@ -67,7 +69,23 @@ void gemm_q8_4x1_neon(const QuantGemm& p);  // sdot with __ARM_FEATURE_DOTPROD, 
 void gemm_q4_4x1_neon(const QuantGemm& p);
 #endif
 
-// Scalar int path on natural-order activations (the Cortex-M / no-SIMD path and test reference).
+// Cortex-M kernels (kernels/cortex_m.h; these builds have no xsimd SIMD): Helium on M55/M85,
+// else the DSP extension's SIMD32 on M4/M7/M33. mcu_supports_group says whether this build has
+// one for the weight dtype and group size (false on every other target): q8 takes groups that
+// are multiples of 4, q4 multiples of 8 (DSP, activations in permute_even_odd8 order) or of 32
+// (MVE, natural order).
+bool mcu_supports_group(bool q4, int32_t group);
+#if EINFER_HAS_MVE
+// quantize_activations_q8 in Helium lanes (quantize_act_q8_mve.cpp), same bytes and scales.
+void quantize_activations_q8_mve(const float* a, int64_t k, int32_t group, int8_t* qa, float* sa);
+void gemm_q8_4x1_mve(const QuantGemm& p);
+void gemm_q4_4x1_mve(const QuantGemm& p);
+#elif EINFER_HAS_DSP
+void gemm_q8_2x1_dsp(const QuantGemm& p);
+void gemm_q4_2x1_dsp(const QuantGemm& p);
+#endif
+
+// Scalar int path on natural-order activations (the no-SIMD path and test reference).
 void gemm_q8_1x1_scalar(const QuantGemm& p);
 void gemm_q4_1x1_scalar(const QuantGemm& p);
 

@@ -1,6 +1,7 @@
 // Quantized matmul: argument checks, activation quantization into scratch, dispatch to the SIMD
-// microkernels (gemm_q8_q4_4x4_avx2.cpp, gemm_q8_q4_4x1_neon.cpp) or the scalar int path, and the
-// float dequantizing reference.
+// microkernels (gemm_q8_q4_4x4_avx2.cpp, gemm_q8_q4_4x1_neon.cpp), the Cortex-M ones
+// (gemm_q8_q4_2x1_dsp.cpp, gemm_q8_q4_4x1_mve.cpp) or the scalar int path, and the float
+// dequantizing reference.
 #include "kernels/matmul_quant.h"
 
 #include <cmath>
@@ -15,18 +16,20 @@ namespace quant_detail {
 
 void quantize_activations_q8(const float* a, int64_t k, int32_t group, int8_t* qa, float* sa) {
   for (int64_t g0 = 0, gi = 0; g0 < k; g0 += group, ++gi) {
-    const int64_t n = k - g0 < group ? k - g0 : group;
+    // Per-group counts in int32 (a group is an int32): 64-bit loop counters cost 32-bit cores.
+    const int32_t n = static_cast<int32_t>(k - g0 < group ? k - g0 : group);
+    const float* ag = a + g0;
+    int8_t* qg = qa + g0;
     float amax = 0.f;
-    for (int64_t e = 0; e < n; ++e)
-      amax = std::fabs(a[g0 + e]) > amax ? std::fabs(a[g0 + e]) : amax;
+    for (int32_t e = 0; e < n; ++e) amax = std::fabs(ag[e]) > amax ? std::fabs(ag[e]) : amax;
     const float scale = amax / 127.f;
     const float inv = scale > 0.f ? 1.f / scale : 0.f;
     sa[gi] = scale;
-    for (int64_t e = 0; e < n; ++e) {
+    for (int32_t e = 0; e < n; ++e) {
       // x * inv can exceed 127 by an ulp; clamp after rounding (nearest even, the FP default).
-      long r = std::lrintf(a[g0 + e] * inv);
+      int32_t r = lrint_small(ag[e] * inv);
       r = r > 127 ? 127 : (r < -127 ? -127 : r);
-      qa[g0 + e] = static_cast<int8_t>(r);
+      qg[e] = static_cast<int8_t>(r);
     }
   }
 }
@@ -49,6 +52,9 @@ void permute_chunks_even_odd(int8_t* qa, int64_t kpad) {
 void permute_blocks_even_odd64(int8_t* qa, int64_t kpad) {
   permute_even_odd<kBlock>(qa, kpad);
 }
+void permute_even_odd8(int8_t* qa, int64_t kpad) {
+  permute_even_odd<8>(qa, kpad);
+}
 
 void chunk_sums_times8(const int8_t* qa, int64_t kpad, int32_t* csum) {
   for (int64_t c = 0; c < kpad / kChunk; ++c) {
@@ -67,6 +73,18 @@ bool simd_supports_group(bool q4, int32_t group) {
   // The NEON q4 kernel keeps the limit of 8 chunks per group it shares with the tiling it was
   // written for (8 * 3810 < 32767 for int16 sums of unsigned nibbles).
   return group % kChunk == 0 && (!q4 || group <= 8 * kChunk);
+#else
+  (void)q4;
+  (void)group;
+  return false;
+#endif
+}
+
+bool mcu_supports_group(bool q4, int32_t group) {
+#if EINFER_HAS_MVE
+  return q4 ? group % 32 == 0 : group % 4 == 0;
+#elif EINFER_HAS_DSP
+  return group % (q4 ? 8 : 4) == 0;
 #else
   (void)q4;
   (void)group;
@@ -130,10 +148,11 @@ ScratchLayout carve_scratch(void* scratch, int64_t m, int64_t groups, int64_t kp
   return s;
 }
 
-// Checks, quantizes A into scratch (natural order, or even/odd chunks for the SIMD q4 kernels) and
-// fills the kernel arguments. Returns false in *run when there is nothing to compute.
+// Checks, quantizes A into scratch (natural order, or even/odd chunks for the SIMD and Cortex-M
+// DSP q4 kernels) and fills the kernel arguments.
 Status prepare(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c, int64_t ldc,
-               void* scratch, size_t scratch_bytes, bool even_odd_q4, quant_detail::QuantGemm* p) {
+               void* scratch, size_t scratch_bytes, bool even_odd_q4, const Threads* threads,
+               quant_detail::QuantGemm* p) {
   EINFER_TRY(check_args(a, lda, m, w, c, ldc));
   const int64_t k = w.shape[1];
   const size_t need = matmul_quant_scratch_bytes(m, k, w.group_size);
@@ -144,19 +163,33 @@ Status prepare(const float* a, int64_t lda, int64_t m, const TensorView& w, floa
   const int64_t groups = quant_groups(k, w.group_size);
   const int64_t kpad = padded_k(k);
   const ScratchLayout s = carve_scratch(scratch, m, groups, kpad);
-  for (int64_t i = 0; i < m; ++i) {
-    int8_t* qa = s.qa + i * kpad;
-    quant_detail::quantize_activations_q8(a + i * lda, k, w.group_size, qa, s.sa + i * groups);
-    std::memset(qa + k, 0, static_cast<size_t>(kpad - k));
-    if (even_odd_q4 && w.dtype == DType::q4) {
-#if EINFER_HAS_SIMD && defined(__AVX2__)
-      quant_detail::chunk_sums_times8(qa, kpad, s.csum + i * (kpad / quant_detail::kChunk));
-      quant_detail::permute_blocks_even_odd64(qa, kpad);
+  // Rows are quantized independently, so tasks take whole rows.
+  const int tasks = static_cast<int>(m < thread_count(threads) ? m : thread_count(threads));
+  auto quantize_rows = [&](int task) {
+    long long r0 = 0, r1 = 0;
+    split_range(m, task, tasks, 1, &r0, &r1);
+    for (int64_t i = r0; i < r1; ++i) {
+      int8_t* qa = s.qa + i * kpad;
+#if EINFER_HAS_MVE
+      quant_detail::quantize_activations_q8_mve(a + i * lda, k, w.group_size, qa,
+                                                s.sa + i * groups);
 #else
-      quant_detail::permute_chunks_even_odd(qa, kpad);
+      quant_detail::quantize_activations_q8(a + i * lda, k, w.group_size, qa, s.sa + i * groups);
 #endif
+      std::memset(qa + k, 0, static_cast<size_t>(kpad - k));
+      if (even_odd_q4 && w.dtype == DType::q4) {
+#if EINFER_HAS_SIMD && defined(__AVX2__)
+        quant_detail::chunk_sums_times8(qa, kpad, s.csum + i * (kpad / quant_detail::kChunk));
+        quant_detail::permute_blocks_even_odd64(qa, kpad);
+#elif EINFER_HAS_SIMD
+        quant_detail::permute_chunks_even_odd(qa, kpad);
+#elif EINFER_HAS_DSP && !EINFER_HAS_MVE
+        quant_detail::permute_even_odd8(qa, kpad);
+#endif  // MVE: natural order (VLD2 deinterleaves)
+      }
     }
-  }
+  };
+  run_tasks(threads, tasks, quantize_rows);
   *p = quant_detail::QuantGemm{s.qa,     s.sa,
                                s.csum,   static_cast<const uint8_t*>(w.data),
                                w.scales, quant_row_bytes(w.dtype, k),
@@ -175,6 +208,30 @@ void run_scalar_int(const quant_detail::QuantGemm& p, DType dtype) {
   }
 }
 
+// Cortex-M builds only (mcu_supports_group is false elsewhere).
+void run_mcu(const quant_detail::QuantGemm& p, DType dtype) {
+#if EINFER_HAS_MVE
+  if (dtype == DType::q8) {
+    quant_detail::gemm_q8_4x1_mve(p);
+  } else {
+    quant_detail::gemm_q4_4x1_mve(p);
+  }
+#elif EINFER_HAS_DSP
+  if (dtype == DType::q8) {
+    quant_detail::gemm_q8_2x1_dsp(p);
+  } else {
+    quant_detail::gemm_q4_2x1_dsp(p);
+  }
+#else
+  run_scalar_int(p, dtype);
+#endif
+}
+
+// Column blocks of a threaded product: a multiple of every microkernel's tile width.
+constexpr int64_t kColumnAlign = 16;
+
+void run_kernel(const quant_detail::QuantGemm& p, DType dtype, bool simd, bool mcu);
+
 }  // namespace
 
 size_t matmul_quant_scratch_bytes(int64_t m, int64_t k, int32_t group) {
@@ -185,15 +242,43 @@ size_t matmul_quant_scratch_bytes(int64_t m, int64_t k, int32_t group) {
 }
 
 Status matmul_f32_quant(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c,
-                        int64_t ldc, void* scratch, size_t scratch_bytes) {
+                        int64_t ldc, void* scratch, size_t scratch_bytes, const Threads* threads) {
   const bool q4 = w.dtype == DType::q4;
   const bool simd = quant_detail::simd_supports_group(q4, w.group_size);
+  const bool mcu = quant_detail::mcu_supports_group(q4, w.group_size);
   quant_detail::QuantGemm p;
-  EINFER_TRY(prepare(a, lda, m, w, c, ldc, scratch, scratch_bytes, simd, &p));
+  EINFER_TRY(prepare(a, lda, m, w, c, ldc, scratch, scratch_bytes, simd || mcu, threads, &p));
   if (p.m == 0 || p.n == 0) return ok_status();
+  // Tasks take blocks of output columns (weight rows) on multiples of kColumnAlign, so every
+  // element is computed by the same tile, in the same order, whatever the thread count.
+  const int64_t blocks = (p.n + kColumnAlign - 1) / kColumnAlign;
+  const int tasks =
+      static_cast<int>(blocks < thread_count(threads) ? blocks : thread_count(threads));
+  auto columns = [&](int task) {
+    long long j0 = 0, j1 = 0;
+    split_range(p.n, task, tasks, kColumnAlign, &j0, &j1);
+    quant_detail::QuantGemm part = p;
+    part.w += static_cast<size_t>(j0) * p.w_row_bytes;
+    part.sw += j0 * p.groups;
+    part.c += j0;
+    part.n = j1 - j0;
+    if (part.n > 0) run_kernel(part, w.dtype, simd, mcu);
+  };
+  run_tasks(threads, tasks, columns);
+  return ok_status();
+}
+
+namespace {
+
+void run_kernel(const quant_detail::QuantGemm& p, DType dtype, bool simd, bool mcu) {
+  if (mcu) {
+    run_mcu(p, dtype);
+    return;
+  }
+  const bool q4 = dtype == DType::q4;
   if (!simd) {
-    run_scalar_int(p, w.dtype);
-    return ok_status();
+    run_scalar_int(p, dtype);
+    return;
   }
 #if EINFER_HAS_SIMD && defined(__AVX2__)
   if (q4) {
@@ -208,17 +293,19 @@ Status matmul_f32_quant(const float* a, int64_t lda, int64_t m, const TensorView
     quant_detail::gemm_q8_4x1_neon(p);
   }
 #else
-  run_scalar_int(p, w.dtype);
+  (void)q4;
+  run_scalar_int(p, dtype);
 #endif
-  return ok_status();
 }
+
+}  // namespace
 
 namespace scalar {
 
 Status matmul_f32_quant_int8(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c,
                              int64_t ldc, void* scratch, size_t scratch_bytes) {
   quant_detail::QuantGemm p;
-  EINFER_TRY(prepare(a, lda, m, w, c, ldc, scratch, scratch_bytes, false, &p));
+  EINFER_TRY(prepare(a, lda, m, w, c, ldc, scratch, scratch_bytes, false, nullptr, &p));
   if (p.m > 0 && p.n > 0) run_scalar_int(p, w.dtype);
   return ok_status();
 }

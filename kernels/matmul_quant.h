@@ -12,15 +12,19 @@
 
 #include "runtime/status.h"
 #include "runtime/tensor.h"
+#include "runtime/threads.h"
 
 namespace einfer {
 
 // Scratch bytes matmul_f32_quant needs for `m` activation rows of length `k` (groups of `group`).
 size_t matmul_quant_scratch_bytes(int64_t m, int64_t k, int32_t group);
 
-// Checks dtypes and shapes, then computes C = A · Wᵀ. Scratch must be 64-byte aligned.
+// Checks dtypes and shapes, then computes C = A · Wᵀ. Scratch must be 64-byte aligned. With
+// threads, activation rows are quantized by row blocks and C computed by column blocks (the same
+// scratch: the workers only read it), bit-identical to one thread.
 Status matmul_f32_quant(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c,
-                        int64_t ldc, void* scratch, size_t scratch_bytes);
+                        int64_t ldc, void* scratch, size_t scratch_bytes,
+                        const Threads* threads = nullptr);
 
 namespace scalar {
 // Same int8 activation quantization and int32 group sums as matmul_f32_quant, in plain C++ (the

@@ -3,28 +3,33 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/cortex_m.h"
+
 namespace einfer {
 
 namespace {
-float absmax(const float* x, int64_t n) {
+float absmax(const float* x, int32_t n) {
   float m = 0.f;
-  for (int64_t i = 0; i < n; ++i) m = std::fabs(x[i]) > m ? std::fabs(x[i]) : m;
+  for (int32_t i = 0; i < n; ++i) m = std::fabs(x[i]) > m ? std::fabs(x[i]) : m;
   return m;
 }
 int clamp_round(float v, int lo, int hi) {
-  const int r = static_cast<int>(std::lrintf(v));
+  const int r = static_cast<int>(lrint_small(v));
   return r < lo ? lo : (r > hi ? hi : r);
 }
 }  // namespace
 
 void quantize_row_q8(const float* x, int64_t k, int32_t group, int8_t* q, float* scales) {
   for (int64_t g0 = 0, gi = 0; g0 < k; g0 += group, ++gi) {
-    const int64_t n = k - g0 < group ? k - g0 : group;
-    const float scale = absmax(x + g0, n) / 127.f;
+    // int32 counts within a group: the int8 KV cache quantizes every new row on 32-bit MCUs.
+    const int32_t n = static_cast<int32_t>(k - g0 < group ? k - g0 : group);
+    const float* xg = x + g0;
+    int8_t* qg = q + g0;
+    const float scale = absmax(xg, n) / 127.f;
     const float inv = scale > 0.f ? 1.f / scale : 0.f;
     scales[gi] = scale;
-    for (int64_t i = 0; i < n; ++i)
-      q[g0 + i] = static_cast<int8_t>(clamp_round(x[g0 + i] * inv, -127, 127));
+    for (int32_t i = 0; i < n; ++i)
+      qg[i] = static_cast<int8_t>(clamp_round(xg[i] * inv, -127, 127));
   }
 }
 
@@ -32,7 +37,7 @@ void quantize_row_q4(const float* x, int64_t k, int32_t group, uint8_t* q, float
   std::memset(q, 0x88, static_cast<size_t>((k + 1) / 2));  // zero value everywhere, incl. padding
   for (int64_t g0 = 0, gi = 0; g0 < k; g0 += group, ++gi) {
     const int64_t n = k - g0 < group ? k - g0 : group;
-    const float scale = absmax(x + g0, n) / 7.f;
+    const float scale = absmax(x + g0, static_cast<int32_t>(n)) / 7.f;
     const float inv = scale > 0.f ? 1.f / scale : 0.f;
     scales[gi] = scale;
     for (int64_t i = 0; i < n; ++i) {

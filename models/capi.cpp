@@ -1,40 +1,53 @@
-// The C API (models/einfer.h) over Session, Tokenizer and Sampler.
+// The C API (models/einfer.h): a thin layer over Session (models/session.h), for every
+// architecture.
 #include "models/einfer.h"
 
 #include <cstdio>
 #include <cstring>
 
-#include "models/sampler.h"
 #include "models/session.h"
-#include "models/tokenizer.h"
 
 using namespace einfer;
 
 struct einfer_session {
   Session* session = nullptr;
   Arena arena;
-  einfer_options options{};
-  Sampler sampler;
-  bool sampling = false;
-  Tokenizer tokenizer;
-  bool has_tokenizer = false;
-  void* encode_scratch = nullptr;
-  size_t encode_scratch_bytes = 0;
-  bool has_logits = false;  // a prefill or decode succeeded since create/reset
+  bool has_logits = false;  // a prefill or decode succeeded since create/reset (einfer.h)
   char error[160] = {};
+  StageProfile profile;  // charged only while einfer_profile_clock set a clock
 };
+
+// The C stage numbers are the first stages of models/profile.h.
+static_assert(EINFER_STAGE_PROJECTIONS == static_cast<int>(Stage::projections) &&
+              EINFER_STAGE_ATTENTION == static_cast<int>(Stage::attention) &&
+              EINFER_STAGE_FEED_FORWARD == static_cast<int>(Stage::feed_forward) &&
+              EINFER_STAGE_NORMS_ROPE == static_cast<int>(Stage::norms_rope) &&
+              EINFER_STAGE_CLASSIFIER == static_cast<int>(Stage::classifier) &&
+              EINFER_STAGE_COUNT <= kStageCount);
 
 namespace {
 
-RunOptions run_options(const einfer_options& o) {
-  RunOptions r;
-  r.context = o.context;
-  r.window = o.window;
-  r.sinks = o.sinks;
-  r.kv_dtype = o.kv_int8 ? DType::i8 : DType::f32;
-  r.max_batch = o.max_batch;
-  r.cache_plans = o.no_plan_cache == 0;
-  return r;
+// The session options the C options stand for. A temperature that is not positive means greedy,
+// as it always has in this API.
+SessionOptions session_options(const einfer_options& o) {
+  SessionOptions s;
+  s.run.context = o.context;
+  s.run.window = o.window;
+  s.run.sinks = o.sinks;
+  s.run.kv_dtype = o.kv_int8 ? DType::i8 : DType::f32;
+  s.run.max_batch = o.max_batch;
+  s.run.cache_plans = o.no_plan_cache == 0;
+  s.run.threads = o.threads;
+  if (s.run.threads.n == 0) s.run.threads.n = 1;
+  if (o.temperature > 0.f) {
+    s.sampler.temperature = o.temperature;
+    s.sampler.top_p = o.top_p;
+    s.sampler.top_k = o.top_k;
+    s.sampler.seed = o.seed;
+  }
+  s.tokenizer = o.with_tokenizer;
+  s.max_prompt_bytes = o.max_prompt_bytes > 0 ? static_cast<size_t>(o.max_prompt_bytes) : 512;
+  return s;
 }
 
 int report(const Status& s, char* err, size_t err_size) {
@@ -58,88 +71,26 @@ Status check_options(const einfer_options& o) {
   if (o.top_k < 0)
     return make_status(StatusCode::invalid_argument, "options.top_k must be >= 0", -1, o.top_k);
   if (o.kv_int8 < 0 || o.kv_int8 > 1) return invalid("options.kv_int8 must be 0 or 1");
+  if (o.with_tokenizer < 0 || o.with_tokenizer > 2) {
+    return make_status(StatusCode::invalid_argument, "options.with_tokenizer must be 0, 1 or 2", -1,
+                       o.with_tokenizer);
+  }
   if (o.max_prompt_bytes < 0 || o.max_prompt_bytes > kMaxRunPositions)
     return make_status(StatusCode::out_of_range, "options.max_prompt_bytes outside 0..limit",
                        kMaxRunPositions, o.max_prompt_bytes);
   return ok_status();
 }
 
-// Tokenizer scratch: the longest prompt einfer_tokenize accepts.
-size_t prompt_bytes(const einfer_options& o) {
-  return o.max_prompt_bytes > 0 ? static_cast<size_t>(o.max_prompt_bytes) : 512;
-}
-
-// Everything after the Session: sampler candidates, tokenizer tables and encode scratch. Shared by
-// sizing (measuring arena, e == null) and creation.
-Status layout_extras(const Model& model, const einfer_options& o, Arena& arena, einfer_session* e) {
-  const int32_t vocab = model.config.vocab_size;
-  if (o.temperature > 0.f) {
-    void* scratch = nullptr;
-    const size_t bytes = sampler_scratch_bytes(vocab);
-    EINFER_TRY(arena.allocate(bytes, kDefaultAlignment, &scratch));
-    if (e) {
-      SamplerConfig sc;
-      sc.temperature = o.temperature;
-      sc.top_p = o.top_p;
-      sc.top_k = o.top_k;
-      sc.seed = o.seed;
-      EINFER_TRY(sampler_init(&e->sampler, sc, vocab, scratch, bytes));
-      e->sampling = true;
-    }
-  }
-  if (o.with_tokenizer < 0 || o.with_tokenizer > 2) {
-    return make_status(StatusCode::invalid_argument, "options.with_tokenizer must be 0, 1 or 2", -1,
-                       o.with_tokenizer);
-  }
-  if (o.with_tokenizer) {
-    if (!model.tokenizer) {
-      return make_status(StatusCode::invalid_argument,
-                         "the model has no embedded tokenizer (pack it with -z)");
-    }
-    // Validated (no memory needed) before anything is sized from it: the encode scratch follows
-    // the longest real piece, not a header figure a hostile file may set to 2^31.
-    Tokenizer checked;
-    EINFER_TRY(tokenizer_init_decode_only(&checked, model.tokenizer, model.tokenizer_bytes, vocab));
-    if (o.with_tokenizer == 2) {
-      // Decode only: no tables and no encode scratch; decode walks the records in the image.
-      if (e) {
-        EINFER_TRY(tokenizer_init_decode_only(&e->tokenizer, model.tokenizer, model.tokenizer_bytes,
-                                              vocab));
-        e->has_tokenizer = true;
-      }
-      return ok_status();
-    }
-    if (e) {
-      EINFER_TRY(
-          tokenizer_init(&e->tokenizer, model.tokenizer, model.tokenizer_bytes, vocab, arena));
-      e->has_tokenizer = true;
-    } else {
-      void* p = nullptr;
-      EINFER_TRY(arena.allocate(tokenizer_arena_bytes(vocab), kDefaultAlignment, &p));
-    }
-    // Encode scratch depends only on the longest piece and the text length.
-    const size_t bytes = tokenizer_encode_scratch_bytes(checked, prompt_bytes(o));
-    void* p = nullptr;
-    EINFER_TRY(arena.allocate(bytes, kDefaultAlignment, &p));
-    if (e) {
-      e->encode_scratch = p;
-      e->encode_scratch_bytes = bytes;
-    }
-  }
-  return ok_status();
-}
-
-Status layout_all(const Model& model, const einfer_options& o, Arena& arena, einfer_session** out) {
+// The C API's own state, then the session. Shared by sizing (measuring arena, build false) and
+// creation.
+Status layout_all(const Model& model, const einfer_options& o, bool build, Arena& arena,
+                  einfer_session** out) {
   einfer_session* e = nullptr;
   EINFER_TRY(arena.allocate_array(1, &e));
-  if (e) *e = einfer_session{};
+  if (e && build) *e = einfer_session{};
   Session* s = nullptr;
-  EINFER_TRY(session_layout(model.config, run_options(o), e ? &model : nullptr, arena, &s));
-  if (e) {
-    e->session = s;
-    e->options = o;
-  }
-  EINFER_TRY(layout_extras(model, o, arena, e));
+  EINFER_TRY(session_layout(model, session_options(o), build, arena, &s));
+  if (e && build) e->session = s;
   if (out) *out = e;
   return ok_status();
 }
@@ -173,7 +124,7 @@ int einfer_arena_bytes(const void* model, size_t model_bytes, const einfer_optio
   s = load_model(model, model_bytes, load_options(o), &m);
   if (!s.ok()) return report(s, err, err_size);
   Arena measure = Arena::measuring();
-  s = layout_all(m, o, measure, nullptr);
+  s = layout_all(m, o, false, measure, nullptr);
   if (!s.ok()) return report(s, err, err_size);
   *bytes = measure.high_water();
   return EINFER_OK;
@@ -205,25 +156,37 @@ int einfer_session_create(const void* model, size_t model_bytes, const einfer_op
   Status s = load_model(model, model_bytes, load_options(o), &m);
   Arena a(arena, arena_bytes);
   einfer_session* e = nullptr;
-  if (s.ok()) s = layout_all(m, o, a, &e);
+  if (s.ok()) s = layout_all(m, o, true, a, &e);
   if (!s.ok()) return report(s, err, err_size);
   e->arena = a;
   *out = e;
   return EINFER_OK;
 }
 
-int einfer_prefill(einfer_session* e, const int32_t* tokens, int32_t n) {
+int einfer_prefill_logits(einfer_session* e, const int32_t* tokens, int32_t n, float* all_logits) {
   if (e == nullptr) return EINFER_E_INVALID_ARGUMENT;
   if (tokens == nullptr || n <= 0)
     return fail(e, invalid("einfer_prefill: tokens must be non-NULL and n > 0"));
-  const Status s = session_eval(e->session, tokens, n);
+  const Status s = session_eval(e->session, tokens, n, all_logits);
   if (!s.ok()) return fail(e, s);
   e->has_logits = true;
   return EINFER_OK;
 }
 
+int einfer_prefill(einfer_session* e, const int32_t* tokens, int32_t n) {
+  return einfer_prefill_logits(e, tokens, n, nullptr);
+}
+
 int einfer_decode(einfer_session* e, int32_t token) {
   return einfer_prefill(e, &token, 1);
+}
+
+int einfer_encode(einfer_session* e, const float* input, int32_t n, float* output) {
+  if (e == nullptr) return EINFER_E_INVALID_ARGUMENT;
+  if (input == nullptr || output == nullptr)
+    return fail(e, invalid("einfer_encode: input and output must be non-NULL"));
+  const Status s = session_encode(e->session, input, n, output);
+  return s.ok() ? EINFER_OK : fail(e, s);
 }
 
 const float* einfer_logits(const einfer_session* e) {
@@ -237,29 +200,32 @@ int32_t einfer_next_token(einfer_session* e) {
     fail(e, invalid("einfer_next_token before any prefill or decode (no logits yet)"));
     return -EINFER_E_INVALID_ARGUMENT;
   }
-  float* logits = e->session->state.logits;
-  const int32_t vocab = e->session->model.config.vocab_size;
-  if (!e->sampling) return sampler_argmax(logits, vocab);
-  return sampler_sample(&e->sampler, logits);
+  return session_next_token(e->session);
 }
 
 void einfer_reset(einfer_session* e) {
   if (e == nullptr) return;
   e->has_logits = false;
   session_reset(e->session);
-  if (e->sampling) {
-    e->sampler.rng_state = 0;
-    SamplerConfig c = e->sampler.config;
-    (void)sampler_init(&e->sampler, c, e->sampler.vocab_size, e->sampler.candidates,
-                       sampler_scratch_bytes(e->sampler.vocab_size));
-  }
 }
 
+int32_t einfer_architecture(const einfer_session* e) {
+  return e ? static_cast<int32_t>(e->session->model.config.arch) : -1;
+}
+int32_t einfer_model_dim(const einfer_session* e) {
+  return e ? e->session->model.config.dim : 0;
+}
 int32_t einfer_vocab_size(const einfer_session* e) {
   return e ? e->session->model.config.vocab_size : 0;
 }
 int32_t einfer_context_length(const einfer_session* e) {
   return e ? e->session->model.config.context_length : 0;
+}
+int32_t einfer_max_sequence(const einfer_session* e) {
+  if (e == nullptr) return 0;
+  const Session& s = *e->session;
+  return s.model.config.arch == ArchKind::encoder ? s.encoder_state.max_seq
+                                                  : s.state.options.context;
 }
 int64_t einfer_position(const einfer_session* e) {
   return e ? session_position(*e->session) : -1;
@@ -271,39 +237,47 @@ const char* einfer_error(const einfer_session* e) {
   return e ? e->error : "session is NULL";
 }
 
+void einfer_profile_clock(einfer_session* e, uint64_t (*now)(void)) {
+  if (e == nullptr) return;
+  e->profile = StageProfile{};
+  e->profile.now_ns = now;
+  e->session->state.profile = now ? &e->profile : nullptr;
+}
+
+void einfer_profile_times(const einfer_session* e, uint64_t* times) {
+  if (times == nullptr) return;
+  for (int i = 0; i < EINFER_STAGE_COUNT; ++i) times[i] = e ? e->profile.ns[i] : 0;
+}
+
 int einfer_tokenize(einfer_session* e, const char* text, int32_t bos, int32_t* ids, int32_t max_ids,
                     int32_t* n_ids) {
   if (e == nullptr) return EINFER_E_INVALID_ARGUMENT;
   if (n_ids == nullptr || text == nullptr || (ids == nullptr && max_ids > 0) || max_ids < 0)
     return fail(e, invalid("einfer_tokenize: NULL text, ids or n_ids, or max_ids < 0"));
-  *n_ids = 0;
-  if (!e->has_tokenizer) {
-    return fail(
-        e, make_status(StatusCode::invalid_argument, "session was created without a tokenizer"));
-  }
-  if (e->tokenizer.entries == nullptr) {
-    return fail(e, make_status(StatusCode::invalid_argument,
-                               "session has a decode-only tokenizer (options.with_tokenizer = 2)"));
-  }
-  const size_t len = std::strlen(text);
-  if (len > prompt_bytes(e->options)) {
-    return fail(
-        e, make_status(StatusCode::out_of_range, "prompt longer than options.max_prompt_bytes",
-                       static_cast<int64_t>(len), static_cast<int64_t>(prompt_bytes(e->options))));
-  }
-  const Status s = tokenizer_encode(e->tokenizer, text, len, bos != 0, false, ids, max_ids, n_ids,
-                                    e->encode_scratch, e->encode_scratch_bytes);
+  const Status s =
+      session_tokenize(e->session, text, std::strlen(text), bos != 0, ids, max_ids, n_ids);
   return s.ok() ? EINFER_OK : fail(e, s);
 }
 
 const char* einfer_token_text(const einfer_session* e, int32_t prev, int32_t token, size_t* len) {
   if (len == nullptr) return "";
   *len = 0;
-  if (e == nullptr || !e->has_tokenizer) return "";
-  const TokenPiece p = tokenizer_decode(e->tokenizer, prev, token);
-  if (!token_piece_is_printable(p)) return "";
+  if (e == nullptr) return "";
+  const TextPiece p = session_token_text(*e->session, prev, token);
   *len = p.size;
-  return p.data;
+  return p.data ? p.data : "";
+}
+
+int32_t einfer_token_bos(const einfer_session* e) {
+  return e ? session_token_bos(*e->session) : 1;
+}
+
+int32_t einfer_token_eos(const einfer_session* e) {
+  return e ? session_token_eos(*e->session) : 2;
+}
+
+int einfer_token_is_eog(const einfer_session* e, int32_t token) {
+  return e && session_token_is_eog(*e->session, token) ? 1 : 0;
 }
 
 }  // extern "C"

@@ -1,5 +1,7 @@
 /* einfer C API: load a packed model (.ein) from a buffer, run it in a caller-provided arena.
  *
+ * One API for every architecture: decoders (llama) take token ids and give logits and tokens,
+ * encoders (the PyTorch TransformerEncoder) take sequences of vectors (einfer_encode).
  * Callable from C and C++ firmware. No function allocates: every byte a session uses lies in the
  * arena the caller passes, whose exact size einfer_arena_bytes reports (or einfer-pack --emit-c
  * prints as a constant). The model image is used in place (mmap or flash) and must stay valid and
@@ -9,8 +11,9 @@
  *   einfer_options o; einfer_options_default(&o);
  *   size_t need; einfer_arena_bytes(model, model_len, &o, &need, err, sizeof err);
  *   einfer_session* s; einfer_session_create(model, model_len, &o, arena, need, &s, err, sizeof
- * err); einfer_prefill(s, prompt_ids, n); for (;;) { int32_t t = einfer_next_token(s); if (t == 2)
- * break; print(einfer_token_text(...)); einfer_decode(s, t); } Every int-returning function returns
+ * err); einfer_prefill(s, prompt_ids, n); for (;;) { int32_t t = einfer_next_token(s); if
+ * (einfer_token_is_eog(s, t)) break; print(einfer_token_text(...)); einfer_decode(s, t); } Every
+ * int-returning function returns
  * 0 on success, else a status code (EINFER_E_*) with the message in einfer_error(session) or in the
  * caller's err buffer.
  *
@@ -35,6 +38,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "runtime/threads.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -50,10 +55,16 @@ enum {
   EINFER_E_IO = 7
 };
 
+/* llama2.c's BOS and EOS: what einfer_token_bos/_eos report for a session without a tokenizer.
+ * With a tokenizer, use those functions: the model's own ids (Llama 3: 128000, 128001 ...). */
 enum { EINFER_TOKEN_BOS = 1, EINFER_TOKEN_EOS = 2 };
 
+/* What einfer_architecture reports (the .ein architecture kind). */
+enum { EINFER_ARCH_LLAMA = 1, EINFER_ARCH_ENCODER = 2 };
+
 typedef struct einfer_options {
-  int32_t context;          /* positions the KV cache holds (0: the model's context length) */
+  int32_t context;          /* positions the KV cache holds (0: the model's context length);
+                               encoders: the longest sequence einfer_encode takes (0: the model's) */
   int32_t window;           /* sliding window W (0: none; then decoding stops at `context`) */
   int32_t sinks;            /* attention sinks kept with a window */
   int32_t kv_int8;          /* 1: int8 KV cache with per-(slot, head) scales; 0: float32 */
@@ -70,6 +81,11 @@ typedef struct einfer_options {
   float top_p;              /* nucleus sampling (1: off) */
   int32_t top_k;            /* top-k sampling (0: off) */
   uint64_t seed;            /* sampler seed */
+  einfer_threads threads;   /* the caller's workers (runtime/threads.h; the library starts none):
+                               threads.n sizes one scratch slot per worker in the arena, run spreads
+                               every projection, attention and the classifier over them. n 0 or 1,
+                               or run NULL: the calling thread only. ctx must outlive the session.
+                               Logits are bit-identical for every n. */
 } einfer_options;
 
 typedef struct einfer_session einfer_session;
@@ -88,8 +104,15 @@ int einfer_session_create(const void* model, size_t model_bytes, const einfer_op
 
 /* Evaluates prompt tokens (any number; batched internally). */
 int einfer_prefill(einfer_session* session, const int32_t* tokens, int32_t n);
+/* Like einfer_prefill, and all_logits receives [n][vocab] floats: the logits of every token. */
+int einfer_prefill_logits(einfer_session* session, const int32_t* tokens, int32_t n,
+                          float* all_logits);
 /* Evaluates one token. */
 int einfer_decode(einfer_session* session, int32_t token);
+/* Encoders: output[n][dim] = the encoder applied to one sequence input[n][dim] of n positions
+ * (1 <= n <= einfer_max_sequence; output may alias input). Decoders refuse it, and encoders refuse
+ * the token functions. */
+int einfer_encode(einfer_session* session, const float* input, int32_t n, float* output);
 /* Logits of the last evaluated token (vocab floats), valid until the next call; NULL before any
  * prefill/decode. */
 const float* einfer_logits(const einfer_session* session);
@@ -100,19 +123,46 @@ int32_t einfer_next_token(einfer_session* session);
 /* Starts a new stream at position 0 (sampler reseeded). */
 void einfer_reset(einfer_session* session);
 
-int32_t einfer_vocab_size(const einfer_session* session);
+int32_t einfer_architecture(const einfer_session* session);   /* EINFER_ARCH_* */
+int32_t einfer_model_dim(const einfer_session* session);      /* width of the encoder's vectors */
+int32_t einfer_max_sequence(const einfer_session* session);   /* KV positions, or encoder length */
+int32_t einfer_vocab_size(const einfer_session* session);     /* 0 for encoders */
 int32_t einfer_context_length(const einfer_session* session); /* the model's trained context */
 int64_t einfer_position(const einfer_session* session);       /* next absolute position */
 size_t einfer_arena_used(const einfer_session* session);      /* bytes of the arena in use */
 const char* einfer_error(const einfer_session* session);      /* message of the last failure */
 
-/* Text, with options.with_tokenizer and a tokenizer packed into the model. */
+/* Stage profiling (firmware benchmarks): with a clock, every forward pass charges the clock time
+ * between stage boundaries to its stage; NULL (the default) turns it off. `now` is any monotonic
+ * counter (the firmware example passes SysTick ticks). einfer_profile_times adds nothing itself:
+ * it copies the totals since the clock was set into times[EINFER_STAGE_COUNT]. */
+enum {
+  EINFER_STAGE_PROJECTIONS = 0, /* attention projections Q, K, V, O */
+  EINFER_STAGE_ATTENTION = 1,   /* fused attention over the cache, KV cache writes */
+  EINFER_STAGE_FEED_FORWARD = 2,
+  EINFER_STAGE_NORMS_ROPE = 3, /* embedding, RMSNorms, RoPE, residual adds */
+  EINFER_STAGE_CLASSIFIER = 4,
+  EINFER_STAGE_COUNT = 5
+};
+void einfer_profile_clock(einfer_session* session, uint64_t (*now)(void));
+void einfer_profile_times(const einfer_session* session, uint64_t* times);
+
+/* Text, with options.with_tokenizer and a tokenizer packed into the model. bos != 0: add the
+ * special tokens the model's prompts start (and end) with, as its tokenizer says (BOS for Llama,
+ * nothing for GPT-2); special tokens written in the text (<|eot_id|> ...) are matched where the
+ * model's reference tokenizer matches them. */
 int einfer_tokenize(einfer_session* session, const char* text, int32_t bos, int32_t* ids,
                     int32_t max_ids, int32_t* n_ids);
 /* Bytes of `token` following `prev` (not NUL-terminated; *len receives the length). Pieces a
  * terminal should not get (stray bytes, control codes) come back empty. */
 const char* einfer_token_text(const einfer_session* session, int32_t prev, int32_t token,
                               size_t* len);
+/* The model's BOS and EOS ids (-1: none), and whether `token` ends generation (EOS or another
+ * end-of-turn id such as Llama 3's <|eot_id|>: generation stops at any of them). Without a
+ * tokenizer: EINFER_TOKEN_BOS, EINFER_TOKEN_EOS, and only EINFER_TOKEN_EOS ends generation. */
+int32_t einfer_token_bos(const einfer_session* session);
+int32_t einfer_token_eos(const einfer_session* session);
+int einfer_token_is_eog(const einfer_session* session, int32_t token);
 
 #ifdef __cplusplus
 }

@@ -1,11 +1,14 @@
 #include "models/encoder.h"
 
-#include "runtime/checked.h"
-#include "runtime/run_options.h"
-
+#include <cstdint>
 #include <cstring>
 
+#include "kernels/rope.h"
 #include "kernels/vec.h"
+#include "models/attention_variant.h"
+#include "runtime/checked.h"
+#include "runtime/format.h"
+#include "runtime/run_options.h"
 
 namespace einfer {
 
@@ -24,21 +27,11 @@ Status bind(const Model& m, TensorRole role, int32_t layer, int64_t d0, int64_t 
   return ok_status();
 }
 
+// The architecture, then the one config check every model passes (runtime ein_validate_config).
 Status check_config(const ModelConfig& c) {
   if (c.arch != ArchKind::encoder)
     return make_status(StatusCode::invalid_argument, "model is not an encoder");
-  if (c.dim <= 0 || c.hidden_dim <= 0 || c.n_layers <= 0 || c.n_heads <= 0 ||
-      c.context_length < 0 || c.head_dim * c.n_heads != c.dim) {
-    return make_status(StatusCode::bad_format, "encoder: inconsistent dimensions in the config");
-  }
-  if (c.n_kv_heads != c.n_heads) {
-    return make_status(StatusCode::bad_format, "encoder: key/value heads must equal query heads");
-  }
-  if (c.activation != Activation::relu && c.activation != Activation::gelu_erf &&
-      c.activation != Activation::gelu_tanh) {
-    return make_status(StatusCode::unsupported, "encoder: activation must be relu or gelu");
-  }
-  return ok_status();
+  return ein_validate_config(c);
 }
 
 MhaConfig mha_config(const ModelConfig& c) {
@@ -111,6 +104,11 @@ Status layout_state(const ModelConfig& c, int32_t max_seq, Arena& arena, Encoder
   like.wq = like.wk = like.wv = like.wo = weight_like(c, c.dim, c.dim);
   size_t scratch = 0;
   EINFER_TRY(mha_scratch_bytes(mha_config(c), like, max_seq, &scratch));
+  if (attention_variant_active(c)) {  // issue 19: sparse pattern or linear attention
+    size_t b = 0;
+    EINFER_TRY(attention_variant_scratch_bytes(c, max_seq, &b));
+    scratch = b > scratch ? b : scratch;
+  }
   for (int64_t n : {static_cast<int64_t>(1), static_cast<int64_t>(max_seq)}) {
     size_t b = 0;
     EINFER_TRY(linear_scratch_bytes(n, weight_like(c, c.hidden_dim, c.dim), &b));
@@ -119,7 +117,17 @@ Status layout_state(const ModelConfig& c, int32_t max_seq, Arena& arena, Encoder
     scratch = b > scratch ? b : scratch;
   }
   s->scratch_bytes = scratch;
-  return arena.allocate(scratch, kDefaultAlignment, &s->scratch);
+  EINFER_TRY(arena.allocate(scratch, kDefaultAlignment, &s->scratch));
+  const size_t per_layer = attention_variant_state_floats(c);
+  const uint64_t recurrent64 = uint64_t{per_layer} * uint64_t(c.n_layers);
+  if (per_layer == SIZE_MAX ||
+      recurrent64 > SIZE_MAX / sizeof(float) / 2)  // 32-bit size_t: refuse, never wrap
+    return make_status(StatusCode::out_of_memory, "encoder: linear attention state too large");
+  const size_t recurrent = static_cast<size_t>(recurrent64);
+  if (recurrent > 0) {  // causal linear attention: the per-layer state of encoder_stream_step
+    EINFER_TRY(arena.allocate_array(recurrent, &s->recurrent));
+  }
+  return ok_status();
 }
 
 }  // namespace
@@ -161,7 +169,8 @@ Status encoder_bind_weights(const Model& m, Arena& arena, EncoderWeights* w) {
 
 Status encoder_state_init(const ModelConfig& c, int32_t max_seq, Arena& arena, EncoderState* s) {
   EINFER_TRY(check_config(c));
-  return layout_state(c, max_seq, arena, s);
+  EINFER_TRY(layout_state(c, max_seq, arena, s));
+  return s->recurrent ? encoder_stream_reset(c, s) : ok_status();
 }
 
 Status encoder_arena_bytes(const ModelConfig& c, int32_t max_seq, size_t* bytes) {
@@ -176,18 +185,20 @@ Status encoder_arena_bytes(const ModelConfig& c, int32_t max_seq, size_t* bytes)
   return ok_status();
 }
 
-Status encoder_forward(const EncoderWeights& w, EncoderState* s, const float* in, int32_t n,
-                       float* out) {
+namespace {
+// The layer stack for n positions starting at absolute position pos0. `stream`: one position of a
+// causal linear-attention stack through each layer's recurrent state (encoder_stream_step).
+Status run_stack(const EncoderWeights& w, EncoderState* s, const float* in, int32_t n, int64_t pos0,
+                 bool stream, float* out) {
   const ModelConfig& c = w.config;
-  if (n <= 0 || n > s->max_seq) {
-    return make_status(StatusCode::out_of_range, "encoder: sequence length outside 1..max_seq", n,
-                       s->max_seq);
-  }
   const int64_t d = c.dim;
   const size_t nd = static_cast<size_t>(n * d);
   const MhaConfig attn = mha_config(c);
   const MhaBuffers buffers{s->q, s->k, s->v, s->att, s->scratch, s->scratch_bytes};
   std::memcpy(s->x, in, nd * sizeof(float));
+  if (c.positions == PositionsKind::sinusoidal) sinusoidal_encoding_add(s->x, n, c.dim, pos0);
+  const bool variant = attention_variant_active(c);
+  const size_t state_floats = attention_variant_state_floats(c);
 
   for (int32_t l = 0; l < c.n_layers; ++l) {
     const EncoderLayerWeights& L = w.layers[l];
@@ -198,7 +209,13 @@ Status encoder_forward(const EncoderWeights& w, EncoderState* s, const float* in
       layernorm_rows(s->xb, n, d, L.norm1_w, L.norm1_b, c.norm_eps);
       sa_in = s->xb;
     }
-    EINFER_TRY(mha_forward(L.attn, attn, sa_in, n, 0, nullptr, l, buffers, s->xb));
+    if (stream)
+      EINFER_TRY(attention_linear_step_forward(L.attn, c, sa_in, buffers,
+                                               s->recurrent + l * state_floats, s->xb));
+    else if (variant)
+      EINFER_TRY(attention_variant_forward(L.attn, c, sa_in, n, buffers, s->xb));
+    else
+      EINFER_TRY(mha_forward(L.attn, attn, sa_in, n, 0, nullptr, l, buffers, s->xb));
     add_f32(s->x, s->xb, s->x, nd);
     if (!c.norm_first) layernorm_rows(s->x, n, d, L.norm1_w, L.norm1_b, c.norm_eps);
 
@@ -217,6 +234,38 @@ Status encoder_forward(const EncoderWeights& w, EncoderState* s, const float* in
   }
   if (c.final_norm) layernorm_rows(s->x, n, d, w.final_w, w.final_b, c.norm_eps);
   std::memcpy(out, s->x, nd * sizeof(float));
+  return ok_status();
+}
+}  // namespace
+
+Status encoder_forward(const EncoderWeights& w, EncoderState* s, const float* in, int32_t n,
+                       float* out) {
+  if (n <= 0 || n > s->max_seq) {
+    return make_status(StatusCode::out_of_range, "encoder: sequence length outside 1..max_seq", n,
+                       s->max_seq);
+  }
+  return run_stack(w, s, in, n, 0, false, out);
+}
+
+Status encoder_stream_reset(const ModelConfig& c, EncoderState* s) {
+  if (s->recurrent == nullptr)
+    return make_status(StatusCode::unsupported,
+                       "encoder: streaming needs a causal linear-elu attention model");
+  std::memset(s->recurrent, 0,
+              attention_variant_state_floats(c) * static_cast<size_t>(c.n_layers) * sizeof(float));
+  s->position = 0;
+  return ok_status();
+}
+
+Status encoder_stream_step(const EncoderWeights& w, EncoderState* s, const float* in, float* out) {
+  if (s->recurrent == nullptr)
+    return make_status(StatusCode::unsupported,
+                       "encoder: streaming needs a causal linear-elu attention model");
+  if (w.config.context_length > 0 && s->position >= w.config.context_length)
+    return make_status(StatusCode::out_of_range, "encoder: stream longer than the model's maximum",
+                       s->position, w.config.context_length);
+  EINFER_TRY(run_stack(w, s, in, 1, s->position, true, out));
+  ++s->position;
   return ok_status();
 }
 

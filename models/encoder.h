@@ -42,6 +42,8 @@ struct EncoderState {
   float* att = nullptr;  // [S][d]
   void* scratch = nullptr;
   size_t scratch_bytes = 0;
+  float* recurrent = nullptr;  // causal linear-elu models: [layers][H k k + H k], else null
+  int64_t position = 0;        // encoder_stream_step: positions fed since the last reset
 };
 
 Status encoder_bind_weights(const Model& model, Arena& arena, EncoderWeights* weights);
@@ -57,5 +59,14 @@ Status encoder_arena_bytes(const ModelConfig& config, int32_t max_seq, size_t* b
 // out[n][d] = encoder(in[n][d]) for one sequence of n <= max_seq positions (out may alias in).
 Status encoder_forward(const EncoderWeights& weights, EncoderState* state, const float* in,
                        int32_t n, float* out);
+
+// Causal linear-elu attention models only (the RNN form of Katharopoulos et al.): feeds one
+// position in[d] through the stack, each layer keeping its k x k state per head, and writes its
+// output out[d]; the cost is the same at every position. The outputs equal encoder_forward's rows
+// on the whole sequence. encoder_stream_reset starts a new sequence (encoder_state_init starts
+// one too). unsupported for other models.
+Status encoder_stream_reset(const ModelConfig& config, EncoderState* state);
+Status encoder_stream_step(const EncoderWeights& weights, EncoderState* state, const float* in,
+                           float* out);
 
 }  // namespace einfer

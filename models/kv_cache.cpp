@@ -3,6 +3,7 @@
 
 #include <cstring>
 
+#include "kernels/kv_ring.h"
 #include "kernels/quant.h"
 
 namespace einfer {
@@ -65,8 +66,7 @@ void kv_cache_reset(KVCache& cache) {
 }
 
 int32_t kv_cache_slot(const KVCacheConfig& c, int64_t pos) {
-  if (pos < c.sinks) return static_cast<int32_t>(pos);
-  return static_cast<int32_t>(c.sinks + (pos - c.sinks) % (c.capacity - c.sinks));
+  return static_cast<int32_t>(kv_ring_slot(pos, c.capacity, c.sinks));
 }
 
 Status kv_cache_write(KVCache& cache, int32_t layer, int64_t pos, const float* k, const float* v) {

@@ -6,6 +6,7 @@
 
 #include "kernels/quant.h"
 #include "kernels/vec.h"
+#include "runtime/format.h"
 
 namespace einfer {
 
@@ -25,22 +26,11 @@ Status bind(const Model& model, TensorRole role, int32_t layer, int64_t d0, int6
   return ok_status();
 }
 
+// The architecture, then the one config check every model passes (runtime ein_validate_config).
 Status check_config(const ModelConfig& c) {
   if (c.arch != ArchKind::llama)
     return make_status(StatusCode::invalid_argument, "llama: model is not a llama decoder");
-  if (c.dim <= 0 || c.hidden_dim <= 0 || c.n_layers <= 0 || c.n_heads <= 0 || c.n_kv_heads <= 0 ||
-      c.vocab_size <= 0 || c.context_length <= 0 || c.head_dim <= 0) {
-    return make_status(StatusCode::bad_format, "llama: a dimension in the config is not positive");
-  }
-  if (c.n_heads % c.n_kv_heads != 0) {
-    return make_status(StatusCode::bad_format, "llama: n_heads must be a multiple of n_kv_heads",
-                       c.n_heads, c.n_kv_heads);
-  }
-  if (c.head_dim % 2 != 0 || c.rope == RopeMode::none) {
-    return make_status(StatusCode::bad_format,
-                       "llama: RoPE needs an even head size and a rope mode");
-  }
-  return ok_status();
+  return ein_validate_config(c);
 }
 
 // A view with the dtype the model's matrices have, for sizing einsum scratch without a model.
@@ -57,7 +47,7 @@ constexpr size_t kPlanSlots = 8;
 // y[n, e] = x[n, d] · W[e, d]ᵀ: every projection of the model.
 Status project(const float* x, int64_t n, const TensorView& w, float* y, LlamaState* s, int slot) {
   return linear_cached(s->plans ? &s->plans[slot] : nullptr, x, n, w, TensorView{}, y, s->scratch,
-                       s->scratch_bytes);
+                       s->scratch_bytes, &s->options.threads);
 }
 
 // Scratch the projections of one chunk of n tokens need with weights of `dtype`.
@@ -87,6 +77,7 @@ MhaConfig mha_config(const ModelConfig& c, const RunOptions& o, const RopeTable*
   m.rope = rope;
   m.rope_layout = c.rope == RopeMode::half_split ? RopeLayout::half_split : RopeLayout::interleaved;
   m.profile = profile;
+  m.threads = &o.threads;
   return m;
 }
 
@@ -158,6 +149,10 @@ Status llama_bind_weights(const Model& model, Arena& arena, LlamaWeights* w) {
 Status llama_resolve_options(const ModelConfig& c, const RunOptions& in, RunOptions* out) {
   EINFER_TRY(check_config(c));
   RunOptions o = in;
+  if (o.threads.n < 0 || o.threads.n > 256) {
+    return make_status(StatusCode::invalid_argument, "threads.n must be between 0 and 256",
+                       o.threads.n);
+  }
   if (o.context < 0 || o.window < 0 || o.sinks < 0 || o.max_batch < 0) {
     return make_status(StatusCode::invalid_argument, "run options must not be negative");
   }
@@ -243,6 +238,11 @@ Status llama_state_init(const ModelConfig& c, const RunOptions& options, Arena& 
     EINFER_TRY(projection_scratch(c, c.weight_dtype, n, &scratch));
     EINFER_TRY(projection_scratch(c, DType::f32, n, &scratch));
   }
+  // One slot per worker (execute_einsum and attention_f32 give task i slot i), plus 64 bytes so
+  // the slots can start on a 64-byte boundary.
+  const size_t slot = (scratch + 63) / 64 * 64;
+  const size_t workers = static_cast<size_t>(o.threads.n > 1 ? o.threads.n : 1);
+  if (workers > 1) scratch = workers * slot + 64;
   s->scratch_bytes = scratch;
   EINFER_TRY(arena.allocate_array(1, &s->attn));
   if (s->attn) *s->attn = MhaWeights{};

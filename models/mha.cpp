@@ -3,6 +3,8 @@
 #include <cmath>
 
 #include "kernels/einsum.h"
+#include "kernels/kv_ring.h"
+#include "kernels/matmul_quant.h"
 #include "kernels/vec.h"
 
 namespace einfer {
@@ -24,19 +26,34 @@ bool has(const TensorView& t) {
 }
 }  // namespace
 
-Status linear(const float* x, int64_t n, const TensorView& w, const TensorView& bias, float* y,
-              void* scratch, size_t scratch_bytes) {
-  // Operands built in place (not via einsum<>, which would copy them once more: stack on MCUs).
-  const TensorView in[2] = {make_view(DType::f32, const_cast<float*>(x), {n, w.shape[1]}), w};
-  EinsumPlan p;
-  EINFER_TRY(plan_einsum(einsum_spec<"nd,ed->ne">, in, 2, &p));
-  const TensorView yv = make_view(DType::f32, y, {n, w.shape[0]});
-  EINFER_TRY(execute_einsum(p, in, 2, yv, scratch, scratch_bytes));
+namespace {
+Status linear_impl(const float* x, int64_t n, const TensorView& w, const TensorView& bias, float* y,
+                   void* scratch, size_t scratch_bytes, const Threads* threads) {
+  if (dtype_is_quantized(w.dtype) && w.rank == 2) {
+    // The plan for "nd,ed->ne" with q8/q4 weights (always contiguous) is exactly this call, same
+    // lda, ldc and kernel; planning it on every call (no plan cache: firmware) cost more
+    // instructions on a Cortex-M than a 64 x 64 projection itself.
+    EINFER_TRY(
+        matmul_f32_quant(x, w.shape[1], n, w, y, w.shape[0], scratch, scratch_bytes, threads));
+  } else {
+    // Operands built in place (not via einsum<>, which would copy them once more: stack on MCUs).
+    const TensorView in[2] = {make_view(DType::f32, const_cast<float*>(x), {n, w.shape[1]}), w};
+    EinsumPlan p;
+    EINFER_TRY(plan_einsum(einsum_spec<"nd,ed->ne">, in, 2, &p));
+    const TensorView yv = make_view(DType::f32, y, {n, w.shape[0]});
+    EINFER_TRY(execute_einsum(p, in, 2, yv, scratch, scratch_bytes, threads));
+  }
   if (has(bias)) {
     const size_t e = static_cast<size_t>(w.shape[0]);
     for (int64_t i = 0; i < n; ++i) add_f32(y + i * e, bias.f32(), y + i * e, e);
   }
   return ok_status();
+}
+}  // namespace
+
+Status linear(const float* x, int64_t n, const TensorView& w, const TensorView& bias, float* y,
+              void* scratch, size_t scratch_bytes) {
+  return linear_impl(x, n, w, bias, y, scratch, scratch_bytes, nullptr);
 }
 
 namespace {
@@ -56,8 +73,9 @@ bool plan_fits(const EinsumPlan& p, const TensorView* in) {
 }  // namespace
 
 Status linear_cached(LinearPlan* cache, const float* x, int64_t n, const TensorView& w,
-                     const TensorView& bias, float* y, void* scratch, size_t scratch_bytes) {
-  if (!cache) return linear(x, n, w, bias, y, scratch, scratch_bytes);
+                     const TensorView& bias, float* y, void* scratch, size_t scratch_bytes,
+                     const Threads* threads) {
+  if (!cache) return linear_impl(x, n, w, bias, y, scratch, scratch_bytes, threads);
   const TensorView in[2] = {make_view(DType::f32, const_cast<float*>(x), {n, w.shape[1]}), w};
   if (!cache->valid || !plan_fits(cache->plan, in)) {
     cache->valid = false;
@@ -65,7 +83,7 @@ Status linear_cached(LinearPlan* cache, const float* x, int64_t n, const TensorV
     cache->valid = true;
   }
   const TensorView yv = make_view(DType::f32, y, {n, w.shape[0]});
-  EINFER_TRY(execute_einsum(cache->plan, in, 2, yv, scratch, scratch_bytes));
+  EINFER_TRY(execute_einsum(cache->plan, in, 2, yv, scratch, scratch_bytes, threads));
   if (has(bias)) {
     const size_t e = static_cast<size_t>(w.shape[0]);
     for (int64_t i = 0; i < n; ++i) add_f32(y + i * e, bias.f32(), y + i * e, e);
@@ -105,11 +123,11 @@ Status mha_forward(const MhaWeights& w, const MhaConfig& c, const float* x, int3
   uint64_t t = profile_start(c.profile);
   LinearPlan* plans = b.plans;  // q, k, v, o (or null)
   EINFER_TRY(linear_cached(plans ? plans + 0 : nullptr, x, n, w.wq, w.bq, b.q, b.scratch,
-                           b.scratch_bytes));
+                           b.scratch_bytes, c.threads));
   EINFER_TRY(linear_cached(plans ? plans + 1 : nullptr, x, n, w.wk, w.bk, b.k, b.scratch,
-                           b.scratch_bytes));
+                           b.scratch_bytes, c.threads));
   EINFER_TRY(linear_cached(plans ? plans + 2 : nullptr, x, n, w.wv, w.bv, b.v, b.scratch,
-                           b.scratch_bytes));
+                           b.scratch_bytes, c.threads));
   t = profile_charge(c.profile, Stage::projections, t);
   if (c.rope) {
     for (int32_t i = 0; i < n; ++i) {
@@ -122,21 +140,20 @@ Status mha_forward(const MhaWeights& w, const MhaConfig& c, const float* x, int3
   const bool cached = cache != nullptr && pos0 > 0;
   if (cached) view = kv_cache_layer(*cache, layer);
   EINFER_TRY(attention_f32(attention_shape(c), b.q, b.k, b.v, n, pos0, cached ? &view : nullptr,
-                           b.att, b.scratch, b.scratch_bytes));
+                           b.att, b.scratch, b.scratch_bytes, c.threads));
   if (cache) {
     // Store the block's keys and values after attending (so a ring smaller than the block never
     // loses a key a query of the same block still needs), skipping those a later position of the
-    // same block overwrites at once.
-    const int64_t ring = c.window > 0 ? c.window - c.sinks : INT64_MAX;
+    // same block overwrites at once (a windowed cache holds exactly `window` slots).
     for (int32_t i = 0; i < n; ++i) {
       const int64_t p = pos0 + i;
-      if (c.window > 0 && p >= c.sinks && p + ring < pos0 + n) continue;
+      if (c.window > 0 && kv_ring_overwritten_before(p, pos0 + n, c.window, c.sinks)) continue;
       EINFER_TRY(kv_cache_write(*cache, layer, p, b.k + i * kv, b.v + i * kv));
     }
   }
   t = profile_charge(c.profile, Stage::attention, t);
   EINFER_TRY(linear_cached(plans ? plans + 3 : nullptr, b.att, n, w.wo, w.bo, out, b.scratch,
-                           b.scratch_bytes));
+                           b.scratch_bytes, c.threads));
   profile_charge(c.profile, Stage::projections, t);
   return ok_status();
 }

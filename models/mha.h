@@ -31,7 +31,8 @@ struct MhaConfig {
   int32_t window = 0, sinks = 0;    // decoder form: sliding window and sinks (0: none)
   const RopeTable* rope = nullptr;  // rotary positions for q and k (null: none)
   RopeLayout rope_layout = RopeLayout::interleaved;
-  StageProfile* profile = nullptr;  // stage timing (null: off)
+  StageProfile* profile = nullptr;   // stage timing (null: off)
+  const Threads* threads = nullptr;  // workers for the projections and attention (null: none)
 };
 
 // A projection's einsum plan kept between calls. Planning costs about as much as the GEMV of a
@@ -42,7 +43,8 @@ struct LinearPlan {
   bool valid = false;
 };
 
-// Buffers for n positions: q/att [n][H*k], k/v [n][G*k]; scratch for the einsums and attention.
+// Buffers for n positions: q/att [n][H*k], k/v [n][G*k]; scratch for the einsums and attention
+// (with threads: one slot per worker, see execute_einsum and attention_f32).
 struct MhaBuffers {
   float* q = nullptr;
   float* k = nullptr;
@@ -71,9 +73,10 @@ Status mha_forward(const MhaWeights& w, const MhaConfig& config, const float* x,
 Status linear(const float* x, int64_t n, const TensorView& w, const TensorView& bias, float* y,
               void* scratch, size_t scratch_bytes);
 
-// linear() through a cached plan (cache null: plain linear()).
+// linear() through a cached plan (cache null: plain linear()), on `threads` when given.
 Status linear_cached(LinearPlan* cache, const float* x, int64_t n, const TensorView& w,
-                     const TensorView& bias, float* y, void* scratch, size_t scratch_bytes);
+                     const TensorView& bias, float* y, void* scratch, size_t scratch_bytes,
+                     const Threads* threads = nullptr);
 
 // Scratch bytes `linear` needs for n rows against a weight shaped like `w`.
 Status linear_scratch_bytes(int64_t n, const TensorView& w, size_t* bytes);

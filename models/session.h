@@ -1,15 +1,23 @@
-// Session: one model, one decoding stream, everything in one caller-provided arena.
+// Session: one model of any architecture, one stream, everything in one caller-provided arena.
 //
-// session_create lays out, in this order: the Session struct, the per-layer weight views, the KV
-// cache, the RoPE table, activations and kernel scratch. session_arena_bytes runs the same sequence
-// on a measuring arena, so the figure is exact; firmware can use it (or the constant einfer-pack
-// --emit-c printed) to size a static arena.
+// A session is what a program runs: the loaded model, its weights and state (a llama decoder's KV
+// cache and activations, or an encoder's sequence buffers) and, for decoders, the tokenizer and
+// the sampler. The C API (models/einfer.h) and einfer-run are thin clients of it.
+//
+// session_layout lays out, in this order: the Session struct, the per-layer weight views, the
+// state (KV cache, RoPE table, activations and kernel scratch), the sampler's candidates (when
+// sampling), the tokenizer's tables and its encode scratch (when asked). session_arena_bytes runs
+// the same sequence on a measuring arena, so the figure is exact; firmware can use it (or the
+// constant einfer-pack --emit-c printed) to size a static arena.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
+#include "models/encoder.h"
 #include "models/llama.h"
+#include "models/sampler.h"
+#include "models/tokenizer_text.h"
 #include "runtime/arena.h"
 #include "runtime/model.h"
 #include "runtime/run_options.h"
@@ -17,29 +25,85 @@
 
 namespace einfer {
 
-struct Session {
-  Model model;
-  LlamaWeights weights;
-  LlamaState state;
+// Everything a session is built for besides the model.
+struct SessionOptions {
+  // Decoders: context, window, KV dtype, batch. Encoders: context is the longest sequence
+  // (0: the model's maximum); the other fields do not apply.
+  RunOptions run;
+  // Decoders: temperature 0 is greedy (no sampler, no scratch); otherwise the sampler is checked
+  // and set up with these settings.
+  SamplerConfig sampler{0.0f, 0, 1.0f, 0};
+  // 0: no tokenizer; 1: encode and decode; 2: decode only (no tables, no encode scratch).
+  int32_t tokenizer = 0;
+  size_t max_prompt_bytes = 512;  // longest text session_tokenize accepts (tokenizer 1)
+  // A tokenizer image used instead of the model's own (einfer-run -z); it must outlive the session.
+  const void* tokenizer_image = nullptr;
+  size_t tokenizer_image_bytes = 0;
 };
 
-// The allocation sequence behind both functions below: with model == null it only measures
-// (use a measuring arena); otherwise it builds the session for `model` and stores it in *out.
-Status session_layout(const ModelConfig& config, const RunOptions& options, const Model* model,
-                      Arena& arena, Session** out);
+struct Session {
+  Model model;
+  SessionOptions options;
+  // llama decoders
+  LlamaWeights weights;
+  LlamaState state;
+  // encoders
+  EncoderWeights encoder_weights;
+  EncoderState encoder_state;
+  // text and sampling (decoders)
+  Sampler sampler;
+  bool sampling = false;
+  TextTokenizer tokenizer;
+  bool has_tokenizer = false;
+  void* encode_scratch = nullptr;
+  size_t encode_scratch_bytes = 0;
+};
 
-// Exact arena bytes session_create needs for this config and options (arena buffer 64-byte
+// The allocation sequence behind sizing and creation: with build false it only measures (use a
+// measuring arena; nothing is stored); otherwise it builds the session for `model` in *out.
+Status session_layout(const Model& model, const SessionOptions& options, bool build, Arena& arena,
+                      Session** out);
+
+// Exact arena bytes session_create needs for this model and options (arena buffer 64-byte
 // aligned).
-Status session_arena_bytes(const ModelConfig& config, const RunOptions& options, size_t* bytes);
+Status session_arena_bytes(const Model& model, const SessionOptions& options, size_t* bytes);
 
 // Loads (validates) the model image in place and builds a session in the arena.
 Status session_create(const void* image, size_t image_bytes, const LoadOptions& load,
+                      const SessionOptions& options, Arena& arena, Session** out);
+
+// The same for a decoder or encoder session without tokenizer or sampler, sized from the config
+// alone (kept for tools and tests that only run ids).
+Status session_layout(const ModelConfig& config, const RunOptions& options, const Model* model,
+                      Arena& arena, Session** out);
+Status session_arena_bytes(const ModelConfig& config, const RunOptions& options, size_t* bytes);
+Status session_create(const void* image, size_t image_bytes, const LoadOptions& load,
                       const RunOptions& options, Arena& arena, Session** out);
 
-// Evaluates tokens (prompt or one generated token); logits of the last one in session_logits.
-// all_logits, when non-null, receives [n][vocab] logits of every token.
+// Decoders: evaluates tokens (prompt or one generated token); logits of the last one in
+// session_logits. all_logits, when non-null, receives [n][vocab] logits of every token.
 Status session_eval(Session* session, const int32_t* tokens, int32_t n,
                     float* all_logits = nullptr);
+
+// Encoders: out[n][dim] = encoder(in[n][dim]) for one sequence of n positions (out may alias in).
+Status session_encode(Session* session, const float* in, int32_t n, float* out);
+
+// Decoders: the next token from the current logits per the options' sampler (greedy at
+// temperature 0); sampling may overwrite the logits.
+int32_t session_next_token(Session* session);
+
+// Decoders with a tokenizer (options.tokenizer 1): text to ids (add_special: BOS/EOS as the
+// model's tokenizer adds them to a prompt). Texts longer than options.max_prompt_bytes are refused.
+Status session_tokenize(Session* session, const char* text, size_t len, bool add_special,
+                        int32_t* ids, int32_t max_ids, int32_t* n_ids);
+// Printable bytes of `token` following `prev` (-1: none); empty (never null) without a
+// tokenizer or for pieces a terminal should not get.
+TextPiece session_token_text(const Session& session, int32_t prev, int32_t token);
+// BOS/EOS ids (-1: none) and whether `token` ends generation. Without a tokenizer, llama2.c's
+// ids: BOS 1, EOS 2, and only EOS ends generation.
+int32_t session_token_bos(const Session& session);
+int32_t session_token_eos(const Session& session);
+bool session_token_is_eog(const Session& session, int32_t token);
 
 inline const float* session_logits(const Session& s) {
   return s.state.logits;
@@ -47,8 +111,7 @@ inline const float* session_logits(const Session& s) {
 inline int64_t session_position(const Session& s) {
   return s.state.pos;
 }
-inline void session_reset(Session* s) {
-  llama_reset(&s->state);
-}
+// Starts a new stream at position 0, the sampler reseeded.
+void session_reset(Session* s);
 
 }  // namespace einfer

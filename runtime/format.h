@@ -26,7 +26,7 @@ namespace einfer {
 static_assert(std::endian::native == std::endian::little, "einfer model images are little-endian");
 
 inline constexpr uint32_t kEinMagic = 0x464E4945u;  // bytes "EINF"
-inline constexpr uint32_t kEinVersion = 1;          // any layout change bumps this
+inline constexpr uint32_t kEinVersion = 2;          // any layout change bumps this
 inline constexpr uint32_t kEinAlignment = 64;       // every payload region starts at a multiple
 inline constexpr uint32_t kEinMaxRank = 4;
 
@@ -84,7 +84,10 @@ struct ArchBlock {         // 128 bytes
   uint32_t weight_dtype;   //  60  DType of every matrix (token embedding, projections, FFN,
                            //      classifier); norms and biases are always f32
   int32_t group_size;      //  64  q8/q4 group along the input axis, else 0
-  uint8_t reserved[60];    //  68  zero
+  uint32_t attention;      //  68  AttentionKind (encoder)
+  uint32_t positions;      //  72  PositionsKind (encoder)
+  int32_t pattern[5];      //  76  window, global, stride, block, block_summary (all 0: dense)
+  uint8_t reserved[32];    //  96  zero
 };
 static_assert(sizeof(ArchBlock) == 128);
 
@@ -129,7 +132,9 @@ bool ein_role_is_matrix(TensorRole role);
 ModelConfig config_from_arch_block(const ArchBlock& block);
 ArchBlock arch_block_from_config(const ModelConfig& config);
 
-// Checks hyperparameters for consistency and sane ranges (also used by the packer).
+// The one check of a configuration: ranges, consistency and each architecture's rules, with a
+// message naming the field. The loader, the packer and every model's weight binding and option
+// resolution (models/llama.cpp, models/encoder.cpp) call it; nothing else re-checks a config.
 Status ein_validate_config(const ModelConfig& config);
 
 }  // namespace einfer

@@ -282,6 +282,13 @@ ModelConfig config_from_arch_block(const ArchBlock& a) {
   c.final_norm = (a.flags & kArchFinalNorm) ? 1 : 0;
   c.weight_dtype = static_cast<DType>(a.weight_dtype);
   c.group_size = a.group_size;
+  c.attention = static_cast<AttentionKind>(a.attention);
+  c.positions = static_cast<PositionsKind>(a.positions);
+  c.pattern_window = a.pattern[0];
+  c.pattern_global = a.pattern[1];
+  c.pattern_stride = a.pattern[2];
+  c.pattern_block = a.pattern[3];
+  c.pattern_block_summary = a.pattern[4];
   return c;
 }
 
@@ -307,8 +314,44 @@ ArchBlock arch_block_from_config(const ModelConfig& c) {
             (c.final_norm ? kArchFinalNorm : 0);
   a.weight_dtype = static_cast<uint32_t>(c.weight_dtype);
   a.group_size = c.group_size;
+  a.attention = static_cast<uint32_t>(c.attention);
+  a.positions = static_cast<uint32_t>(c.positions);
+  a.pattern[0] = c.pattern_window;
+  a.pattern[1] = c.pattern_global;
+  a.pattern[2] = c.pattern_stride;
+  a.pattern[3] = c.pattern_block;
+  a.pattern[4] = c.pattern_block_summary;
   return a;
 }
+
+namespace {
+// Issue 19's encoder variants: known kinds, pattern terms in range, one variant at a time.
+Status validate_attention_variant(const ModelConfig& c) {
+  auto inval = [](const char* m, int64_t have = -1) {
+    return make_status(StatusCode::bad_format, m, -1, have);
+  };
+  if (static_cast<uint32_t>(c.attention) > 1) return inval("unknown attention kind");
+  if (static_cast<uint32_t>(c.positions) > 1) return inval("unknown positions kind");
+  const int32_t terms[5] = {c.pattern_window, c.pattern_global, c.pattern_stride, c.pattern_block,
+                            c.pattern_block_summary};
+  bool sparse = false;
+  for (int32_t t : terms) {
+    if (!in_range(t, 0, kMaxDim)) return inval("attention pattern term out of range", t);
+    sparse = sparse || t != 0;
+  }
+  if (c.pattern_block_summary > c.pattern_block)
+    return inval("fixed pattern: summary longer than the block", c.pattern_block_summary);
+  const bool variant =
+      sparse || c.attention != AttentionKind::softmax || c.positions != PositionsKind::none;
+  if (variant && c.arch != ArchKind::encoder)
+    return inval("attention patterns, linear attention and positions are encoder options");
+  if (sparse && c.attention != AttentionKind::softmax)
+    return inval("a sparse pattern needs softmax attention");
+  if (c.positions == PositionsKind::sinusoidal && c.dim % 2 != 0)
+    return inval("sinusoidal positions need an even dim", c.dim);
+  return ok_status();
+}
+}  // namespace
 
 Status ein_validate_config(const ModelConfig& c) {
   auto inval = [](const char* m, int64_t have = -1) {
@@ -338,10 +381,14 @@ Status ein_validate_config(const ModelConfig& c) {
     if (c.vocab_size != 0 || c.tied_classifier) return inval("encoder models have no vocabulary");
     if (c.activation == Activation::swiglu) return inval("encoder activation must not be swiglu");
     if (c.rope != RopeMode::none) return inval("encoder models take no RoPE");
+    if (c.n_kv_heads != c.n_heads) return inval("encoder key/value heads must equal query heads");
+    if (int64_t{c.head_dim} * c.n_heads != c.dim)
+      return inval("encoder head_dim * n_heads must equal dim", c.head_dim);
   }
   if (c.tied_classifier > 1 || c.has_bias > 1 || c.norm_first > 1 || c.causal > 1 ||
       c.final_norm > 1)
     return inval("boolean flag out of range");
+  EINFER_TRY(validate_attention_variant(c));
   if (static_cast<uint32_t>(c.norm) > 1) return inval("unknown norm kind");
   if (!(std::isfinite(c.norm_eps) && c.norm_eps > 0.f && c.norm_eps < 1.f))
     return inval("norm epsilon out of range");

@@ -18,6 +18,11 @@ enum class ArchKind : uint32_t { llama = 1, encoder = 2 };
 enum class NormKind : uint32_t { rmsnorm = 0, layernorm = 1 };
 enum class Activation : uint32_t { swiglu = 0, relu = 1, gelu_erf = 2, gelu_tanh = 3 };
 enum class RopeMode : uint32_t { none = 0, interleaved = 1, half_split = 2 };
+// Encoder attention variants (issue 19): softmax (dense or sparse pattern) or linear attention
+// phi(q)(sum phi(k) v^T) / phi(q)(sum phi(k)) with phi = elu + 1; absolute positions added to
+// the input before the first layer.
+enum class AttentionKind : uint32_t { softmax = 0, linear_elu = 1 };
+enum class PositionsKind : uint32_t { none = 0, sinusoidal = 1 };
 
 // Hyperparameters. Linear weights are stored [out, in] (PyTorch and llama2.c order), quantized
 // along `in`, so a projection is the einsum "nd,ed->ne".
@@ -43,6 +48,14 @@ struct ModelConfig {
   uint32_t final_norm = 0;          // encoder: a final LayerNorm after the stack
   DType weight_dtype = DType::f32;  // dtype of the matrices (norms stay f32)
   int32_t group_size = 0;           // quantization group (q8/q4), else 0
+  // Encoder attention variants (docs/attention-variants.md). A sparse pattern is the union of its
+  // non-zero terms (all zero: dense): window W (|i-j| < W), global G (i < G or j < G), strided S
+  // ((i-j) mod S == 0), fixed L,C (same block of L, or one of the last C of a block); `causal`
+  // intersects it with j <= i.
+  AttentionKind attention = AttentionKind::softmax;
+  PositionsKind positions = PositionsKind::none;
+  int32_t pattern_window = 0, pattern_global = 0, pattern_stride = 0;
+  int32_t pattern_block = 0, pattern_block_summary = 0;
 };
 
 // What a tensor is. Per-layer roles come with a layer index; global ones use layer -1.

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "runtime/dtype.h"
+#include "runtime/threads.h"
 
 namespace einfer {
 
@@ -22,6 +23,10 @@ struct RunOptions {
   int32_t max_batch = 0;        // most prompt tokens evaluated in one prefill call (0: 64)
   bool cache_plans = true;      // keep the projections' einsum plans in the arena (about 1 KB each,
                                 // 8 of them) instead of planning every call: off where RAM is tight
+  // The caller's workers (runtime/threads.h). threads.n sizes one kernel-scratch slot per worker
+  // (also with run == null, to size an arena for a pool attached later); run == null or n <= 1
+  // runs every kernel on the calling thread. Results are the same bits for any n.
+  Threads threads = {nullptr, 1, nullptr};
 };
 
 }  // namespace einfer

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "models/einfer.h"
 #include "models/encoder.h"
 #include "tools/einfer-pack/importers.h"
 
@@ -104,6 +105,47 @@ TEST_CASE("encoder: sequences longer than the state or empty are refused") {
   std::vector<float> x(5 * 16), y(5 * 16);
   CHECK(encoder_forward(w, &s, x.data(), 5, y.data()).code == StatusCode::out_of_range);
   CHECK(encoder_forward(w, &s, x.data(), 0, y.data()).code == StatusCode::out_of_range);
+}
+
+TEST_CASE(
+    "encoder: the C API runs it like a decoder session (einfer_encode), PyTorch within 1e-4") {
+  pack::TorchEncoderOptions o;
+  const pack::SourceModel src =
+      pack::import_torch_encoder(pack::read_file(data("torch_encoder.safetensors")), o);
+  pack::AlignedBuffer image(pack::write_ein(pack::pack_source(src, DType::f32, 32, nullptr)));
+  const std::vector<float> x = read_f32(data("torch_encoder_in.f32"));
+  const int32_t d = src.config.dim;
+  const int32_t seq = static_cast<int32_t>(x.size()) / d;
+  einfer_options opt;
+  einfer_options_default(&opt);
+  opt.context = seq;
+  char err[160] = {};
+  size_t need = 0;
+  REQUIRE_MESSAGE(einfer_arena_bytes(image.data, image.size, &opt, &need, err, sizeof err) == 0,
+                  err);
+  std::vector<unsigned char> mem(need + 64);
+  void* base = mem.data() + (64 - reinterpret_cast<uintptr_t>(mem.data()) % 64) % 64;
+  einfer_session* s = nullptr;
+  REQUIRE_MESSAGE(
+      einfer_session_create(image.data, image.size, &opt, base, need, &s, err, sizeof err) == 0,
+      err);
+  CHECK(einfer_arena_used(s) == need);  // einfer_arena_bytes is exact for encoders too
+  CHECK(einfer_architecture(s) == EINFER_ARCH_ENCODER);
+  CHECK(einfer_model_dim(s) == d);
+  CHECK(einfer_max_sequence(s) == seq);
+  CHECK(einfer_vocab_size(s) == 0);
+  std::vector<float> y(x.size());
+  REQUIRE_MESSAGE(einfer_encode(s, x.data(), seq, y.data()) == 0, einfer_error(s));
+  check_close(y, read_f32(data("torch_encoder_out.f32")), 1e-4f);
+  // A longer sequence than the session holds, and token input, are refused with a message.
+  CHECK(einfer_encode(s, x.data(), seq + 1, y.data()) == EINFER_E_OUT_OF_RANGE);
+  const int32_t ids[1] = {1};
+  CHECK(einfer_prefill(s, ids, 1) == EINFER_E_INVALID_ARGUMENT);
+  CHECK(std::string(einfer_error(s)).find("encoder") != std::string::npos);
+  // Encoders neither sample nor tokenize.
+  opt.temperature = 0.5f;
+  CHECK(einfer_arena_bytes(image.data, image.size, &opt, &need, err, sizeof err) ==
+        EINFER_E_INVALID_ARGUMENT);
 }
 
 #endif  // EINFER_HAS_PACK_LIB

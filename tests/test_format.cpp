@@ -124,6 +124,32 @@ TEST_CASE("format: encoder round trip (layernorm biases, final norm)") {
   check_round_trip(c);
 }
 
+TEST_CASE("format: one config check, with a message, for the loader, packer and models alike") {
+  CHECK(ein_validate_config(test::tiny_llama_config()).ok());
+  CHECK(ein_validate_config(test::tiny_encoder_config()).ok());
+  struct Case {
+    ModelConfig c;
+    const char* message;
+  };
+  ModelConfig gqa_encoder = test::tiny_encoder_config();
+  gqa_encoder.n_kv_heads = 1;
+  ModelConfig narrow_heads = test::tiny_encoder_config();
+  narrow_heads.head_dim = 2;
+  ModelConfig odd_rope = test::tiny_llama_config();
+  odd_rope.head_dim = 3;
+  ModelConfig encoder_rope = test::tiny_encoder_config();
+  encoder_rope.rope = RopeMode::interleaved;
+  for (const Case& k :
+       {Case{gqa_encoder, "key/value heads must equal query heads"},
+        Case{narrow_heads, "head_dim * n_heads must equal dim"}, Case{odd_rope, "even head_dim"},
+        Case{encoder_rope, "encoder models take no RoPE"}}) {
+    const Status s = ein_validate_config(k.c);
+    CAPTURE(k.message);
+    CHECK(s.code == StatusCode::bad_format);
+    CHECK(std::strstr(s.message, k.message) != nullptr);
+  }
+}
+
 TEST_CASE("format: header fields and layout are as specified") {
   const std::vector<uint8_t> b = synthetic_bytes(tiny_llama_config(), true);
   CHECK(std::memcmp(b.data(), "EINF", 4) == 0);

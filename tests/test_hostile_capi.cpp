@@ -5,12 +5,15 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "models/einfer.h"
+#include "models/tokenizer_packed.h"
+#include "tools/einfer-pack/import_tokenizer.h"
 #include "tools/einfer-pack/importers.h"
 
 using namespace einfer;
@@ -36,10 +39,13 @@ std::vector<uint8_t> tiny_model(bool hostile_tokenizer = false) {
   spec.vocab = 300;
   spec.seq = 32;
   pack::EinImage e = pack::make_synthetic_image(spec);
-  e.tokenizer = pack::make_synthetic_tokenizer(spec.vocab);
+  e.tokenizer = pack::tokenizer_image_for_model(
+      pack::read_tokenizer_bytes(pack::make_synthetic_tokenizer(spec.vocab), "synthetic"),
+      spec.vocab);
   if (hostile_tokenizer) {
-    const int32_t huge = INT32_MAX;  // max_token_length 2^31 - 1: a 2 GB encode scratch
-    std::memcpy(e.tokenizer.data(), &huge, 4);
+    // The packed image's max_piece_bytes claims 2^31 - 1 (a 2 GB encode scratch if believed).
+    const uint32_t huge = INT32_MAX;
+    std::memcpy(e.tokenizer.data() + offsetof(TokenizerHeader, max_piece_bytes), &huge, 4);
   }
   return pack::write_ein(e);
 }
@@ -163,7 +169,7 @@ TEST_CASE("C API: sampling and run options outside their domains are refused") {
   }
 }
 
-TEST_CASE("C API: a tokenizer header claiming 2^31-byte pieces is refused before sizing") {
+TEST_CASE("C API: a tokenizer image claiming 2^31-byte pieces is refused before sizing") {
   const Image m(tiny_model(/*hostile_tokenizer=*/true));
   einfer_options o;
   einfer_options_default(&o);
@@ -172,7 +178,15 @@ TEST_CASE("C API: a tokenizer header claiming 2^31-byte pieces is refused before
   char err[160] = {};
   CHECK(einfer_arena_bytes(m.data, m.bytes.size(), &o, &need, err, sizeof err) ==
         EINFER_E_BAD_FORMAT);
-  CHECK(std::string(err).find("max_token_length") != std::string::npos);
+  CHECK(std::string(err).find("max_piece_bytes") != std::string::npos);
   CHECK(need == 0);
+  // The parser itself refuses the figure, and accepts the true one.
+  std::vector<uint8_t> image = pack::tokenizer_image_for_model(
+      pack::read_tokenizer_bytes(pack::make_synthetic_tokenizer(300), "synthetic"), 300);
+  PackedTokenizer parsed;
+  CHECK(tokenizer_parse(image.data(), image.size(), &parsed).ok());
+  const uint32_t huge = INT32_MAX;
+  std::memcpy(image.data() + offsetof(TokenizerHeader, max_piece_bytes), &huge, 4);
+  CHECK(tokenizer_parse(image.data(), image.size(), &parsed).code == StatusCode::bad_format);
 }
 #endif  // EINFER_HAS_PACK_LIB

@@ -16,7 +16,6 @@
 #include "models/kv_cache.h"
 #include "models/sampler.h"
 #include "models/session.h"
-#include "models/tokenizer.h"
 #include "runtime/arena.h"
 #include "runtime/checked.h"
 
@@ -139,45 +138,6 @@ TEST_CASE("session sizing: context or window 4,194,304 is refused on 32-bit, exa
     CHECK_FALSE(s.ok());
   else
     CHECK((s.ok() && bytes >= i8_bytes));
-}
-
-TEST_CASE("tokenizer: an absurd max_token_length is refused and never sizes encode scratch") {
-  // 259 pieces: <unk>, <s>, </s>, the 256 byte pieces.
-  std::vector<unsigned char> file(4);
-  auto piece = [&](const char* p, size_t n) {
-    const float score = 0.f;
-    const int32_t len = static_cast<int32_t>(n);
-    const size_t at = file.size();
-    file.resize(at + 8 + n);
-    std::memcpy(file.data() + at, &score, 4);
-    std::memcpy(file.data() + at + 4, &len, 4);
-    std::memcpy(file.data() + at + 8, p, n);
-  };
-  piece("<unk>", 5);
-  piece("<s>", 3);
-  piece("</s>", 4);
-  for (int b = 0; b < 256; ++b) {
-    char text[8];
-    const char* hex = "0123456789ABCDEF";
-    std::memcpy(text, "<0x", 3);
-    text[3] = hex[b >> 4];
-    text[4] = hex[b & 15];
-    text[5] = '>';
-    piece(text, 6);
-  }
-  int32_t max_len = 6;
-  std::memcpy(file.data(), &max_len, 4);
-  Tokenizer t;
-  REQUIRE(tokenizer_init_decode_only(&t, file.data(), file.size(), 259).ok());
-  max_len = INT32_MAX;  // 2^31 - 1: the encode scratch would be 2 GB
-  std::memcpy(file.data(), &max_len, 4);
-  CHECK(tokenizer_init_decode_only(&t, file.data(), file.size(), 259).code ==
-        StatusCode::bad_format);
-  // A generous but possible header figure: accepted, scratch sized by the real longest piece.
-  max_len = 1000;
-  std::memcpy(file.data(), &max_len, 4);
-  REQUIRE(tokenizer_init_decode_only(&t, file.data(), file.size(), 259).ok());
-  CHECK(t.max_token_length == 6);
 }
 
 TEST_CASE("run options: context, window and batch have upper bounds named in the status") {

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "models/einfer.h"
 #include "models/session.h"
 #include "tests/reference_llama.h"
 #include "tools/einfer-pack/importers.h"
@@ -183,6 +184,41 @@ TEST_CASE(
     }
     CHECK(mismatched_argmax == 0);
   }
+}
+
+TEST_CASE("llama: einfer_prefill_logits gives every position's logits, as token by token") {
+  if (!have_shared("stories260K.bin")) return;
+  Packed p = pack_checkpoint("stories260K.bin", DType::f32, 0);
+  const std::vector<int32_t> prompt = {1, 461, 401, 378, 455, 473};
+  einfer_options o;
+  einfer_options_default(&o);
+  char err[160] = {};
+  size_t need = 0;
+  REQUIRE(einfer_arena_bytes(p.image->data, p.image->size, &o, &need, err, sizeof err) == 0);
+  std::vector<unsigned char> mem(need + 64);
+  void* base = mem.data() + (64 - reinterpret_cast<uintptr_t>(mem.data()) % 64) % 64;
+  einfer_session* s = nullptr;
+  REQUIRE(einfer_session_create(p.image->data, p.image->size, &o, base, need, &s, err,
+                                sizeof err) == 0);
+  CHECK(einfer_architecture(s) == EINFER_ARCH_LLAMA);
+  const int32_t vocab = einfer_vocab_size(s);
+  std::vector<float> all(prompt.size() * static_cast<size_t>(vocab));
+  REQUIRE(einfer_prefill_logits(s, prompt.data(), static_cast<int32_t>(prompt.size()),
+                                all.data()) == 0);
+  Runner single(p, RunOptions{});
+  for (size_t i = 0; i < prompt.size(); ++i) {
+    const float* l = single.eval(prompt[i]);
+    float worst = 0;
+    for (int32_t j = 0; j < vocab; ++j)
+      worst = std::fmax(worst, std::fabs(l[j] - all[i * static_cast<size_t>(vocab) + j]));
+    CAPTURE(i);
+    CHECK(worst <= 1e-4f);  // GEMM and GEMV sum in different orders; nothing else differs
+  }
+  // The last row is what einfer_logits holds; an encoder entry point is refused.
+  CHECK(std::memcmp(einfer_logits(s), all.data() + (prompt.size() - 1) * vocab,
+                    static_cast<size_t>(vocab) * sizeof(float)) == 0);
+  float v[8] = {};
+  CHECK(einfer_encode(s, v, 1, v) == EINFER_E_INVALID_ARGUMENT);
 }
 
 TEST_CASE("llama: int8 KV cache follows the float cache closely") {

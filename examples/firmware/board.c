@@ -1,4 +1,5 @@
-/* Startup and board support for the firmware example on QEMU mps2-an386 (Cortex-M4F).
+/* Startup and board support for the firmware example on QEMU mps2-an386 (Cortex-M4F) and
+ * mps3-an547 (Cortex-M55).
  *
  * Reset: enable the FPU, paint the stack with a pattern (the high-water mark is measured at the
  * end), copy .data, zero .bss, start SysTick, calibrate it against a loop of known instruction
@@ -14,7 +15,7 @@ void board_reset_handler(void);
 enum { kPaint = 0xC0FFEE11u };
 
 static volatile uint32_t g_systick_wraps;
-static uint32_t g_insn_per_tick;
+static uint32_t g_calibration_ticks; /* ticks of kCalibrationInstructions */
 static uint32_t g_heap_requested;
 
 /* Semihosting call (ARMv7-M: BKPT 0xAB): r0 = operation, r1 = argument; r0 returns. */
@@ -78,17 +79,28 @@ uint64_t board_ticks(void) {
   return ((uint64_t)wraps << 24) + (0xFFFFFFu - value);
 }
 
-uint32_t board_instructions_per_tick(void) {
-  return g_insn_per_tick;
+enum { kCalibrationInstructions = 2000000 };
+
+uint32_t board_instructions_per_tick_x100(void) {
+  return g_calibration_ticks
+             ? (uint32_t)((100ull * kCalibrationInstructions + g_calibration_ticks / 2u) /
+                          g_calibration_ticks)
+             : 0u;
+}
+
+uint64_t board_instructions(uint64_t ticks) {
+  return g_calibration_ticks
+             ? (ticks * kCalibrationInstructions + g_calibration_ticks / 2u) / g_calibration_ticks
+             : 0u;
 }
 
 static void calibrate(void) {
-  /* 2 instructions per iteration (subs, bne). */
-  uint32_t n = 1000000u;
+  /* 2 instructions per iteration (subs, bne): a non-integer ratio (31.25 on the AN547's 32 MHz
+   * SysTick) is kept as the ratio of the two counts, not rounded. */
+  uint32_t n = kCalibrationInstructions / 2;
   const uint64_t t0 = board_ticks();
   __asm__ volatile("1: subs %0, %0, #1\n\tbne 1b" : "+r"(n) : : "cc");
-  const uint64_t ticks = board_ticks() - t0;
-  g_insn_per_tick = ticks ? (uint32_t)((2000000u + ticks / 2u) / ticks) : 0u;
+  g_calibration_ticks = (uint32_t)(board_ticks() - t0);
 }
 
 /* ---- stack and heap -------------------------------------------------------------------------- */

@@ -1,6 +1,7 @@
-/* Board support for the firmware example (QEMU mps2-an386, Cortex-M4F): semihosting console and
- * exit, SysTick time base, and the linker-script symbols the memory report reads. board.c holds
- * the startup code (vector table, reset handler, stack painting); nothing here allocates. */
+/* Board support for the firmware example (QEMU mps2-an386 Cortex-M4F, mps3-an547 Cortex-M55):
+ * semihosting console and exit, SysTick time base, and the linker-script symbols the memory report
+ * reads. board.c holds the startup code (vector table, reset handler, stack painting); nothing here
+ * allocates. */
 #ifndef EINFER_FIRMWARE_BOARD_H
 #define EINFER_FIRMWARE_BOARD_H
 
@@ -15,11 +16,12 @@ void board_put_u32(uint32_t value);
 void board_exit(int status) __attribute__((noreturn));
 
 /* SysTick ticks since board start (24-bit counter extended by its wrap interrupt). Under
- * `qemu -icount shift=0` every instruction advances virtual time by 1 ns, so ticks are
- * instructions / board_instructions_per_tick(). */
+ * `qemu -icount shift=0` every instruction advances virtual time by 1 ns, so ticks count
+ * instructions at a fixed ratio, measured at start-up on a loop of known length. */
 uint64_t board_ticks(void);
-/* Instructions per SysTick tick, measured at start-up on a loop of known length. */
-uint32_t board_instructions_per_tick(void);
+/* Instructions `ticks` SysTick ticks stand for, and the ratio x 100 (for the report). */
+uint64_t board_instructions(uint64_t ticks);
+uint32_t board_instructions_per_tick_x100(void);
 
 /* Deepest stack use so far (bytes below the initial SP that no longer hold the paint pattern). */
 uint32_t board_stack_used(void);

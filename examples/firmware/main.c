@@ -1,4 +1,4 @@
-/* einfer firmware example: greedy text generation on a Cortex-M4F with a static arena.
+/* einfer firmware example: greedy text generation on a Cortex-M4F or M55 with a static arena.
  *
  * The model header is generated at build time by `einfer-pack --emit-c` (q8 weights, tokenizer
  * embedded) together with the run options and the exact arena size einfer_session_create needs
@@ -57,11 +57,13 @@ int main(void) {
   rc = einfer_session_create(einfer_model_data, EINFER_MODEL_BYTES, &options, arena, sizeof arena,
                              &session, err, sizeof err);
   if (rc) return fail("creating the session", err, rc);
+  /* Per-stage SysTick ticks (the clock is read only at stage boundaries: ~20 reads a token). */
+  einfer_profile_clock(session, board_ticks);
 
-  /* Greedy generation from BOS, stopping at EOS or BOS as llama2.c does. The clock runs only
-   * around the model (prefill, decode, argmax), not around printing. */
+  /* Greedy generation from BOS, stopping at the model's end-of-generation ids or BOS as llama2.c
+   * does. The clock runs only around the model (prefill, decode, argmax), not around printing. */
   board_puts("--- text ---\n");
-  const int32_t bos = EINFER_TOKEN_BOS;
+  const int32_t bos = einfer_token_bos(session);
   uint64_t model_ticks = 0;
   uint64_t t0 = board_ticks();
   rc = einfer_prefill(session, &bos, 1);
@@ -70,7 +72,7 @@ int main(void) {
   while (n < FIRMWARE_STEPS) {
     const int32_t next = einfer_next_token(session);
     model_ticks += board_ticks() - t0;
-    if (next == EINFER_TOKEN_EOS || next == EINFER_TOKEN_BOS) break;
+    if (einfer_token_is_eog(session, next) || next == bos) break;
     generated[n++] = next;
     size_t len = 0;
     const char* piece = einfer_token_text(session, prev, next, &len);
@@ -113,12 +115,28 @@ int main(void) {
   put_field("; linked ", data + bss + stack_reserved, " B");
   put_field(" of ", (uint32_t)(__ram_end - __ram_start), " B budget\n");
   put_field("heap: ", board_heap_requested(), " B requested\n");
-  const uint32_t ipt = board_instructions_per_tick();
-  const uint64_t insns = model_ticks * ipt;
+  const uint64_t insns = board_instructions(model_ticks);
   put_field("instructions: ", (uint32_t)(insns / 1000u), " k for ");
   put_field("", (uint32_t)n, " tokens, ");
   put_field("", n ? (uint32_t)(insns / (uint64_t)n) : 0u, " per token");
-  put_field(" (SysTick x ", ipt, " instructions per tick; exact under qemu -icount shift=0)\n");
+  const uint32_t ipt100 = board_instructions_per_tick_x100();
+  put_field(" (SysTick x ", ipt100 / 100u, ".");
+  put_field(ipt100 % 100u < 10u ? "0" : "", ipt100 % 100u,
+            " instructions per tick; exact under qemu -icount shift=0)\n");
+  uint64_t stage_ticks[EINFER_STAGE_COUNT];
+  einfer_profile_times(session, stage_ticks);
+  static const char* const stage_names[EINFER_STAGE_COUNT] = {
+      "projections ", ", attention ", ", feed-forward ", ", norms+rope ", ", classifier "};
+  uint64_t staged = 0;
+  board_puts("instructions per token by stage: ");
+  for (int i = 0; i < EINFER_STAGE_COUNT; ++i) {
+    staged += stage_ticks[i];
+    put_field(stage_names[i], n ? (uint32_t)(board_instructions(stage_ticks[i]) / (uint64_t)n) : 0u,
+              "");
+  }
+  /* The rest: argmax, the C API and the layer loop between stages. */
+  put_field(", other ", n ? (uint32_t)(board_instructions(model_ticks - staged) / (uint64_t)n) : 0u,
+            "\n");
 
   if (stack_used + 64u > stack_reserved)
     return fail("stack", "high-water mark reached the reserve", 1);

@@ -14,8 +14,9 @@
 #include "models/einfer.h"
 #include "models/sampler.h"
 #include "models/session.h"
-#include "models/tokenizer.h"
 #include "tests/alloc/heap_counter.h"
+#include "tests/test_pool.h"
+#include "tools/einfer-pack/import_tokenizer.h"
 #include "tools/einfer-pack/importers.h"
 
 using namespace einfer;
@@ -35,7 +36,8 @@ bool have_shared() {
 std::vector<uint8_t> pack_aidreams(DType dtype) {
   pack::SourceModel src = pack::import_llama2c(pack::read_file(shared_path("aidreams260K.bin")));
   pack::EinImage image = pack::pack_source(src, dtype, 32, nullptr);
-  image.tokenizer = pack::read_file(shared_path("tok512-aidreams.bin"));
+  image.tokenizer = pack::tokenizer_image_for_model(
+      pack::read_tokenizer_file(shared_path("tok512-aidreams.bin")), src.config.vocab_size);
   return pack::write_ein(image);
 }
 
@@ -82,6 +84,39 @@ TEST_CASE("no heap: session create, prefill, decode, sampling (f32 and q4 weight
     CAPTURE(dtype_name(dtype));
     CHECK(allocations == 0);
   }
+}
+
+TEST_CASE("no heap: a session on 2 workers (pool started before the watch), q8 weights") {
+  if (!have_shared()) return;
+  pack::AlignedBuffer image(pack_aidreams(DType::q8));
+  einfer_test::TestPool pool(2);
+  RunOptions o;
+  o.max_batch = 8;
+  o.threads = pool.threads();
+  Model m;
+  REQUIRE(load_model(image.data, image.size, LoadOptions{}, &m).ok());
+  size_t need = 0;
+  REQUIRE(session_arena_bytes(m.config, o, &need).ok());
+  std::vector<unsigned char> mem(need + 64);
+  void* base = mem.data() + (64 - reinterpret_cast<uintptr_t>(mem.data()) % 64) % 64;
+  const int32_t prompt[] = {1, 319, 459, 355, 260, 275, 429, 339, 315, 374, 327, 446};
+  size_t allocations = 0;
+  bool ok = true;
+  {
+    HeapWatch watch;  // counts every thread's allocations
+    Arena arena(base, need);
+    Session* s = nullptr;
+    ok = ok && session_create(image.data, image.size, LoadOptions{}, o, arena, &s).ok();
+    ok = ok && session_eval(s, prompt, 12).ok();
+    for (int i = 0; i < 20 && ok; ++i) {
+      int32_t next = (i * 31 + 7) % m.config.vocab_size;
+      ok = session_eval(s, &next, 1).ok();
+    }
+    allocations = watch.allocations();
+  }
+  CHECK(ok);
+  CHECK(allocations == 0);
+  CHECK(pool.remote_tasks() > 0);
 }
 
 TEST_CASE("no heap: the C API with its tokenizer, from create to generated text") {

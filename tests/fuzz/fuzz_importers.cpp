@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tools/common/npy.h"
+#include "tools/einfer-pack/import_tokenizer.h"
 #include "tools/einfer-pack/importers.h"
 #include "tools/einfer-pack/json.h"
 
@@ -39,9 +40,11 @@ void run(const std::vector<uint8_t>& b) {
   for (const Json* v : items)
     if (v && v->is_number()) (void)json_to_int(*v, "fuzz", -1000000, 1000000);
   (void)parse_decimal(std::string(b.begin(), b.end()), "fuzz", INT32_MIN, INT32_MAX);
-#elif EINFER_FUZZ_IMPORTER == 5  // tokenizer.bin as einfer-pack -z checks it
-  const int32_t vocab = b.empty() ? 0 : b[0] % 64;
-  check_llama2c_tokenizer(b, vocab, "fuzz");
+#elif EINFER_FUZZ_IMPORTER == 5  // tokenizer files as einfer-pack -z reads them (content-detected:
+  // tokenizer.bin, SentencePiece .model, tokenizer.json, EITK), then the image for a model
+  const TokenizerSpec spec = read_tokenizer_bytes(b, "fuzz");
+  const int32_t rows = static_cast<int32_t>(spec.pieces.size()) + (b.empty() ? 0 : b[0] % 4);
+  (void)tokenizer_image_for_model(spec, rows);
 #elif EINFER_FUZZ_IMPORTER == 6  // .npy reader (einfer-einsum, einfer-run --input): reads a path
   static const std::string path = "/tmp/einfer_fuzz_npy_" + std::to_string(getpid()) + ".npy";
   FILE* f = std::fopen(path.c_str(), "wb");

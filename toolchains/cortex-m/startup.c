@@ -1,4 +1,5 @@
-// Startup code for the bare-metal Cortex-M4F test image (QEMU mps2-an386, newlib + rdimon).
+// Startup code for the bare-metal Cortex-M test images (QEMU mps2-an386 Cortex-M4F, mps3-an547
+// Cortex-M55; newlib + rdimon).
 //
 // Vector table, a reset handler that prepares the C/C++ environment (enable the FPU, copy .data,
 // zero .bss, open the semihosting console, run static constructors) and calls main(), and fault
@@ -76,7 +77,8 @@ __attribute__((section(".vectors"), used)) static void (*const vector_table[16 +
 };
 
 void einfer_reset_handler(void) {
-  // Full access to CP10/CP11 (the FPU) before any float instruction runs.
+  // Full access to CP10/CP11 (the FPU, and on the M55 also Helium/MVE) before any float or vector
+  // instruction runs.
   volatile uint32_t* const cpacr = (volatile uint32_t*)0xE000ED88u;
   *cpacr |= (0xFu << 20);
   __asm__ volatile("dsb\n\tisb" ::: "memory");

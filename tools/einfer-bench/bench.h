@@ -23,6 +23,7 @@
 #include "runtime/format.h"
 #include "tools/common/bench_probes.h"
 #include "tools/common/file.h"
+#include "tools/common/thread_pool.h"
 #include "tools/einfer-bench/bench_kernels.h"
 #include "tools/einfer-pack/importers.h"
 
@@ -51,6 +52,7 @@ struct Args {
   bool ratio_check = true;
   bool kernels = false;
   bool quick = false;
+  long threads = 0;  // -t / --threads (0: the online cores)
 };
 
 Args parse(int argc, char** argv);
@@ -110,6 +112,11 @@ struct StageSplit {
 };
 
 extern double g_clock_ns;  // clock_read_ns(), measured once at start-up
+// The benchmark clock: the thread's CPU time with one thread (immune to sharing the board), the
+// monotonic wall clock with more (CPU time would add up the workers' time).
+extern uint64_t (*g_now_ns)();
+extern const char* g_clock_name;  // "thread_cputime" or "monotonic_wall"
+uint64_t wall_ns();
 StageSplit split_of(const StageProfile& p, double tokens);
 
 struct PrefillResult {
@@ -118,12 +125,16 @@ struct PrefillResult {
   double tokens_per_s = 0;
   double gemm_flops = 0, gemm_gflops = 0;  // projections + feed-forward, from the profiled pass
   double projection_gflops = 0, ffn_gflops = 0;
-  StageSplit stages;  // per prompt token
+  StageSplit stages;              // per prompt token
+  double seconds_one_thread = 0;  // with threads > 1: median of 1-thread passes alternated
+  double speedup = 0;             // seconds_one_thread / seconds (threads > 1)
 };
 
 struct DecodeResult {
   int64_t context = 0, attended = 0;
   std::vector<double> latency_ms;
+  std::vector<double> latency_one_ms;  // threads > 1: 1-thread passes alternated with the others
+  double p50_one = 0, speedup = 0;     // 1-thread median latency; p50_one / p50
   double p50 = 0, p90 = 0, p99 = 0, max = 0, mean = 0;
   double tokens_per_s = 0;  // from the median latency
   StepCost cost;
@@ -136,6 +147,13 @@ struct DecodeResult {
 
 struct Bench {
   Session* session = nullptr;
+  einfer_threads workers{nullptr, 1, nullptr};  // the pool (n == 1: none)
+  int n_threads() const { return workers.run ? workers.n : 1; }
+  // Runs the next calls on every worker, or on the calling thread only (the arena has a slot per
+  // worker either way; one thread uses the first).
+  void use_workers(bool all) {
+    session->state.options.threads = all ? workers : einfer_threads{nullptr, workers.n, nullptr};
+  }
   Sampler sampler;
   Rng rng{42};
   int32_t next_token() {
@@ -187,6 +205,7 @@ DecodeResult bench_decode(Bench& b, int64_t context, long gen, long repeat, Stre
 
 struct Report {
   std::string source;
+  int threads = 1;
   ModelConfig config;
   RunOptions run;
   Args args;

@@ -5,8 +5,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <ctime>
 #include <string>
 #include <vector>
+
+#include "kernels/einsum.h"
+#include "kernels/quant.h"
+#include "tools/common/thread_pool.h"
 
 extern char** environ;
 
@@ -50,9 +57,93 @@ int run_tool(FILE* out, const std::string& dir, const char* name,
   return 0;
 }
 
+uint64_t wall_now_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// The projections of the 15M shape ("nd,ed->ne", the einsum the model runs) on 1 and on `threads`
+// workers, wall clock, passes alternated, medians.
+int run_threaded_projections(FILE* out, bool quick, int threads) {
+  std::fprintf(out,
+               "\n== threaded projections (einsum nd,ed->ne; %d threads vs 1, wall clock) ==\n",
+               threads);
+  if (threads < 2) {
+    std::fprintf(out, "1 thread: nothing to compare (pass -t N, N >= 2)\n");
+    return 0;
+  }
+  einfer::tools::ThreadPool pool(threads);
+  const einfer_threads many = pool.threads();
+  struct Case {
+    const char* what;
+    int64_t n, e, d;
+    einfer::DType dtype;
+  } cases[] = {{"classifier decode", 1, 32000, 288, einfer::DType::q8},
+               {"ffn w1 decode", 1, 768, 288, einfer::DType::q8},
+               {"ffn w1 prefill", 64, 768, 288, einfer::DType::q8},
+               {"ffn w1 decode", 1, 768, 288, einfer::DType::f32},
+               {"ffn w1 prefill", 64, 768, 288, einfer::DType::f32}};
+  const int reps = quick ? 5 : 21;
+  for (const Case& c : cases) {
+    const int32_t group = 32;
+    std::vector<float> wf(static_cast<size_t>(c.e * c.d)), x(static_cast<size_t>(c.n * c.d)),
+        y(static_cast<size_t>(c.n * c.e));
+    uint64_t r = 12345;
+    for (float& v : wf)
+      v = static_cast<float>((r = r * 6364136223846793005ull + 1) >> 40) / 1e7f - 0.8f;
+    for (float& v : x)
+      v = static_cast<float>((r = r * 6364136223846793005ull + 1) >> 40) / 1e7f - 0.8f;
+    std::vector<int8_t> wq(static_cast<size_t>(c.e * c.d));
+    std::vector<float> scales(static_cast<size_t>(c.e * (c.d / group)));
+    einfer::TensorView w;
+    if (c.dtype == einfer::DType::q8) {
+      for (int64_t i = 0; i < c.e; ++i)
+        einfer::quantize_row_q8(wf.data() + i * c.d, c.d, group, wq.data() + i * c.d,
+                                scales.data() + i * (c.d / group));
+      w = einfer::make_view(c.dtype, wq.data(), {c.e, c.d});
+      w.scales = scales.data();
+      w.group_size = group;
+    } else {
+      w = einfer::make_view(c.dtype, wf.data(), {c.e, c.d});
+    }
+    const einfer::TensorView xv = einfer::make_view(einfer::DType::f32, x.data(), {c.n, c.d});
+    const einfer::TensorView yv = einfer::make_view(einfer::DType::f32, y.data(), {c.n, c.e});
+    einfer::EinsumPlan plan;
+    if (!einfer::plan<"nd,ed->ne">(xv, w, &plan).ok()) return 1;
+    const size_t slot = (plan.scratch_bytes + 63) / 64 * 64;
+    std::vector<unsigned char> scratch(slot * static_cast<size_t>(threads) + 128);
+    void* sp = scratch.data() + (64 - reinterpret_cast<uintptr_t>(scratch.data()) % 64) % 64;
+    const einfer::TensorView in[2] = {xv, w};
+    std::vector<double> t1, tn;
+    const int calls = c.n == 1 ? 200 : 10;
+    for (int rep = 0; rep < reps + 1; ++rep) {
+      for (int pass = 0; pass < 2; ++pass) {
+        const bool all = pass == rep % 2;
+        const uint64_t t0 = wall_now_ns();
+        for (int i = 0; i < calls; ++i)
+          einfer::execute_einsum(plan, in, 2, yv, sp, slot * threads + 64, all ? &many : nullptr);
+        const double us = double(wall_now_ns() - t0) / 1e3 / calls;
+        if (rep > 0) (all ? tn : t1).push_back(us);
+      }
+    }
+    std::fprintf(
+        out, "%-18s %-4s n=%-3lld %5lldx%-4lld  1 thread %9.2f us  %d threads %9.2f us  %.2fx\n",
+        c.what, einfer::dtype_name(c.dtype), static_cast<long long>(c.n),
+        static_cast<long long>(c.e), static_cast<long long>(c.d), median(t1), threads, median(tn),
+        median(t1) / median(tn));
+  }
+  return 0;
+}
+
 }  // namespace
 
-int run_kernel_benches(FILE* out, bool quick) {
+int run_kernel_benches(FILE* out, bool quick, int threads) {
   const std::string dir = own_dir();
   int failures = 0;
   failures += run_tool(out, dir, "einfer-kernel-bench",
@@ -66,5 +157,6 @@ int run_kernel_benches(FILE* out, bool quick) {
       out, dir, "einfer-attn-bench",
       quick ? std::vector<std::string>{"--positions", "1024", "--reps", "5", "--prefill", "128"}
             : std::vector<std::string>{});
+  failures += run_threaded_projections(out, quick, threads);
   return failures ? 1 : 0;
 }

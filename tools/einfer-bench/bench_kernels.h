@@ -12,5 +12,6 @@
 #include <cstdio>
 
 // Runs every kernel microbenchmark found beside this executable, `quick` selecting their short
-// variants where they have one; returns 0 when all ran and succeeded.
-int run_kernel_benches(FILE* out, bool quick);
+// variants where they have one, then the 15M-shape projections on `threads` workers against one
+// (in this process, wall clock); returns 0 when all ran and succeeded.
+int run_kernel_benches(FILE* out, bool quick, int threads);

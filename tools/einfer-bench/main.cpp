@@ -8,7 +8,9 @@
 //   einfer-bench --kernels [--quick]   the einsum, vector, quant and attention microbenchmarks
 //                             (runs einfer-kernel-bench, -vec-bench, -quant-bench, -attn-bench)
 //
-// What it measures, single thread, times in thread CPU time (the board may be shared):
+// What it measures, on -t N threads (default: the online cores), times in thread CPU time with one
+// thread (the board may be shared) and in monotonic wall-clock time with more; with more, every
+// timed pass is alternated with a one-thread pass and the speedup of the medians is reported:
 //   prefill tokens/s of --prompt tokens; decode tokens/s and per-token latency percentiles at each
 //   context C (cache filled to C-1 positions, then --gen tokens x --repeat, greedy sampling
 //   included); the time split by stage (one extra profiled pass, clock-read cost subtracted, so the
@@ -77,7 +79,8 @@ int run_smoke(bool ratio_check) {
 
 int main(int argc, char** argv) {
   const Args a = parse(argc, argv);
-  if (a.kernels) return run_kernel_benches(stdout, a.quick);
+  const int threads = a.threads > 0 ? static_cast<int>(a.threads) : tools::online_cores();
+  if (a.kernels) return run_kernel_benches(stdout, a.quick, threads);
   int smoke_status = 0;
   if (a.smoke) smoke_status = run_smoke(a.ratio_check);
   if (!a.model && !a.synthetic) return smoke_status;
@@ -122,6 +125,12 @@ int main(int argc, char** argv) {
 
   // One session whose cache holds every position the run reaches.
   RunOptions run = a.run;
+  tools::ThreadPool pool(threads);
+  run.threads = pool.threads();
+  if (pool.size() > 1) {
+    g_now_ns = wall_ns;
+    g_clock_name = "monotonic_wall";
+  }
   const int64_t need = std::max<int64_t>(a.prompt, a.contexts.back() - 1 + a.gen);
   if (run.window == 0) {
     if (need > (1l << 24)) usage("contexts too large");
@@ -136,6 +145,7 @@ int main(int argc, char** argv) {
   }
   Arena arena(arena_mem, arena_bytes);
   Bench b;
+  b.workers = pool.threads();
   if (!(s = session_create(image.data, image.size, LoadOptions{}, run, arena, &b.session)).ok()) {
     fail("creating the session", s);
   }
@@ -148,6 +158,7 @@ int main(int argc, char** argv) {
 
   rep.config = c;
   rep.run = b.session->state.options;
+  rep.threads = pool.size();
   rep.weights_bytes = model_weight_bytes(model);
   rep.kv_bytes = kv_cache_bytes(b.session->state.cache.config);
   rep.arena_bytes = arena_bytes;
@@ -160,6 +171,7 @@ int main(int argc, char** argv) {
   for (long ctx : a.contexts) {
     DecodeResult d = bench_decode(b, ctx, a.gen, a.repeat, &stream, rep.peak_gflops);
     RunOptions at = a.run;
+    at.threads.n = pool.size();
     if (at.window == 0) at.context = static_cast<int32_t>(ctx);
     size_t bytes_at = 0;
     if (session_arena_bytes(c, at, &bytes_at).ok()) d.arena_bytes_at_context = bytes_at;

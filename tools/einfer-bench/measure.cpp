@@ -20,14 +20,14 @@ double percentile(std::vector<double> v, double q) {
   return v[std::min(i, v.size() - 1)];
 }
 
-// Cost of one thread_ns() read (median), subtracted from every profiled stage interval: the
+// Cost of one g_now_ns() read (median), subtracted from every profiled stage interval: the
 // thread CPU clock is a system call (~0.3 us), which matters at dozens of reads per token. The
 // monotonic clock would be cheaper but counts time the thread spends descheduled.
 double clock_read_ns() {
   std::vector<double> d;
   for (int i = 0; i < 2001; ++i) {
-    const uint64_t t0 = thread_ns();
-    const uint64_t t1 = thread_ns();
+    const uint64_t t0 = g_now_ns();
+    const uint64_t t1 = g_now_ns();
     d.push_back(double(t1 - t0));
   }
   return percentile(d, 0.5);
@@ -101,9 +101,9 @@ double measure_bandwidth(StreamBuffer* buf, size_t bytes) {
   std::vector<double> gbps;
   g_sink = g_sink + stream_read(buf->p, n * 4);  // warm-up: bring it to the cache level it fits
   for (int r = 0; r < passes; ++r) {
-    const uint64_t t0 = thread_ns();
+    const uint64_t t0 = g_now_ns();
     g_sink = g_sink + stream_read(buf->p, n * 4);
-    const uint64_t t1 = thread_ns();
+    const uint64_t t1 = g_now_ns();
     gbps.push_back(double(n * 4) / double(std::max<uint64_t>(t1 - t0, 1)));
   }
   return percentile(gbps, 0.5);
@@ -118,7 +118,7 @@ double measure_fma_peak() {
   for (int run = 0; run < 5; ++run) {
     const int64_t iters = 2000000;
     float sink = 0;
-    const uint64_t t0 = thread_ns();
+    const uint64_t t0 = g_now_ns();
 #if EINFER_HAS_SIMD
     using B = xsimd::batch<float>;
     const B vm(m), va(a);
@@ -140,7 +140,7 @@ double measure_fma_peak() {
     for (int j = 0; j < 12; ++j) sink += r[j];
     const double flops = 2.0 * 12 * double(iters);
 #endif
-    const uint64_t t1 = thread_ns();
+    const uint64_t t1 = g_now_ns();
     g_sink = g_sink + static_cast<uint32_t>(sink);
     best = std::max(best, flops / double(std::max<uint64_t>(t1 - t0, 1)));
   }
@@ -151,6 +151,14 @@ double measure_fma_peak() {
 // Measurements
 
 double g_clock_ns = 0;
+uint64_t (*g_now_ns)() = thread_ns;
+const char* g_clock_name = "thread_cputime";
+
+uint64_t wall_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
 
 StageSplit split_of(const StageProfile& p, double tokens) {
   StageSplit s;
@@ -166,18 +174,30 @@ PrefillResult bench_prefill(Bench& b, int64_t n, long repeat) {
   r.tokens = n;
   std::vector<int32_t> toks(static_cast<size_t>(n));
   for (auto& t : toks) t = b.next_token();
-  std::vector<double> secs;
+  // With workers, every repetition times one pass on all of them and one on the calling thread
+  // alone, in alternating order, so load on a shared board hits both alike.
+  const bool compare = b.n_threads() > 1;
+  std::vector<double> secs, secs_one;
   for (long rep = 0; rep < repeat + 1; ++rep) {
-    session_reset(b.session);
-    const uint64_t t0 = thread_ns();
-    b.eval(toks.data(), static_cast<int32_t>(n));
-    const uint64_t t1 = thread_ns();
-    if (rep > 0) secs.push_back(double(t1 - t0) * 1e-9);  // the first is a warm-up
+    for (int pass = 0; pass < (compare ? 2 : 1); ++pass) {
+      const bool all = !compare || (pass == (rep % 2));
+      b.use_workers(all);
+      session_reset(b.session);
+      const uint64_t t0 = g_now_ns();
+      b.eval(toks.data(), static_cast<int32_t>(n));
+      const uint64_t t1 = g_now_ns();
+      if (rep > 0) (all ? secs : secs_one).push_back(double(t1 - t0) * 1e-9);  // rep 0: warm-up
+    }
+  }
+  b.use_workers(true);
+  if (compare) {
+    r.seconds_one_thread = percentile(secs_one, 0.5);
+    r.speedup = r.seconds_one_thread / percentile(secs, 0.5);
   }
   r.seconds = percentile(secs, 0.5);
   r.tokens_per_s = double(n) / r.seconds;
   StageProfile prof;
-  prof.now_ns = thread_ns;
+  prof.now_ns = g_now_ns;
   session_reset(b.session);
   b.session->state.profile = &prof;
   b.eval(toks.data(), static_cast<int32_t>(n));
@@ -205,17 +225,23 @@ DecodeResult bench_decode(Bench& b, int64_t context, long gen, long repeat, Stre
   // Warm-up step (not timed), then --repeat passes of --gen tokens from the same position.
   int32_t tok = b.next_token();
   b.step(tok, nullptr);
+  const bool compare = b.n_threads() > 1;
   for (long rep = 0; rep < repeat; ++rep) {
-    b.rewind(context - 1);
-    for (long g = 0; g < gen; ++g) {
-      const uint64_t t0 = thread_ns();
-      tok = b.step(tok, nullptr);
-      const uint64_t t1 = thread_ns();
-      r.latency_ms.push_back(double(t1 - t0) * 1e-6);
+    for (int pass = 0; pass < (compare ? 2 : 1); ++pass) {
+      const bool all = !compare || (pass == (rep % 2));
+      b.use_workers(all);
+      b.rewind(context - 1);
+      for (long g = 0; g < gen; ++g) {
+        const uint64_t t0 = g_now_ns();
+        tok = b.step(tok, nullptr);
+        const uint64_t t1 = g_now_ns();
+        (all ? r.latency_ms : r.latency_one_ms).push_back(double(t1 - t0) * 1e-6);
+      }
     }
   }
+  b.use_workers(true);
   StageProfile prof;
-  prof.now_ns = thread_ns;
+  prof.now_ns = g_now_ns;
   b.rewind(context - 1);
   st.profile = &prof;
   for (long g = 0; g < gen; ++g) tok = b.step(tok, &prof);
@@ -224,6 +250,10 @@ DecodeResult bench_decode(Bench& b, int64_t context, long gen, long repeat, Stre
   (void)capacity;
 
   r.p50 = percentile(r.latency_ms, 0.5);
+  if (compare) {
+    r.p50_one = percentile(r.latency_one_ms, 0.5);
+    r.speedup = r.p50_one / r.p50;
+  }
   r.p90 = percentile(r.latency_ms, 0.9);
   r.p99 = percentile(r.latency_ms, 0.99);
   r.max = *std::max_element(r.latency_ms.begin(), r.latency_ms.end());

@@ -22,9 +22,9 @@ namespace einfer::bench {
       "\"dim=288,hidden=768,layers=6,heads=6,kv_heads=6,"
       "vocab=32000,seq=256,dtype=q8\"\n"
       "         [--prompt N] [--gen N] [--contexts 128,512,2048] [--window W] [--kv f32|q8]\n"
-      "         [--batch B] [--repeat R] [--json FILE] [--svg FILE] [--smoke]\n"
+      "         [--batch B] [--repeat R] [-t|--threads N] [--json FILE] [--svg FILE] [--smoke]\n"
       "       einfer-bench --smoke       SIMD vs scalar f32 GEMV (needs >= 2x)\n"
-      "       einfer-bench --kernels [--quick]   einsum, vector, quant and attention "
+      "       einfer-bench --kernels [--quick] [-t N]   einsum, vector, quant and attention "
       "microbenchmarks\n"
       "synthetic keys: dim hidden layers heads kv_heads vocab seq dtype(f32|f16|q8|q4) group seed "
       "tied(0|1)\n");
@@ -109,7 +109,13 @@ Args parse(int argc, char** argv) {
       a.kernels = true;
     else if (!std::strcmp(f, "--quick"))
       a.quick = true;
-    else if (!std::strcmp(f, "--kv")) {
+    else if (!std::strcmp(f, "-t") || !std::strcmp(f, "--threads")) {
+      const char* v = value();
+      if (!parse_long_strict(v, &a.threads) || a.threads < 1 || a.threads > 256) {
+        std::fprintf(stderr, "einfer-bench: %s is the thread count (1..256), got '%s'\n", f, v);
+        std::exit(2);
+      }
+    } else if (!std::strcmp(f, "--kv")) {
       const char* v = value();
       if (!std::strcmp(v, "f32"))
         a.run.kv_dtype = DType::f32;

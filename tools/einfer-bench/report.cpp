@@ -54,8 +54,8 @@ void write_json(const Report& r, const char* path) {
   std::string o = "{\n";
   o += "  \"tool\": \"einfer-bench\",\n";
   o += "  \"simd\": " + json_string(simd_arch_name()) + ",\n";
-  o += "  \"threads\": 1,\n";
-  o += "  \"clock\": \"thread_cputime\",\n";
+  o += "  \"threads\": " + std::to_string(r.threads) + ",\n";
+  o += "  \"clock\": " + json_string(g_clock_name) + ",\n";
   o += "  \"build\": {\"compiler\": " + json_string(EINFER_BENCH_COMPILER) +
        ", \"simd\": " + json_string(simd_arch_name()) +
        ", \"simd_float_lanes\": " + std::to_string(simd_float_lanes()) +
@@ -104,6 +104,9 @@ void write_json(const Report& r, const char* path) {
        ", \"projection_gflops\": " + json_number(r.prefill.projection_gflops) +
        ", \"feed_forward_gflops\": " + json_number(r.prefill.ffn_gflops) +
        ", \"gemm_fraction_of_peak\": " + json_number(r.prefill.gemm_gflops / r.peak_gflops) +
+       (r.threads > 1 ? ", \"ms_1_thread\": " + json_number(r.prefill.seconds_one_thread * 1e3) +
+                            ", \"speedup_vs_1_thread\": " + json_number(r.prefill.speedup)
+                      : std::string()) +
        ", \"stage_ms_per_token\": " + stages_json(r.prefill.stages) + "},\n";
   o += "  \"decode\": [\n";
   for (size_t i = 0; i < r.decode.size(); ++i) {
@@ -111,6 +114,9 @@ void write_json(const Report& r, const char* path) {
     o += "    {\"context\": " + std::to_string(d.context) +
          ", \"attended\": " + std::to_string(d.attended) +
          ", \"tokens_per_s\": " + json_number(d.tokens_per_s) +
+         (r.threads > 1 ? ", \"p50_ms_1_thread\": " + json_number(d.p50_one) +
+                              ", \"speedup_vs_1_thread\": " + json_number(d.speedup)
+                        : std::string()) +
          ", \"latency_ms\": {\"p50\": " + json_number(d.p50) + ", \"p90\": " + json_number(d.p90) +
          ", \"p99\": " + json_number(d.p99) + ", \"max\": " + json_number(d.max) +
          ", \"mean\": " + json_number(d.mean) +
@@ -220,8 +226,9 @@ void print_report(const Report& r, double bw_note) {
               c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads, c.vocab_size,
               c.context_length, dtype_name(c.weight_dtype),
               c.group_size ? (" g" + std::to_string(c.group_size)).c_str() : "");
-  std::printf("build: %s, simd %s, 1 thread, thread CPU time, commit %s\n", EINFER_BENCH_COMPILER,
-              simd_arch_name(), EINFER_BENCH_COMMIT);
+  std::printf("build: %s, simd %s, %d thread%s, clock %s, commit %s\n", EINFER_BENCH_COMPILER,
+              simd_arch_name(), r.threads, r.threads > 1 ? "s" : "", g_clock_name,
+              EINFER_BENCH_COMMIT);
   std::printf("memory: weights %.2f MB, KV cache %.2f MB (%d positions, %s), arena %.2f MB\n",
               double(r.weights_bytes) / 1e6, double(r.kv_bytes) / 1e6, r.run.context,
               r.run.kv_dtype == DType::i8 ? "int8" : "f32", double(r.arena_bytes) / 1e6);
@@ -232,6 +239,17 @@ void print_report(const Report& r, double bw_note) {
       "(projections %.1f, feed-forward %.1f)\n\n",
       static_cast<long long>(p.tokens), p.seconds * 1e3, p.tokens_per_s, p.gemm_gflops,
       p.gemm_gflops / r.peak_gflops, p.projection_gflops, p.ffn_gflops);
+  if (r.threads > 1) {
+    std::printf(
+        "threads  prefill %d threads vs 1 (alternated passes, medians, %s): %.2f ms vs %.2f ms "
+        "= %.2fx\n",
+        r.threads, g_clock_name, p.seconds * 1e3, p.seconds_one_thread * 1e3, p.speedup);
+    for (const DecodeResult& d : r.decode) {
+      std::printf("threads  decode@%lld p50 %.3f ms vs %.3f ms = %.2fx\n",
+                  static_cast<long long>(d.context), d.p50, d.p50_one, d.speedup);
+    }
+    std::printf("\n");
+  }
   std::printf("decode   %7s %9s %8s %8s %8s %8s %9s %9s %9s %8s %8s\n", "context", "tokens/s",
               "p50 ms", "p90 ms", "p99 ms", "max ms", "MB/token", "GB/s", "bound GB/s", "mem frac",
               "flop frac");

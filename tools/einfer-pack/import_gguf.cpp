@@ -14,6 +14,8 @@
 
 #include "kernels/quant.h"
 #include "runtime/checked.h"
+#include "tools/einfer-pack/arch_names.h"
+#include "tools/einfer-pack/gguf_meta.h"
 #include "tools/einfer-pack/importers.h"
 
 namespace einfer::pack {
@@ -23,108 +25,8 @@ namespace {
 constexpr uint32_t kGgufMagic = 0x46554747u;  // "GGUF"
 enum GgmlType : uint32_t { kF32 = 0, kF16 = 1, kQ4_0 = 2, kQ8_0 = 8 };
 
-struct Cursor {
-  const std::vector<uint8_t>& b;
-  size_t pos = 0;
-  void need(uint64_t n) {
-    if (n > b.size() || pos > b.size() - n)
-      throw PackError("gguf: file truncated at byte " + std::to_string(pos));
-  }
-  template <typename T>
-  T get() {
-    need(sizeof(T));
-    T v;
-    std::memcpy(&v, b.data() + pos, sizeof(T));
-    pos += sizeof(T);
-    return v;
-  }
-  std::string str() {
-    const uint64_t n = get<uint64_t>();
-    need(n);
-    std::string s(reinterpret_cast<const char*>(b.data() + pos), n);
-    pos += n;
-    return s;
-  }
-};
-
-struct Value {
-  uint32_t type = 0;
-  double num = 0;
-  std::string str;
-};
-
-size_t scalar_size(uint32_t t) {
-  switch (t) {
-    case 0:
-    case 1:
-    case 7:
-      return 1;
-    case 2:
-    case 3:
-      return 2;
-    case 4:
-    case 5:
-    case 6:
-      return 4;
-    case 10:
-    case 11:
-    case 12:
-      return 8;
-  }
-  return 0;
-}
-
-double read_scalar(Cursor& c, uint32_t t) {
-  switch (t) {
-    case 0:
-      return c.get<uint8_t>();
-    case 1:
-      return c.get<int8_t>();
-    case 2:
-      return c.get<uint16_t>();
-    case 3:
-      return c.get<int16_t>();
-    case 4:
-      return c.get<uint32_t>();
-    case 5:
-      return c.get<int32_t>();
-    case 6:
-      return c.get<float>();
-    case 7:
-      return c.get<uint8_t>();
-    case 10:
-      return static_cast<double>(c.get<uint64_t>());
-    case 11:
-      return static_cast<double>(c.get<int64_t>());
-    case 12:
-      return c.get<double>();
-  }
-  throw PackError("gguf: unknown metadata value type " + std::to_string(t));
-}
-
-Value read_value(Cursor& c, uint32_t t, int depth = 0) {
-  Value v;
-  v.type = t;
-  if (t == 8) {
-    v.str = c.str();
-  } else if (t == 9) {
-    if (depth > 2) throw PackError("gguf: nested arrays too deep");
-    const uint32_t et = c.get<uint32_t>();
-    const uint64_t n = c.get<uint64_t>();
-    if (n > c.b.size()) throw PackError("gguf: array longer than the file");
-    if (et == 8 || et == 9) {
-      for (uint64_t i = 0; i < n; ++i) read_value(c, et, depth + 1);  // tokenizer lists: skipped
-    } else {
-      const size_t es = scalar_size(et);
-      if (es == 0) throw PackError("gguf: unknown array element type");
-      c.need(n * es);  // n <= file size: no overflow
-      c.pos += n * es;
-    }
-  } else {
-    v.num = read_scalar(c, t);
-  }
-  return v;
-}
+using Cursor = GgufCursor;
+using Value = GgufValue;
 
 struct Info {
   std::vector<int64_t> ne;
@@ -216,14 +118,7 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
   if (n_tensors > b.size() / 32 || n_kv > b.size() / 13)
     throw PackError("gguf: implausible counts (" + std::to_string(n_tensors) + " tensors, " +
                     std::to_string(n_kv) + " metadata keys): file truncated or corrupt");
-  std::map<std::string, Value> kv;
-  for (uint64_t i = 0; i < n_kv; ++i) {
-    std::string key = c.str();
-    const uint32_t t = c.get<uint32_t>();
-    Value v = read_value(c, t);
-    if (!kv.emplace(key, std::move(v)).second)
-      throw PackError("gguf: duplicate metadata key " + key);
-  }
+  const std::map<std::string, Value> kv = gguf_read_metadata(c, n_kv, "");
   std::map<std::string, Info> infos;
   for (uint64_t i = 0; i < n_tensors; ++i) {
     std::string name = c.str();
@@ -258,57 +153,49 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
   if (data_start > b.size()) throw PackError("gguf: file truncated before the tensor data");
   check_tensor_layout(infos, alignment, b.size() - data_start);
 
+  const ArchDescription& llama = arch_llama();
   auto arch = kv.find("general.architecture");
-  if (arch == kv.end() || arch->second.str != "llama")
+  if (arch == kv.end() || arch->second.str != llama.name)
     throw PackError("gguf: architecture '" +
                     (arch == kv.end() ? std::string("?") : arch->second.str) +
                     "' is not supported (llama only)");
-  // Hyperparameters: integer-typed and within int32 (checked before the cast); epsilon and theta
-  // float-typed and finite.
-  auto integer = [&](const std::string& key, int64_t fallback, bool required) -> int32_t {
-    auto it = kv.find(key);
-    if (it == kv.end()) {
-      if (required) throw PackError("gguf: missing metadata key " + key);
-      return static_cast<int32_t>(fallback);
-    }
-    if (!is_integer_type(it->second.type))
-      throw PackError("gguf: metadata key " + key + " must be an integer, has type " +
-                      value_type_name(it->second.type));
-    if (it->second.num < 0 || it->second.num > (1 << 24))
-      throw PackError("gguf: metadata key " + key + " out of range (0..16777216)");
-    return static_cast<int32_t>(it->second.num);
-  };
-  auto real = [&](const std::string& key, double fallback) {
-    auto it = kv.find(key);
-    if (it == kv.end()) return static_cast<float>(fallback);
-    if (!is_float_type(it->second.type))
-      throw PackError("gguf: metadata key " + key + " must be a float, has type " +
-                      value_type_name(it->second.type));
-    const float f = static_cast<float>(it->second.num);
-    if (!std::isfinite(f)) throw PackError("gguf: metadata key " + key + " is not finite");
-    return f;
-  };
   SourceModel m;
   m.kind = "gguf";
   ModelConfig& cfg = m.config;
-  cfg.arch = ArchKind::llama;
-  cfg.dim = integer("llama.embedding_length", 0, true);
-  cfg.hidden_dim = integer("llama.feed_forward_length", 0, true);
-  cfg.n_layers = integer("llama.block_count", 0, true);
-  cfg.n_heads = integer("llama.attention.head_count", 0, true);
-  cfg.n_kv_heads = integer("llama.attention.head_count_kv", cfg.n_heads, false);
-  cfg.head_dim = cfg.n_heads > 0 ? cfg.dim / cfg.n_heads : 0;
-  cfg.head_dim = integer("llama.rope.dimension_count", cfg.head_dim, false);
-  cfg.context_length = integer("llama.context_length", 0, true);
-  cfg.norm = NormKind::rmsnorm;
-  cfg.norm_eps = real("llama.attention.layer_norm_rms_epsilon", 1e-5);
-  cfg.rope = RopeMode::interleaved;
-  cfg.rope_theta = real("llama.rope.freq_base", 10000.0);
-  cfg.activation = Activation::swiglu;
-  auto emb = infos.find("token_embd.weight");
+  cfg.arch = llama.kind;
+  cfg.norm = llama.norm;
+  cfg.rope = llama.rope;
+  cfg.activation = llama.activation;
+  auto emb = infos.find(arch_tensor_name(llama.tensors[0].gguf, -1));
   if (emb == infos.end() || emb->second.ne.size() != 2)
     throw PackError("gguf: missing token_embd.weight");
-  cfg.vocab_size = integer("llama.vocab_size", emb->second.ne[1], false);
+  // Hyperparameters by the table's keys: integer-typed for dimensions and counts (range-checked
+  // by read_arch_config before any cast), float-typed for epsilon and theta. A present key of the
+  // wrong type is an error, never replaced by the default.
+  auto lookup = [&](const char* key, double* value) {
+    auto it = kv.find(key);
+    if (it == kv.end()) return false;
+    const uint32_t type = it->second.type;
+    const bool integer = arch_key_is_integer(llama, SourceFormat::gguf, key) ||
+                         std::strcmp(key, "llama.vocab_size") == 0;
+    if (integer && !is_integer_type(type))
+      throw PackError(std::string("gguf: metadata key ") + key + " must be an integer, has type " +
+                      value_type_name(type));
+    if (!integer && !is_float_type(type))
+      throw PackError(std::string("gguf: metadata key ") + key + " must be a float, has type " +
+                      value_type_name(type));
+    if (integer && !(it->second.num >= 0 && it->second.num <= (1 << 24)))
+      throw PackError(std::string("gguf: metadata key ") + key + " out of range (0..16777216)");
+    *value = it->second.num;
+    return true;
+  };
+  read_arch_config(llama, SourceFormat::gguf, lookup, "gguf: ", &cfg);
+  // The vocabulary defaults to the embedding's rows (ne[1] < 2^63 as read; range-checked here).
+  double vocab = static_cast<double>(emb->second.ne[1]);
+  lookup("llama.vocab_size", &vocab);
+  if (!(vocab >= 0 && vocab <= (1 << 24)))
+    throw PackError("gguf: vocabulary size out of range (0..16777216): " + std::to_string(vocab));
+  cfg.vocab_size = static_cast<int32_t>(vocab);
   cfg.tied_classifier = infos.count("output.weight") ? 0 : 1;
   require_valid_config(cfg, "gguf: ");
 
@@ -370,23 +257,9 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
     }
     m.tensors.push_back(std::move(t));
   };
-  const int64_t d = cfg.dim, f = cfg.hidden_dim, v = cfg.vocab_size, k = cfg.head_dim;
-  const int64_t q = int64_t{cfg.n_heads} * k, kvd = int64_t{cfg.n_kv_heads} * k;
-  load("token_embd.weight", TensorRole::token_embedding, -1, {v, d});
-  for (int32_t l = 0; l < cfg.n_layers; ++l) {
-    const std::string p = "blk." + std::to_string(l) + ".";
-    load(p + "attn_norm.weight", TensorRole::attn_norm, l, {d});
-    load(p + "attn_q.weight", TensorRole::wq, l, {q, d});
-    load(p + "attn_k.weight", TensorRole::wk, l, {kvd, d});
-    load(p + "attn_v.weight", TensorRole::wv, l, {kvd, d});
-    load(p + "attn_output.weight", TensorRole::wo, l, {d, q});
-    load(p + "ffn_norm.weight", TensorRole::ffn_norm, l, {d});
-    load(p + "ffn_gate.weight", TensorRole::w1, l, {f, d});
-    load(p + "ffn_down.weight", TensorRole::w2, l, {d, f});
-    load(p + "ffn_up.weight", TensorRole::w3, l, {f, d});
-  }
-  load("output_norm.weight", TensorRole::final_norm, -1, {d});
-  if (!cfg.tied_classifier) load("output.weight", TensorRole::classifier, -1, {v, d});
+  for_each_arch_tensor(llama, cfg, [&](const ArchTensorNames& t, int32_t layer) {
+    load(arch_tensor_name(t.gguf, layer), t.role, layer, arch_tensor_shape(cfg, t.role));
+  });
   // Tensors of blocks past block_count mean the metadata disagrees with the tensors.
   for (const auto& [name, info] : infos)
     if (!info.used && name.rfind("blk.", 0) == 0)

@@ -12,6 +12,7 @@
 //      of the flattened matrix followed by one fp32 scale per `group_size` consecutive values.
 #include <cstring>
 
+#include "tools/einfer-pack/arch_names.h"
 #include "tools/einfer-pack/importers.h"
 
 namespace einfer::pack {
@@ -168,19 +169,24 @@ SourceModel import_llama2c(const std::vector<uint8_t>& b) {
   m.kind = version == 1 ? "llama2c-v1" : "llama2c-v2";
   m.config = config_from_header(h, shared);
   const ModelConfig& c = m.config;
-  const int64_t d = c.dim, f = c.hidden_dim, v = c.vocab_size, k = c.head_dim;
-  const int64_t q = int64_t{c.n_heads} * k, kv = int64_t{c.n_kv_heads} * k;
+  const int64_t d = c.dim, v = c.vocab_size;
   Reader r{b, 256, version == 1 ? "llama2.c v1" : "llama2.c v2"};
   stacked_vec(m, r, TensorRole::attn_norm, d);
   stacked_vec(m, r, TensorRole::ffn_norm, d);
   add_float_tensor(m, TensorRole::final_norm, -1, {d}, r.floats(d));
+  // The matrices after the embedding, in the order the architecture table gives for llama2.c.
   struct Mat {
     TensorRole role;
     int64_t rows, cols;
   };
-  const Mat mats[7] = {{TensorRole::wq, q, d}, {TensorRole::wk, kv, d}, {TensorRole::wv, kv, d},
-                       {TensorRole::wo, d, q}, {TensorRole::w1, f, d},  {TensorRole::w2, d, f},
-                       {TensorRole::w3, f, d}};
+  const ArchDescription& llama = arch_llama();
+  std::vector<Mat> mats;
+  for (size_t i = 0; i < llama.llama2c_matrix_count; ++i) {
+    const TensorRole role = llama.llama2c_matrices[i];
+    const std::vector<int64_t> shape = arch_tensor_shape(c, role);
+    if (shape.size() != 2) throw PackError("llama2.c: header describes no such matrix");
+    mats.push_back({role, shape[0], shape[1]});
+  }
   if (version == 1) {
     add_float_tensor(m, TensorRole::token_embedding, -1, {v, d}, r.floats(v * d));
     for (const Mat& mat : mats) stacked(m, r, mat.role, mat.rows, mat.cols);

@@ -19,6 +19,7 @@
 #include "kernels/quant.h"
 #include "runtime/checked.h"
 #include "tools/common/file.h"
+#include "tools/einfer-pack/arch_names.h"
 #include "tools/einfer-pack/importers.h"
 #include "tools/einfer-pack/json.h"
 
@@ -162,21 +163,6 @@ std::vector<float> permute_rope_rows(const std::vector<float>& w, int64_t heads,
 }
 
 // A present key of the wrong type is an error, never replaced by the default.
-int json_int(const Json& cfg, const char* key, int fallback, bool required) {
-  const Json* v = cfg.find(key);
-  if (!v || v->type == Json::Type::null) {
-    if (required) throw PackError(std::string("config.json: missing ") + key);
-    return fallback;
-  }
-  return static_cast<int>(json_to_int(*v, std::string("config.json: ") + key, 0, INT32_MAX));
-}
-float json_float(const Json& cfg, const char* key, float fallback) {
-  const Json* v = cfg.find(key);
-  if (!v || v->type == Json::Type::null) return fallback;
-  if (!v->is_number() || !std::isfinite(static_cast<float>(v->num)))
-    throw PackError(std::string("config.json: ") + key + " must be a finite number");
-  return static_cast<float>(v->num);
-}
 const Json* json_typed(const Json& cfg, const char* key, Json::Type type, const char* type_name) {
   const Json* v = cfg.find(key);
   if (v && v->type != type && v->type != Json::Type::null)
@@ -212,22 +198,28 @@ SourceModel import_hf_llama(const std::string& folder) {
   SourceModel m;
   m.kind = "hf-llama";
   ModelConfig& c = m.config;
-  c.arch = ArchKind::llama;
-  c.dim = json_int(cfg, "hidden_size", 0, true);
-  c.hidden_dim = json_int(cfg, "intermediate_size", 0, true);
-  c.n_layers = json_int(cfg, "num_hidden_layers", 0, true);
-  c.n_heads = json_int(cfg, "num_attention_heads", 0, true);
-  c.n_kv_heads = json_int(cfg, "num_key_value_heads", c.n_heads, false);
-  c.head_dim = json_int(cfg, "head_dim", c.n_heads > 0 ? c.dim / c.n_heads : 0, false);
-  c.vocab_size = json_int(cfg, "vocab_size", 0, true);
-  c.context_length = json_int(cfg, "max_position_embeddings", 2048, false);
-  c.norm = NormKind::rmsnorm;
-  c.norm_eps = json_float(cfg, "rms_norm_eps", 1e-6f);
-  c.rope_theta = json_float(cfg, "rope_theta", 10000.f);
-  c.rope = RopeMode::interleaved;  // rows permuted below
+  const ArchDescription& llama = arch_llama();
+  c.arch = llama.kind;
+  c.norm = llama.norm;
+  c.activation = llama.activation;
+  c.rope = llama.rope;  // rows permuted below
+  // A present key of the wrong type is an error, never replaced by the default.
+  auto lookup = [&](const char* key, double* value) {
+    const Json* v = cfg.find(key);
+    if (!v || v->type == Json::Type::null) return false;
+    const std::string what = std::string("config.json: ") + key;
+    if (arch_key_is_integer(llama, SourceFormat::hugging_face, key)) {
+      *value = static_cast<double>(json_to_int(*v, what, 0, INT32_MAX));
+    } else {
+      if (!v->is_number() || !std::isfinite(static_cast<float>(v->num)))
+        throw PackError(what + " must be a finite number");
+      *value = v->num;
+    }
+    return true;
+  };
+  read_arch_config(llama, SourceFormat::hugging_face, lookup, "config.json: ", &c);
   const Json* tie = json_typed(cfg, "tie_word_embeddings", T::boolean, "boolean");
   c.tied_classifier = tie && tie->b ? 1 : 0;
-  c.activation = Activation::swiglu;
   require_valid_config(c, "config.json: ");
   m.notes = "rope=hf half-split rows permuted to interleaved";
 
@@ -261,31 +253,19 @@ SourceModel import_hf_llama(const std::string& folder) {
     if (!st) st = std::make_unique<SafeTensors>(read_file(folder + "/" + file), file);
     return st->get(name, shape);
   };
-  const int64_t d = c.dim, f = c.hidden_dim, v = c.vocab_size, k = c.head_dim;
-  const int64_t q = int64_t{c.n_heads} * k, kv = int64_t{c.n_kv_heads} * k;
+  const int64_t d = c.dim, k = c.head_dim;
   std::vector<int64_t> sh;
-  auto mat = [&](TensorRole role, int32_t layer, const std::string& name, std::vector<int64_t> want,
-                 int64_t rope_heads) {
+  for_each_arch_tensor(llama, c, [&](const ArchTensorNames& t, int32_t layer) {
+    const std::string name = arch_tensor_name(t.hf, layer);
+    const std::vector<int64_t> want = arch_tensor_shape(c, t.role);
     std::vector<float> w = tensor(name, &sh);
     expect_shape(sh, want, name);
+    const int64_t rope_heads = t.hf_rope_heads == 1   ? c.n_heads
+                               : t.hf_rope_heads == 2 ? c.n_kv_heads
+                                                      : 0;
     if (rope_heads > 0) w = permute_rope_rows(w, rope_heads, k, d);
-    add(m, role, layer, want, std::move(w), name);
-  };
-  mat(TensorRole::token_embedding, -1, "model.embed_tokens.weight", {v, d}, 0);
-  for (int32_t l = 0; l < c.n_layers; ++l) {
-    const std::string p = "model.layers." + std::to_string(l) + ".";
-    mat(TensorRole::attn_norm, l, p + "input_layernorm.weight", {d}, 0);
-    mat(TensorRole::wq, l, p + "self_attn.q_proj.weight", {q, d}, c.n_heads);
-    mat(TensorRole::wk, l, p + "self_attn.k_proj.weight", {kv, d}, c.n_kv_heads);
-    mat(TensorRole::wv, l, p + "self_attn.v_proj.weight", {kv, d}, 0);
-    mat(TensorRole::wo, l, p + "self_attn.o_proj.weight", {d, q}, 0);
-    mat(TensorRole::ffn_norm, l, p + "post_attention_layernorm.weight", {d}, 0);
-    mat(TensorRole::w1, l, p + "mlp.gate_proj.weight", {f, d}, 0);
-    mat(TensorRole::w2, l, p + "mlp.down_proj.weight", {d, f}, 0);
-    mat(TensorRole::w3, l, p + "mlp.up_proj.weight", {f, d}, 0);
-  }
-  mat(TensorRole::final_norm, -1, "model.norm.weight", {d}, 0);
-  if (!c.tied_classifier) mat(TensorRole::classifier, -1, "lm_head.weight", {v, d}, 0);
+    add(m, t.role, layer, want, std::move(w), name);
+  });
   return m;
 }
 
@@ -381,40 +361,22 @@ SourceModel import_torch_encoder(const std::vector<uint8_t>& bytes,
   c.has_bias = st.has(layer_prefix(0) + "self_attn.in_proj_bias") ? 1 : 0;
   c.final_norm = (!single && st.has(stack_prefix + "norm.weight")) ? 1 : 0;
 
-  const int64_t d = c.dim, f = c.hidden_dim;
-  auto get = [&](const std::string& name, std::vector<int64_t> want) {
+  // Every tensor by the table's names; fused sources (in_proj_weight = [wq; wk; wv]) are split
+  // into their row blocks.
+  for_each_arch_tensor(arch_encoder(), c, [&](const ArchTensorNames& t, int32_t layer) {
+    const std::string name = (layer >= 0 ? layer_prefix(layer) : stack_prefix) + t.torch;
+    const std::vector<int64_t> want = arch_tensor_shape(c, t.role);
+    std::vector<int64_t> whole = want;
+    whole[0] *= t.torch_parts;
     std::vector<float> v = st.get(name, &sh);
-    expect_shape(sh, want, name);
-    return v;
-  };
-  for (int32_t l = 0; l < c.n_layers; ++l) {
-    const std::string p = layer_prefix(l);
-    std::vector<float> in_w = get(p + "self_attn.in_proj_weight", {3 * d, d});
-    add(m, TensorRole::wq, l, {d, d}, std::vector<float>(in_w.begin(), in_w.begin() + d * d), p);
-    add(m, TensorRole::wk, l, {d, d},
-        std::vector<float>(in_w.begin() + d * d, in_w.begin() + 2 * d * d), p);
-    add(m, TensorRole::wv, l, {d, d}, std::vector<float>(in_w.begin() + 2 * d * d, in_w.end()), p);
-    add(m, TensorRole::wo, l, {d, d}, get(p + "self_attn.out_proj.weight", {d, d}), p);
-    add(m, TensorRole::w1, l, {f, d}, get(p + "linear1.weight", {f, d}), p);
-    add(m, TensorRole::w2, l, {d, f}, get(p + "linear2.weight", {d, f}), p);
-    add(m, TensorRole::attn_norm, l, {d}, get(p + "norm1.weight", {d}), p);
-    add(m, TensorRole::attn_norm_bias, l, {d}, get(p + "norm1.bias", {d}), p);
-    add(m, TensorRole::ffn_norm, l, {d}, get(p + "norm2.weight", {d}), p);
-    add(m, TensorRole::ffn_norm_bias, l, {d}, get(p + "norm2.bias", {d}), p);
-    if (c.has_bias) {
-      std::vector<float> in_b = get(p + "self_attn.in_proj_bias", {3 * d});
-      add(m, TensorRole::bq, l, {d}, std::vector<float>(in_b.begin(), in_b.begin() + d), p);
-      add(m, TensorRole::bk, l, {d}, std::vector<float>(in_b.begin() + d, in_b.begin() + 2 * d), p);
-      add(m, TensorRole::bv, l, {d}, std::vector<float>(in_b.begin() + 2 * d, in_b.end()), p);
-      add(m, TensorRole::bo, l, {d}, get(p + "self_attn.out_proj.bias", {d}), p);
-      add(m, TensorRole::b1, l, {f}, get(p + "linear1.bias", {f}), p);
-      add(m, TensorRole::b2, l, {d}, get(p + "linear2.bias", {d}), p);
+    expect_shape(sh, whole, name);
+    if (t.torch_parts > 1) {
+      const size_t block = v.size() / static_cast<size_t>(t.torch_parts);
+      v = std::vector<float>(v.begin() + static_cast<std::ptrdiff_t>(t.torch_part * block),
+                             v.begin() + static_cast<std::ptrdiff_t>((t.torch_part + 1) * block));
     }
-  }
-  if (c.final_norm) {
-    add(m, TensorRole::final_norm, -1, {d}, get(stack_prefix + "norm.weight", {d}), "norm.weight");
-    add(m, TensorRole::final_norm_bias, -1, {d}, get(stack_prefix + "norm.bias", {d}), "norm.bias");
-  }
+    add(m, t.role, layer, want, std::move(v), name);
+  });
   require_valid_config(c, "torch-encoder: ");
   return m;
 }

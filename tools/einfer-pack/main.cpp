@@ -1,7 +1,7 @@
 // einfer-pack: packs llama2.c, Hugging Face Llama, PyTorch encoder and GGUF checkpoints into the
 // flat .ein format (docs/format.md), inspects .ein files and emits them as C headers.
 //
-//   einfer-pack INPUT -o OUT.ein [--dtype f32|f16|q8|q4] [--group 32|64] [-z tokenizer.bin]
+//   einfer-pack INPUT -o OUT.ein [--dtype f32|f16|q8|q4] [--group 32|64] [-z TOKENIZER]
 //               [--emit-c OUT.h] [--arch torch-encoder --heads H [--activation relu|gelu]
 //               [--norm-first] [--causal] [--eps E]] [run options]
 //   einfer-pack --inspect MODEL.ein [--json] [run options]
@@ -21,6 +21,8 @@
 
 #include "runtime/format.h"
 #include "tools/common/cli_number.h"
+#include "tools/einfer-pack/attention_options.h"
+#include "tools/einfer-pack/import_tokenizer.h"
 #include "tools/einfer-pack/importers.h"
 #include "tools/einfer-pack/json.h"
 
@@ -45,17 +47,22 @@ void progress_bar(uint64_t done, uint64_t total) {
 void usage() {
   std::fprintf(
       stderr,
-      "usage: einfer-pack INPUT -o OUT.ein [--dtype f32|f16|q8|q4] [--group N] [-z tokenizer.bin]\n"
+      "usage: einfer-pack INPUT -o OUT.ein [--dtype f32|f16|q8|q4] [--group N] [-z TOKENIZER]\n"
       "                   [--emit-c OUT.h] [--symbol NAME]\n"
       "                   [--arch torch-encoder --heads H [--activation relu|gelu] [--norm-first]\n"
-      "                    [--causal] [--eps E]]\n"
+      "                    [--causal] [--eps E] [--attention-pattern SPEC]\n"
+      "                    [--attention softmax|linear-elu] [--positions none|sinusoidal]]\n"
       "       einfer-pack --synthetic SPEC -o OUT.ein|--emit-c OUT.h [...]\n"
       "       einfer-pack --inspect MODEL.ein [--json]\n"
       "run options (arena sizing): --context N --window W --sinks S --kv f32|q8 --batch B "
       "[--no-plan-cache]\n"
+      "  [-t|--threads N] (one kernel-scratch slot per worker; default 1)\n"
       "  --emit-c only: --with-tokenizer --max-prompt-bytes N (C API options the constant "
       "covers),\n"
       "    --with-decode-tokenizer (with_tokenizer = 2: decode only, no tokenizer arena)\n"
+      "TOKENIZER: llama2.c tokenizer.bin, SentencePiece tokenizer.model, Hugging Face\n"
+      "  tokenizer.json or a GGUF file's vocabulary (detected from content; GGUF inputs and HF\n"
+      "  folders pack their own automatically)\n"
       "SPEC: dim=64,hidden=172,layers=4,heads=4,kv_heads=4,vocab=512,seq=128[,seed=1]\n"
       "      (also tied=0|1, dtype=f32|f16|q8|q4 and group=N: the default --dtype/--group)\n"
       "INPUT: llama2.c checkpoint (v0/v1/v2), Hugging Face Llama folder, PyTorch encoder\n"
@@ -112,6 +119,7 @@ int run(int argc, char** argv) {
   DType dtype = DType::f32;
   int32_t group = 32;
   TorchEncoderOptions enc;
+  AttentionOptions variants;
   RunOptions run;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -160,6 +168,12 @@ int run(int argc, char** argv) {
       enc.norm_first = 1;
     else if (a == "--causal")
       enc.causal = 1;
+    else if (a == "--attention-pattern")
+      variants.pattern = value();
+    else if (a == "--attention")
+      variants.attention = value();
+    else if (a == "--positions")
+      variants.positions = value();
     else if (a == "--eps") {
       enc.eps = parse_finite_float(value(), "--eps");
       if (!(enc.eps > 0.f && enc.eps < 1.f)) throw PackError("--eps must be in (0, 1)");
@@ -173,7 +187,10 @@ int run(int argc, char** argv) {
       run.max_batch = parse_int(a, value(), kMaxRunBatch);
     else if (a == "--no-plan-cache")
       run.cache_plans = false;
-    else if (a == "--kv") {
+    else if (a == "--threads" || a == "-t") {
+      run.threads.n = parse_int(a, value(), 256);
+      if (run.threads.n < 1 || run.threads.n > 256) throw PackError(a + ": 1..256 threads");
+    } else if (a == "--kv") {
       const std::string k = value();
       if (k == "f32")
         run.kv_dtype = DType::f32;
@@ -208,7 +225,8 @@ int run(int argc, char** argv) {
 
   SourceModel source;
   std::vector<uint8_t> synthetic_tokenizer;
-  struct stat st;
+  std::vector<uint8_t> input_bytes;  // a file input, kept for its GGUF vocabulary
+  struct stat st {};
   if (synthetic_given) {
     source = make_synthetic(parse_synthetic_spec(synthetic));
     synthetic_tokenizer = make_synthetic_tokenizer(source.config.vocab_size);
@@ -219,7 +237,8 @@ int run(int argc, char** argv) {
     g_progress = isatty(2);
     source = import_hf_llama(input);
   } else {
-    const std::vector<uint8_t> bytes = read_file(input);
+    input_bytes = read_file(input);
+    const std::vector<uint8_t>& bytes = input_bytes;
     g_progress = isatty(2);
     uint32_t magic = 0;
     if (bytes.size() >= 4) std::memcpy(&magic, bytes.data(), 4);
@@ -246,17 +265,33 @@ int run(int argc, char** argv) {
           ": unrecognized input format (expected llama2.c, GGUF, safetensors or an HF folder)");
     }
   }
+  apply_attention_options(variants, &source.config);
   if (!dtype_given) dtype = source.config.weight_dtype;
   if (!group_given && dtype_is_quantized(dtype) && dtype == source.config.weight_dtype &&
       source.config.group_size > 0)
     group = source.config.group_size;
 
   EinImage image = pack_source(source, dtype, group, progress_bar);
+  // The tokenizer: -z FILE (detected from its content), else the one the input carries (GGUF
+  // vocabulary, HF folder's tokenizer.json/.model, --synthetic's letters), else none.
+  TokenizerSpec tok;
+  bool have_tok = false;
   if (!tokenizer.empty()) {
-    image.tokenizer = read_file(tokenizer);
-    check_llama2c_tokenizer(image.tokenizer, source.config.vocab_size, tokenizer);
-  } else if (synthetic_given)
-    image.tokenizer = synthetic_tokenizer;
+    tok = read_tokenizer_file(tokenizer);
+    have_tok = true;
+  } else if (synthetic_given) {
+    tok = read_tokenizer_bytes(synthetic_tokenizer, "synthetic tokenizer");
+    have_tok = true;
+  } else if (!input_bytes.empty() && looks_like_gguf(input_bytes)) {
+    have_tok = gguf_tokenizer_if_any(input_bytes, input, &tok);
+  } else if (S_ISDIR(st.st_mode) && source.config.vocab_size > 0) {
+    have_tok = read_folder_tokenizer(input, &tok);
+  }
+  if (have_tok) {
+    image.tokenizer = tokenizer_image_for_model(tok, source.config.vocab_size);
+    std::fprintf(stderr, "einfer-pack: tokenizer: %s, %zu tokens\n", tok.source.c_str(),
+                 tok.pieces.size());
+  }
   image.metadata = "source=" + source.kind + "\ninput=" + input +
                    "\ntool=einfer-pack 0.1.0 (format " + std::to_string(kEinVersion) + ")\n";
   if (!source.notes.empty()) image.metadata += "notes=" + source.notes + "\n";

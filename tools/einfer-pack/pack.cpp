@@ -9,7 +9,9 @@
 #include "kernels/quant.h"
 #include "models/einfer.h"
 #include "models/session.h"
+#include "models/tokenizer_text.h"
 #include "runtime/format.h"
+#include "tools/einfer-pack/attention_options.h"
 #include "tools/einfer-pack/importers.h"
 
 namespace einfer::pack {
@@ -149,8 +151,46 @@ EinImage pack_source(const SourceModel& source, DType dtype, int32_t group, Prog
   return image;
 }
 
+namespace {
+
+// The packed tokenizer as --inspect shows it, with the exact arena its encoding tables take.
+struct TokenizerInfo {
+  bool present = false;
+  std::string text;  // "n/a (why)" when the region does not parse
+  size_t arena_bytes = 0;
+  PackedTokenizer packed;
+};
+
+TokenizerInfo tokenizer_info(const Model& model) {
+  TokenizerInfo t;
+  if (model.tokenizer == nullptr) return t;
+  t.present = true;
+  const Status s = tokenizer_parse(model.tokenizer, model.tokenizer_bytes, &t.packed);
+  if (!s.ok()) {
+    t.text = "n/a (" + status_text(s) + ")";
+    return t;
+  }
+  const TokenizerHeader& h = t.packed.header;
+  t.arena_bytes = text_tokenizer_arena_bytes(t.packed);
+  static const char* const kPre[] = {"none", "gpt2", "llama3", "qwen2", "digits+gpt2"};
+  std::string eog;
+  for (uint32_t i = 0; i < h.n_eog; ++i) {
+    if (i) eog.push_back(',');
+    eog.append(std::to_string(h.eog_ids[i]));
+  }
+  t.text = fmt("%s%s, %u tokens, %u merges, pre-tokenizer %s, bos %d%s, eos %d, eog [%s], unk %d",
+               h.algorithm == 1 ? "sentencepiece-bpe" : "bpe",
+               (h.flags & kTokFlagByteLevel) ? " (byte-level)" : "", h.n_tokens, h.n_merges,
+               kPre[h.pretokenizer], h.bos_id, (h.flags & kTokFlagAddBos) ? " (added)" : "",
+               h.eos_id, eog.c_str(), h.unk_id);
+  return t;
+}
+
+}  // namespace
+
 std::string describe_model(const Model& model, const RunOptions& run, bool json) {
   const ModelConfig& c = model.config;
+  const TokenizerInfo tok = tokenizer_info(model);
   size_t arena = 0;
   const Status as = session_arena_bytes(c, run, &arena);
   std::string arena_text = as.ok() ? std::to_string(arena) : "n/a (" + status_text(as) + ")";
@@ -191,6 +231,7 @@ std::string describe_model(const Model& model, const RunOptions& run, bool json)
             c.tied_classifier ? "true" : "false", c.has_bias ? "true" : "false",
             c.norm_first ? "true" : "false", c.causal ? "true" : "false",
             c.final_norm ? "true" : "false", wd, c.group_size);
+    out += "  \"attention\": \"" + describe_attention_variant(c) + "\",\n";
     out += "  \"tensors\": [\n";
     for (size_t i = 0; i < rows.size(); ++i) {
       const Row& r = rows[i];
@@ -209,10 +250,13 @@ std::string describe_model(const Model& model, const RunOptions& run, bool json)
     out += fmt("  \"tensor_count\": %u, \"parameters\": %" PRIu64 ", \"weight_bytes\": %" PRIu64
                ", \"file_bytes\": %zu, \"tokenizer_bytes\": %zu,\n",
                model.tensor_count, params, weight_bytes, model.image_bytes, model.tokenizer_bytes);
-    out +=
-        fmt("  \"run\": {\"context\": %d, \"window\": %d, \"sinks\": %d, \"kv\": \"%s\", "
-            "\"max_batch\": %d},\n",
-            run.context, run.window, run.sinks, kv_name(run.kv_dtype), run.max_batch);
+    if (tok.present)
+      out += fmt("  \"tokenizer\": \"%s\", \"tokenizer_arena_bytes\": %zu,\n", tok.text.c_str(),
+                 tok.arena_bytes);
+    out += fmt(
+        "  \"run\": {\"context\": %d, \"window\": %d, \"sinks\": %d, \"kv\": \"%s\", "
+        "\"max_batch\": %d, \"threads\": %d},\n",
+        run.context, run.window, run.sinks, kv_name(run.kv_dtype), run.max_batch, run.threads.n);
     if (as.ok())
       out += fmt("  \"arena_bytes\": %zu\n}\n", arena);
     else
@@ -228,6 +272,7 @@ std::string describe_model(const Model& model, const RunOptions& run, bool json)
           act_name(c.activation), rope_name(c.rope), static_cast<double>(c.rope_theta));
   out += fmt("              tied_classifier %u  bias %u  norm_first %u  causal %u  final_norm %u\n",
              c.tied_classifier, c.has_bias, c.norm_first, c.causal, c.final_norm);
+  out += "              attention " + describe_attention_variant(c) + "\n";
   out += fmt("quantization: weights %s", wd);
   if (c.group_size) out += fmt(", group %d", c.group_size);
   out += "\n\n";
@@ -244,8 +289,12 @@ std::string describe_model(const Model& model, const RunOptions& run, bool json)
   out += fmt("\ntensors %u  parameters %" PRIu64 "  weight bytes %" PRIu64
              "  file bytes %zu  tokenizer bytes %zu\n",
              model.tensor_count, params, weight_bytes, model.image_bytes, model.tokenizer_bytes);
-  out += fmt("arena bytes (context %d, window %d, sinks %d, kv %s, batch %d): %s\n", run.context,
-             run.window, run.sinks, kv_name(run.kv_dtype), run.max_batch, arena_text.c_str());
+  if (tok.present)
+    out += fmt("tokenizer: %s\ntokenizer arena bytes %zu (encoding tables; 0 decode-only)\n",
+               tok.text.c_str(), tok.arena_bytes);
+  out += fmt("arena bytes (context %d, window %d, sinks %d, kv %s, batch %d, threads %d): %s\n",
+             run.context, run.window, run.sinks, kv_name(run.kv_dtype), run.max_batch,
+             run.threads.n, arena_text.c_str());
   return out;
 }
 
@@ -263,6 +312,7 @@ std::string emit_c_header(const std::vector<uint8_t>& image, const Model& model,
   o.sinks = run.sinks;
   o.kv_int8 = run.kv_dtype == DType::i8 ? 1 : 0;
   o.max_batch = run.max_batch;
+  o.threads.n = run.threads.n;  // sizing only: one scratch slot per worker
   o.no_plan_cache = run.cache_plans ? 0 : 1;
   o.with_tokenizer = capi.with_tokenizer;
   o.max_prompt_bytes = capi.max_prompt_bytes;

@@ -3,6 +3,7 @@
 //   einfer-run MODEL.ein [-z TOKENIZER] [-p PROMPT | --prompt-ids "1 2 3"] [-n STEPS] [-t TEMP]
 //              [--top-p P] [--top-k K] [--seed S] [--window W] [--sinks S] [--kv f32|q8]
 //              [--context N] [--batch B] [--ids] [--ignore-eos] [--logits FILE] [--no-crc]
+//   einfer-run MODEL.ein --tokenize -p PROMPT   (prints the prompt's ids, as the model is fed them)
 //   einfer-run ENCODER.ein --input X.npy --output Y.npy
 //
 // Text streams to stdout as it is generated; timing and memory go to stderr at the end.
@@ -11,18 +12,16 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <memory>
 #include <string>
 #include <vector>
 
-#include "models/encoder.h"
-#include "models/sampler.h"
 #include "models/session.h"
-#include "models/tokenizer.h"
 #include "runtime/format.h"
 #include "tools/common/cli_number.h"
 #include "tools/common/file.h"
 #include "tools/common/npy.h"
+#include "tools/common/thread_pool.h"
+#include "tools/einfer-pack/import_tokenizer.h"
 
 using namespace einfer;
 
@@ -40,8 +39,10 @@ struct Args {
   unsigned long long seed = 0;
   bool seed_set = false;
   RunOptions run;
+  long threads = 0;  // 0: the online cores
   bool ids = false;
   bool ignore_eos = false;
+  bool tokenize = false;
   bool verify_crc = true;
   const char* logits = nullptr;
   const char* input = nullptr;
@@ -53,10 +54,12 @@ struct Args {
   std::fprintf(
       stderr,
       "usage: einfer-run MODEL.ein [-z TOKENIZER] [-p PROMPT | --prompt-ids \"1 2 3\"] [-n STEPS]\n"
-      "                  [-t TEMP] [--top-p P] [--top-k K] [--seed S] [--window W] [--sinks S]\n"
+      "                  [-t|--threads N] [--temp T] [--top-p P] [--top-k K] [--seed S] [--window "
+      "W] [--sinks S]\n"
       "                  [--kv f32|q8] [--context N] [--batch B] [--ids] [--ignore-eos] [--logits "
       "FILE]\n"
       "                  [--no-crc]\n"
+      "       einfer-run MODEL.ein --tokenize -p PROMPT   (prints the prompt's token ids)\n"
       "       einfer-run ENCODER.ein --input X.npy --output Y.npy\n");
   std::exit(2);
 }
@@ -108,7 +111,18 @@ Args parse(int argc, char** argv) {
       a.prompt_ids = value();
     else if (!std::strcmp(f, "-n"))
       a.steps = parse_long(f, value(), 0, int64_t{1} << 40);
-    else if (!std::strcmp(f, "-t"))
+    else if (!std::strcmp(f, "-t") || !std::strcmp(f, "--threads")) {
+      const char* v = value();
+      char* end = nullptr;
+      a.threads = std::strtol(v, &end, 10);
+      if (!v[0] || *end || a.threads < 1 || a.threads > 256) {
+        std::fprintf(stderr,
+                     "einfer-run: %s is the thread count (1..256), got '%s'; the sampling "
+                     "temperature is --temp\n",
+                     f, v);
+        std::exit(2);
+      }
+    } else if (!std::strcmp(f, "--temp") || !std::strcmp(f, "--temperature"))
       a.temperature = parse_float(f, value(), 0, 1e6, false);
     else if (!std::strcmp(f, "--top-p"))
       a.top_p = parse_float(f, value(), 0, 1, true);
@@ -137,6 +151,8 @@ Args parse(int argc, char** argv) {
       a.ids = true;
     else if (!std::strcmp(f, "--ignore-eos"))
       a.ignore_eos = true;
+    else if (!std::strcmp(f, "--tokenize"))
+      a.tokenize = true;
     else if (!std::strcmp(f, "--no-crc"))
       a.verify_crc = false;
     else if (!std::strcmp(f, "--logits"))
@@ -157,6 +173,7 @@ Args parse(int argc, char** argv) {
   }
   if (!a.model) usage("no model given");
   if (a.prompt && a.prompt_ids) usage("-p and --prompt-ids exclude each other");
+  if (a.tokenize && !a.prompt) usage("--tokenize needs -p PROMPT");
   return a;
 }
 
@@ -182,7 +199,8 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-int run_encoder(const Args& a, const Model& model) {
+int run_encoder(const Args& a, const tools::MappedFile& file, const LoadOptions& load,
+                const Model& model) {
   if (!a.input || !a.output) usage("an encoder model needs --input X.npy and --output Y.npy");
   tools::NpyArray x;
   std::string err;
@@ -204,21 +222,21 @@ int run_encoder(const Args& a, const Model& model) {
                  static_cast<long long>(seq), c.context_length);
     return 1;
   }
+  SessionOptions options;
+  options.run.context = static_cast<int32_t>(seq);
   size_t need = 0;
-  Status s = encoder_arena_bytes(c, static_cast<int32_t>(seq), &need);
+  Status s = session_arena_bytes(model, options, &need);
   if (!s.ok()) die("sizing the arena", s);
   AlignedBuffer mem(need, "encoder arena");
   Arena arena(mem.p, need);
-  EncoderWeights w;
-  EncoderState st;
-  if (!(s = encoder_bind_weights(model, arena, &w)).ok()) die("binding weights", s);
-  if (!(s = encoder_state_init(c, static_cast<int32_t>(seq), arena, &st)).ok())
-    die("creating the state", s);
+  Session* session = nullptr;
+  if (!(s = session_create(file.data, file.size, load, options, arena, &session)).ok())
+    die("creating the session", s);
   std::vector<float> y(x.data.size());
   const auto t0 = std::chrono::steady_clock::now();
   for (int64_t b = 0; b < batch; ++b) {
     const size_t off = static_cast<size_t>(b * seq * c.dim);
-    s = encoder_forward(w, &st, x.data.data() + off, static_cast<int32_t>(seq), y.data() + off);
+    s = session_encode(session, x.data.data() + off, static_cast<int32_t>(seq), y.data() + off);
     if (!s.ok()) die("encoder forward", s);
   }
   const double dt = seconds_since(t0);
@@ -270,43 +288,61 @@ int main(int argc, char** argv) {
   Model model;
   Status s = load_model(file.data, file.size, load, &model);
   if (!s.ok()) die(a.model, s);
-  if (model.config.arch == ArchKind::encoder) return run_encoder(a, model);
+  if (model.config.arch == ArchKind::encoder) return run_encoder(a, file, load, model);
 
   const ModelConfig& c = model.config;
-  size_t need = 0;
-  if (!(s = session_arena_bytes(c, a.run, &need)).ok()) die("run options", s);
-  AlignedBuffer mem(need, "session arena");
-  Arena arena(mem.p, need);
-  Session* session = nullptr;
-  if (!(s = session_create(file.data, file.size, load, a.run, arena, &session)).ok())
-    die("creating the session", s);
-  const RunOptions& run = session->state.options;
 
-  // Tokenizer: -z wins over the one packed into the model; ids-only runs need none.
-  std::vector<uint8_t> tok_file;
-  const void* tok_bytes = model.tokenizer;
-  size_t tok_size = model.tokenizer_bytes;
+  // Tokenizer: -z (any file einfer-pack takes) wins over the one packed into the model; ids-only
+  // runs need none. The session owns it, and the sampler.
+  std::vector<uint8_t> tok_image;
   if (a.tokenizer) {
-    if (!tools::read_file(a.tokenizer, &tok_file) || tok_file.empty()) {
-      std::fprintf(stderr, "einfer-run: cannot read tokenizer %s\n", a.tokenizer);
+    try {
+      tok_image =
+          pack::tokenizer_image_for_model(pack::read_tokenizer_file(a.tokenizer), c.vocab_size);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "einfer-run: %s\n", e.what());
       return 1;
     }
-    tok_bytes = tok_file.data();
-    tok_size = tok_file.size();
   }
-  Tokenizer tok;
-  const bool have_tok = tok_bytes != nullptr;
-  AlignedBuffer tok_mem(have_tok ? tokenizer_arena_bytes(c.vocab_size) : 64, "tokenizer arena");
-  if (have_tok) {
-    Arena tok_arena(tok_mem.p, tokenizer_arena_bytes(c.vocab_size));
-    if (!(s = tokenizer_init(&tok, tok_bytes, tok_size, c.vocab_size, tok_arena)).ok())
-      die("tokenizer", s);
-  } else if (a.prompt || !a.ids) {
+  const bool have_tok = a.tokenizer || model.tokenizer;
+  if (!have_tok && (a.prompt || !a.ids)) {
     std::fprintf(stderr,
                  "einfer-run: no tokenizer: pass -z TOKENIZER, pack one with -z, or use "
                  "--prompt-ids and --ids\n");
     return 1;
   }
+  tools::ThreadPool pool(a.threads > 0 ? static_cast<int>(a.threads) : tools::online_cores());
+  SessionOptions options;
+  options.run = a.run;
+  options.run.threads = pool.threads();
+  options.sampler.temperature = a.temperature;
+  options.sampler.top_p = a.top_p;
+  options.sampler.top_k = static_cast<int32_t>(a.top_k);
+  options.sampler.seed =
+      a.seed_set
+          ? a.seed
+          : static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
+  options.tokenizer = have_tok ? 1 : 0;
+  options.max_prompt_bytes = a.prompt ? std::strlen(a.prompt) : 0;
+  if (a.tokenizer) {
+    options.tokenizer_image = tok_image.data();
+    options.tokenizer_image_bytes = tok_image.size();
+  }
+  size_t need = 0;
+  if (!(s = session_arena_bytes(model, options, &need)).ok()) die("run options", s);
+  AlignedBuffer mem(need, "session arena");
+  Arena arena(mem.p, need);
+  Session* session = nullptr;
+  if (!(s = session_create(file.data, file.size, load, options, arena, &session)).ok())
+    die("creating the session", s);
+  const RunOptions& run = session->state.options;
+
+  // Without a tokenizer, llama2.c's ids: BOS 1 starts a run, EOS 2 (or BOS) ends it; llama2.c
+  // checkpoints also delimit sequences with BOS.
+  const int32_t bos = session_token_bos(*session);
+  auto ends_generation = [&](int32_t id) {
+    return session_token_is_eog(*session, id) || (bos >= 0 && id == bos);
+  };
 
   std::vector<int32_t> prompt;
   if (a.prompt_ids) {
@@ -314,29 +350,22 @@ int main(int argc, char** argv) {
     if (prompt.empty()) usage("--prompt-ids is empty");
   } else if (a.prompt) {
     const size_t len = std::strlen(a.prompt);
-    std::vector<unsigned char> scratch(tokenizer_encode_scratch_bytes(tok, len));
-    prompt.resize(len + 3);
+    prompt.resize(2 * len + 3);
     int32_t n = 0;
-    s = tokenizer_encode(tok, a.prompt, len, true, false, prompt.data(),
-                         static_cast<int32_t>(prompt.size()), &n, scratch.data(), scratch.size());
+    s = session_tokenize(session, a.prompt, len, true, prompt.data(),
+                         static_cast<int32_t>(prompt.size()), &n);
     if (!s.ok()) die("encoding the prompt", s);
     prompt.resize(static_cast<size_t>(n));
+    if (a.tokenize) {
+      for (size_t i = 0; i < prompt.size(); ++i) std::printf(i ? " %d" : "%d", prompt[i]);
+      std::printf("\n");
+      return 0;
+    }
+    if (prompt.empty()) usage("the prompt encodes to no tokens (and the model adds no BOS)");
   } else {
-    prompt.push_back(kTokenBos);
+    if (bos < 0) usage("the model has no BOS token: give -p PROMPT or --prompt-ids");
+    prompt.push_back(bos);
   }
-
-  Sampler sampler;
-  std::vector<unsigned char> sampler_mem(sampler_scratch_bytes(c.vocab_size));
-  SamplerConfig sc;
-  sc.temperature = a.temperature;
-  sc.top_p = a.top_p;
-  sc.top_k = static_cast<int32_t>(a.top_k);
-  sc.seed =
-      a.seed_set
-          ? a.seed
-          : static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
-  if (!(s = sampler_init(&sampler, sc, c.vocab_size, sampler_mem.data(), sampler_mem.size())).ok())
-    die("sampler", s);
 
   // How many tokens to generate: -n, else until the context is full (or 256 when streaming).
   const int64_t room =
@@ -359,27 +388,25 @@ int main(int argc, char** argv) {
   const double prefill_s = seconds_since(t_prefill);
 
   if (!a.ids && a.prompt) {
-    for (size_t i = 1; i < prompt.size(); ++i) {
-      const TokenPiece p = tokenizer_decode(tok, prompt[i - 1], prompt[i]);
-      if (token_piece_is_printable(p)) std::fwrite(p.data, 1, p.size, stdout);
+    for (size_t i = 0; i < prompt.size(); ++i) {
+      const TextPiece p = session_token_text(*session, i ? prompt[i - 1] : -1, prompt[i]);
+      std::fwrite(p.data, 1, p.size, stdout);
     }
   }
   std::vector<int32_t> generated;
   std::vector<double> step_ms;
   int32_t prev = prompt.back();
-  std::vector<float> logits_copy(static_cast<size_t>(c.vocab_size));
   for (int64_t i = 0; i < steps; ++i) {
-    std::memcpy(logits_copy.data(), session_logits(*session), logits_copy.size() * sizeof(float));
-    const int32_t next = sampler_sample(&sampler, logits_copy.data());
-    // llama2.c checkpoints delimit sequences with BOS; EOS ends a sequence too (unless streaming
-    // on through sequence boundaries was asked for).
-    if (!a.ignore_eos && (next == kTokenEos || next == kTokenBos)) break;
+    const int32_t next = session_next_token(session);  // the logits are already saved (--logits)
+    // Any end-of-generation id ends the text, unless streaming on through sequence boundaries
+    // was asked for (then control tokens are still never printed).
+    if (!a.ignore_eos && ends_generation(next)) break;
     generated.push_back(next);
     if (a.ids) {
       std::printf(generated.size() > 1 ? " %d" : "%d", next);
     } else {
-      const TokenPiece p = tokenizer_decode(tok, prev, next);
-      if (token_piece_is_printable(p)) std::fwrite(p.data, 1, p.size, stdout);
+      const TextPiece p = session_token_text(*session, prev, next);
+      std::fwrite(p.data, 1, p.size, stdout);
     }
     std::fflush(stdout);
     prev = next;
@@ -406,8 +433,9 @@ int main(int argc, char** argv) {
   }
   double decode_s = 0;
   for (double ms : step_ms) decode_s += ms / 1e3;
-  std::fprintf(stderr, "prefill: %zu tokens in %.2f ms (%.1f tokens/s)\n", prompt.size(),
-               prefill_s * 1e3, static_cast<double>(prompt.size()) / prefill_s);
+  std::fprintf(stderr, "prefill: %zu tokens in %.2f ms (%.1f tokens/s), %d thread%s\n",
+               prompt.size(), prefill_s * 1e3, static_cast<double>(prompt.size()) / prefill_s,
+               pool.size(), pool.size() > 1 ? "s" : "");
   if (!step_ms.empty()) {
     std::fprintf(stderr, "decode: %zu tokens in %.2f ms (%.1f tokens/s)\n", step_ms.size(),
                  decode_s * 1e3, static_cast<double>(step_ms.size()) / decode_s);

@@ -4,14 +4,14 @@
 # (crash, sanitizer report, leak, allocation over the limit, timeout) or build failure, and prints
 # each target's executions from libFuzzer's final stats.
 #   usage: tools/scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]     (default 20 s, all targets)
-#   targets: loader tokenizer einsum_spec gguf safetensors llama2c json tokenizer_bin npy capi
+#   targets: loader tokenizer einsum_spec gguf safetensors llama2c json tokenizer_file npy capi
 #   env: FUZZ_JOBS=N (default 1) parallel fuzzing processes per target; FUZZ_NICE=1 runs at nice 19.
 # Reproducers land in build/fuzz/artifacts/<target>/; re-run one with build/fuzz/bin/fuzz_<target> FILE.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 seconds="${1:-20}"
 shift || true
-all=(loader tokenizer einsum_spec gguf safetensors llama2c json tokenizer_bin npy capi)
+all=(loader tokenizer einsum_spec gguf safetensors llama2c json tokenizer_file npy capi)
 targets=("$@")
 [[ ${#targets[@]} -eq 0 ]] && targets=("${all[@]}")
 build="$root/build/fuzz"
@@ -31,7 +31,8 @@ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 seeds_for() {
   local dirs=("$root/tests/fuzz/corpus/$1")
   case "$1" in
-    gguf | safetensors | llama2c | tokenizer_bin) dirs+=("$root/tests/data/format") ;;
+    gguf | safetensors | llama2c | tokenizer_file) dirs+=("$root/tests/data/format") ;;
+    tokenizer) dirs+=("$root/tests/fuzz/corpus_tokenizer") ;;
     json) dirs+=("$root/tests/data/format/hf_llama") ;;
     npy) dirs+=("$root/tests/data/einsum") ;;
   esac

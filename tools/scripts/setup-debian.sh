@@ -12,7 +12,7 @@ packages=(
   libxsimd-dev doctest-dev                # the only library dependencies (header-only)
   g++-aarch64-linux-gnu g++-arm-linux-gnueabihf qemu-user      # Linux-on-Arm presets
   gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib
-  qemu-system-arm                         # cortex-m preset (mps2-an386 + semihosting)
+  qemu-system-arm                         # cortex-m, cortex-m55 presets (mps2-an386, mps3-an547 + semihosting)
   clang-14 libclang-rt-14-dev clang-format  # libFuzzer targets; the format check (.ci/check-format.sh)
   libopenblas-dev                         # benchmark baseline only (einfer-bench --kernels)
 )

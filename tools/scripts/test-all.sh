@@ -14,7 +14,7 @@ bash tools/scripts/setup-debian.sh || exit 1
 
 presets=("$@")
 if [[ ${#presets[@]} -eq 0 ]]; then
-  presets=(release debug nosimd aarch64 aarch64-nodot armhf cortex-m)
+  presets=(release debug tsan nosimd aarch64 aarch64-nodot armhf cortex-m cortex-m55)
 fi
 
 summary=()

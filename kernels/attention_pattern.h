@@ -1,0 +1,45 @@
+// Sparse attention patterns computed from indices (issue 19; design notes: "sparse patterns are
+// masks or index maps on m"): the set of keys a query attends is the union of the pattern's
+// non-zero terms, each a closed form in (i, j), never an N x N mask in memory:
+//   window W         |i - j| < W
+//   global G         i < G or j < G            (the first G positions see and are seen by all)
+//   strided S        (i - j) mod S == 0        (Sparse Transformer's strided pattern)
+//   fixed L,C        j / L == i / L, or j mod L >= L - C (same block, or a block's last C)
+// `causal` intersects the union with j <= i. All terms zero means dense (every key).
+// attention_pattern_next() finds the next attended key in O(terms), so a query's keys are walked
+// in O(attended) and the whole attention costs O(N * attended * head_dim).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "runtime/status.h"
+
+namespace einfer {
+
+struct AttentionPattern {
+  int32_t window = 0, global = 0, stride = 0, block = 0, block_summary = 0;
+  bool causal = false;
+};
+
+// Smallest key j' >= j that query i attends among keys 0..n-1, or n when there is none.
+int64_t attention_pattern_next(const AttentionPattern& pattern, int64_t n, int64_t i, int64_t j);
+
+inline bool attention_pattern_attends(const AttentionPattern& pattern, int64_t n, int64_t i,
+                                      int64_t j) {
+  return attention_pattern_next(pattern, n, i, j) == j;
+}
+
+// Number of (query, key) pairs attended over a sequence of n (O(total attended) to count).
+int64_t attention_pattern_pairs(const AttentionPattern& pattern, int64_t n);
+
+// Scratch attention_pattern_f32 needs for n_heads heads (independent of the sequence length).
+size_t attention_pattern_scratch_bytes(int32_t n_heads);
+
+// out[n][H][k] = softmax over the attended keys of (q . k) * scale, mixing v; q, k, v are
+// [n][H][k] rows (one sequence, keys = queries). Online softmax over tiles of attended indices.
+Status attention_pattern_f32(const AttentionPattern& pattern, int32_t n_heads, int32_t head_dim,
+                             float scale, const float* q, const float* k, const float* v, int32_t n,
+                             float* out, void* scratch, size_t scratch_bytes);
+
+}  // namespace einfer

@@ -1,0 +1,563 @@
+// TextTokenizer: hash tables in the arena, added-token matching, SentencePiece score merges,
+// rank merges, decoding.
+#include "models/tokenizer_text.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+#include "models/tokenizer_pretokenize.h"
+
+namespace einfer {
+namespace {
+
+struct ByteTable {
+  char bytes[256];
+};
+constexpr ByteTable make_byte_table() {
+  ByteTable t{};
+  for (int i = 0; i < 256; ++i) t.bytes[i] = static_cast<char>(i);
+  return t;
+}
+constexpr ByteTable kByteTable = make_byte_table();
+
+uint32_t hash_bytes(const char* s, size_t n) {
+  uint32_t h = 2166136261u;  // FNV-1a
+  for (size_t i = 0; i < n; ++i) h = (h ^ static_cast<unsigned char>(s[i])) * 16777619u;
+  return h ^ (h >> 15);
+}
+
+uint32_t hash_pair(int32_t a, int32_t b) {
+  uint64_t x = (uint64_t(uint32_t(a)) << 32) | uint32_t(b);
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  return static_cast<uint32_t>(x);
+}
+
+uint32_t table_capacity(uint32_t n) {
+  uint32_t cap = 16;
+  while (cap < 2 * n) cap *= 2;
+  return cap;
+}
+
+bool is_matched_in_text(const PackedTokenizer& p, uint32_t id) {
+  const auto type = static_cast<TokenType>(p.types[id]);
+  return type == TokenType::user_defined ||
+         ((type == TokenType::control || type == TokenType::unknown) &&
+          (p.header.flags & kTokFlagMatchControl));
+}
+
+struct Tables {
+  int32_t* pieces = nullptr;
+  int32_t* merges = nullptr;
+  int32_t* matched = nullptr;
+  uint32_t piece_cap = 0, merge_cap = 0, n_matched = 0;
+};
+
+Status allocate_tables(const PackedTokenizer& p, Arena& arena, Tables* t) {
+  t->piece_cap = table_capacity(p.header.n_tokens);
+  t->merge_cap = p.header.n_merges ? table_capacity(p.header.n_merges) : 0;
+  t->n_matched = 0;
+  for (uint32_t id = 0; id < p.header.n_tokens; ++id) t->n_matched += is_matched_in_text(p, id);
+  EINFER_TRY(arena.allocate_array(t->piece_cap, &t->pieces));
+  if (t->merge_cap) EINFER_TRY(arena.allocate_array(t->merge_cap, &t->merges));
+  if (t->n_matched) EINFER_TRY(arena.allocate_array(t->n_matched, &t->matched));
+  return ok_status();
+}
+
+int32_t merge_rank(const TextTokenizer& t, int32_t a, int32_t b, int32_t* result) {
+  for (uint32_t slot = hash_pair(a, b) & t.merge_mask;; slot = (slot + 1) & t.merge_mask) {
+    const int32_t rank = t.merge_slots[slot];
+    if (rank < 0) return -1;
+    int32_t l, r;
+    packed_merge(t.packed, static_cast<uint32_t>(rank), &l, &r, result);
+    if (l == a && r == b) return rank;
+  }
+}
+
+int byte_piece_value(const char* p) {  // "<0xNN>", validated by tokenizer_parse
+  auto hex = [](char c) { return c <= '9' ? c - '0' : (c >= 'a' ? c - 'a' + 10 : c - 'A' + 10); };
+  return hex(p[3]) * 16 + hex(p[4]);
+}
+
+// ---- encoding ----
+
+struct Symbol {
+  int32_t prev, next, id;
+  uint32_t start, len;  // bytes in the segment buffer; len 0: merged away
+};
+
+struct Candidate {
+  float score;    // sentencepiece: the merged piece's score (higher first)
+  int32_t rank;   // bpe: the merge rank (lower first)
+  int32_t left;   // symbol index (leftmost first on ties)
+  uint32_t size;  // sentencepiece: bytes of the merged piece; bpe: the result id
+};
+
+struct Encoder {
+  const TextTokenizer& t;
+  const PackedTokenizer& p;
+  char* norm;  // normalized segment
+  Symbol* sym;
+  Candidate* heap;
+  size_t heap_n = 0;
+  int32_t* ids;
+  int32_t max_ids;
+  int32_t count = 0;
+
+  void emit(int32_t id) {
+    if (count < max_ids) ids[count] = id;
+    ++count;
+  }
+
+  bool better(const Candidate& a, const Candidate& b) const {
+    if (p.scores) {
+      if (a.score != b.score) return a.score > b.score;
+    } else if (a.rank != b.rank) {
+      return a.rank < b.rank;
+    }
+    return a.left < b.left;
+  }
+  void push(const Candidate& c) {
+    size_t i = heap_n++;
+    while (i > 0) {
+      const size_t parent = (i - 1) / 2;
+      if (!better(c, heap[parent])) break;
+      heap[i] = heap[parent];
+      i = parent;
+    }
+    heap[i] = c;
+  }
+  Candidate pop() {
+    const Candidate top = heap[0];
+    const Candidate last = heap[--heap_n];
+    size_t i = 0;
+    for (;;) {
+      size_t child = 2 * i + 1;
+      if (child >= heap_n) break;
+      if (child + 1 < heap_n && better(heap[child + 1], heap[child])) ++child;
+      if (!better(heap[child], last)) break;
+      heap[i] = heap[child];
+      i = child;
+    }
+    if (heap_n > 0) heap[i] = last;
+    return top;
+  }
+
+  // SentencePiece: a candidate when the two symbols' bytes form a mergeable piece.
+  void spm_candidate(const char* buf, int32_t left, int32_t right) {
+    if (left < 0 || right < 0) return;
+    const uint32_t size = sym[left].len + sym[right].len;
+    if (size > p.header.max_piece_bytes) return;
+    const int32_t id = text_tokenizer_lookup(t, buf + sym[left].start, size);
+    if (id < 0) return;
+    const auto type = static_cast<TokenType>(p.types[id]);
+    if (type != TokenType::normal && type != TokenType::user_defined && type != TokenType::unused)
+      return;
+    push(Candidate{packed_score(p, id), 0, left, size});
+  }
+
+  void bpe_candidate(int32_t left) {
+    const int32_t right = sym[left].next;
+    if (right < 0) return;
+    int32_t result;
+    const int32_t rank = merge_rank(t, sym[left].id, sym[right].id, &result);
+    if (rank >= 0) push(Candidate{0.0f, rank, left, static_cast<uint32_t>(result)});
+  }
+
+  void link(int32_t n) {
+    for (int32_t i = 0; i < n; ++i) {
+      sym[i].prev = i - 1;
+      sym[i].next = i + 1 < n ? i + 1 : -1;
+    }
+  }
+
+  void emit_unknown_bytes(const char* s, uint32_t n) {
+    if (p.header.flags & kTokFlagByteFallback) {
+      bool all = true;
+      for (uint32_t k = 0; k < n; ++k)
+        all = all && t.byte_ids[static_cast<unsigned char>(s[k])] >= 0;
+      if (all) {
+        for (uint32_t k = 0; k < n; ++k) emit(t.byte_ids[static_cast<unsigned char>(s[k])]);
+        return;
+      }
+    }
+    if (p.header.unk_id >= 0) emit(p.header.unk_id);
+  }
+
+  // SentencePiece BPE over one normalized segment.
+  void spm_segment(const char* buf, uint32_t n) {
+    int32_t count_sym = 0;
+    for (uint32_t i = 0; i < n;) {
+      const uint32_t len = utf8_decode(buf, n, i).bytes;
+      sym[count_sym++] = Symbol{0, 0, -1, i, len};
+      i += len;
+    }
+    link(count_sym);
+    heap_n = 0;
+    for (int32_t i = 0; i + 1 < count_sym; ++i) spm_candidate(buf, i, i + 1);
+    while (heap_n > 0) {
+      const Candidate c = pop();
+      Symbol& l = sym[c.left];
+      if (l.len == 0 || l.next < 0) continue;
+      Symbol& r = sym[l.next];
+      if (r.len == 0 || l.len + r.len != c.size) continue;
+      l.len += r.len;
+      r.len = 0;
+      l.next = r.next;
+      if (l.next >= 0) sym[l.next].prev = c.left;
+      spm_candidate(buf, l.prev, c.left);
+      spm_candidate(buf, c.left, l.next);
+    }
+    for (int32_t i = 0; i >= 0 && count_sym > 0; i = sym[i].next) {
+      const int32_t id = text_tokenizer_lookup(t, buf + sym[i].start, sym[i].len);
+      if (id >= 0 && static_cast<TokenType>(p.types[id]) != TokenType::unknown)
+        emit(id);
+      else
+        emit_unknown_bytes(buf + sym[i].start, sym[i].len);
+    }
+  }
+
+  // Rank BPE over one word: byte-level symbols, or characters with byte fallback.
+  void bpe_word(const char* w, uint32_t n) {
+    if (p.header.flags & kTokFlagIgnoreMerges) {
+      const int32_t id = text_tokenizer_lookup(t, w, n);
+      if (id >= 0) return emit(id);
+    }
+    const bool byte_level = p.header.flags & kTokFlagByteLevel;
+    int32_t count_sym = 0;
+    for (uint32_t i = 0; i < n;) {
+      const uint32_t len = byte_level ? 1 : utf8_decode(w, n, i).bytes;
+      int32_t id = byte_level ? t.byte_ids[static_cast<unsigned char>(w[i])]
+                              : text_tokenizer_lookup(t, w + i, len);
+      if (id >= 0) {
+        sym[count_sym++] = Symbol{0, 0, id, i, len};
+      } else {
+        bool all = (p.header.flags & kTokFlagByteFallback) != 0;
+        for (uint32_t k = 0; k < len && all; ++k)
+          all = t.byte_ids[static_cast<unsigned char>(w[i + k])] >= 0;
+        if (all) {
+          for (uint32_t k = 0; k < len; ++k)
+            sym[count_sym++] =
+                Symbol{0, 0, t.byte_ids[static_cast<unsigned char>(w[i + k])], i + k, 1};
+        } else if (p.header.unk_id >= 0) {
+          sym[count_sym++] = Symbol{0, 0, p.header.unk_id, i, len};
+        }
+      }
+      i += len;
+    }
+    link(count_sym);
+    heap_n = 0;
+    for (int32_t i = 0; i + 1 < count_sym; ++i) bpe_candidate(i);
+    while (heap_n > 0) {
+      const Candidate c = pop();
+      Symbol& l = sym[c.left];
+      if (l.len == 0 || l.next < 0) continue;
+      Symbol& r = sym[l.next];
+      int32_t result;
+      if (merge_rank(t, l.id, r.id, &result) != c.rank) continue;
+      l.id = result;
+      l.len += r.len;
+      r.len = 0;
+      l.next = r.next;
+      if (l.next >= 0) sym[l.next].prev = c.left;
+      if (l.prev >= 0) bpe_candidate(l.prev);
+      bpe_candidate(c.left);
+    }
+    for (int32_t i = 0; i >= 0 && count_sym > 0; i = sym[i].next) emit(sym[i].id);
+  }
+
+  // Normalization of the character-symbol families: the dummy prefix, extra spaces, U+2581 as
+  // a space, invalid UTF-8 as U+FFFD. Returns the bytes written to norm.
+  uint32_t normalize(const char* s, size_t n, bool prefix) {
+    const uint32_t flags = p.header.flags;
+    const bool squeeze = flags & kTokFlagRemoveExtraSpaces;
+    uint32_t m = 0;
+    size_t i = 0;
+    if (squeeze)
+      while (i < n && s[i] == ' ') ++i;
+    if (prefix && i < n) norm[m++] = ' ';
+    if (prefix && i == n && !(flags & kTokFlagPrefixEachSegment) && !squeeze) norm[m++] = ' ';
+    while (i < n) {
+      const CodePoint c = utf8_decode(s, n, i);
+      if (squeeze && c.cp == ' ') {
+        size_t j = i;
+        while (j < n && s[j] == ' ') ++j;
+        if (j == n) break;  // trailing spaces go
+        norm[m++] = ' ';
+        i = j;
+        continue;
+      }
+      if (c.cp == kInvalidCodePoint) {
+        std::memcpy(norm + m, "\xEF\xBF\xBD", 3);
+        m += 3;
+      } else if (c.cp == 0x2581 && (flags & kTokFlagSpaceEscape)) {
+        norm[m++] = ' ';
+      } else {
+        std::memcpy(norm + m, s + i, c.bytes);
+        m += c.bytes;
+      }
+      i += c.bytes;
+    }
+    return m;
+  }
+
+  void segment(const char* s, size_t n, bool prefix) {
+    const uint32_t flags = p.header.flags;
+    if (flags & kTokFlagByteLevel) {
+      const auto kind = static_cast<Pretokenizer>(p.header.pretokenizer);
+      for (size_t i = 0; i < n;) {
+        const size_t end = kind == Pretokenizer::none ? n : pretokenize_next(kind, s, n, i);
+        bpe_word(s + i, static_cast<uint32_t>(end - i));
+        i = end;
+      }
+      return;
+    }
+    const uint32_t m = normalize(s, n, prefix);
+    if (m == 0) return;
+    if (p.scores)
+      spm_segment(norm, m);
+    else
+      bpe_word(norm, m);
+  }
+
+  // Id of the longest matched-in-text token at text[i], or -1.
+  int32_t match_at(const char* text, size_t len, size_t i) const {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (!(t.matched_first[c >> 5] & (1u << (c & 31)))) return -1;
+    // matched is sorted by first byte, then longest first: the first hit is the longest.
+    int32_t lo = 0, hi = t.n_matched;
+    while (lo < hi) {
+      const int32_t mid = (lo + hi) / 2;
+      uint32_t l;
+      const char* s = packed_piece(p, t.matched[mid], &l);
+      if (static_cast<unsigned char>(s[0]) < c)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    for (int32_t k = lo; k < t.n_matched; ++k) {
+      uint32_t l;
+      const char* s = packed_piece(p, t.matched[k], &l);
+      if (static_cast<unsigned char>(s[0]) != c) break;
+      if (l <= len - i && std::memcmp(s, text + i, l) == 0) return t.matched[k];
+    }
+    return -1;
+  }
+};
+
+}  // namespace
+
+size_t text_tokenizer_arena_bytes(const PackedTokenizer& packed) {
+  Arena measure = Arena::measuring();
+  Tables t;
+  if (!allocate_tables(packed, measure, &t).ok()) return 0;
+  return measure.used();
+}
+
+int32_t text_tokenizer_lookup(const TextTokenizer& t, const char* piece, size_t length) {
+  if (t.piece_slots == nullptr) return -1;
+  for (uint32_t slot = hash_bytes(piece, length) & t.piece_mask;;
+       slot = (slot + 1) & t.piece_mask) {
+    const int32_t id = t.piece_slots[slot];
+    if (id < 0) return -1;
+    uint32_t l;
+    const char* s = packed_piece(t.packed, id, &l);
+    if (l == length && std::memcmp(s, piece, length) == 0) return id;
+  }
+}
+
+Status text_tokenizer_init(TextTokenizer* tokenizer, const void* image, size_t bytes,
+                           bool decode_only, Arena& arena) {
+  if (tokenizer == nullptr)
+    return make_status(StatusCode::invalid_argument, "text_tokenizer_init: null tokenizer");
+  *tokenizer = TextTokenizer{};
+  PackedTokenizer p;
+  EINFER_TRY(tokenizer_parse(image, bytes, &p));
+  tokenizer->packed = p;
+  if (decode_only) return ok_status();
+  const size_t mark = arena.mark();
+  Tables tables;
+  if (const Status s = allocate_tables(p, arena, &tables); !s.ok()) {
+    arena.rewind(mark);
+    *tokenizer = TextTokenizer{};
+    return s;
+  }
+  if (arena.is_measuring()) return ok_status();
+  TextTokenizer& t = *tokenizer;
+  const uint32_t n = p.header.n_tokens;
+  std::fill(tables.pieces, tables.pieces + tables.piece_cap, -1);
+  t.piece_slots = tables.pieces;
+  t.piece_mask = tables.piece_cap - 1;
+  for (uint32_t id = 0; id < n; ++id) {
+    uint32_t l;
+    const char* s = packed_piece(p, static_cast<int32_t>(id), &l);
+    if (text_tokenizer_lookup(t, s, l) >= 0) continue;  // a repeated piece: the lowest id wins
+    uint32_t slot = hash_bytes(s, l) & t.piece_mask;
+    while (tables.pieces[slot] >= 0) slot = (slot + 1) & t.piece_mask;
+    tables.pieces[slot] = static_cast<int32_t>(id);
+  }
+  if (tables.merge_cap) {
+    std::fill(tables.merges, tables.merges + tables.merge_cap, -1);
+    t.merge_slots = tables.merges;
+    t.merge_mask = tables.merge_cap - 1;
+    for (uint32_t r = 0; r < p.header.n_merges; ++r) {
+      int32_t a, b, c;
+      packed_merge(p, r, &a, &b, &c);
+      if (merge_rank(t, a, b, &c) >= 0) continue;  // a repeated merge: the first rank counts
+      uint32_t slot = hash_pair(a, b) & t.merge_mask;
+      while (tables.merges[slot] >= 0) slot = (slot + 1) & t.merge_mask;
+      tables.merges[slot] = static_cast<int32_t>(r);
+    }
+  }
+  for (int32_t& id : t.byte_ids) id = -1;
+  const bool byte_level = p.header.flags & kTokFlagByteLevel;
+  for (uint32_t id = 0; id < n; ++id) {
+    uint32_t l;
+    const char* s = packed_piece(p, static_cast<int32_t>(id), &l);
+    const auto type = static_cast<TokenType>(p.types[id]);
+    if (byte_level && l == 1 && type == TokenType::normal) {
+      int32_t& slot = t.byte_ids[static_cast<unsigned char>(s[0])];
+      if (slot < 0) slot = static_cast<int32_t>(id);
+    } else if (!byte_level && type == TokenType::byte) {
+      int32_t& slot = t.byte_ids[byte_piece_value(s)];
+      if (slot < 0) slot = static_cast<int32_t>(id);
+    }
+  }
+  int32_t k = 0;
+  for (uint32_t id = 0; id < n; ++id) {
+    uint32_t l;
+    packed_piece(p, static_cast<int32_t>(id), &l);
+    if (is_matched_in_text(p, id) && l > 0) tables.matched[k++] = static_cast<int32_t>(id);
+  }
+  std::sort(tables.matched, tables.matched + k, [&p](int32_t a, int32_t b) {
+    uint32_t la, lb;
+    const auto* sa = reinterpret_cast<const unsigned char*>(packed_piece(p, a, &la));
+    const auto* sb = reinterpret_cast<const unsigned char*>(packed_piece(p, b, &lb));
+    if (sa[0] != sb[0]) return sa[0] < sb[0];
+    return la != lb ? la > lb : a < b;
+  });
+  for (int32_t i = 0; i < k; ++i) {
+    uint32_t l;
+    const unsigned char c = static_cast<unsigned char>(packed_piece(p, tables.matched[i], &l)[0]);
+    t.matched_first[c >> 5] |= 1u << (c & 31);
+  }
+  t.matched = tables.matched;
+  t.n_matched = k;
+  t.can_encode = true;
+  return ok_status();
+}
+
+size_t text_tokenizer_scratch_bytes(size_t text_len) {
+  // Normalization grows a text by at most 3 bytes per input byte (an invalid byte becomes
+  // U+FFFD) plus one dummy-prefix space per segment (at most one per byte, plus one). A text too
+  // long for the address space (32-bit targets) needs SIZE_MAX: no scratch is that large.
+  constexpr size_t kPerByte = 4 * (1 + sizeof(Symbol) + 3 * sizeof(Candidate));
+  if (text_len > SIZE_MAX / kPerByte - 64) return SIZE_MAX;
+  const size_t cap = 4 * text_len + 4;
+  return cap + cap * sizeof(Symbol) + 3 * cap * sizeof(Candidate) + 2 * alignof(Candidate);
+}
+
+Status text_tokenizer_encode(const TextTokenizer& t, const char* text, size_t len, bool add_special,
+                             int32_t* ids, int32_t max_ids, int32_t* n_ids, void* scratch,
+                             size_t scratch_bytes) {
+  if (n_ids != nullptr) *n_ids = 0;
+  if (n_ids == nullptr || (text == nullptr && len > 0) || (ids == nullptr && max_ids > 0) ||
+      max_ids < 0)
+    return make_status(StatusCode::invalid_argument, "tokenize: null or negative argument");
+  if (!t.can_encode)
+    return make_status(StatusCode::invalid_argument,
+                       "tokenize: the tokenizer was set up for decoding only");
+  const size_t need = text_tokenizer_scratch_bytes(len);
+  if (len > (size_t(1) << 28) || need == SIZE_MAX)  // symbol indices stay far inside int32
+    return make_status(StatusCode::invalid_argument, "tokenize: text too long: bytes", 1 << 28,
+                       static_cast<int64_t>(len));
+  if (scratch == nullptr || scratch_bytes < need)
+    return make_status(StatusCode::out_of_memory, "tokenize: scratch too small: bytes",
+                       static_cast<int64_t>(need), static_cast<int64_t>(scratch_bytes));
+  const size_t cap = 4 * len + 4;
+  auto align = [](uintptr_t a) {
+    return (a + alignof(Candidate) - 1) & ~uintptr_t(alignof(Candidate) - 1);
+  };
+  char* norm = static_cast<char*>(scratch);
+  Symbol* sym = reinterpret_cast<Symbol*>(align(reinterpret_cast<uintptr_t>(norm + cap)));
+  Candidate* heap = reinterpret_cast<Candidate*>(align(reinterpret_cast<uintptr_t>(sym + cap)));
+  Encoder e{t, t.packed, norm, sym, heap, 0, ids, max_ids, 0};
+  const TokenizerHeader& h = t.packed.header;
+  if (add_special && (h.flags & kTokFlagAddBos)) e.emit(h.bos_id);
+  const bool each = h.flags & kTokFlagPrefixEachSegment;
+  const bool prefix = h.flags & kTokFlagDummyPrefix;
+  size_t seg = 0;
+  bool first = true;
+  if (t.n_matched > 0) {
+    for (size_t i = 0; i < len;) {
+      const int32_t id = e.match_at(text, len, i);
+      if (id < 0) {
+        ++i;
+        continue;
+      }
+      e.segment(text + seg, i - seg, prefix && (each || (first && len > 0)));
+      e.emit(id);
+      uint32_t l;
+      packed_piece(t.packed, id, &l);
+      i += l;
+      seg = i;
+      first = false;
+    }
+  }
+  e.segment(text + seg, len - seg, prefix && (each || (first && len > 0)));
+  if (add_special && (h.flags & kTokFlagAddEos)) e.emit(h.eos_id);
+  if (e.count > max_ids)
+    return make_status(StatusCode::out_of_memory, "tokenize: ids buffer too small: ids", e.count,
+                       max_ids);
+  *n_ids = e.count;
+  return ok_status();
+}
+
+TextPiece text_tokenizer_decode(const TextTokenizer& t, int32_t prev, int32_t token,
+                                bool show_special) {
+  const PackedTokenizer& p = t.packed;
+  if (p.image == nullptr || token < 0 || static_cast<uint32_t>(token) >= p.header.n_tokens)
+    return TextPiece{};
+  uint32_t l;
+  const char* s = packed_piece(p, token, &l);
+  const auto type = static_cast<TokenType>(p.types[token]);
+  if (type == TokenType::byte) return TextPiece{kByteTable.bytes + byte_piece_value(s), 1};
+  if ((type == TokenType::control || type == TokenType::unknown) && !show_special)
+    return TextPiece{};
+  // The dummy prefix's space is not part of the text (sentencepiece drops it when decoding).
+  if ((p.header.flags & kTokFlagDummyPrefix) && (prev < 0 || prev == p.header.bos_id) && l > 0 &&
+      s[0] == ' ') {
+    ++s;
+    --l;
+  }
+  return TextPiece{s, l};
+}
+
+bool text_piece_is_printable(TextPiece piece) {
+  if (piece.data == nullptr || piece.size == 0) return false;
+  if (piece.size > 1) return true;
+  // isprint || isspace in the C locale, spelled out so the locale cannot change it.
+  const unsigned char c = static_cast<unsigned char>(piece.data[0]);
+  return (c >= 0x20 && c <= 0x7E) || c == ' ' || (c >= '\t' && c <= '\r');
+}
+
+int32_t text_tokenizer_bos(const TextTokenizer& t) {
+  return t.packed.header.bos_id;
+}
+int32_t text_tokenizer_eos(const TextTokenizer& t) {
+  return t.packed.header.eos_id;
+}
+int32_t text_tokenizer_vocab(const TextTokenizer& t) {
+  return static_cast<int32_t>(t.packed.header.n_tokens);
+}
+bool text_tokenizer_is_eog(const TextTokenizer& t, int32_t id) {
+  const TokenizerHeader& h = t.packed.header;
+  if (id >= 0 && id == h.eos_id) return true;
+  for (uint32_t i = 0; i < h.n_eog; ++i)
+    if (h.eog_ids[i] == id) return true;
+  return false;
+}
+
+}  // namespace einfer

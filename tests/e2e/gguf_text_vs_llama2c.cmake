@@ -1,0 +1,43 @@
+# stories260K.gguf packed with nothing but itself: einfer-run's greedy text must be exactly what
+# llama2.c prints for stories260K.bin with tok512.bin, i.e. the same ids decoded by llama2.c's own
+# rule (llama2c_decode.c, independent of einfer's tokenizer), and start as the README quotes.
+#   cmake -DRUN="emu;einfer-run" -DDECODE="emu;llama2c_decode" -DMODEL=m.ein -DTOK=tok512.bin
+#         -DREADME=README.md -DSTEPS=200 -DOUT_DIR=dir -P gguf_text_vs_llama2c.cmake
+execute_process(COMMAND ${RUN} ${MODEL} -n ${STEPS} RESULT_VARIABLE rc OUTPUT_VARIABLE text)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "einfer-run (text) failed: ${rc}")
+endif()
+execute_process(COMMAND ${RUN} ${MODEL} -n ${STEPS} --ids RESULT_VARIABLE rc OUTPUT_VARIABLE ids)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "einfer-run --ids failed: ${rc}")
+endif()
+file(WRITE ${OUT_DIR}/stories_gguf.ids "${ids}")
+execute_process(COMMAND ${DECODE} ${TOK} ${OUT_DIR}/stories_gguf.ids RESULT_VARIABLE rc
+                OUTPUT_VARIABLE want)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "llama2c_decode failed: ${rc}")
+endif()
+message("einfer-run: ${text}")
+if(NOT text STREQUAL want)
+  message(FATAL_ERROR "einfer-run's text differs from llama2.c's decoding of the same ids:\n"
+                      "  einfer: ${text}\n  llama2.c: ${want}")
+endif()
+string(REGEX MATCHALL "[0-9]+" id_list "${ids}")
+list(LENGTH id_list n)
+if(n LESS 100)
+  message(FATAL_ERROR "only ${n} ids generated")
+endif()
+file(STRINGS "${README}" lines)
+set(prefix "")
+foreach(line IN LISTS lines)
+  if(line MATCHES "^starts `(.*)`")
+    set(prefix "${CMAKE_MATCH_1}")
+  endif()
+endforeach()
+if(prefix STREQUAL "")
+  message(FATAL_ERROR "no quoted start of the stories260K text in ${README}")
+endif()
+string(FIND "${text}" "${prefix}" at)
+if(NOT at EQUAL 0)
+  message(FATAL_ERROR "text does not start with the README's: ${prefix}")
+endif()

@@ -1,0 +1,17 @@
+# einfer-run --tokenize with the packed vocabulary and with -z TOK give the same ids, BOS (1)
+# first, for a few prompts.   cmake -DRUN="emu;einfer-run" -DA=m.ein -DTOK=tok.bin -P ...
+foreach(prompt "Once upon a time" "Lily's mom said, \"Lily, let's go!\"" "  two  spaces\nand 42")
+  execute_process(COMMAND ${RUN} ${A} --tokenize -p "${prompt}" RESULT_VARIABLE r1 OUTPUT_VARIABLE a)
+  execute_process(COMMAND ${RUN} ${A} -z ${TOK} --tokenize -p "${prompt}" RESULT_VARIABLE r2
+                  OUTPUT_VARIABLE b)
+  if(NOT r1 EQUAL 0 OR NOT r2 EQUAL 0)
+    message(FATAL_ERROR "einfer-run --tokenize failed (${r1}, ${r2})")
+  endif()
+  message("${prompt}: ${a}")
+  if(NOT a STREQUAL b)
+    message(FATAL_ERROR "packed vocabulary and -z give different ids:\n  ${a}\n  ${b}")
+  endif()
+  if(NOT a MATCHES "^1 [0-9]")
+    message(FATAL_ERROR "ids do not start with BOS 1: ${a}")
+  endif()
+endforeach()

@@ -1,0 +1,138 @@
+// einfer-test: no-bare-metal (std::thread workers)
+// Threads: logits are bit-identical for 1, 2 and 3 workers (f32, q8 and q4 weights, float and int8
+// KV caches, batched prefill in chunks then decode), and the work really runs on the workers.
+// Also built into einfer_tsan_tests (the tsan preset).
+#include <doctest/doctest.h>
+
+#if EINFER_HAS_PACK_LIB
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/einsum.h"
+#include "kernels/matmul_quant.h"
+#include "models/einfer.h"
+#include "models/session.h"
+#include "tests/test_pool.h"
+#include "tools/einfer-pack/ein_writer.h"
+#include "tools/einfer-pack/importers.h"
+
+using namespace einfer;
+
+namespace {
+
+// Big enough that every projection, the classifier and attention split into several column or
+// head blocks, with tails (vocab 1003 and hidden 200 are not multiples of the 16-column blocks).
+pack::AlignedBuffer synthetic(DType dtype) {
+  pack::SyntheticSpec spec;
+  spec.dim = 96;
+  spec.hidden = 200;
+  spec.layers = 2;
+  spec.heads = 6;
+  spec.kv_heads = 3;
+  spec.vocab = 1003;
+  spec.seq = 64;
+  spec.tied = 0;
+  spec.dtype = dtype;
+  spec.seed = 7;
+  return pack::AlignedBuffer(pack::write_ein(pack::make_synthetic_image(spec)));
+}
+
+// Logits of a 21-token prompt (chunks of 8, so prefill meets the cache) then 6 greedy decode
+// steps, all concatenated.
+std::vector<float> run(const pack::AlignedBuffer& image, DType kv, einfer_threads threads) {
+  RunOptions o;
+  o.kv_dtype = kv;
+  o.max_batch = 8;
+  o.threads = threads;
+  Model m;
+  REQUIRE(load_model(image.data, image.size, LoadOptions{}, &m).ok());
+  size_t need = 0;
+  REQUIRE(session_arena_bytes(m.config, o, &need).ok());
+  std::vector<unsigned char> mem(need + 64);
+  void* base = mem.data() + (64 - reinterpret_cast<uintptr_t>(mem.data()) % 64) % 64;
+  Arena arena(base, need);
+  Session* s = nullptr;
+  REQUIRE(session_create(image.data, image.size, LoadOptions{}, o, arena, &s).ok());
+  CHECK(arena.high_water() == need);
+  const int32_t V = m.config.vocab_size;
+  std::vector<int32_t> prompt;
+  for (int32_t i = 0; i < 21; ++i) prompt.push_back((i * 37 + 1) % V);
+  std::vector<float> all(static_cast<size_t>(21) * V);
+  const Status st = session_eval(s, prompt.data(), 21, all.data());
+  REQUIRE_MESSAGE(st.ok(), st.message);
+  for (int step = 0; step < 6; ++step) {
+    const float* l = session_logits(*s);
+    int32_t best = 0;
+    for (int32_t i = 1; i < V; ++i) best = l[i] > l[best] ? i : best;
+    REQUIRE(session_eval(s, &best, 1).ok());
+    all.insert(all.end(), session_logits(*s), session_logits(*s) + V);
+  }
+  return all;
+}
+
+}  // namespace
+
+TEST_CASE("threads: logits are bit-identical for 1, 2 and 3 workers") {
+  for (DType dtype : {DType::f32, DType::q8, DType::q4}) {
+    const pack::AlignedBuffer image = synthetic(dtype);
+    for (DType kv : {DType::f32, DType::i8}) {
+      const std::string names =
+          std::string(dtype_name(dtype)) + " weights, " + dtype_name(kv) + " cache";
+      CAPTURE(names);
+      const std::vector<float> one = run(image, kv, einfer_threads{nullptr, 1, nullptr});
+      for (int n : {2, 3}) {
+        CAPTURE(n);
+        einfer_test::TestPool pool(n);
+        const std::vector<float> many = run(image, kv, pool.threads());
+        REQUIRE(many.size() == one.size());
+        CHECK(std::memcmp(many.data(), one.data(), one.size() * sizeof(float)) == 0);
+        CHECK(pool.remote_tasks() > 0);  // the other workers did take part
+      }
+    }
+  }
+}
+
+TEST_CASE("threads: the arena holds one scratch slot per worker, sized exactly") {
+  const pack::AlignedBuffer image = synthetic(DType::q8);
+  Model m;
+  REQUIRE(load_model(image.data, image.size, LoadOptions{}, &m).ok());
+  size_t one = 0, four = 0;
+  RunOptions o;
+  REQUIRE(session_arena_bytes(m.config, o, &one).ok());
+  o.threads.n = 4;  // sizing only: no pool attached
+  REQUIRE(session_arena_bytes(m.config, o, &four).ok());
+  CHECK(four > one);
+  o.threads.n = -1;
+  CHECK(session_arena_bytes(m.config, o, &four).code == StatusCode::invalid_argument);
+}
+
+TEST_CASE("threads: the C API takes the caller's workers") {
+  const pack::AlignedBuffer image = synthetic(DType::q4);
+  einfer_test::TestPool pool(2);
+  std::vector<float> logits[2];
+  for (int with_pool = 0; with_pool < 2; ++with_pool) {
+    einfer_options o;
+    einfer_options_default(&o);
+    if (with_pool) o.threads = pool.threads();
+    char err[160];
+    size_t need = 0;
+    REQUIRE(einfer_arena_bytes(image.data, image.size, &o, &need, err, sizeof err) == EINFER_OK);
+    std::vector<unsigned char> mem(need + 64);
+    void* base = mem.data() + (64 - reinterpret_cast<uintptr_t>(mem.data()) % 64) % 64;
+    einfer_session* s = nullptr;
+    REQUIRE(einfer_session_create(image.data, image.size, &o, base, need, &s, err, sizeof err) ==
+            EINFER_OK);
+    const int32_t prompt[] = {1, 5, 9, 200, 17, 3};
+    REQUIRE(einfer_prefill(s, prompt, 6) == EINFER_OK);
+    REQUIRE(einfer_decode(s, einfer_next_token(s)) == EINFER_OK);
+    logits[with_pool].assign(einfer_logits(s), einfer_logits(s) + einfer_vocab_size(s));
+  }
+  CHECK(logits[0] == logits[1]);
+  CHECK(pool.remote_tasks() > 0);
+}
+
+#endif  // EINFER_HAS_PACK_LIB
