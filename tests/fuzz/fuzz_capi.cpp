@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "models/einfer.h"
+#include "tools/einfer-pack/import_tokenizer.h"
 #include "tools/einfer-pack/importers.h"
 
 using namespace einfer;
@@ -35,7 +36,10 @@ const Image& model() {
     spec.vocab = 300;
     spec.seq = 32;
     pack::EinImage e = pack::make_synthetic_image(spec);
-    e.tokenizer = pack::make_synthetic_tokenizer(spec.vocab);
+    // The packed (EITK) image, as einfer-pack embeds it.
+    e.tokenizer = pack::tokenizer_image_for_model(
+        pack::read_tokenizer_bytes(pack::make_synthetic_tokenizer(spec.vocab), "synthetic"),
+        spec.vocab);
     const std::vector<uint8_t> bytes = pack::write_ein(e);
     Image im;
     im.size = bytes.size();
