@@ -5,7 +5,7 @@
 # each target's executions from libFuzzer's final stats.
 #   usage: tools/scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]     (default 20 s, all targets)
 #   targets: loader tokenizer einsum_spec gguf safetensors llama2c json tokenizer_file npy capi
-#   env: FUZZ_JOBS=N (default 1) parallel fuzzing processes per target; FUZZ_NICE=1 runs at nice 19.
+#   env: FUZZ_PARALLEL=N (default 1) targets fuzzed at a time; FUZZ_NICE=1 runs at nice 19.
 # Reproducers land in build/fuzz/artifacts/<target>/; re-run one with build/fuzz/bin/fuzz_<target> FILE.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -40,25 +40,45 @@ seeds_for() {
   return 0
 }
 
-failed=0
-for t in "${targets[@]}"; do
-  work="$build/corpus/$t"
-  art="$build/artifacts/$t"
+# One target: fuzz it, then print its result line to $build/result_TARGET (0 ok, 1 finding).
+fuzz_one() {
+  local t="$1" work="$build/corpus/$1" art="$build/artifacts/$1" log="$build/fuzz_$1.log"
+  local status=0 execs
   rm -rf "$work" "$art"
   mkdir -p "$work" "$art"
-  log="$build/fuzz_$t.log"
-  status=0
   # shellcheck disable=SC2046
   "${nice_cmd[@]}" "$build/bin/fuzz_$t" "$work" $(seeds_for "$t") -max_total_time="$seconds" \
     -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024 -max_len=65536 \
     -artifact_prefix="$art/" -print_final_stats=1 >"$log" 2>&1 || status=$?
   execs=$(grep -m1 "stat::number_of_executed_units" "$log" | awk '{print $2}' || true)
   if [[ "$status" -ne 0 || -n "$(ls -A "$art")" ]]; then
-    echo "fuzz: $t FAILED (exit $status, ${execs:-?} executions); log $log, reproducers in $art" >&2
-    tail -30 "$log" >&2
-    failed=1
+    { echo "fuzz: $t FAILED (exit $status, ${execs:-?} executions); log $log, reproducers in $art"
+      tail -30 "$log"; } >"$build/result_$t"
+    return 1
+  fi
+  echo "fuzz: $t ok: ${execs:-?} executions in ${seconds}s, no findings" >"$build/result_$t"
+}
+
+# FUZZ_PARALLEL targets at a time (default 1); results are printed in the order asked.
+parallel="${FUZZ_PARALLEL:-1}"
+running=0
+for t in "${targets[@]}"; do
+  rm -f "$build/result_$t"
+  if [[ "$running" -ge "$parallel" ]]; then
+    wait -n || true
+    running=$((running - 1))
+  fi
+  fuzz_one "$t" &
+  running=$((running + 1))
+done
+wait || true
+failed=0
+for t in "${targets[@]}"; do
+  if [[ -f "$build/result_$t" ]] && grep -q "^fuzz: $t ok:" "$build/result_$t"; then
+    cat "$build/result_$t"
   else
-    echo "fuzz: $t ok: ${execs:-?} executions in ${seconds}s, no findings"
+    cat "$build/result_$t" >&2 2>/dev/null || echo "fuzz: $t produced no result" >&2
+    failed=1
   fi
 done
 exit $failed
