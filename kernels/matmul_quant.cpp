@@ -173,6 +173,9 @@ Status prepare(const float* a, int64_t lda, int64_t m, const TensorView& w, floa
 #if EINFER_HAS_MVE
       quant_detail::quantize_activations_q8_mve(a + i * lda, k, w.group_size, qa,
                                                 s.sa + i * groups);
+#elif EINFER_HAS_SIMD && defined(__AVX2__)
+      quant_detail::quantize_activations_q8_avx2(a + i * lda, k, w.group_size, qa,
+                                                 s.sa + i * groups);
 #else
       quant_detail::quantize_activations_q8(a + i * lda, k, w.group_size, qa, s.sa + i * groups);
 #endif
@@ -281,7 +284,23 @@ void run_kernel(const quant_detail::QuantGemm& p, DType dtype, bool simd, bool m
     return;
   }
 #if EINFER_HAS_SIMD && defined(__AVX2__)
-  if (q4) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (p.m > 1 && quant_detail::use_avx512_vnni()) {
+    if (q4) {
+      quant_detail::gemm_q4_4x4_avx512vnni(p);
+    } else {
+      quant_detail::gemm_q8_4x4_avx512vnni(p);
+    }
+    return;
+  }
+#endif
+  if (p.m > 1) {
+    if (q4) {
+      quant_detail::gemm_q4_4x2_avx2(p);
+    } else {
+      quant_detail::gemm_q8_4x2_avx2(p);
+    }
+  } else if (q4) {
     quant_detail::gemm_q4_4x4_avx2(p);
   } else {
     quant_detail::gemm_q8_4x4_avx2(p);
