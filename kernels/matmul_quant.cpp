@@ -300,6 +300,8 @@ void run_kernel(const quant_detail::QuantGemm& p, DType dtype, bool simd, bool m
     } else {
       quant_detail::gemm_q8_4x2_avx2(p);
     }
+  } else if (!q4 && p.group == 32 && p.groups % 8 != 0) {
+    quant_detail::gemv_q8_1x4_avx2(p);
   } else if (q4) {
     quant_detail::gemm_q4_4x4_avx2(p);
   } else {

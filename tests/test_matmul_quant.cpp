@@ -167,9 +167,10 @@ TEST_CASE("matmul_quant: larger GEMV and GEMM shapes with the q4 group limit") {
 
 TEST_CASE("matmul_quant: AVX2 tiles, steps and group boundaries") {
   Rng rng{7};
-  // GEMV runs 1 x 8 tiles (4-row blocks, tail rows repeat the last row but are not stored), GEMM
-  // 4 x 4 tiles; q4 steps cover 64 elements, so groups of 96 change inside a step and k = 172
-  // ends in a short group and a half-empty step.
+  // GEMV runs 1 x 8 tiles (4-row blocks, tail rows repeat the last row but are not stored) or the
+  // 4-row q8 kernel (groups of 32, K not whole blocks of 8 groups), GEMM 4 x 2 (AVX2) or 4 x 4
+  // (AVX-512 VNNI) tiles; q4 steps cover 64 elements, so groups of 96 change inside a step and k =
+  // 172 ends in a short group and a half-empty step.
   const int64_t ns[] = {4, 7, 8, 9, 16, 21};
   const int64_t ks[] = {32, 64, 96, 160, 172, 300};
   for (DType dt : {DType::q8, DType::q4}) {
