@@ -4,11 +4,12 @@
 // L1 for all m rows), K in chunks whose weight scales are gathered once per weight tile, the
 // zero-padded last partial step, and the one horizontal reduction per output at the end.
 //
-// K provides kStep (elements per step: 32 for q8, 64 for q4; a step reads 32 bytes of each weight
-// row), kNR (<= 4) and `template <int MR> static void tile(p, i0, w, s, steps, t_sw, t_g, acc)`
-// that adds steps [s, s + steps) of activation rows i0.. and weight rows w[] (pointing at step s)
-// to acc[i][j] (8 lanes of partial sums), with t_sw[st] = [sw(j0..j3, g_lo) | sw(j0..j3, g_hi)]
-// and t_g[st] = {g_lo, g_hi}: the groups of the step's first and last 32 elements.
+// The ISA files provide the int8 dot products as a class Q: kStep (elements per step: 32 for q8,
+// 64 for q4; a step reads 32 bytes of each weight row), kNR (weight rows per tile, <= 4), the
+// step's weight vectors `W load_w(const uint8_t*)`, an activation row's step
+// `A load_a(p, i, s, const int8_t*)`, `__m256i dot(W, A)` (8 int32 lanes whose sum per 128-bit
+// half, q4, or in all, q8, is the exact block dot product) and `__m256 scale(prod, j)` (the scale
+// products laid out as the dot's lanes). PrefillTile<Q> runs the K loop on them.
 //
 // Everything here has internal linkage: each including file compiles it for its own ISA.
 #pragma once
@@ -58,6 +59,85 @@ void prefill_fill_scales(const QuantGemm& p, int64_t j0, int64_t nr, int64_t s0,
   }
 }
 
+// Scale vectors of weight row j from a step's products prod = [sa sw(j0..j3) (g_lo) | (g_hi)]:
+// one block per step (q8) in all lanes, or two (q4) in the two halves.
+inline __m256 prefill_scale_one_block(const float* prod, int j) {
+  return _mm256_broadcast_ss(prod + j);
+}
+inline __m256 prefill_scale_two_blocks(const float* prod, int j) {
+  return _mm256_setr_m128(_mm_broadcast_ss(prod + j), _mm_broadcast_ss(prod + 4 + j));
+}
+
+// q4 weight bytes -> low nibbles (even elements) and high nibbles (odd elements), unsigned.
+struct Nibbles {
+  __m256i lo, hi;
+};
+inline Nibbles prefill_nibbles(const uint8_t* b) {
+  const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b));
+  const __m256i m = _mm256_set1_epi8(0x0F);
+  return {_mm256_and_si256(v, m), _mm256_and_si256(_mm256_srli_epi16(v, 4), m)};
+}
+
+// [c(block 2s), 0, 0, 0 | c(block 2s + 1), 0, 0, 0] from 8 * sum(a) of the step's two blocks of
+// row i: a block's dot product is spread over the 4 lanes of its half, a correction goes into one
+// of them (two zero extensions move the pair of int32 to lanes 0 and 4).
+inline __m256i prefill_q4_corrections(const QuantGemm& p, int64_t i, int64_t s) {
+  const int32_t* cs = p.csum + i * (p.kpad / kChunk) + 2 * s;
+  const __m128i two = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(cs));
+  return _mm256_cvtepu32_epi64(_mm_cvtepu32_epi64(two));
+}
+
+template <class Q>
+struct PrefillTile {
+  static constexpr int64_t kStep = Q::kStep;
+  static constexpr int kNR = Q::kNR;
+
+  // Adds steps [s, s + steps) of activation rows i0 .. i0 + MR and weight rows w[] (pointing at
+  // step s) to acc[i][j]; t_sw[st] = [sw(j0..j3, g_lo) | sw(j0..j3, g_hi)], t_g[st] = {g_lo, g_hi}
+  // (the groups of the step's first and last 32 elements).
+  template <int MR>
+  static void tile(const QuantGemm& p, int64_t i0, const uint8_t* const* w, int64_t s,
+                   int64_t steps, const float (*t_sw)[8], const int32_t (*t_g)[2],
+                   __m256 (*acc_io)[kPrefillMaxNR]) {
+    // A local copy: the caller's array could alias the loads below, and the compiler would store
+    // every accumulator back to memory after each FMA.
+    __m256 acc[MR][kNR];
+    for (int i = 0; i < MR; ++i) {
+      for (int j = 0; j < kNR; ++j) acc[i][j] = acc_io[i][j];
+    }
+    const int8_t* a[MR];
+    const float* sa[MR];
+    for (int i = 0; i < MR; ++i) {
+      a[i] = p.qa + (i0 + i) * p.kpad + s * kStep;
+      sa[i] = p.sa + (i0 + i) * p.groups;
+    }
+    for (int64_t st = 0; st < steps; ++st) {
+      // The step's scale products [sa(i, g_lo) sw(j0..j3, g_lo) | sa(i, g_hi) sw(j0..j3, g_hi)]
+      // stay in memory: the FMAs read them as broadcast loads, and the registers hold only the
+      // accumulators, the step's weights and one activation row.
+      const __m256 swv = _mm256_load_ps(t_sw[st]);
+      alignas(32) float prod[MR][8];
+      for (int i = 0; i < MR; ++i) {
+        const __m256 sav = _mm256_setr_m128(_mm_broadcast_ss(sa[i] + t_g[st][0]),
+                                            _mm_broadcast_ss(sa[i] + t_g[st][1]));
+        _mm256_store_ps(prod[i], _mm256_mul_ps(sav, swv));
+      }
+      typename Q::W wv[kNR];
+      for (int j = 0; j < kNR; ++j) wv[j] = Q::load_w(w[j] + st * 32);
+      for (int i = 0; i < MR; ++i) {
+        const typename Q::A av = Q::load_a(p, i0 + i, s + st, a[i] + st * kStep);
+        for (int j = 0; j < kNR; ++j) {
+          const __m256 d = _mm256_cvtepi32_ps(Q::dot(wv[j], av));
+          acc[i][j] = _mm256_fmadd_ps(d, Q::scale(prod[i], j), acc[i][j]);
+        }
+      }
+    }
+    for (int i = 0; i < MR; ++i) {
+      for (int j = 0; j < kNR; ++j) acc_io[i][j] = acc[i][j];
+    }
+  }
+};
+
 inline float prefill_hsum(__m256 v) {
   __m128 h = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   h = _mm_add_ps(h, _mm_movehl_ps(h, h));
@@ -94,8 +174,9 @@ void prefill_tile_chunk(const QuantGemm& p, int64_t i0, const PrefillChunk& c) {
   }
 }
 
-template <class K>
+template <class Q>
 void prefill_run(const QuantGemm& p) {
+  using K = PrefillTile<Q>;
   constexpr int kNR = K::kNR;
   const int64_t steps = (p.k + K::kStep - 1) / K::kStep;
   const int64_t full_steps = p.k / K::kStep;
