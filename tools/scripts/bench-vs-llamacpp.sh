@@ -51,7 +51,7 @@ gguf_of() {  # shape dtype
   case $2 in f32) echo "$dir/$stem-f32.gguf" ;; q8) echo "$dir/$stem-q8_0.gguf" ;; q4) echo "$dir/$stem-q4_0.gguf" ;; esac
 }
 
-median() { sort -g | awk '{v[NR]=$1} END {if (NR == 0) print "-"; else if (NR % 2) print v[(NR+1)/2]; else printf "%.2f\n", (v[NR/2]+v[NR/2+1])/2}'; }
+median() { sort -g | awk '{v[NR]=$1} END {if (NR == 0) print "-"; else if (NR % 2) printf "%.1f\n", v[(NR+1)/2]; else printf "%.1f\n", (v[NR/2]+v[NR/2+1])/2}'; }
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
