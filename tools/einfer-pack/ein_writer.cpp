@@ -60,6 +60,13 @@ PackedTensor encode_tensor(TensorRole role, int32_t layer, const std::vector<int
         std::memcpy(t.data.data() + i * 2, &h, 2);
       }
       break;
+    case DType::bf16:
+      t.data.resize(static_cast<size_t>(n) * 2);
+      for (int64_t i = 0; i < n; ++i) {
+        const uint16_t h = f32_to_bf16(values[i]);
+        std::memcpy(t.data.data() + i * 2, &h, 2);
+      }
+      break;
     case DType::q8:
     case DType::q4: {
       if (group <= 0) throw PackError("quantized tensor needs a positive group size");

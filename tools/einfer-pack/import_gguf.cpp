@@ -20,7 +20,7 @@ namespace einfer::pack {
 namespace {
 
 constexpr uint32_t kGgufMagic = 0x46554747u;  // "GGUF"
-enum GgmlType : uint32_t { kF32 = 0, kF16 = 1, kQ4_0 = 2, kQ8_0 = 8 };
+enum GgmlType : uint32_t { kF32 = 0, kF16 = 1, kQ4_0 = 2, kQ8_0 = 8, kBF16 = 30 };
 
 using Cursor = GgufCursor;
 using Value = GgufValue;
@@ -124,6 +124,7 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
         bytes = n * 4;
         break;
       case kF16:
+      case kBF16:
         bytes = n * 2;
         break;
       case kQ8_0:
@@ -134,7 +135,7 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
         break;
       default:
         throw PackError("gguf: tensor " + name + " has unsupported type " +
-                        std::to_string(info.type) + " (F32, F16, Q8_0, Q4_0 only)");
+                        std::to_string(info.type) + " (F32, F16, BF16, Q8_0, Q4_0 only)");
     }
     const uint64_t avail = b.size() - data_start;
     if (info.offset > avail || bytes > avail - info.offset)
@@ -148,11 +149,11 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
     if (want.size() == 2) type_votes[info.type]++;
     if (info.type == kF32) {
       std::memcpy(t.values.data(), p, n * 4);
-    } else if (info.type == kF16) {
+    } else if (info.type == kF16 || info.type == kBF16) {
       for (int64_t i = 0; i < n; ++i) {
         uint16_t h;
         std::memcpy(&h, p + i * 2, 2);
-        t.values[i] = f16_to_f32(h);
+        t.values[i] = info.type == kF16 ? f16_to_f32(h) : bf16_to_f32(h);
       }
     } else {
       const bool q8 = info.type == kQ8_0;
@@ -195,6 +196,7 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
   for (auto [t, n] : type_votes)
     if (n > votes) best = t, votes = n;
   cfg.weight_dtype = best == kF16    ? DType::f16
+                     : best == kBF16 ? DType::bf16
                      : best == kQ8_0 ? DType::q8
                      : best == kQ4_0 ? DType::q4
                                      : DType::f32;

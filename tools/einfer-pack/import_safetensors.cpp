@@ -27,13 +27,6 @@ namespace einfer::pack {
 
 namespace {
 
-float bf16_to_f32(uint16_t h) {
-  const uint32_t b = uint32_t{h} << 16;
-  float f;
-  std::memcpy(&f, &b, 4);
-  return f;
-}
-
 struct SafeTensors {
   std::string what;
   std::vector<uint8_t> bytes;

@@ -68,8 +68,9 @@ void add_float_tensor(SourceModel& m, TensorRole role, int32_t layer, std::vecto
 }
 
 EinImage pack_source(const SourceModel& source, DType dtype, int32_t group, Progress progress) {
-  if (dtype != DType::f32 && dtype != DType::f16 && dtype != DType::q8 && dtype != DType::q4)
-    throw PackError("target dtype must be f32, f16, q8 or q4");
+  if (dtype != DType::f32 && dtype != DType::f16 && dtype != DType::bf16 && dtype != DType::q8 &&
+      dtype != DType::q4)
+    throw PackError("target dtype must be f32, f16, bf16, q8 or q4");
   EinImage image;
   image.config = source.config;
   image.config.weight_dtype = dtype;
