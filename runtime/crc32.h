@@ -33,7 +33,7 @@ uint32_t crc32_ieee_armv8(const void* data, size_t size, uint32_t crc);
 #endif
 
 namespace scalar {
-// The reference: one 256-entry table lookup per byte.
+// The reference: one 256-entry table lookup per byte (the loader's CRC before the fast paths).
 uint32_t crc32_ieee_bytewise(const void* data, size_t size, uint32_t crc);
 }  // namespace scalar
 

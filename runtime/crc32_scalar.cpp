@@ -1,5 +1,5 @@
-// Portable CRC-32 paths (see crc32.h): the bytewise reference, slicing-by-8, a 16-entry nibble
-// table for microcontrollers, and crc32_ieee, which picks the build's fastest path.
+// Portable CRC-32 paths (see crc32.h): slicing-by-8, a 16-entry nibble table for microcontrollers,
+// and crc32_ieee, which picks the build's fastest path.
 #include <cstring>
 
 #include "runtime/crc32.h"
@@ -81,20 +81,6 @@ uint32_t crc32_ieee_nibble(const void* data, size_t size, uint32_t crc) {
   }
   return ~crc;
 }
-
-namespace scalar {
-uint32_t crc32_ieee_bytewise(const void* data, size_t size, uint32_t crc) {
-  // Computes each byte's table entry bit by bit: slow, but shares nothing with the fast paths.
-  const unsigned char* p = static_cast<const unsigned char*>(data);
-  crc = ~crc;
-  for (size_t i = 0; i < size; ++i) {
-    uint32_t c = (crc ^ p[i]) & 0xFFu;
-    for (int k = 0; k < 8; ++k) c = (c & 1u) ? (kPoly ^ (c >> 1)) : (c >> 1);
-    crc = c ^ (crc >> 8);
-  }
-  return ~crc;
-}
-}  // namespace scalar
 
 const char* crc32_ieee_impl_name() {
 #if defined(EINFER_CRC32_PCLMUL)

@@ -53,8 +53,9 @@ struct SafeTensors {
         if (v.type == Json::Type::string) m[k] = v.str;
     return m;
   }
-  // Float values and shape of a tensor.
-  std::vector<float> get(const std::string& name, std::vector<int64_t>* shape) const {
+  // Float values and shape of a tensor (and its stored dtype name, "F32", "F16" or "BF16").
+  std::vector<float> get(const std::string& name, std::vector<int64_t>* shape,
+                         std::string* stored = nullptr) const {
     const Json* t = header.find(name);
     if (!t) throw PackError(what + ": missing tensor " + name);
     const Json* dt = t->find("dtype");
@@ -77,6 +78,7 @@ struct SafeTensors {
       esize = 2;
     else
       throw PackError(what + ": unsupported dtype " + dt->str + " for " + name);
+    if (stored) *stored = dt->str;
     const double b0 = off->items[0].num, b1 = off->items[1].num;
     const uint64_t avail = bytes.size() - data_start;
     if (b0 < 0 || b1 < b0 || b1 > double(avail) || uint64_t(b1 - b0) != n * esize)
@@ -190,6 +192,7 @@ SourceModel import_hf_llama(const std::string& folder) {
     for (const auto& [k, v] : wm->members) where[k] = v.str;
   }
   std::map<std::string, std::unique_ptr<SafeTensors>> open;
+  int bf16_matrices = 0, matrices = 0;  // a checkpoint of BF16 matrices packs to bf16 by default
   auto tensor = [&](const std::string& name, std::vector<int64_t>* shape) {
     std::string file = "model.safetensors";
     if (!where.empty()) {
@@ -200,7 +203,13 @@ SourceModel import_hf_llama(const std::string& folder) {
     }
     auto& st = open[file];
     if (!st) st = std::make_unique<SafeTensors>(read_file(folder + "/" + file), file);
-    return st->get(name, shape);
+    std::string stored;
+    std::vector<float> v = st->get(name, shape, &stored);
+    if (shape->size() == 2) {
+      ++matrices;
+      bf16_matrices += stored == "BF16";
+    }
+    return v;
   };
   const int64_t d = c.dim, k = c.head_dim;
   std::vector<int64_t> sh;
@@ -215,6 +224,7 @@ SourceModel import_hf_llama(const std::string& folder) {
     if (rope_heads > 0) w = permute_rope_rows(w, rope_heads, k, d);
     add(m, t.role, layer, want, std::move(w), name);
   });
+  if (matrices > 0 && bf16_matrices == matrices) m.config.weight_dtype = DType::bf16;
   return m;
 }
 

@@ -103,7 +103,7 @@ int run(int argc, char** argv) {
                 "Packs are byte-reproducible.");
   p.positional("INPUT", &input,
                "llama2.c checkpoint (v0/v1/v2), Hugging Face Llama folder, PyTorch encoder "
-               ".safetensors, or GGUF (llama; F32/F16/Q8_0/Q4_0)");
+               ".safetensors, or GGUF (llama; F32/F16/BF16/Q8_0/Q4_0)");
   p.section("packing");
   p.option({"-o", "--output"}, &output, "OUT.ein", "the packed model");
   p.option({"--dtype"}, &dtype_arg, "TYPE", "weight type f32|f16|bf16|q8|q4 (default: the input's)")
