@@ -95,6 +95,12 @@ void embed(const TensorView& table, int32_t token, float* out) {
       for (int64_t i = 0; i < d; ++i) out[i] = f16_to_f32(row[i]);
       break;
     }
+    case DType::bf16: {
+      const uint16_t* row =
+          reinterpret_cast<const uint16_t*>(base) + static_cast<size_t>(token) * d;
+      for (int64_t i = 0; i < d; ++i) out[i] = bf16_to_f32(row[i]);
+      break;
+    }
     case DType::q8:
     case DType::q4: {
       const size_t row_bytes = quant_row_bytes(table.dtype, d);

@@ -3,7 +3,7 @@
 //
 // The forward pass (llama_forward) reads top to bottom like llama2.c's, but every matrix product
 // is an einsum ("nd,ed->ne": n tokens, d model width, e output features), which the einsum engine
-// plans onto GEMM (prefill) or GEMV (decode) for f32, f16, q8 and q4 weights alike.
+// plans onto GEMM (prefill) or GEMV (decode) for f32, f16, bf16, q8 and q4 weights alike.
 //
 // Memory: LlamaWeights holds views into the model image (no copies; per-layer tensors are looked
 // up when used); LlamaState holds the KV cache, the RoPE table, the activations of up to

@@ -12,8 +12,9 @@ enum class DType : uint32_t {
   f16 = 1,  // IEEE binary16, storage only; kernels widen to f32
   i8 = 2,
   i32 = 3,
-  q8 = 4,  // int8 values, one float32 scale per group along the last (contiguous) axis
-  q4 = 5,  // int4 values two per byte (low nibble first), offset 8, float32 scale per group
+  q8 = 4,    // int8 values, one float32 scale per group along the last (contiguous) axis
+  q4 = 5,    // int4 values two per byte (low nibble first), offset 8, float32 scale per group
+  bf16 = 6,  // bfloat16 (top half of a float32), storage only; kernels widen to f32
 };
 
 // Human-readable name ("f32", "q8", ...); "?" for an unknown value.
@@ -31,6 +32,8 @@ constexpr const char* dtype_name(DType d) {
       return "q8";
     case DType::q4:
       return "q4";
+    case DType::bf16:
+      return "bf16";
   }
   return "?";
 }
@@ -55,6 +58,8 @@ constexpr size_t dtype_size(DType d) {
       return 1;
     case DType::q4:
       return 0;
+    case DType::bf16:
+      return 2;
   }
   return 0;
 }

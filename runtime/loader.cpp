@@ -19,19 +19,6 @@ constexpr int64_t kMaxLayers = 4096;
 constexpr int64_t kMaxHeads = 4096;
 constexpr int64_t kMaxGroup = 65536;
 
-// CRC table for the reflected IEEE polynomial, built at compile time (no static constructor).
-struct CrcTable {
-  uint32_t v[256];
-  constexpr CrcTable() : v() {
-    for (uint32_t i = 0; i < 256; ++i) {
-      uint32_t c = i;
-      for (int k = 0; k < 8; ++k) c = (c & 1u) ? (0xEDB88320u ^ (c >> 1)) : (c >> 1);
-      v[i] = c;
-    }
-  }
-};
-constexpr CrcTable kCrcTable{};
-
 Status bad(const char* message, int64_t need = -1, int64_t have = -1, int32_t index = -1) {
   return make_status(StatusCode::bad_format, message, need, have, index);
 }
@@ -124,7 +111,7 @@ Status place_region(uint64_t offset, uint64_t bytes, uint64_t file_size, uint64_
 }
 
 bool valid_enum_dtype(uint32_t d) {
-  return d <= static_cast<uint32_t>(DType::q4);
+  return d <= static_cast<uint32_t>(DType::bf16);
 }
 
 bool in_range(int64_t v, int64_t lo, int64_t hi) {
@@ -132,13 +119,6 @@ bool in_range(int64_t v, int64_t lo, int64_t hi) {
 }
 
 }  // namespace
-
-uint32_t crc32_ieee(const void* data, size_t size, uint32_t crc) {
-  const unsigned char* p = static_cast<const unsigned char*>(data);
-  crc = ~crc;
-  for (size_t i = 0; i < size; ++i) crc = kCrcTable.v[(crc ^ p[i]) & 0xFFu] ^ (crc >> 8);
-  return ~crc;
-}
 
 uint32_t ein_header_crc(const unsigned char* image, uint32_t header_size) {
   const size_t field = offsetof(FileHeader, header_crc);
@@ -402,6 +382,7 @@ Status ein_validate_config(const ModelConfig& c) {
   switch (c.weight_dtype) {
     case DType::f32:
     case DType::f16:
+    case DType::bf16:
       if (c.group_size != 0) return inval("group size set for an unquantized weight dtype");
       break;
     case DType::q8:

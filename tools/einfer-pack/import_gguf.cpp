@@ -1,4 +1,4 @@
-// GGUF (versions 2 and 3), llama architecture, tensors F32, F16, Q8_0, Q4_0.
+// GGUF (versions 2 and 3), llama architecture, tensors F32, F16, BF16, Q8_0, Q4_0.
 //
 // Layout: "GGUF", uint32 version, uint64 tensor_count, uint64 kv_count, kv pairs (string key,
 // uint32 type, value), tensor infos (string name, uint32 n_dims, uint64 ne[n_dims], uint32 type,
@@ -23,7 +23,7 @@ namespace einfer::pack {
 namespace {
 
 constexpr uint32_t kGgufMagic = 0x46554747u;  // "GGUF"
-enum GgmlType : uint32_t { kF32 = 0, kF16 = 1, kQ4_0 = 2, kQ8_0 = 8 };
+enum GgmlType : uint32_t { kF32 = 0, kF16 = 1, kQ4_0 = 2, kQ8_0 = 8, kBF16 = 30 };
 
 using Cursor = GgufCursor;
 using Value = GgufValue;
@@ -55,6 +55,7 @@ uint64_t tensor_bytes(const std::string& name, uint32_t type, uint64_t n, int64_
     case kF32:
       return n * 4;
     case kF16:
+    case kBF16:
       return n * 2;
     case kQ8_0:
     case kQ4_0:
@@ -63,7 +64,7 @@ uint64_t tensor_bytes(const std::string& name, uint32_t type, uint64_t n, int64_
       return n / 32 * (type == kQ8_0 ? 34 : 18);
     default:
       throw PackError("gguf: tensor " + name + " has unsupported type " + std::to_string(type) +
-                      " (F32, F16, Q8_0, Q4_0 only)");
+                      " (F32, F16, BF16, Q8_0, Q4_0 only)");
   }
 }
 
@@ -224,11 +225,11 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
     if (want.size() == 2) type_votes[info.type]++;
     if (info.type == kF32) {
       std::memcpy(t.values.data(), p, n * 4);
-    } else if (info.type == kF16) {
+    } else if (info.type == kF16 || info.type == kBF16) {
       for (int64_t i = 0; i < n; ++i) {
         uint16_t h;
         std::memcpy(&h, p + i * 2, 2);
-        t.values[i] = f16_to_f32(h);
+        t.values[i] = info.type == kF16 ? f16_to_f32(h) : bf16_to_f32(h);
       }
     } else {
       const bool q8 = info.type == kQ8_0;
@@ -276,6 +277,7 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
   for (auto [t, n] : type_votes)
     if (n > votes) best = t, votes = n;
   cfg.weight_dtype = best == kF16    ? DType::f16
+                     : best == kBF16 ? DType::bf16
                      : best == kQ8_0 ? DType::q8
                      : best == kQ4_0 ? DType::q4
                                      : DType::f32;

@@ -31,13 +31,6 @@ namespace {
 
 constexpr int64_t kMaxImportLayers = 4096;  // the loader's limit
 
-float bf16_to_f32(uint16_t h) {
-  const uint32_t b = uint32_t{h} << 16;
-  float f;
-  std::memcpy(&f, &b, 4);
-  return f;
-}
-
 struct SafeTensors {
   std::string what;
   std::vector<uint8_t> bytes;
@@ -86,8 +79,9 @@ struct SafeTensors {
         if (v.type == Json::Type::string) m[k] = v.str;
     return m;
   }
-  // Float values and shape of a tensor.
-  std::vector<float> get(const std::string& name, std::vector<int64_t>* shape) const {
+  // Float values and shape of a tensor (and its stored dtype name, "F32", "F16" or "BF16").
+  std::vector<float> get(const std::string& name, std::vector<int64_t>* shape,
+                         std::string* stored = nullptr) const {
     const Json* t = header.find(name);
     if (!t) throw PackError(what + ": missing tensor " + name);
     const Json* dt = t->find("dtype");
@@ -112,6 +106,7 @@ struct SafeTensors {
       esize = 2;
     else
       throw PackError(what + ": unsupported dtype " + dt->str + " for " + name);
+    if (stored) *stored = dt->str;
     // check_layout() bounded both offsets by the data section.
     const uint64_t b0 = static_cast<uint64_t>(off->items[0].num);
     const uint64_t b1 = static_cast<uint64_t>(off->items[1].num);
@@ -250,6 +245,7 @@ SourceModel import_hf_llama(const std::string& folder) {
     }
   }
   std::map<std::string, std::unique_ptr<SafeTensors>> open;
+  int bf16_matrices = 0, matrices = 0;  // a checkpoint of BF16 matrices packs to bf16 by default
   auto tensor = [&](const std::string& name, std::vector<int64_t>* shape) {
     std::string file = "model.safetensors";
     if (!where.empty()) {
@@ -260,7 +256,13 @@ SourceModel import_hf_llama(const std::string& folder) {
     }
     auto& st = open[file];
     if (!st) st = std::make_unique<SafeTensors>(read_file(folder + "/" + file), file);
-    return st->get(name, shape);
+    std::string stored;
+    std::vector<float> v = st->get(name, shape, &stored);
+    if (shape->size() == 2) {
+      ++matrices;
+      bf16_matrices += stored == "BF16";
+    }
+    return v;
   };
   const int64_t d = c.dim, k = c.head_dim;
   std::vector<int64_t> sh;
@@ -275,6 +277,7 @@ SourceModel import_hf_llama(const std::string& folder) {
     if (rope_heads > 0) w = permute_rope_rows(w, rope_heads, k, d);
     add(m, t.role, layer, want, std::move(w), name);
   });
+  if (matrices > 0 && bf16_matrices == matrices) m.config.weight_dtype = DType::bf16;
   return m;
 }
 

@@ -1,7 +1,7 @@
 // einfer-pack: packs llama2.c, Hugging Face Llama, PyTorch encoder and GGUF checkpoints into the
 // flat .ein format (docs/format.md), inspects .ein files and emits them as C (model.c + model.h).
 //
-//   einfer-pack INPUT -o OUT.ein [--dtype f32|f16|q8|q4] [--group 32|64] [-z TOKENIZER]
+//   einfer-pack INPUT -o OUT.ein [--dtype f32|f16|bf16|q8|q4] [--group 32|64] [-z TOKENIZER]
 //               [--emit-c OUT.c] [--arch torch-encoder --heads H [--activation relu|gelu]
 //               [--norm-first] [--causal] [--eps E]] [run options]
 //   einfer-pack --inspect MODEL.ein [--json] [run options]
@@ -52,9 +52,10 @@ void progress_bar(uint64_t done, uint64_t total) {
 DType parse_dtype(const std::string& s) {
   if (s == "f32") return DType::f32;
   if (s == "f16") return DType::f16;
+  if (s == "bf16") return DType::bf16;
   if (s == "q8") return DType::q8;
   if (s == "q4") return DType::q4;
-  throw PackError("unknown dtype '" + s + "' (f32, f16, q8 or q4)");
+  throw PackError("unknown dtype '" + s + "' (f32, f16, bf16, q8 or q4)");
 }
 
 bool is_c_identifier(const std::string& s) {
@@ -115,11 +116,11 @@ int run(int argc, char** argv) {
                 "Packs are byte-reproducible.");
   p.positional("INPUT", &input,
                "llama2.c checkpoint (v0/v1/v2), Hugging Face Llama folder, PyTorch encoder "
-               ".safetensors, or GGUF (llama; F32/F16/Q8_0/Q4_0)");
+               ".safetensors, or GGUF (llama; F32/F16/BF16/Q8_0/Q4_0)");
   p.section("packing");
   p.option({"-o", "--output"}, &output, "OUT.ein", "the packed model");
-  p.option({"--dtype"}, &dtype_arg, "TYPE", "weight type f32|f16|q8|q4 (default: the input's)")
-      .choices({"f32", "f16", "q8", "q4"});
+  p.option({"--dtype"}, &dtype_arg, "TYPE", "weight type f32|f16|bf16|q8|q4 (default: the input's)")
+      .choices({"f32", "f16", "bf16", "q8", "q4"});
   p.option({"--group"}, &group_arg, "N", "quantization group size (default 32)").range(1, 65536);
   p.option(
       {"-z", "--tokenizer"}, &tokenizer, "FILE",

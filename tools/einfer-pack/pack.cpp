@@ -84,8 +84,9 @@ static void check_finite(const SourceTensor& t) {
 
 EinImage pack_source(const SourceModel& source, DType dtype, int32_t group, Progress progress) {
   for (const SourceTensor& t : source.tensors) check_finite(t);
-  if (dtype != DType::f32 && dtype != DType::f16 && dtype != DType::q8 && dtype != DType::q4)
-    throw PackError("target dtype must be f32, f16, q8 or q4");
+  if (dtype != DType::f32 && dtype != DType::f16 && dtype != DType::bf16 && dtype != DType::q8 &&
+      dtype != DType::q4)
+    throw PackError("target dtype must be f32, f16, bf16, q8 or q4");
   EinImage image;
   image.config = source.config;
   image.config.weight_dtype = dtype;
