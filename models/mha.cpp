@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "kernels/einsum.h"
+#include "kernels/gguf_quant.h"
 #include "kernels/kv_ring.h"
 #include "kernels/matmul_quant.h"
 #include "kernels/vec.h"
@@ -29,7 +30,11 @@ bool has(const TensorView& t) {
 namespace {
 Status linear_impl(const float* x, int64_t n, const TensorView& w, const TensorView& bias, float* y,
                    void* scratch, size_t scratch_bytes, const Threads* threads) {
-  if (dtype_is_quantized(w.dtype) && w.rank == 2) {
+  if (dtype_is_gguf_block(w.dtype)) {
+    // GGUF block weights (kernels/gguf_quant.h): one direct call, no einsum plan.
+    EINFER_TRY(
+        matmul_f32_gguf(x, w.shape[1], n, w, y, w.shape[0], scratch, scratch_bytes, threads));
+  } else if (dtype_is_quantized(w.dtype) && w.rank == 2) {
     // The plan for "nd,ed->ne" with q8/q4 weights (always contiguous) is exactly this call, same
     // lda, ldc and kernel; planning it on every call (no plan cache: firmware) cost more
     // instructions on a Cortex-M than a 64 x 64 projection itself.
@@ -75,7 +80,8 @@ bool plan_fits(const EinsumPlan& p, const TensorView* in) {
 Status linear_cached(LinearPlan* cache, const float* x, int64_t n, const TensorView& w,
                      const TensorView& bias, float* y, void* scratch, size_t scratch_bytes,
                      const Threads* threads) {
-  if (!cache) return linear_impl(x, n, w, bias, y, scratch, scratch_bytes, threads);
+  if (!cache || dtype_is_gguf_block(w.dtype))
+    return linear_impl(x, n, w, bias, y, scratch, scratch_bytes, threads);
   const TensorView in[2] = {make_view(DType::f32, const_cast<float*>(x), {n, w.shape[1]}), w};
   if (!cache->valid || !plan_fits(cache->plan, in)) {
     cache->valid = false;
@@ -92,6 +98,10 @@ Status linear_cached(LinearPlan* cache, const float* x, int64_t n, const TensorV
 }
 
 Status linear_scratch_bytes(int64_t n, const TensorView& w, size_t* bytes) {
+  if (dtype_is_gguf_block(w.dtype)) {
+    *bytes = matmul_gguf_scratch_bytes(n, w.shape[1]);
+    return ok_status();
+  }
   EinsumPlan projection;
   const TensorView xv = make_view(DType::f32, nullptr, {n, w.shape[1]});
   EINFER_TRY(plan<"nd,ed->ne">(xv, w, &projection));

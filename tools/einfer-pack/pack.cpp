@@ -57,6 +57,40 @@ const char* kv_name(DType d) {
 
 }  // namespace
 
+namespace {
+
+// A GGUF import packed as is: each matrix in its own GGUF block type (raw blocks, no scale
+// region), other tensors f32. `natural` is the config's weight dtype (the most common block type).
+EinImage pack_gguf_native(const SourceModel& source, DType natural, Progress progress) {
+  EinImage image;
+  image.config = source.config;
+  image.config.weight_dtype = natural;
+  image.config.group_size = 0;
+  uint64_t total = 0, done = 0;
+  for (const SourceTensor& t : source.tensors) total += t.values.size() * 4;
+  for (const SourceTensor& t : source.tensors) {
+    if (ein_role_is_matrix(t.role) && dtype_is_gguf_block(t.native)) {
+      PackedTensor p;
+      p.role = t.role;
+      p.layer = t.layer;
+      p.dtype = t.native;
+      p.rank = static_cast<int>(t.shape.size());
+      for (int i = 0; i < p.rank; ++i) p.shape[i] = t.shape[i];
+      p.group_size = 0;
+      p.data = t.native_data;
+      image.tensors.push_back(std::move(p));
+    } else {
+      image.tensors.push_back(
+          encode_tensor(t.role, t.layer, t.shape, t.values.data(), DType::f32, 0));
+    }
+    done += t.values.size() * 4;
+    if (progress) progress(done, total);
+  }
+  return image;
+}
+
+}  // namespace
+
 void add_float_tensor(SourceModel& m, TensorRole role, int32_t layer, std::vector<int64_t> shape,
                       std::vector<float> values) {
   SourceTensor t;
@@ -68,6 +102,7 @@ void add_float_tensor(SourceModel& m, TensorRole role, int32_t layer, std::vecto
 }
 
 EinImage pack_source(const SourceModel& source, DType dtype, int32_t group, Progress progress) {
+  if (dtype_is_gguf_block(dtype)) return pack_gguf_native(source, dtype, progress);
   if (dtype != DType::f32 && dtype != DType::f16 && dtype != DType::q8 && dtype != DType::q4)
     throw PackError("target dtype must be f32, f16, q8 or q4");
   EinImage image;
