@@ -1,14 +1,19 @@
-// AVX2 dot kernels for GGUF blocks: q4_k, q5_k, q6_k against q8k activations, q8_0 and q4_0
-// against q8a. Twins of dot_gguf_q8_scalar.cpp: the integer sums per block are the same integers
-// (maddubs pair sums stay below 2^15: unsigned weights <= 63 times |a| <= 127, or |w| <= 128
-// times |a| <= 127 for q8_0's sign trick; madd by the sub-block scale widens to int32), and
-// every block is scaled with the same float expression, so results equal the scalar ones bit for
-// bit. Offsets (q6_k's -32, q4_0's -8) are taken out with the activations' integer sums.
+// AVX2 dot kernels for GGUF blocks: q4_k, q5_k, q6_k against q8k activations, q8_0, q4_0,
+// q4_1, q5_0 and q5_1 against q8a (q2_k and q3_k run their scalar twins). Twins of
+// dot_gguf_q8_scalar.cpp: the integer sums per block are the same integers (maddubs pair sums stay
+// below 2^15: unsigned weights <= 63 times |a| <= 127, or |w| <= 128 times |a| <= 127 for q8_0's
+// sign trick; madd by the sub-block scale widens to int32). Every K-quant block is scaled with the
+// scalar twin's float expression, so those results equal the scalar ones bit for bit; the
+// 32-element types keep 8 float lanes across blocks (one FMA per block, no horizontal sum), so
+// they agree with their twins to float rounding. Offsets (q6_k's -32, q4_0's -8, q5_0's -16) are
+// taken out with the activations' integer sums.
 #include "kernels/gguf_quant_internal.h"
 
 #if defined(EINFER_GGUF_AVX2)
 
 #include <immintrin.h>
+
+#include <cstring>
 
 namespace einfer::gguf_detail {
 
@@ -23,6 +28,18 @@ inline int32_t hsum(__m256i v) {
   s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
   s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
   return _mm_cvtsi128_si32(s);
+}
+
+// acc + float(p) * scale, lane by lane (the 32-element types keep float lanes across blocks).
+inline __m256 scale_add(__m256i p, float scale, __m256 acc) {
+  return _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(scale), acc);
+}
+
+inline float hsum_ps(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
 }
 
 // sum over 32 bytes of u * a * scale (u unsigned, a signed; scale per 16-byte half: lo, hi).
@@ -116,33 +133,77 @@ float dot_q6k(const uint8_t* w, const void* act, int64_t nb) {
 float dot_q8_0(const uint8_t* w, const void* act, int64_t nb) {
   const BlockQ8A* a = static_cast<const BlockQ8A*>(act);
   const __m256i ones = _mm256_set1_epi16(1);
-  float acc = 0.f;
+  __m256 acc = _mm256_setzero_ps();
   for (int64_t i = 0; i < nb; ++i) {
     const uint8_t* b = w + i * 34;
     const __m256i wv = load32(b + 2);
     const __m256i av = load32(a[i].qs);
     const __m256i p = _mm256_madd_epi16(
         _mm256_maddubs_epi16(_mm256_sign_epi8(wv, wv), _mm256_sign_epi8(av, wv)), ones);
-    acc += a[i].d * (load_f16(b) * static_cast<float>(hsum(p)));
+    acc = scale_add(p, a[i].d * load_f16(b), acc);
   }
-  return acc;
+  return hsum_ps(acc);
 }
 
 float dot_q4_0(const uint8_t* w, const void* act, int64_t nb) {
   const BlockQ8A* a = static_cast<const BlockQ8A*>(act);
   const __m256i ones = _mm256_set1_epi16(1);
   const __m128i m4 = _mm_set1_epi8(0x0F);
-  float acc = 0.f;
+  __m256 acc = _mm256_setzero_ps();
   for (int64_t i = 0; i < nb; ++i) {
     const uint8_t* b = w + i * 18;
     const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 2));
     const __m256i u =
         _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(x, 4), m4), _mm_and_si128(x, m4));
-    const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(u, load32(a[i].qs)), ones);
-    const int32_t dot = hsum(p) - 8 * a[i].isum;
-    acc += a[i].d * (load_f16(b) * static_cast<float>(dot));
+    // dot(u - 8, a): the 8 lanes each give back sum(a) (8 * isum in all).
+    const __m256i p =
+        _mm256_sub_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(u, load32(a[i].qs)), ones),
+                         _mm256_set1_epi32(a[i].isum));
+    acc = scale_add(p, a[i].d * load_f16(b), acc);
   }
-  return acc;
+  return hsum_ps(acc);
+}
+
+// bytes 0xFF where bit e of `bits` is set, element e in byte e (32 elements).
+inline __m256i bytes_from_bits(uint32_t bits) {
+  const __m256i spread =
+      _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(bits)),
+                          _mm256_setr_epi64x(0x0000000000000000, 0x0101010101010101,
+                                             0x0202020202020202, 0x0303030303030303));
+  const __m256i mask = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ULL));
+  return _mm256_cmpeq_epi8(_mm256_and_si256(spread, mask), mask);
+}
+
+// q4_1 (kFive false) and q5_0 / q5_1: unsigned values u, then the offset: q5_0 subtracts 16 per
+// element (16 * isum), the types with m add m * isum (dmin = -m, as the scalar twin keeps it).
+template <bool kFive, bool kMin>
+float dot_q45_legacy(const uint8_t* w, const void* act, int64_t nb) {
+  const BlockQ8A* a = static_cast<const BlockQ8A*>(act);
+  constexpr size_t bytes = kFive ? (kMin ? 24 : 22) : 20;
+  const __m256i ones = _mm256_set1_epi16(1);
+  const __m128i m4 = _mm_set1_epi8(0x0F);
+  __m256 acc = _mm256_setzero_ps();
+  float offset = 0.f;
+  for (int64_t i = 0; i < nb; ++i) {
+    const uint8_t* b = w + i * bytes;
+    const uint8_t* qh = b + (kMin ? 4 : 2);
+    const uint8_t* qs = qh + (kFive ? 4 : 0);
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+    __m256i u = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(x, 4), m4), _mm_and_si128(x, m4));
+    if (kFive) {
+      uint32_t high;
+      std::memcpy(&high, qh, 4);
+      u = _mm256_or_si256(u, _mm256_and_si256(bytes_from_bits(high), _mm256_set1_epi8(0x10)));
+    }
+    __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(u, load32(a[i].qs)), ones);
+    if (kMin) {
+      offset += a[i].d * (load_f16(b + 2) * static_cast<float>(a[i].isum));
+    } else {
+      p = _mm256_sub_epi32(p, _mm256_set1_epi32(2 * a[i].isum));  // 16 * isum over 8 lanes
+    }
+    acc = scale_add(p, a[i].d * load_f16(b), acc);
+  }
+  return hsum_ps(acc) + offset;
 }
 
 }  // namespace
@@ -159,6 +220,12 @@ DotFn dot_kernel_simd(DType dtype) {
       return dot_q8_0;
     case DType::q4_0:
       return dot_q4_0;
+    case DType::q4_1:
+      return dot_q45_legacy<false, true>;
+    case DType::q5_0:
+      return dot_q45_legacy<true, false>;
+    case DType::q5_1:
+      return dot_q45_legacy<true, true>;
     default:
       return nullptr;
   }

@@ -1,9 +1,10 @@
-// NEON (AArch64) dot kernels for GGUF blocks: q4_k, q5_k, q6_k against q8k activations, q8_0 and
-// q4_0 against q8a. Twins of dot_gguf_q8_scalar.cpp: weights are unpacked to signed int8 (offsets
-// subtracted), each sub-block's int8 dot summed exactly in int32 (SDOT with the dot-product
-// extension, else widening multiplies: pair sums <= 2 * 128 * 127 fit int16), scaled by the
-// sub-block's integer scale, and every block scaled with the scalar kernel's float expression, so
-// results equal the scalar ones bit for bit.
+// NEON (AArch64) dot kernels for GGUF blocks: q4_k, q5_k, q6_k against q8k activations, q8_0,
+// q4_0, q4_1, q5_0 and q5_1 against q8a (q2_k and q3_k run their scalar twins). Twins of
+// dot_gguf_q8_scalar.cpp: weights are unpacked to signed int8 (offsets subtracted), each
+// sub-block's int8 dot summed exactly in int32 (SDOT with the dot-product extension, else widening
+// multiplies: pair sums <= 2 * 128 * 127 fit int16), scaled by the sub-block's integer scale, and
+// every block scaled with the scalar kernel's float expression, so results equal the scalar ones
+// bit for bit.
 #include "kernels/gguf_quant_internal.h"
 
 #if defined(EINFER_GGUF_NEON)
@@ -124,6 +125,46 @@ float dot_q4_0(const uint8_t* w, const void* act, int64_t nb) {
   return acc;
 }
 
+// Lanes 0xFF where bit e of (lo | hi << 8) is set, element e in lane e (16 elements).
+inline uint8x16_t bytes_from_bits16(uint8_t lo, uint8_t hi) {
+  static const uint8_t kBits[16] = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
+  return vtstq_u8(vcombine_u8(vdup_n_u8(lo), vdup_n_u8(hi)), vld1q_u8(kBits));
+}
+
+// q4_1 (kFive false) and q5_0 / q5_1 (see the AVX2 twin): q5_0 goes signed (u - 16) directly.
+template <bool kFive, bool kMin>
+float dot_q45_legacy(const uint8_t* w, const void* act, int64_t nb) {
+  const BlockQ8A* a = static_cast<const BlockQ8A*>(act);
+  constexpr size_t bytes = kFive ? (kMin ? 24 : 22) : 20;
+  const uint8x16_t bit5 = vdupq_n_u8(0x10);
+  float acc = 0.f;
+  for (int64_t i = 0; i < nb; ++i) {
+    const uint8_t* b = w + i * bytes;
+    const uint8_t* qh = b + (kMin ? 4 : 2);
+    const uint8_t* qs = qh + (kFive ? 4 : 0);
+    const uint8x16_t x = vld1q_u8(qs);
+    uint8x16_t lo = vandq_u8(x, vdupq_n_u8(0x0F)), hi = vshrq_n_u8(x, 4);
+    if (kFive) {
+      lo = vorrq_u8(lo, vandq_u8(bytes_from_bits16(qh[0], qh[1]), bit5));
+      hi = vorrq_u8(hi, vandq_u8(bytes_from_bits16(qh[2], qh[3]), bit5));
+    }
+    int8x16_t slo = s8(lo), shi = s8(hi);
+    if (kFive && !kMin) {
+      slo = vsubq_s8(slo, vdupq_n_s8(16));
+      shi = vsubq_s8(shi, vdupq_n_s8(16));
+    }
+    const int32_t dot = dot16(slo, vld1q_s8(a[i].qs)) + dot16(shi, vld1q_s8(a[i].qs + 16));
+    const float d = load_f16(b);
+    if (kMin) {
+      const float dmin = -load_f16(b + 2);
+      acc += a[i].d * (d * static_cast<float>(dot) - dmin * static_cast<float>(a[i].isum));
+    } else {
+      acc += a[i].d * (d * static_cast<float>(dot));
+    }
+  }
+  return acc;
+}
+
 }  // namespace
 
 DotFn dot_kernel_simd(DType dtype) {
@@ -138,6 +179,12 @@ DotFn dot_kernel_simd(DType dtype) {
       return dot_q8_0;
     case DType::q4_0:
       return dot_q4_0;
+    case DType::q4_1:
+      return dot_q45_legacy<false, true>;
+    case DType::q5_0:
+      return dot_q45_legacy<true, false>;
+    case DType::q5_1:
+      return dot_q45_legacy<true, true>;
     default:
       return nullptr;
   }
