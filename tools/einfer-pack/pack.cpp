@@ -258,9 +258,29 @@ std::string describe_model(const Model& model, const RunOptions& run, bool json)
   out += fmt("              tied_classifier %u  bias %u  norm_first %u  causal %u  final_norm %u\n",
              c.tied_classifier, c.has_bias, c.norm_first, c.causal, c.final_norm);
   out += "              attention " + describe_attention_variant(c) + "\n";
-  out += fmt("quantization: weights %s", wd);
+  if (dtype_is_gguf_block(c.weight_dtype)) {
+    out +=
+        fmt("quantization: GGUF blocks kept as the file stored them, per tensor (mostly %s)", wd);
+  } else {
+    out += fmt("quantization: weights %s", wd);
+  }
   if (c.group_size) out += fmt(", group %d", c.group_size);
-  out += "\n\n";
+  out += "\n";
+  // Importer remarks (e.g. GGUF IQ4_NL tensors converted to q8_0) from the metadata section.
+  FileHeader h;
+  std::memcpy(&h, model.image, sizeof h);
+  if ((h.flags & kEinFlagMetadata) && h.metadata_offset + h.metadata_bytes <= model.image_bytes) {
+    const std::string meta(reinterpret_cast<const char*>(model.image + h.metadata_offset),
+                           static_cast<size_t>(h.metadata_bytes));
+    for (size_t at = meta.find("notes="); at != std::string::npos;
+         at = meta.find("notes=", at + 1)) {
+      if (at != 0 && meta[at - 1] != '\n') continue;
+      const size_t end = meta.find('\n', at);
+      out += "notes:        " + meta.substr(at + 6, end == std::string::npos ? end : end - at - 6) +
+             "\n";
+    }
+  }
+  out += "\n";
   out += fmt("%-18s %5s %-5s %-16s %12s\n", "role", "layer", "dtype", "shape", "bytes");
   for (const Row& r : rows) {
     std::string shape;
