@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/gguf_quant.h"
 #include "kernels/quant.h"
 #include "kernels/vec.h"
 #include "runtime/format.h"
@@ -115,6 +116,10 @@ void embed(const TensorView& table, int32_t token, float* out) {
       break;
     }
     default:
+      if (dtype_is_gguf_block(table.dtype)) {  // decode just the one row needed
+        dequantize_row_gguf(table.dtype, base + token * quant_row_bytes(table.dtype, d), d, out);
+        break;
+      }
       std::memset(out, 0, static_cast<size_t>(d) * 4);
   }
 }

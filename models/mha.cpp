@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "kernels/einsum.h"
+#include "kernels/gguf_quant.h"
 #include "kernels/kv_ring.h"
 #include "kernels/matmul_quant.h"
 #include "kernels/vec.h"
@@ -30,7 +31,11 @@ bool has(const TensorView& t) {
 namespace {
 Status linear_impl(const float* x, int64_t n, const TensorView& w, const TensorView& bias, float* y,
                    void* scratch, size_t scratch_bytes, const Threads* threads) {
-  if (dtype_is_quantized(w.dtype) && w.rank == 2) {
+  if (dtype_is_gguf_block(w.dtype)) {
+    // GGUF block weights (kernels/gguf_quant.h): one direct call, no einsum plan.
+    EINFER_TRY(
+        matmul_f32_gguf(x, w.shape[1], n, w, y, w.shape[0], scratch, scratch_bytes, threads));
+  } else if (dtype_is_quantized(w.dtype) && w.rank == 2) {
     // The plan for "nd,ed->ne" with q8/q4 weights (always contiguous) is exactly this call, same
     // lda, ldc and kernel; planning it on every call (no plan cache: firmware) cost more
     // instructions on a Cortex-M than a 64 x 64 projection itself.
@@ -88,7 +93,8 @@ Status ensure_plan(LinearPlan* cache, const TensorView* in) {
 Status linear_cached(LinearPlan* cache, const float* x, int64_t n, const TensorView& w,
                      const TensorView& bias, float* y, void* scratch, size_t scratch_bytes,
                      const Threads* threads) {
-  if (!cache) return linear_impl(x, n, w, bias, y, scratch, scratch_bytes, threads);
+  if (!cache || dtype_is_gguf_block(w.dtype))
+    return linear_impl(x, n, w, bias, y, scratch, scratch_bytes, threads);
   const TensorView in[2] = {make_view(DType::f32, const_cast<float*>(x), {n, w.shape[1]}), w};
   EINFER_TRY(ensure_plan(cache, in));
   const TensorView yv = make_view(DType::f32, y, {n, w.shape[0]});
@@ -230,7 +236,7 @@ Status project_group(const float* x, int64_t n, const Projection* ps, int count,
     return make_status(StatusCode::invalid_argument,
                        "project_group: 1 to 3 projections, n >= 0, align a multiple of 16", count);
   }
-  bool quant = true;
+  bool quant = true, gguf = false;
   for (int p = 0; p < count; ++p) {
     const TensorView* w = ps[p].w;
     if (w == nullptr || ps[p].y == nullptr || w->rank != 2) {
@@ -240,6 +246,7 @@ Status project_group(const float* x, int64_t n, const Projection* ps, int count,
       return make_status(StatusCode::shape_mismatch, "project_group: inputs of different widths",
                          ps[0].w->shape[1], w->shape[1], p);
     }
+    gguf = gguf || dtype_is_gguf_block(w->dtype);
     quant = quant && dtype_is_quantized(w->dtype) && w->dtype == ps[0].w->dtype &&
             w->group_size == ps[0].w->group_size && w->group_size > 0;
   }
@@ -258,7 +265,8 @@ Status project_group(const float* x, int64_t n, const Projection* ps, int count,
         static_cast<int>(units < thread_count(threads) ? units : thread_count(threads));
     return quant_group(x, n, ps, count, h, scratch, scratch_bytes, tasks, threads);
   }
-  if (thread_count(threads) > 1) {
+  // GGUF block weights have no einsum plan: they take the one-by-one path (each call threaded).
+  if (thread_count(threads) > 1 && !gguf) {
     bool done = false;
     EINFER_TRY(f32_group(x, n, ps, count, h, scratch, scratch_bytes, threads, &done));
     if (done) return ok_status();
@@ -277,6 +285,10 @@ Status project_group(const float* x, int64_t n, const Projection* ps, int count,
 }
 
 Status linear_scratch_bytes(int64_t n, const TensorView& w, size_t* bytes) {
+  if (dtype_is_gguf_block(w.dtype)) {
+    *bytes = matmul_gguf_scratch_bytes(n, w.shape[1]);
+    return ok_status();
+  }
   EinsumPlan projection;
   const TensorView xv = make_view(DType::f32, nullptr, {n, w.shape[1]});
   EINFER_TRY(plan<"nd,ed->ne">(xv, w, &projection));

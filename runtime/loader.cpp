@@ -111,7 +111,7 @@ Status place_region(uint64_t offset, uint64_t bytes, uint64_t file_size, uint64_
 }
 
 bool valid_enum_dtype(uint32_t d) {
-  return d <= static_cast<uint32_t>(DType::bf16);
+  return d <= static_cast<uint32_t>(DType::bf16) || dtype_is_gguf_block(static_cast<DType>(d));
 }
 
 bool in_range(int64_t v, int64_t lo, int64_t hi) {
@@ -391,7 +391,12 @@ Status ein_validate_config(const ModelConfig& c) {
         return inval("group size out of range", c.group_size);
       break;
     default:
-      return inval("unsupported weight dtype", static_cast<int64_t>(c.weight_dtype));
+      // GGUF block types (whole-model "natural" type of a packed GGUF file): scales live in the
+      // blocks, so no group size.
+      if (!dtype_is_gguf_block(c.weight_dtype))
+        return inval("unsupported weight dtype", static_cast<int64_t>(c.weight_dtype));
+      if (c.group_size != 0) return inval("group size set for a GGUF block weight dtype");
+      break;
   }
   return ok_status();
 }
@@ -470,7 +475,11 @@ Status load_model(const void* data, size_t size, const LoadOptions& options, Mod
     if (!valid_enum_dtype(r.dtype)) return bad("unknown tensor dtype", -1, r.dtype, idx);
     const DType dt = static_cast<DType>(r.dtype);
     const DType want_dt = ein_role_is_matrix(want_role) ? c.weight_dtype : DType::f32;
-    if (dt != want_dt)
+    // A packed GGUF keeps each matrix's own block type (a Q4_K_M file mixes Q4_K, Q6_K and the
+    // fallbacks for rows that are not whole K-blocks), or f32.
+    const bool mixed_ok =
+        dtype_is_gguf_block(want_dt) && (dtype_is_gguf_block(dt) || dt == DType::f32);
+    if (dt != want_dt && !mixed_ok)
       return bad("tensor dtype disagrees with the architecture", static_cast<int64_t>(want_dt),
                  r.dtype, idx);
     int64_t want_shape[kEinMaxRank] = {0, 0, 0, 0};
@@ -486,6 +495,9 @@ Status load_model(const void* data, size_t size, const LoadOptions& options, Mod
     const int64_t cols = want_shape[want_rank - 1];
     const int64_t rows = want_rank == 2 ? want_shape[0] : 1;
     const bool quant = dtype_is_quantized(dt);
+    if (dtype_is_gguf_block(dt) && cols % gguf_block_elems(dt) != 0)
+      return bad("GGUF block tensor row is not a whole number of blocks", gguf_block_elems(dt),
+                 cols, idx);
     const uint64_t want_data = static_cast<uint64_t>(rows) * quant_row_bytes(dt, cols);
     const uint64_t want_scales =
         quant ? static_cast<uint64_t>(rows) * quant_groups(cols, c.group_size) * 4u : 0u;
