@@ -1,12 +1,14 @@
-// GGUF (versions 2 and 3), llama architecture, tensors F32, F16, Q8_0, Q4_0.
+// GGUF (versions 2 and 3), architectures llama and qwen2 (models/arch/arch_llama.cpp: metadata
+// keys and tensor names, q/k/v biases as blk.N.attn_q.bias ...), tensors F32, F16, Q8_0, Q4_0.
 //
 // Layout: "GGUF", uint32 version, uint64 tensor_count, uint64 kv_count, kv pairs (string key,
 // uint32 type, value), tensor infos (string name, uint32 n_dims, uint64 ne[n_dims], uint32 type,
 // uint64 offset), padding to general.alignment (default 32), data. ne[0] is the contiguous axis,
-// so a llama matrix [out, in] has ne = {in, out}. llama.cpp's converter already permuted q/k to
-// the interleaved RoPE layout, so rope=interleaved. Q8_0 blocks: f16 scale + 32 int8. Q4_0 blocks:
-// f16 scale + 16 bytes, element j in the low nibble of byte j, element j+16 in its high nibble,
-// value (nibble - 8) * scale. Both convert losslessly to einfer q8/q4 with group 32.
+// so a llama matrix [out, in] has ne = {in, out}. llama.cpp's converter already permuted llama's
+// q/k to the interleaved RoPE layout (rope=interleaved); qwen2's stay half-split (NeoX RoPE). Q8_0
+// blocks: f16 scale + 32 int8. Q4_0 blocks: f16 scale + 16 bytes, element j in the low nibble of
+// byte j, element j+16 in its high nibble, value (nibble - 8) * scale. Both convert losslessly to
+// einfer q8/q4 with group 32.
 #include <cstring>
 #include <map>
 
@@ -73,24 +75,25 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
   const uint64_t data_start = (c.pos + alignment - 1) / alignment * alignment;
   if (data_start > b.size()) throw PackError("gguf: file truncated before the tensor data");
 
-  const ArchDescription& llama = arch_llama();
-  auto arch = kv.find("general.architecture");
-  if (arch == kv.end() || arch->second.str != llama.name)
-    throw PackError("gguf: architecture '" +
-                    (arch == kv.end() ? std::string("?") : arch->second.str) +
-                    "' is not supported (llama only)");
+  auto arch_kv = kv.find("general.architecture");
+  const std::string arch_name = arch_kv == kv.end() ? std::string("?") : arch_kv->second.str;
+  const ArchDescription* arch = arch_by_gguf_arch(arch_name.c_str());
+  if (!arch)
+    throw PackError("gguf: architecture '" + arch_name + "' is not supported (llama or qwen2)");
+  const ArchDescription& llama = *arch;
   SourceModel m;
-  m.kind = "gguf";
+  m.kind = "gguf-" + arch_name;
   if (auto it = kv.find("tokenizer.chat_template"); it != kv.end() && it->second.type == 8)
     m.chat_template = it->second.str;
   ModelConfig& cfg = m.config;
   cfg.arch = llama.kind;
   cfg.norm = llama.norm;
-  cfg.rope = llama.rope;
+  cfg.rope = llama.gguf_rope;  // llama.cpp permuted llama's q/k rows, not qwen2's
   cfg.activation = llama.activation;
+  cfg.qkv_bias = llama.qkv_bias;
   auto emb = infos.find(arch_tensor_name(llama.tensors[0].gguf, -1));
   if (emb == infos.end() || emb->second.ne.size() != 2)
-    throw PackError("gguf: missing token_embd.weight");
+    throw PackError("gguf: missing tensor token_embd.weight");
   // Hyperparameters by the table's keys; the vocabulary defaults to the embedding's rows.
   auto lookup = [&](const char* key, double* value) {
     auto it = kv.find(key);
@@ -99,8 +102,21 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
     return true;
   };
   read_arch_config(llama, SourceFormat::gguf, lookup, "gguf: ", &cfg);
+  auto key = [&](const char* pattern) { return arch_tensor_name(pattern, -1, llama.gguf_arch); };
+  std::string rope_type;
+  if (auto it = kv.find(key(kGgufRopeTypeKey)); it != kv.end() && it->second.type == 8)
+    rope_type = it->second.str;
+  apply_rope_scaling(rope_type, "gguf: ", &cfg);
+  if (infos.count(kGgufRopeFreqsTensor))
+    throw PackError(std::string("gguf: tensor ") + kGgufRopeFreqsTensor +
+                    " (llama3 RoPE frequency factors) is not supported: pack the Hugging Face "
+                    "folder, whose rope_scaling einfer implements");
+  double rope_dims = cfg.head_dim;
+  if (lookup(key("{}.rope.dimension_count").c_str(), &rope_dims) && rope_dims != cfg.head_dim)
+    throw PackError("gguf: " + key("{}.rope.dimension_count") +
+                    " differs from the head size (partial RoPE is not supported)");
   double vocab = static_cast<double>(emb->second.ne[1]);
-  lookup("llama.vocab_size", &vocab);
+  lookup(key("{}.vocab_size").c_str(), &vocab);
   cfg.vocab_size = static_cast<int32_t>(vocab);
   cfg.tied_classifier = infos.count("output.weight") ? 0 : 1;
   require_valid_config(cfg, "gguf: ");
