@@ -19,6 +19,7 @@
 
 #include "models/llama.h"
 #include "models/session.h"
+#include "tools/einfer-pack/import_tokenizer.h"
 #include "tools/einfer-pack/importers.h"
 
 using namespace einfer;
@@ -195,6 +196,16 @@ TEST_CASE(
   CHECK(import_hf_llama(kData + "../arch/hf_llama3_rope").config.rope_scaling ==
         RopeScaling::llama3);
   CHECK(import_hf_llama(kData + "../arch/hf_head_dim_bf16").config.head_dim == 16);
+  // bos_token_id / eos_token_id, a list for Qwen2 here, become the tokenizer's ends of generation.
+  const SourceModel qwen = import_hf_llama(kData + "../arch/hf_qwen2");
+  CHECK(qwen.bos == 1);
+  CHECK(qwen.eos == std::vector<int32_t>{2, 3});
+  TokenizerSpec tok;
+  tok.eog = {3};
+  add_model_special_ids(tok, qwen.bos, qwen.eos);
+  CHECK(tok.bos == 1);
+  CHECK(tok.eos == 2);
+  CHECK(tok.eog == std::vector<int32_t>{3, 2});
 }
 
 TEST_CASE("import forward: GGUF llama (linear RoPE scaling) and qwen2 (biases, NeoX RoPE)") {

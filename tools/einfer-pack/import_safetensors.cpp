@@ -209,6 +209,22 @@ SourceModel import_hf_llama(const std::string& folder) {
       rs && rs->type != Json::Type::null && rope_type.empty())
     throw PackError("config.json: rope_scaling without a rope_type");
   apply_rope_scaling(rope_type, "config.json: ", &c);
+  // Special ids: an integer, a list of integers (eos of Llama 3.x, Qwen2) or null.
+  auto ids = [&](const char* key) {
+    std::vector<int32_t> out;
+    const Json* v = cfg.find(key);
+    if (v && v->is_number()) out.push_back(static_cast<int32_t>(v->num));
+    if (v && v->type == Json::Type::array)
+      for (const Json& e : v->items)
+        if (e.is_number()) out.push_back(static_cast<int32_t>(e.num));
+    for (int32_t id : out)
+      if (id < 0 || id >= c.vocab_size)
+        throw PackError(std::string("config.json: ") + key + " " + std::to_string(id) +
+                        " is outside the vocabulary");
+    return out;
+  };
+  if (const std::vector<int32_t> bos = ids("bos_token_id"); !bos.empty()) m.bos = bos[0];
+  m.eos = ids("eos_token_id");
   const Json* tie = cfg.find("tie_word_embeddings");
   c.tied_classifier = tie && tie->b ? 1 : 0;
   require_valid_config(c, "config.json: ");
