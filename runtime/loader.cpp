@@ -4,6 +4,9 @@
 // Every read goes through read_at(), which copies bytes out with memcpy after a bounds check, so
 // the loader never reads outside [data, data + size) and never depends on field alignment. Offsets
 // and sizes are 64-bit and every sum is checked for overflow before use.
+//
+// Over 600 lines on purpose: the canonical tensor order, the ArchBlock translation and the one
+// config check (every architecture's rules) live beside the reader that depends on all three.
 #include <cmath>
 #include <cstring>
 
