@@ -1,6 +1,7 @@
 #include "tools/einfer-pack/arch_names.h"
 
 #include <cmath>
+#include <cstring>
 
 #include "runtime/format.h"
 #include "tools/einfer-pack/ein_writer.h"
@@ -22,6 +23,8 @@ std::vector<int64_t> arch_tensor_shape(const ModelConfig& config, TensorRole rol
 }
 
 namespace {
+constexpr double kMaxConfigInteger = 16777216.0;  // 2^24: any dimension or count beyond is hostile
+
 void read_keys(const ArchDescription& arch, const ArchConfigKey* keys, size_t count, bool hf,
                const std::function<bool(const char* key, double* value)>& lookup,
                const std::string& what, ModelConfig* c) {
@@ -32,6 +35,14 @@ void read_keys(const ArchDescription& arch, const ArchConfigKey* keys, size_t co
     double v = 0;
     if (lookup(key.c_str(), &v)) {
       if (!std::isnan(v)) {
+        if (arch_field_is_integer(k.field)) {
+          if (!(v >= 0 && v <= kMaxConfigInteger) ||
+              v != static_cast<double>(static_cast<int64_t>(v)))
+            throw PackError(what + key + " out of range (a whole number in 0..16777216), got " +
+                            std::to_string(v));
+        } else if (!(v >= -3.4e38 && v <= 3.4e38)) {
+          throw PackError(what + key + " out of range (not finite as a float)");
+        }
         arch_set_field(c, k.field, v);
         continue;
       }
@@ -56,6 +67,19 @@ void read_keys(const ArchDescription& arch, const ArchConfigKey* keys, size_t co
   }
 }
 }  // namespace
+
+bool arch_key_is_integer(const ArchDescription& arch, SourceFormat format, const char* key) {
+  const bool hf = format == SourceFormat::hugging_face;
+  for (const auto& [keys, count] : {std::pair{arch.config_keys, arch.config_key_count},
+                                    std::pair{arch.extra_config_keys, arch.extra_config_key_count}})
+    for (size_t i = 0; i < count; ++i) {
+      const ArchConfigKey& k = keys[i];
+      const char* name = hf ? k.hf : k.gguf;
+      if (name && (hf ? std::string(name) : arch_tensor_name(name, -1, arch.gguf_arch)) == key)
+        return arch_field_is_integer(k.field);
+    }
+  return false;
+}
 
 void read_arch_config(const ArchDescription& arch, SourceFormat format,
                       const std::function<bool(const char* key, double* value)>& lookup,
