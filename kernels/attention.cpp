@@ -698,11 +698,11 @@ Status attention_f32(const AttentionShape& shape, const float* q, const float* k
       if (!shape.causal) {
         a1 = pos0;
         b1 = pos0 + n;
-      } else if (shape.window == 0 || t - (shape.window - shape.sinks) <= shape.sinks) {
+      } else if (shape.window == 0 || t - (shape.window - shape.sinks) + 1 <= shape.sinks) {
         b1 = t + 1;  // [0, t]
       } else {
-        b1 = shape.sinks;
-        a2 = t - (shape.window - shape.sinks);
+        b1 = shape.sinks;  // the sinks, then the window - sinks most recent positions, t included
+        a2 = t - (shape.window - shape.sinks) + 1;
         b2 = t + 1;
       }
       src.g = g;

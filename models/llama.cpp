@@ -82,6 +82,18 @@ MhaConfig mha_config(const ModelConfig& c, const RunOptions& o, const RopeTable*
   return m;
 }
 
+// The config's RoPE scaling in the kernel's terms (ein_validate_config checked the values).
+RopeFrequencyScaling rope_scaling(const ModelConfig& c) {
+  RopeFrequencyScaling r;
+  r.kind = static_cast<uint32_t>(c.rope_scaling);
+  if (c.rope_scaling == RopeScaling::none) return r;
+  r.factor = c.rope_factor;
+  r.low_freq_factor = c.rope_low_freq_factor;
+  r.high_freq_factor = c.rope_high_freq_factor;
+  r.original_context = c.rope_original_context;
+  return r;
+}
+
 // Row `token` of the embedding table, widened to f32.
 void embed(const TensorView& table, int32_t token, float* out) {
   const int64_t d = table.shape[1];
@@ -153,6 +165,11 @@ Status llama_bind_weights(const Model& model, Arena& arena, LlamaWeights* w) {
     EINFER_TRY(bind(model, TensorRole::w1, l, f, d, &v));
     EINFER_TRY(bind(model, TensorRole::w2, l, d, f, &v));
     EINFER_TRY(bind(model, TensorRole::w3, l, f, d, &v));
+    if (c.qkv_bias) {
+      EINFER_TRY(bind(model, TensorRole::bq, l, qd, -1, &v));
+      EINFER_TRY(bind(model, TensorRole::bk, l, kv, -1, &v));
+      EINFER_TRY(bind(model, TensorRole::bv, l, kv, -1, &v));
+    }
   }
   return ok_status();
 }
@@ -182,6 +199,16 @@ Status llama_resolve_options(const ModelConfig& c, const RunOptions& in, RunOpti
   if (o.max_batch == 0) o.max_batch = kDefaultMaxBatch;
   if (o.kv_dtype != DType::f32 && o.kv_dtype != DType::i8) {
     return make_status(StatusCode::unsupported, "KV cache dtype must be f32 or i8");
+  }
+  // A model trained with a sliding window (Mistral) attends through it by default; a run may
+  // narrow it (less memory) but not widen it past what the model was trained with.
+  if (c.sliding_window > 0) {
+    if (o.window == 0) o.window = c.sliding_window;
+    if (o.window > c.sliding_window) {
+      return make_status(StatusCode::invalid_argument,
+                         "window wider than the model's trained sliding_window", o.window,
+                         c.sliding_window);
+    }
   }
   if (o.window == 0 && o.sinks != 0) {
     return make_status(StatusCode::invalid_argument, "attention sinks need a window");
@@ -219,8 +246,8 @@ Status llama_state_init(const ModelConfig& c, const RunOptions& options, Arena& 
   void* rope_mem = nullptr;
   EINFER_TRY(arena.allocate(rope_bytes, kDefaultAlignment, &rope_mem));
   if (!arena.is_measuring()) {
-    EINFER_TRY(
-        rope_table_init(&s->rope, rope_mem, rope_bytes, c.head_dim, rope_positions, c.rope_theta));
+    EINFER_TRY(rope_table_init(&s->rope, rope_mem, rope_bytes, c.head_dim, rope_positions,
+                               c.rope_theta, rope_scaling(c)));
   }
 
   // Checked sizes: batch x width wraps a 32-bit size_t for large options.
@@ -281,6 +308,11 @@ __attribute__((noinline)) Status bind_attention(const LlamaWeights& w, int32_t l
   EINFER_TRY(model_tensor(*w.model, TensorRole::wq, layer, &a->wq));
   EINFER_TRY(model_tensor(*w.model, TensorRole::wk, layer, &a->wk));
   EINFER_TRY(model_tensor(*w.model, TensorRole::wv, layer, &a->wv));
+  if (w.config.qkv_bias) {  // Qwen2
+    EINFER_TRY(model_tensor(*w.model, TensorRole::bq, layer, &a->bq));
+    EINFER_TRY(model_tensor(*w.model, TensorRole::bk, layer, &a->bk));
+    EINFER_TRY(model_tensor(*w.model, TensorRole::bv, layer, &a->bv));
+  }
   return model_tensor(*w.model, TensorRole::wo, layer, &a->wo);
 }
 

@@ -26,9 +26,10 @@
 
 namespace einfer {
 
-// Per layer: attn_norm [d]; wq, wk, wv, wo [out, in] (no biases); ffn_norm [d]; w1 gate [f, d],
-// w2 down [d, f], w3 up [f, d]. Not stored: the forward pass looks each up with model_tensor
-// (constant-time arithmetic on the canonical tensor order), so the arena holds no per-layer views.
+// Per layer: attn_norm [d]; wq, wk, wv, wo [out, in] (bq, bk, bv with qkv_bias); ffn_norm [d]; w1
+// gate [f, d], w2 down [d, f], w3 up [f, d]. Not stored: the forward pass looks each up with
+// model_tensor (constant-time arithmetic on the canonical tensor order), so the arena holds no
+// per-layer views.
 struct LlamaWeights {
   ModelConfig config;
   const Model* model = nullptr;  // must outlive the weights (the per-layer tensors)
@@ -66,7 +67,10 @@ struct LlamaState {
   LinearPlan* plans = nullptr;
 };
 
-// Fills in the defaults of `options` for `config` (context, max_batch) and validates them.
+// Fills in the defaults of `options` for `config` (context, max_batch, and the window: the
+// config's sliding_window when the run sets none; a wider one is refused) and validates them.
+// A window W attends W positions, the current one included; sinks S pin positions 0..S-1 and the
+// W - S most recent are attended (HF SinkCache).
 Status llama_resolve_options(const ModelConfig& config, const RunOptions& options, RunOptions* out);
 
 // Allocates the state from the arena. Works on a measuring arena (then the pointers are null).

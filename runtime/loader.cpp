@@ -4,6 +4,9 @@
 // Every read goes through read_at(), which copies bytes out with memcpy after a bounds check, so
 // the loader never reads outside [data, data + size) and never depends on field alignment. Offsets
 // and sizes are 64-bit and every sum is checked for overflow before use.
+//
+// Over 600 lines on purpose: the canonical tensor order, the ArchBlock translation and the one
+// config check (every architecture's rules) live beside the reader that depends on all three.
 #include <cmath>
 #include <cstring>
 
@@ -178,6 +181,7 @@ bool ein_role_present(const ModelConfig& c, TensorRole role) {
     case TensorRole::bq:
     case TensorRole::bk:
     case TensorRole::bv:
+      return c.has_bias != 0 || c.qkv_bias != 0;
     case TensorRole::bo:
     case TensorRole::b1:
     case TensorRole::b2:
@@ -260,6 +264,13 @@ ModelConfig config_from_arch_block(const ArchBlock& a) {
   c.norm_first = (a.flags & kArchNormFirst) ? 1 : 0;
   c.causal = (a.flags & kArchCausal) ? 1 : 0;
   c.final_norm = (a.flags & kArchFinalNorm) ? 1 : 0;
+  c.qkv_bias = (a.flags & kArchQkvBias) ? 1 : 0;
+  c.rope_scaling = static_cast<RopeScaling>(a.rope_scaling);
+  c.rope_factor = a.rope_factor;
+  c.rope_low_freq_factor = a.rope_low_freq;
+  c.rope_high_freq_factor = a.rope_high_freq;
+  c.rope_original_context = a.rope_original;
+  c.sliding_window = a.sliding_window;
   c.weight_dtype = static_cast<DType>(a.weight_dtype);
   c.group_size = a.group_size;
   c.attention = static_cast<AttentionKind>(a.attention);
@@ -291,7 +302,13 @@ ArchBlock arch_block_from_config(const ModelConfig& c) {
   a.rope_theta = c.rope_theta;
   a.flags = (c.tied_classifier ? kArchTiedClassifier : 0) | (c.has_bias ? kArchHasBias : 0) |
             (c.norm_first ? kArchNormFirst : 0) | (c.causal ? kArchCausal : 0) |
-            (c.final_norm ? kArchFinalNorm : 0);
+            (c.final_norm ? kArchFinalNorm : 0) | (c.qkv_bias ? kArchQkvBias : 0);
+  a.rope_scaling = static_cast<uint32_t>(c.rope_scaling);
+  a.rope_factor = c.rope_factor;
+  a.rope_low_freq = c.rope_low_freq_factor;
+  a.rope_high_freq = c.rope_high_freq_factor;
+  a.rope_original = c.rope_original_context;
+  a.sliding_window = c.sliding_window;
   a.weight_dtype = static_cast<uint32_t>(c.weight_dtype);
   a.group_size = c.group_size;
   a.attention = static_cast<uint32_t>(c.attention);
@@ -331,6 +348,36 @@ Status validate_attention_variant(const ModelConfig& c) {
     return inval("sinusoidal positions need an even dim", c.dim);
   return ok_status();
 }
+// Issue 13's llama-family options: RoPE scaling parameters and the trained sliding window.
+Status validate_llama_extras(const ModelConfig& c) {
+  auto inval = [](const char* m, int64_t have = -1) {
+    return make_status(StatusCode::bad_format, m, -1, have);
+  };
+  auto positive = [](float v) { return std::isfinite(v) && v > 0.f && v < 1e9f; };
+  auto unset = [](float v) { return v == 0.f && !std::signbit(v); };  // +0.0 exactly
+  switch (c.rope_scaling) {
+    case RopeScaling::none:
+      if (!unset(c.rope_factor) || !unset(c.rope_low_freq_factor) ||
+          !unset(c.rope_high_freq_factor) || c.rope_original_context != 0)
+        return inval("RoPE scaling parameters set without a scaling type");
+      break;
+    case RopeScaling::linear:
+      if (!positive(c.rope_factor)) return inval("linear RoPE scaling: factor must be > 0");
+      break;
+    case RopeScaling::llama3:
+      if (!positive(c.rope_factor) || !positive(c.rope_low_freq_factor) ||
+          !positive(c.rope_high_freq_factor) || !in_range(c.rope_original_context, 1, kMaxDim))
+        return inval("llama3 RoPE scaling: factor, low/high_freq_factor, original context > 0");
+      if (!(c.rope_high_freq_factor > c.rope_low_freq_factor))
+        return inval("llama3 RoPE scaling: high_freq_factor must exceed low_freq_factor");
+      break;
+    default:
+      return inval("unknown RoPE scaling", static_cast<int64_t>(c.rope_scaling));
+  }
+  if (!in_range(c.sliding_window, 0, kMaxDim)) return inval("sliding_window out of range");
+  return ok_status();
+}
+
 }  // namespace
 
 Status ein_validate_config(const ModelConfig& c) {
@@ -357,6 +404,7 @@ Status ein_validate_config(const ModelConfig& c) {
     if (c.rope == RopeMode::none) return inval("llama models need a RoPE mode");
     if (c.has_bias || c.norm_first || c.causal || c.final_norm)
       return inval("llama models take no encoder flags (bias, norm_first, causal, final_norm)");
+    EINFER_TRY(validate_llama_extras(c));
   } else {
     if (c.vocab_size != 0 || c.tied_classifier) return inval("encoder models have no vocabulary");
     if (c.activation == Activation::swiglu) return inval("encoder activation must not be swiglu");
@@ -364,9 +412,12 @@ Status ein_validate_config(const ModelConfig& c) {
     if (c.n_kv_heads != c.n_heads) return inval("encoder key/value heads must equal query heads");
     if (int64_t{c.head_dim} * c.n_heads != c.dim)
       return inval("encoder head_dim * n_heads must equal dim", c.head_dim);
+    if (c.qkv_bias || c.rope_scaling != RopeScaling::none || c.sliding_window != 0)
+      return inval("encoder models take no llama options (qkv_bias, rope_scaling, sliding_window)");
+    EINFER_TRY(validate_llama_extras(c));  // and no RoPE scaling parameters
   }
-  if (c.tied_classifier > 1 || c.has_bias > 1 || c.norm_first > 1 || c.causal > 1 ||
-      c.final_norm > 1)
+  if (c.tied_classifier > 1 || c.has_bias > 1 || c.qkv_bias > 1 || c.norm_first > 1 ||
+      c.causal > 1 || c.final_norm > 1)
     return inval("boolean flag out of range");
   EINFER_TRY(validate_attention_variant(c));
   if (static_cast<uint32_t>(c.norm) > 1) return inval("unknown norm kind");
@@ -415,7 +466,7 @@ Status load_model(const void* data, size_t size, const LoadOptions& options, Mod
   FileHeader h;
   std::memcpy(&h, img, sizeof h);
   if (h.magic != kEinMagic) return bad("not an einfer model (bad magic)");
-  if (h.version != kEinVersion)
+  if (h.version != kEinVersion && h.version != kEinVersionPrevious)
     return make_status(StatusCode::unsupported, "unsupported format version", kEinVersion,
                        h.version);
   if (h.file_size > size)
@@ -449,6 +500,12 @@ Status load_model(const void* data, size_t size, const LoadOptions& options, Mod
   std::memcpy(&a, img + h.arch_offset, sizeof a);
   for (uint8_t b : a.reserved)
     if (b != 0) return bad("reserved arch bytes are not zero");
+  if (h.version == kEinVersionPrevious) {  // v2: bytes 96.. and flag bit 5 were reserved
+    const unsigned char* v3 = img + h.arch_offset + offsetof(ArchBlock, rope_scaling);
+    for (size_t i = 0; i < offsetof(ArchBlock, reserved) - offsetof(ArchBlock, rope_scaling); ++i)
+      if (v3[i] != 0) return bad("reserved arch bytes are not zero");
+    if (a.flags & kArchQkvBias) return bad("unknown architecture flags", -1, a.flags);
+  }
   if (a.flags & ~kArchKnownFlags) return bad("unknown architecture flags", -1, a.flags);
   const ModelConfig c = config_from_arch_block(a);
   EINFER_TRY(ein_validate_config(c));

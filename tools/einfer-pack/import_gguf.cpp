@@ -1,19 +1,21 @@
-// GGUF (versions 2 and 3), llama architecture, tensors F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0,
-// Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K; IQ4_NL converted to Q8_0 (lossless); anything else refused by
-// name.
+// GGUF (versions 2 and 3), architectures llama and qwen2 (models/arch/arch_llama.cpp: metadata
+// keys and tensor names, q/k/v biases as blk.N.attn_q.bias ...), tensors F32, F16, BF16, Q8_0,
+// Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K; IQ4_NL converted to Q8_0 (lossless);
+// anything else refused by name.
 //
 // Layout: "GGUF", uint32 version, uint64 tensor_count, uint64 kv_count, kv pairs (string key,
 // uint32 type, value), tensor infos (string name, uint32 n_dims, uint64 ne[n_dims], uint32 type,
 // uint64 offset), padding to general.alignment (default 32), data. ne[0] is the contiguous axis,
-// so a llama matrix [out, in] has ne = {in, out}. llama.cpp's converter already permuted q/k to
-// the interleaved RoPE layout, so rope=interleaved. Q8_0 blocks: f16 scale + 32 int8. Q4_0 blocks:
-// f16 scale + 16 bytes, element j in the low nibble of byte j, element j+16 in its high nibble,
-// value (nibble - 8) * scale. Both convert losslessly to einfer q8/q4 with group 32, which is what
-// a file holding only those (and F32/F16) becomes. A file with any other block type keeps every
-// matrix in its own GGUF block encoding (runtime/dtype.h q8_0 .. q6_k, run natively by
-// kernels/gguf_quant.h); F32/F16 matrices of such a file become f32. IQ4_NL blocks (f16 d + 16
-// bytes of nibbles indexing a fixed 16-entry int8 table) are exactly Q8_0 blocks with the same d
-// and the table's values, so they are converted to q8_0 (1.9x their bytes; no accuracy lost).
+// so a llama matrix [out, in] has ne = {in, out}. llama.cpp's converter already permuted llama's
+// q/k to the interleaved RoPE layout (rope=interleaved); qwen2's stay half-split (NeoX RoPE). Q8_0
+// blocks: f16 scale + 32 int8. Q4_0 blocks: f16 scale + 16 bytes, element j in the low nibble of
+// byte j, element j+16 in its high nibble, value (nibble - 8) * scale. Both convert losslessly to
+// einfer q8/q4 with group 32, which is what a file holding only those (and F32/F16) becomes. A file
+// with any other block type keeps every matrix in its own GGUF block encoding (runtime/dtype.h q8_0
+// .. q6_k, run natively by kernels/gguf_quant.h); F32/F16 matrices of such a file become f32.
+// IQ4_NL blocks (f16 d + 16 bytes of nibbles indexing a fixed 16-entry int8 table) are exactly Q8_0
+// blocks with the same d and the table's values, so they are converted to q8_0 (1.9x their bytes;
+// no accuracy lost).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -225,24 +227,25 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
   if (data_start > b.size()) throw PackError("gguf: file truncated before the tensor data");
   check_tensor_layout(infos, alignment, b.size() - data_start);
 
-  const ArchDescription& llama = arch_llama();
-  auto arch = kv.find("general.architecture");
-  if (arch == kv.end() || arch->second.str != llama.name)
-    throw PackError("gguf: architecture '" +
-                    (arch == kv.end() ? std::string("?") : arch->second.str) +
-                    "' is not supported (llama only)");
+  auto arch_kv = kv.find("general.architecture");
+  const std::string arch_name = arch_kv == kv.end() ? std::string("?") : arch_kv->second.str;
+  const ArchDescription* arch = arch_by_gguf_arch(arch_name.c_str());
+  if (!arch)
+    throw PackError("gguf: architecture '" + arch_name + "' is not supported (llama or qwen2)");
+  const ArchDescription& llama = *arch;
   SourceModel m;
-  m.kind = "gguf";
+  m.kind = "gguf-" + arch_name;
   if (auto it = kv.find("tokenizer.chat_template"); it != kv.end() && it->second.type == 8)
     m.chat_template = it->second.str;
   ModelConfig& cfg = m.config;
   cfg.arch = llama.kind;
   cfg.norm = llama.norm;
-  cfg.rope = llama.rope;
+  cfg.rope = llama.gguf_rope;  // llama.cpp permuted llama's q/k rows, not qwen2's
   cfg.activation = llama.activation;
+  cfg.qkv_bias = llama.qkv_bias;
   auto emb = infos.find(arch_tensor_name(llama.tensors[0].gguf, -1));
   if (emb == infos.end() || emb->second.ne.size() != 2)
-    throw PackError("gguf: missing token_embd.weight");
+    throw PackError("gguf: missing tensor token_embd.weight");
   // Hyperparameters by the table's keys: integer-typed for dimensions and counts (range-checked
   // by read_arch_config before any cast), float-typed for epsilon and theta. A present key of the
   // wrong type is an error, never replaced by the default.
@@ -251,7 +254,8 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
     if (it == kv.end()) return false;
     const uint32_t type = it->second.type;
     const bool integer = arch_key_is_integer(llama, SourceFormat::gguf, key) ||
-                         std::strcmp(key, "llama.vocab_size") == 0;
+                         key == arch_tensor_name("{}.vocab_size", -1, llama.gguf_arch) ||
+                         key == arch_tensor_name("{}.rope.dimension_count", -1, llama.gguf_arch);
     if (integer && !is_integer_type(type))
       throw PackError(std::string("gguf: metadata key ") + key + " must be an integer, has type " +
                       value_type_name(type));
@@ -264,9 +268,21 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
     return true;
   };
   read_arch_config(llama, SourceFormat::gguf, lookup, "gguf: ", &cfg);
-  // The vocabulary defaults to the embedding's rows (ne[1] < 2^63 as read; range-checked here).
+  auto key = [&](const char* pattern) { return arch_tensor_name(pattern, -1, llama.gguf_arch); };
+  std::string rope_type;
+  if (auto it = kv.find(key(kGgufRopeTypeKey)); it != kv.end() && it->second.type == 8)
+    rope_type = it->second.str;
+  apply_rope_scaling(rope_type, "gguf: ", &cfg);
+  if (infos.count(kGgufRopeFreqsTensor))
+    throw PackError(std::string("gguf: tensor ") + kGgufRopeFreqsTensor +
+                    " (llama3 RoPE frequency factors) is not supported: pack the Hugging Face "
+                    "folder, whose rope_scaling einfer implements");
+  double rope_dims = cfg.head_dim;
+  if (lookup(key("{}.rope.dimension_count").c_str(), &rope_dims) && rope_dims != cfg.head_dim)
+    throw PackError("gguf: " + key("{}.rope.dimension_count") +
+                    " differs from the head size (partial RoPE is not supported)");
   double vocab = static_cast<double>(emb->second.ne[1]);
-  lookup("llama.vocab_size", &vocab);
+  lookup(key("{}.vocab_size").c_str(), &vocab);
   if (!(vocab >= 0 && vocab <= (1 << 24)))
     throw PackError("gguf: vocabulary size out of range (0..16777216): " + std::to_string(vocab));
   cfg.vocab_size = static_cast<int32_t>(vocab);

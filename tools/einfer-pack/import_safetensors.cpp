@@ -3,11 +3,11 @@
 // safetensors: uint64 little-endian header length N, N bytes of JSON {name: {dtype, shape,
 // data_offsets: [begin, end]}, "__metadata__": {str: str}}, then the data (offsets relative to it).
 //
-// HF Llama q_proj/k_proj rows use the half-split RoPE layout (pairs (i, i + k/2)). We permute the
-// rows of each head to the interleaved layout (new row 2i = old row i, new row 2i+1 = old row
-// i + k/2) and record rope=interleaved: q.k and the rotation commute with this permutation applied
-// to both q and k, so the packed model computes the same function (tests/gen/gen_hf_llama.py checks
-// the identity numerically).
+// HF Llama/Mistral/Qwen2 q_proj/k_proj rows (and Qwen2's q/k biases) use the half-split RoPE
+// layout (pairs (i, i + k/2)). We permute the rows of each head to the interleaved layout (new row
+// 2i = old row i, new row 2i+1 = old row i + k/2) and record rope=interleaved: q.k and the rotation
+// commute with this permutation applied to both q and k, so the packed model computes the same
+// function (tests/gen/gen_hf_llama.py checks the identity numerically).
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -183,17 +183,22 @@ SourceModel import_hf_llama(const std::string& folder) {
   const Json cfg = parse_json(std::string(cfg_bytes.begin(), cfg_bytes.end()), "config.json");
   if (cfg.type != Json::Type::object) throw PackError("config.json: not a JSON object");
   using T = Json::Type;
-  if (const Json* mt = json_typed(cfg, "model_type", T::string, "string"); mt && mt->str != "llama")
-    throw PackError("config.json: model_type '" + mt->str + "' is not supported (llama only)");
-  if (const Json* act = json_typed(cfg, "hidden_act", T::string, "string");
-      act && act->str != "silu")
+  // The architecture by model_type (LlamaForCausalLM-shaped SmolLM and TinyLlama say "llama").
+  const Json* mt = cfg.find("model_type");
+  if (!mt || mt->type != Json::Type::string)
+    throw PackError("config.json: no model_type (llama, mistral or qwen2)");
+  const ArchDescription* arch = arch_by_hf_model_type(mt->str.c_str());
+  if (!arch)
+    throw PackError("config.json: model_type '" + mt->str +
+                    "' is not supported (llama, mistral or qwen2)");
+  if (const Json* act = cfg.find("hidden_act"); act && act->str != "silu")
     throw PackError("config.json: hidden_act '" + act->str + "' is not supported (silu only)");
-  if (const Json* rs = cfg.find("rope_scaling"); rs && rs->type != Json::Type::null)
-    throw PackError("config.json: rope_scaling is not supported");
-  if (const Json* b = json_typed(cfg, "attention_bias", T::boolean, "boolean"); b && b->b)
-    throw PackError("config.json: attention_bias is not supported");
+  for (const char* const* key = arch->hf_refused_if_true; key && *key; ++key)
+    if (const Json* v = cfg.find(*key); v && v->type == Json::Type::boolean && v->b)
+      throw PackError("config.json: " + std::string(*key) + " true is not supported for " +
+                      mt->str);
   SourceModel m;
-  m.kind = "hf-llama";
+  m.kind = std::string("hf-") + arch->name;
   // The chat template, when the folder ships tokenizer_config.json with one.
   if (struct stat st; stat((folder + "/tokenizer_config.json").c_str(), &st) == 0) {
     const std::vector<uint8_t> tc = read_file(folder + "/tokenizer_config.json");
@@ -202,15 +207,30 @@ SourceModel import_hf_llama(const std::string& folder) {
       m.chat_template = t->str;
   }
   ModelConfig& c = m.config;
-  const ArchDescription& llama = arch_llama();
+  const ArchDescription& llama = *arch;
   c.arch = llama.kind;
   c.norm = llama.norm;
   c.activation = llama.activation;
   c.rope = llama.rope;  // rows permuted below
-  // A present key of the wrong type is an error, never replaced by the default.
+  c.qkv_bias = llama.qkv_bias;
+  // Keys by path ("rope_scaling.factor"); an explicit null reads as NaN (read_arch_config).
+  auto find = [&](const char* key) -> const Json* {
+    const Json* v = &cfg;
+    for (const char* part = key; v && part;) {
+      const char* dot = std::strchr(part, '.');
+      v = v->find(dot ? std::string(part, dot) : std::string(part));
+      part = dot ? dot + 1 : nullptr;
+    }
+    return v;
+  };
   auto lookup = [&](const char* key, double* value) {
-    const Json* v = cfg.find(key);
-    if (!v || v->type == Json::Type::null) return false;
+    const Json* v = find(key);
+    if (v && v->type == Json::Type::null) {
+      *value = std::nan("");
+      return true;
+    }
+    if (!v) return false;
+    // A present key of the wrong type is an error, never replaced by the default.
     const std::string what = std::string("config.json: ") + key;
     if (arch_key_is_integer(llama, SourceFormat::hugging_face, key)) {
       *value = static_cast<double>(json_to_int(*v, what, 0, INT32_MAX));
@@ -222,6 +242,31 @@ SourceModel import_hf_llama(const std::string& folder) {
     return true;
   };
   read_arch_config(llama, SourceFormat::hugging_face, lookup, "config.json: ", &c);
+  // transformers reads rope_scaling["rope_type"], falling back to the older "type".
+  std::string rope_type;
+  for (const char* key : kHfRopeTypeKeys)
+    if (const Json* t = find(key); t && t->type == Json::Type::string && rope_type.empty())
+      rope_type = t->str;
+  if (const Json* rs = cfg.find("rope_scaling");
+      rs && rs->type != Json::Type::null && rope_type.empty())
+    throw PackError("config.json: rope_scaling without a rope_type");
+  apply_rope_scaling(rope_type, "config.json: ", &c);
+  // Special ids: an integer, a list of integers (eos of Llama 3.x, Qwen2) or null.
+  auto ids = [&](const char* key) {
+    std::vector<int32_t> out;
+    const Json* v = cfg.find(key);
+    if (v && v->is_number()) out.push_back(static_cast<int32_t>(v->num));
+    if (v && v->type == Json::Type::array)
+      for (const Json& e : v->items)
+        if (e.is_number()) out.push_back(static_cast<int32_t>(e.num));
+    for (int32_t id : out)
+      if (id < 0 || id >= c.vocab_size)
+        throw PackError(std::string("config.json: ") + key + " " + std::to_string(id) +
+                        " is outside the vocabulary");
+    return out;
+  };
+  if (const std::vector<int32_t> bos = ids("bos_token_id"); !bos.empty()) m.bos = bos[0];
+  m.eos = ids("eos_token_id");
   const Json* tie = json_typed(cfg, "tie_word_embeddings", T::boolean, "boolean");
   c.tied_classifier = tie && tie->b ? 1 : 0;
   require_valid_config(c, "config.json: ");
@@ -274,7 +319,7 @@ SourceModel import_hf_llama(const std::string& folder) {
     const int64_t rope_heads = t.hf_rope_heads == 1   ? c.n_heads
                                : t.hf_rope_heads == 2 ? c.n_kv_heads
                                                       : 0;
-    if (rope_heads > 0) w = permute_rope_rows(w, rope_heads, k, d);
+    if (rope_heads > 0) w = permute_rope_rows(w, rope_heads, k, want.size() == 2 ? d : 1);
     add(m, t.role, layer, want, std::move(w), name);
   });
   if (matrices > 0 && bf16_matrices == matrices) m.config.weight_dtype = DType::bf16;

@@ -276,6 +276,7 @@ int run(int argc, char** argv) {
     have_tok = gguf_tokenizer_if_any(input_bytes, input, &tok);
   } else if (S_ISDIR(st.st_mode) && source.config.vocab_size > 0) {
     have_tok = read_folder_tokenizer(input, &tok);
+    if (have_tok) add_model_special_ids(tok, source.bos, source.eos);
   }
   if (have_tok) {
     image.tokenizer = tokenizer_image_for_model(tok, source.config.vocab_size);
