@@ -16,8 +16,8 @@ namespace {
 // d * scale[e / sub] * q[e] - dmin * min[e / sub].
 struct Unpacked {
   int8_t q[256];
-  int32_t scale[16];
-  int32_t min[16];
+  int scale[16];  // int, not int32_t: kquant_scale_min's type (int32_t is long on arm-none-eabi)
+  int min[16];
   float d = 0.f, dmin = 0.f;
   int sub = 32;  // elements per sub-block
   int n = 32;    // elements per block

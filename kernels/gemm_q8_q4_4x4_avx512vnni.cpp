@@ -16,9 +16,11 @@
 //
 // The rest of the build may target plain x86-64-v3: this file compiles its kernels for AVX-512
 // VNNI with a target pragma, and matmul_quant.cpp calls them only when cpu_has_avx512_vnni().
+// GCC only: clang has no `#pragma GCC target`, so clang builds (the fuzzers) use the AVX2 kernels.
 #include "kernels/gemm_quant_internal.h"
 
-#if EINFER_HAS_SIMD && defined(__AVX2__) && defined(__x86_64__) && defined(__GNUC__)
+#if EINFER_HAS_SIMD && defined(__AVX2__) && defined(__x86_64__) && defined(__GNUC__) && \
+    !defined(__clang__)
 
 #include <immintrin.h>
 

@@ -72,7 +72,8 @@ void gemm_q4_4x4_avx2(const QuantGemm& p);
 void gemm_q8_4x2_avx2(const QuantGemm& p);
 void gemm_q4_4x2_avx2(const QuantGemm& p);
 #endif
-#if EINFER_HAS_SIMD && defined(__AVX2__) && defined(__x86_64__) && defined(__GNUC__)
+#if EINFER_HAS_SIMD && defined(__AVX2__) && defined(__x86_64__) && defined(__GNUC__) && \
+    !defined(__clang__)
 // The same prefill GEMM on AVX-512 VNNI (vpdpbusd on ymm), compiled for it whatever the build's
 // target; call only when cpu_has_avx512_vnni() (CPUID and OS support, checked at each call).
 bool cpu_has_avx512_vnni();

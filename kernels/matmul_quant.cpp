@@ -364,7 +364,7 @@ void run_kernel(const quant_detail::QuantGemm& p, DType dtype, bool simd, bool m
     return;
   }
 #if EINFER_HAS_SIMD && defined(__AVX2__)
-#if defined(__x86_64__) && defined(__GNUC__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
   if (p.m > 1 && quant_detail::use_avx512_vnni()) {
     if (q4) {
       quant_detail::gemm_q4_4x4_avx512vnni(p);

@@ -248,7 +248,6 @@ TEST_CASE("format corrupt: random byte flips in the header region never crash") 
   }
   CHECK(rejected > 2500);  // flips landing in float fields or padding may still be valid
 }
-#endif  // EINFER_HAS_PACK_LIB
 
 TEST_CASE("format: version 2 images (before RoPE scaling, sliding window, q/k/v biases) load") {
   const std::vector<uint8_t> v3 = synthetic_bytes(tiny_llama_config(DType::q8, 8), true);
@@ -270,3 +269,4 @@ TEST_CASE("format: version 2 images (before RoPE scaling, sliding window, q/k/v 
   reseal(v2_bias);
   CHECK(message_of(v2_bias).find("architecture flags") != std::string::npos);
 }
+#endif  // EINFER_HAS_PACK_LIB

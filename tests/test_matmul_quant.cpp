@@ -192,7 +192,8 @@ TEST_CASE("matmul_quant: AVX2 tiles, steps and group boundaries") {
   check_case(DType::q4, 5, 6, 17000, 64, true, rng);
 }
 
-#if EINFER_HAS_SIMD && defined(__AVX2__) && defined(__x86_64__) && defined(__GNUC__)
+#if EINFER_HAS_SIMD && defined(__AVX2__) && defined(__x86_64__) && defined(__GNUC__) && \
+    !defined(__clang__)
 TEST_CASE("matmul_quant: the AVX2 prefill kernels on a CPU with AVX-512 VNNI") {
   // The tests above ran the VNNI kernels where the CPU has them; these shapes run the AVX2 ones
   // (4 x 2 tiles, q4 steps over group boundaries, K chunks of 256 steps) on every x86 machine.
