@@ -79,6 +79,10 @@ struct ArchDescription {
 
 const ArchDescription& arch_llama();
 const ArchDescription& arch_encoder();
+const ArchDescription& arch_transformer();
+// Transformer tables list every per-layer role twice: names beginning "decoder.layers." are the
+// decoder layers' (their "{}" counts from the first decoder layer), the others the encoder's.
+bool arch_names_decoder_layer(const ArchTensorNames& names);
 // The description of `kind`, or null for an unknown kind.
 const ArchDescription* arch_description(ArchKind kind);
 
