@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,26 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// A session for sequences of up to `longest` vectors in an exactly sized arena (encoders and
+// encoder-decoders); dies with the library's message when it cannot be made.
+struct VectorSession {
+  size_t need = 0;
+  std::unique_ptr<AlignedBuffer> memory;
+  Arena arena;
+  Session* session = nullptr;
+  VectorSession(const tools::MappedFile& file, const LoadOptions& load, const Model& model,
+                int64_t longest) {
+    SessionOptions options;
+    options.run.context = static_cast<int32_t>(longest);
+    Status s = session_arena_bytes(model, options, &need);
+    if (!s.ok()) die("sizing the arena", s);
+    memory = std::make_unique<AlignedBuffer>(need);
+    arena = Arena(memory->p, need);
+    if (!(s = session_create(file.data, file.size, load, options, arena, &session)).ok())
+      die("creating the session", s);
+  }
+};
+
 int run_encoder(const Args& a, const tools::MappedFile& file, const LoadOptions& load,
                 const Model& model) {
   if (a.input.empty() || a.output.empty()) {
@@ -78,16 +99,11 @@ int run_encoder(const Args& a, const tools::MappedFile& file, const LoadOptions&
                  static_cast<long long>(seq), c.context_length);
     return 1;
   }
-  SessionOptions options;
-  options.run.context = static_cast<int32_t>(seq);
-  size_t need = 0;
-  Status s = session_arena_bytes(model, options, &need);
-  if (!s.ok()) die("sizing the arena", s);
-  AlignedBuffer mem(need);
-  Arena arena(mem.p, need);
-  Session* session = nullptr;
-  if (!(s = session_create(file.data, file.size, load, options, arena, &session)).ok())
-    die("creating the session", s);
+  VectorSession vs(file, load, model, seq);
+  Session* session = vs.session;
+  const Arena& arena = vs.arena;
+  const size_t need = vs.need;
+  Status s;
   std::vector<float> y(x.data.size());
   const auto t0 = std::chrono::steady_clock::now();
   for (int64_t b = 0; b < batch; ++b) {
@@ -151,16 +167,11 @@ int run_transformer(const Args& a, const tools::MappedFile& file, const LoadOpti
                  static_cast<long long>(longest), c.context_length);
     return 1;
   }
-  SessionOptions options;
-  options.run.context = static_cast<int32_t>(longest);
-  size_t need = 0;
-  Status s = session_arena_bytes(model, options, &need);
-  if (!s.ok()) die("sizing the arena", s);
-  AlignedBuffer mem(need);
-  Arena arena(mem.p, need);
-  Session* session = nullptr;
-  if (!(s = session_create(file.data, file.size, load, options, arena, &session)).ok())
-    die("creating the session", s);
+  VectorSession vs(file, load, model, longest);
+  Session* session = vs.session;
+  const Arena& arena = vs.arena;
+  const size_t need = vs.need;
+  Status s;
   std::vector<float> y(tgt.data.size());
   const auto t0 = std::chrono::steady_clock::now();
   for (int64_t b = 0; b < src_batch; ++b) {
