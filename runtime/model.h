@@ -19,8 +19,7 @@ enum class ArchKind : uint32_t { llama = 1, encoder = 2, transformer = 3 };
 enum class NormKind : uint32_t { rmsnorm = 0, layernorm = 1 };
 enum class Activation : uint32_t { swiglu = 0, relu = 1, gelu_erf = 2, gelu_tanh = 3 };
 enum class RopeMode : uint32_t { none = 0, interleaved = 1, half_split = 2 };
-// Attention variants (issue 19): softmax (dense or sparse pattern, encoders) or linear attention
-// (encoders and llama decoders)
+// Encoder attention variants (issue 19): softmax (dense or sparse pattern) or linear attention
 // phi(q)(sum phi(k) v^T) / phi(q)(sum phi(k)) with phi = elu + 1; absolute positions added to
 // the input before the first layer.
 enum class AttentionKind : uint32_t { softmax = 0, linear_elu = 1 };
