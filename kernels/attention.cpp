@@ -458,7 +458,9 @@ void quantize_query_i16(const float* q, int32_t r, int32_t k, const ScratchLayou
     s.q16_scale[h] = amax > 0.f ? amax / std::floor(qmax) : 0.f;
     for (int32_t d = 0; d < k; ++d) {  // round half away from zero (vectorizes, no libm call)
       const float x = qh[d] * inv;
-      s.q16[h * k + d] = static_cast<int16_t>(x + (x < 0.f ? -0.5f : 0.5f));
+      // NaN or Inf in q (a hostile model) would make the cast undefined: 0 and +-qmax instead.
+      const float c = x >= -qmax && x <= qmax ? x : (x > 0.f ? qmax : (x < 0.f ? -qmax : 0.f));
+      s.q16[h * k + d] = static_cast<int16_t>(c + (c < 0.f ? -0.5f : 0.5f));
     }
   }
 }
@@ -654,9 +656,38 @@ Status attention_f32(const AttentionShape& shape, const float* q, const float* k
   if (small_head_path(k, cache, pos0)) small_vectors = k / kLanes;
 #endif
   const bool vnni = attention_i8_dot_uses_vnni(shape.i8_dot);
+  // Keys query i attends (its work, plus a fixed cost per item): causal prefill gives the last
+  // queries of a block many more keys than the first, so tasks get equal work, not equal counts.
+  auto item_cost = [&](int64_t item) -> int64_t {
+    const int64_t t = pos0 + item / G;
+    int64_t keys = 0;
+    if (!shape.causal) {
+      keys = n;
+    } else if (shape.window == 0 || t - (shape.window - shape.sinks) <= shape.sinks) {
+      keys = t + 1;
+    } else {
+      keys = shape.sinks + (shape.window - shape.sinks) + 1;
+    }
+    return keys + 16;
+  };
   auto attend_items = [&](int task) {
-    long long first = 0, last = 0;
-    split_range(items, task, static_cast<int>(tasks), 1, &first, &last);
+    long long first = 0, last = items;
+    if (tasks > 1) {
+      // first = the first item whose preceding work reaches task/tasks of the total.
+      int64_t total = 0;
+      for (int64_t item = 0; item < items; ++item) total += item_cost(item);
+      int64_t before = 0;
+      first = -1;
+      for (int64_t item = 0; item <= items; ++item) {
+        if (first < 0 && before * tasks >= total * task) first = item;
+        if (before * tasks >= total * (task + 1) || item == items) {
+          last = task + 1 == tasks ? items : item;
+          break;
+        }
+        before += item_cost(item);
+      }
+      if (first < 0 || first > last) first = last;
+    }
     ScratchLayout s(reinterpret_cast<void*>(aligned + static_cast<size_t>(task) * slot), r, k);
     s.vnni = vnni;
     KeySource src = src0;
@@ -667,11 +698,11 @@ Status attention_f32(const AttentionShape& shape, const float* q, const float* k
       if (!shape.causal) {
         a1 = pos0;
         b1 = pos0 + n;
-      } else if (shape.window == 0 || t - (shape.window - shape.sinks) <= shape.sinks) {
+      } else if (shape.window == 0 || t - (shape.window - shape.sinks) + 1 <= shape.sinks) {
         b1 = t + 1;  // [0, t]
       } else {
-        b1 = shape.sinks;
-        a2 = t - (shape.window - shape.sinks);
+        b1 = shape.sinks;  // the sinks, then the window - sinks most recent positions, t included
+        a2 = t - (shape.window - shape.sinks) + 1;
         b2 = t + 1;
       }
       src.g = g;

@@ -13,9 +13,10 @@
 //
 // Planning classifies labels (batch, contracted, left-free, right-free) and picks a kernel: batched
 // GEMM (packed, register-blocked microkernel), GEMV, dot, outer product, elementwise, reduction,
-// copy/transpose, or the quantized matmul (kernels/matmul_quant.h) when the second operand is
-// q8/q4. Everything else runs the generic loop nest, which is also the test reference (f16
-// operands take it too, widened on load: no f16 fast path yet, the plan says so).
+// copy/transpose, the quantized matmul (kernels/matmul_quant.h) when the second operand is q8/q4,
+// or the half-precision matmul (kernels/matmul_half.h) when it is f16/bf16 weights contracted
+// along their trailing axes. Everything else runs the generic loop nest, which is also the test
+// reference (other f16/bf16 operands take it, widened on load; the plan says so).
 //
 // Three stages, three files: einsum_parse.h (constexpr spec parsing), einsum_plan.cpp (binding
 // labels to shapes, choosing the kernel and its layout once), einsum_execute.cpp (running a plan).
@@ -127,6 +128,18 @@ Status plan_einsum(const EinsumSpec& spec, const TensorView* inputs, int n_input
 Status execute_einsum(const EinsumPlan& plan, const TensorView* inputs, int n_inputs,
                       const TensorView& out, void* scratch, size_t scratch_bytes,
                       const Threads* threads = nullptr);
+
+// The column-block form of execute_einsum, for callers that run several products in one parallel
+// region of their own. einsum_split_columns: the output columns (GEMV: rows of its matrix) a
+// single GEMM/GEMV plan can be cut into, 0 when it cannot be cut (quantized products, outer
+// loops, strided outputs: run execute_einsum whole). execute_einsum_columns computes columns
+// [j0, j1) (j0 and j1 multiples of 16, or j1 the end) with `slot` (64-byte aligned,
+// plan.layout.scratch bytes) as its scratch, bit-identical to the whole product.
+int64_t einsum_split_columns(const EinsumPlan& plan, const TensorView* inputs, int n_inputs,
+                             const TensorView& out);
+Status execute_einsum_columns(const EinsumPlan& plan, const TensorView* inputs, int n_inputs,
+                              const TensorView& out, int64_t j0, int64_t j1, void* slot,
+                              size_t slot_bytes);
 
 // The generic loop nest (free labels, then summed labels), whatever the plan's kind: the reference
 // the tests compare the fast kernels with. Needs no scratch.

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/gguf_quant.h"
 #include "kernels/quant.h"
 #include "kernels/vec.h"
 #include "runtime/format.h"
@@ -81,6 +82,18 @@ MhaConfig mha_config(const ModelConfig& c, const RunOptions& o, const RopeTable*
   return m;
 }
 
+// The config's RoPE scaling in the kernel's terms (ein_validate_config checked the values).
+RopeFrequencyScaling rope_scaling(const ModelConfig& c) {
+  RopeFrequencyScaling r;
+  r.kind = static_cast<uint32_t>(c.rope_scaling);
+  if (c.rope_scaling == RopeScaling::none) return r;
+  r.factor = c.rope_factor;
+  r.low_freq_factor = c.rope_low_freq_factor;
+  r.high_freq_factor = c.rope_high_freq_factor;
+  r.original_context = c.rope_original_context;
+  return r;
+}
+
 // Row `token` of the embedding table, widened to f32.
 void embed(const TensorView& table, int32_t token, float* out) {
   const int64_t d = table.shape[1];
@@ -93,6 +106,12 @@ void embed(const TensorView& table, int32_t token, float* out) {
       const uint16_t* row =
           reinterpret_cast<const uint16_t*>(base) + static_cast<size_t>(token) * d;
       for (int64_t i = 0; i < d; ++i) out[i] = f16_to_f32(row[i]);
+      break;
+    }
+    case DType::bf16: {
+      const uint16_t* row =
+          reinterpret_cast<const uint16_t*>(base) + static_cast<size_t>(token) * d;
+      for (int64_t i = 0; i < d; ++i) out[i] = bf16_to_f32(row[i]);
       break;
     }
     case DType::q8:
@@ -109,6 +128,10 @@ void embed(const TensorView& table, int32_t token, float* out) {
       break;
     }
     default:
+      if (dtype_is_gguf_block(table.dtype)) {  // decode just the one row needed
+        dequantize_row_gguf(table.dtype, base + token * quant_row_bytes(table.dtype, d), d, out);
+        break;
+      }
       std::memset(out, 0, static_cast<size_t>(d) * 4);
   }
 }
@@ -142,6 +165,11 @@ Status llama_bind_weights(const Model& model, Arena& arena, LlamaWeights* w) {
     EINFER_TRY(bind(model, TensorRole::w1, l, f, d, &v));
     EINFER_TRY(bind(model, TensorRole::w2, l, d, f, &v));
     EINFER_TRY(bind(model, TensorRole::w3, l, f, d, &v));
+    if (c.qkv_bias) {
+      EINFER_TRY(bind(model, TensorRole::bq, l, qd, -1, &v));
+      EINFER_TRY(bind(model, TensorRole::bk, l, kv, -1, &v));
+      EINFER_TRY(bind(model, TensorRole::bv, l, kv, -1, &v));
+    }
   }
   return ok_status();
 }
@@ -156,10 +184,31 @@ Status llama_resolve_options(const ModelConfig& c, const RunOptions& in, RunOpti
   if (o.context < 0 || o.window < 0 || o.sinks < 0 || o.max_batch < 0) {
     return make_status(StatusCode::invalid_argument, "run options must not be negative");
   }
+  // Upper bounds (the loader's limit on any dimension; a prefill batch far beyond any use): sizes
+  // are also checked where they are computed, these give the message that names the option.
+  if (o.context > kMaxRunPositions)
+    return make_status(StatusCode::out_of_range, "run option context above its limit",
+                       kMaxRunPositions, o.context);
+  if (o.window > kMaxRunPositions)
+    return make_status(StatusCode::out_of_range, "run option window above its limit",
+                       kMaxRunPositions, o.window);
+  if (o.max_batch > kMaxRunBatch)
+    return make_status(StatusCode::out_of_range, "run option max_batch above its limit",
+                       kMaxRunBatch, o.max_batch);
   if (o.context == 0) o.context = c.context_length;
   if (o.max_batch == 0) o.max_batch = kDefaultMaxBatch;
   if (o.kv_dtype != DType::f32 && o.kv_dtype != DType::i8) {
     return make_status(StatusCode::unsupported, "KV cache dtype must be f32 or i8");
+  }
+  // A model trained with a sliding window (Mistral) attends through it by default; a run may
+  // narrow it (less memory) but not widen it past what the model was trained with.
+  if (c.sliding_window > 0) {
+    if (o.window == 0) o.window = c.sliding_window;
+    if (o.window > c.sliding_window) {
+      return make_status(StatusCode::invalid_argument,
+                         "window wider than the model's trained sliding_window", o.window,
+                         c.sliding_window);
+    }
   }
   if (o.window == 0 && o.sinks != 0) {
     return make_status(StatusCode::invalid_argument, "attention sinks need a window");
@@ -200,13 +249,14 @@ Status llama_state_init(const ModelConfig& c, const RunOptions& options, Arena& 
   void* rope_mem = nullptr;
   EINFER_TRY(arena.allocate(rope_bytes, kDefaultAlignment, &rope_mem));
   if (!arena.is_measuring()) {
-    EINFER_TRY(
-        rope_table_init(&s->rope, rope_mem, rope_bytes, c.head_dim, rope_positions, c.rope_theta));
+    EINFER_TRY(rope_table_init(&s->rope, rope_mem, rope_bytes, c.head_dim, rope_positions,
+                               c.rope_theta, rope_scaling(c)));
   }
 
-  const size_t B = static_cast<size_t>(o.max_batch);
-  const size_t qd = static_cast<size_t>(c.n_heads) * c.head_dim;
-  const size_t kv = static_cast<size_t>(c.n_kv_heads) * c.head_dim;
+  // Checked sizes: batch x width wraps a 32-bit size_t for large options.
+  const CheckedSize B = o.max_batch;
+  const CheckedSize qd = CheckedSize(c.n_heads) * c.head_dim;
+  const CheckedSize kv = CheckedSize(c.n_kv_heads) * c.head_dim;
   EINFER_TRY(arena.allocate_array(B * c.dim, &s->x));
   EINFER_TRY(arena.allocate_array(B * c.dim, &s->xb));
   EINFER_TRY(arena.allocate_array(B * qd, &s->q));
@@ -270,20 +320,81 @@ __attribute__((noinline)) const float* layer_norm_weights(const LlamaWeights& w,
   return model_tensor(*w.model, role, layer, &v).ok() ? v.f32() : nullptr;
 }
 
-__attribute__((noinline)) Status project_layer(const LlamaWeights& w, TensorRole role,
-                                               int32_t layer, const float* x, int64_t n, float* y,
-                                               LlamaState* s, int slot) {
-  TensorView v;
-  EINFER_TRY(model_tensor(*w.model, role, layer, &v));
-  return project(x, n, v, y, s, slot);
-}
-
 __attribute__((noinline)) Status bind_attention(const LlamaWeights& w, int32_t layer,
                                                 MhaWeights* a) {
   EINFER_TRY(model_tensor(*w.model, TensorRole::wq, layer, &a->wq));
   EINFER_TRY(model_tensor(*w.model, TensorRole::wk, layer, &a->wk));
   EINFER_TRY(model_tensor(*w.model, TensorRole::wv, layer, &a->wv));
+  if (w.config.qkv_bias) {  // Qwen2
+    EINFER_TRY(model_tensor(*w.model, TensorRole::bq, layer, &a->bq));
+    EINFER_TRY(model_tensor(*w.model, TensorRole::bk, layer, &a->bk));
+    EINFER_TRY(model_tensor(*w.model, TensorRole::bv, layer, &a->bv));
+  }
   return model_tensor(*w.model, TensorRole::wo, layer, &a->wo);
+}
+
+// A layer's elementwise work, run inside the projections' parallel regions (mha.h hooks) so it
+// costs no join of its own: RMSNorm by rows before a group reads them, the residual add and
+// SwiGLU by each task's output columns.
+struct LayerWork {
+  LlamaState* s;
+  const float* norm;  // the RMSNorm weights of the group about to run
+  float eps;
+  int64_t d, f;
+  int32_t n;
+};
+
+// xb[r] = rmsnorm(x[r]) for rows [r0, r1).
+void norm_rows(void* ctx, int64_t r0, int64_t r1) {
+  const LayerWork& k = *static_cast<const LayerWork*>(ctx);
+  for (int64_t i = r0; i < r1; ++i) {
+    rmsnorm_f32(k.s->x + i * k.d, k.norm, k.eps, k.s->xb + i * k.d, static_cast<size_t>(k.d));
+  }
+}
+
+// x[:, j0:j1] += xb[:, j0:j1] (the residual; exact, so any blocks give the same bits).
+void residual_columns(void* ctx, int64_t j0, int64_t j1) {
+  const LayerWork& k = *static_cast<const LayerWork*>(ctx);
+  for (int32_t i = 0; i < k.n; ++i) {
+    float* x = k.s->x + i * k.d + j0;
+    add_f32(x, k.s->xb + i * k.d + j0, x, static_cast<size_t>(j1 - j0));
+  }
+}
+
+void residual_block(void* ctx, const int64_t* j0, const int64_t* j1) {
+  residual_columns(ctx, j0[0], j1[0]);
+}
+
+// hb[:, j0:j1] = silu(hb) * hb2 on the block the task just computed of both (same cut).
+void swiglu_block(void* ctx, const int64_t* j0, const int64_t* j1) {
+  const LayerWork& k = *static_cast<const LayerWork*>(ctx);
+  for (int32_t i = 0; i < k.n; ++i) {
+    swiglu_f32(k.s->hb + i * k.f + j0[0], k.s->hb2 + i * k.f + j0[0],
+               static_cast<size_t>(j1[0] - j0[0]));
+  }
+}
+
+// x += W2 · (silu(W1·h) * W3·h), h = rmsnorm(x): two groups, norm/SwiGLU/residual inside them.
+__attribute__((noinline)) Status feed_forward(const LlamaWeights& w, int32_t layer, LlamaState* s,
+                                              LayerWork* work) {
+  TensorView w1, w2, w3;
+  EINFER_TRY(model_tensor(*w.model, TensorRole::w1, layer, &w1));
+  EINFER_TRY(model_tensor(*w.model, TensorRole::w3, layer, &w3));
+  EINFER_TRY(model_tensor(*w.model, TensorRole::w2, layer, &w2));
+  LinearPlan* plans = s->plans;
+  const Threads* threads = &s->options.threads;
+  ProjectionHooks up;
+  up.ctx = work;
+  up.before_rows = norm_rows;
+  up.after_columns = swiglu_block;
+  const Projection gate_up[2] = {{&w1, nullptr, s->hb, plans ? plans + kPlanW1 : nullptr},
+                                 {&w3, nullptr, s->hb2, plans ? plans + kPlanW3 : nullptr}};
+  EINFER_TRY(project_group(s->xb, work->n, gate_up, 2, up, s->scratch, s->scratch_bytes, threads));
+  ProjectionHooks down;
+  down.ctx = work;
+  down.after_columns = residual_block;
+  const Projection w2p{&w2, nullptr, s->xb, plans ? plans + kPlanW2 : nullptr};
+  return project_group(s->hb, work->n, &w2p, 1, down, s->scratch, s->scratch_bytes, threads);
 }
 
 // One chunk of n <= max_batch tokens through the whole stack.
@@ -295,6 +406,10 @@ Status forward_chunk(const LlamaWeights& w, LlamaState* s, const int32_t* tokens
   const int64_t pos0 = s->pos;
   MhaConfig attn = mha_config(c, s->options, &s->rope, s->profile);
   attn.linear_state = s->linear_state;
+  LayerWork work{s, nullptr, c.norm_eps, d, f, n};
+  attn.input_rows = norm_rows;
+  attn.output_columns = residual_columns;
+  attn.hook_ctx = &work;
   const MhaBuffers buffers{s->q, s->k, s->v, s->att, s->scratch, s->scratch_bytes, s->plans};
   if (w.model == nullptr || s->attn == nullptr) {
     return make_status(StatusCode::invalid_argument, "llama: weights or state not initialised");
@@ -303,6 +418,7 @@ Status forward_chunk(const LlamaWeights& w, LlamaState* s, const int32_t* tokens
   uint64_t t = profile_start(prof);
 
   for (int32_t i = 0; i < n; ++i) embed(w.token_embedding, tokens[i], s->x + i * d);
+  t = profile_charge(prof, Stage::norms_rope, t);
 
   for (int32_t l = 0; l < c.n_layers; ++l) {
     const float* attn_norm = layer_norm_weights(w, TensorRole::attn_norm, l);
@@ -312,27 +428,17 @@ Status forward_chunk(const LlamaWeights& w, LlamaState* s, const int32_t* tokens
                          l);
     }
 
-    // Attention block: x += attention(rmsnorm(x)), keys and values kept in the ring cache.
-    for (int32_t i = 0; i < n; ++i) {
-      rmsnorm_f32(s->x + i * d, attn_norm, c.norm_eps, s->xb + i * d, static_cast<size_t>(d));
-    }
-    t = profile_charge(prof, Stage::norms_rope, t);
+    // Attention block: x += attention(rmsnorm(x)), keys and values kept in the ring cache; the
+    // norm runs in the q/k/v row pass, the residual add in P_O's column pass.
+    work.norm = attn_norm;
     EINFER_TRY(bind_attention(w, l, s->attn));
     EINFER_TRY(mha_forward(*s->attn, attn, s->xb, n, pos0, &s->cache, l, buffers, s->xb));
-    t = profile_start(prof);
-    add_f32(s->x, s->xb, s->x, static_cast<size_t>(n * d));
 
     // Feed-forward block: x += W2 · (silu(W1·h) * W3·h), h = rmsnorm(x).
-    for (int32_t i = 0; i < n; ++i) {
-      rmsnorm_f32(s->x + i * d, ffn_norm, c.norm_eps, s->xb + i * d, static_cast<size_t>(d));
-    }
-    t = profile_charge(prof, Stage::norms_rope, t);
-    EINFER_TRY(project_layer(w, TensorRole::w1, l, s->xb, n, s->hb, s, kPlanW1));
-    EINFER_TRY(project_layer(w, TensorRole::w3, l, s->xb, n, s->hb2, s, kPlanW3));
-    swiglu_f32(s->hb, s->hb2, static_cast<size_t>(n * f));
-    EINFER_TRY(project_layer(w, TensorRole::w2, l, s->hb, n, s->xb, s, kPlanW2));
+    t = profile_start(prof);
+    work.norm = ffn_norm;
+    EINFER_TRY(feed_forward(w, l, s, &work));
     t = profile_charge(prof, Stage::feed_forward, t);
-    add_f32(s->x, s->xb, s->x, static_cast<size_t>(n * d));
   }
 
   // Classifier: every position when asked for all logits, else only the last.

@@ -26,8 +26,11 @@ namespace einfer {
 static_assert(std::endian::native == std::endian::little, "einfer model images are little-endian");
 
 inline constexpr uint32_t kEinMagic = 0x464E4945u;  // bytes "EINF"
-inline constexpr uint32_t kEinVersion = 2;          // any layout change bumps this
-inline constexpr uint32_t kEinAlignment = 64;       // every payload region starts at a multiple
+inline constexpr uint32_t kEinVersion = 3;          // any layout change bumps this
+// Version 2 images (no RoPE scaling, sliding window or q/k/v biases: those ArchBlock bytes and
+// flag are zero) still load.
+inline constexpr uint32_t kEinVersionPrevious = 2;
+inline constexpr uint32_t kEinAlignment = 64;  // every payload region starts at a multiple
 inline constexpr uint32_t kEinMaxRank = 4;
 
 // FileHeader.flags bits. Unknown bits are rejected.
@@ -41,7 +44,8 @@ inline constexpr uint32_t kArchHasBias = 1u << 1;
 inline constexpr uint32_t kArchNormFirst = 1u << 2;
 inline constexpr uint32_t kArchCausal = 1u << 3;
 inline constexpr uint32_t kArchFinalNorm = 1u << 4;
-inline constexpr uint32_t kArchKnownFlags = 0x1F;
+inline constexpr uint32_t kArchQkvBias = 1u << 5;  // version 3
+inline constexpr uint32_t kArchKnownFlags = 0x3F;
 
 struct FileHeader {             // 128 bytes at offset 0
   uint32_t magic;               //   0  kEinMagic ("EINF")
@@ -87,8 +91,14 @@ struct ArchBlock {           // 128 bytes
   uint32_t attention;        //  68  AttentionKind (encoder)
   uint32_t positions;        //  72  PositionsKind (encoder)
   int32_t pattern[5];        //  76  window, global, stride, block, block_summary (all 0: dense)
-  int32_t n_decoder_layers;  //  96  transformer: decoder layers, else 0
-  uint8_t reserved[28];      // 100  zero
+  uint32_t rope_scaling;     //  96  RopeScaling (version 3; zero in version 2)
+  float rope_factor;         // 100  linear, llama3
+  float rope_low_freq;       // 104  llama3 low_freq_factor
+  float rope_high_freq;      // 108  llama3 high_freq_factor
+  int32_t rope_original;     // 112  llama3 original_max_position_embeddings
+  int32_t sliding_window;    // 116  llama family: trained window W (i-W < j <= i), 0: none
+  int32_t n_decoder_layers;  // 120  transformer: decoder layers, else 0
+  uint8_t reserved[4];       // 124  zero
 };
 static_assert(sizeof(ArchBlock) == 128);
 

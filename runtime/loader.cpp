@@ -4,6 +4,9 @@
 // Every read goes through read_at(), which copies bytes out with memcpy after a bounds check, so
 // the loader never reads outside [data, data + size) and never depends on field alignment. Offsets
 // and sizes are 64-bit and every sum is checked for overflow before use.
+//
+// Over 600 lines on purpose: the canonical tensor order, the ArchBlock translation and the one
+// config check (every architecture's rules) live beside the reader that depends on all three.
 #include <cmath>
 #include <cstring>
 
@@ -18,19 +21,6 @@ constexpr int64_t kMaxDim = int64_t{1} << 24;  // any single hyperparameter
 constexpr int64_t kMaxLayers = 4096;
 constexpr int64_t kMaxHeads = 4096;
 constexpr int64_t kMaxGroup = 65536;
-
-// CRC table for the reflected IEEE polynomial, built at compile time (no static constructor).
-struct CrcTable {
-  uint32_t v[256];
-  constexpr CrcTable() : v() {
-    for (uint32_t i = 0; i < 256; ++i) {
-      uint32_t c = i;
-      for (int k = 0; k < 8; ++k) c = (c & 1u) ? (0xEDB88320u ^ (c >> 1)) : (c >> 1);
-      v[i] = c;
-    }
-  }
-};
-constexpr CrcTable kCrcTable{};
 
 Status bad(const char* message, int64_t need = -1, int64_t have = -1, int32_t index = -1) {
   return make_status(StatusCode::bad_format, message, need, have, index);
@@ -125,7 +115,7 @@ Status place_region(uint64_t offset, uint64_t bytes, uint64_t file_size, uint64_
 }
 
 bool valid_enum_dtype(uint32_t d) {
-  return d <= static_cast<uint32_t>(DType::q4);
+  return d <= static_cast<uint32_t>(DType::bf16) || dtype_is_gguf_block(static_cast<DType>(d));
 }
 
 bool in_range(int64_t v, int64_t lo, int64_t hi) {
@@ -133,13 +123,6 @@ bool in_range(int64_t v, int64_t lo, int64_t hi) {
 }
 
 }  // namespace
-
-uint32_t crc32_ieee(const void* data, size_t size, uint32_t crc) {
-  const unsigned char* p = static_cast<const unsigned char*>(data);
-  crc = ~crc;
-  for (size_t i = 0; i < size; ++i) crc = kCrcTable.v[(crc ^ p[i]) & 0xFFu] ^ (crc >> 8);
-  return ~crc;
-}
 
 uint32_t ein_header_crc(const unsigned char* image, uint32_t header_size) {
   const size_t field = offsetof(FileHeader, header_crc);
@@ -221,6 +204,7 @@ bool ein_role_present(const ModelConfig& c, TensorRole role) {
     case TensorRole::bq:
     case TensorRole::bk:
     case TensorRole::bv:
+      return c.has_bias != 0 || c.qkv_bias != 0;
     case TensorRole::bo:
     case TensorRole::b1:
     case TensorRole::b2:
@@ -342,6 +326,13 @@ ModelConfig config_from_arch_block(const ArchBlock& a) {
   c.norm_first = (a.flags & kArchNormFirst) ? 1 : 0;
   c.causal = (a.flags & kArchCausal) ? 1 : 0;
   c.final_norm = (a.flags & kArchFinalNorm) ? 1 : 0;
+  c.qkv_bias = (a.flags & kArchQkvBias) ? 1 : 0;
+  c.rope_scaling = static_cast<RopeScaling>(a.rope_scaling);
+  c.rope_factor = a.rope_factor;
+  c.rope_low_freq_factor = a.rope_low_freq;
+  c.rope_high_freq_factor = a.rope_high_freq;
+  c.rope_original_context = a.rope_original;
+  c.sliding_window = a.sliding_window;
   c.weight_dtype = static_cast<DType>(a.weight_dtype);
   c.group_size = a.group_size;
   c.attention = static_cast<AttentionKind>(a.attention);
@@ -374,7 +365,13 @@ ArchBlock arch_block_from_config(const ModelConfig& c) {
   a.rope_theta = c.rope_theta;
   a.flags = (c.tied_classifier ? kArchTiedClassifier : 0) | (c.has_bias ? kArchHasBias : 0) |
             (c.norm_first ? kArchNormFirst : 0) | (c.causal ? kArchCausal : 0) |
-            (c.final_norm ? kArchFinalNorm : 0);
+            (c.final_norm ? kArchFinalNorm : 0) | (c.qkv_bias ? kArchQkvBias : 0);
+  a.rope_scaling = static_cast<uint32_t>(c.rope_scaling);
+  a.rope_factor = c.rope_factor;
+  a.rope_low_freq = c.rope_low_freq_factor;
+  a.rope_high_freq = c.rope_high_freq_factor;
+  a.rope_original = c.rope_original_context;
+  a.sliding_window = c.sliding_window;
   a.weight_dtype = static_cast<uint32_t>(c.weight_dtype);
   a.group_size = c.group_size;
   a.attention = static_cast<uint32_t>(c.attention);
@@ -420,6 +417,36 @@ Status validate_attention_variant(const ModelConfig& c) {
     return inval("sinusoidal positions need an even dim", c.dim);
   return ok_status();
 }
+// Issue 13's llama-family options: RoPE scaling parameters and the trained sliding window.
+Status validate_llama_extras(const ModelConfig& c) {
+  auto inval = [](const char* m, int64_t have = -1) {
+    return make_status(StatusCode::bad_format, m, -1, have);
+  };
+  auto positive = [](float v) { return std::isfinite(v) && v > 0.f && v < 1e9f; };
+  auto unset = [](float v) { return v == 0.f && !std::signbit(v); };  // +0.0 exactly
+  switch (c.rope_scaling) {
+    case RopeScaling::none:
+      if (!unset(c.rope_factor) || !unset(c.rope_low_freq_factor) ||
+          !unset(c.rope_high_freq_factor) || c.rope_original_context != 0)
+        return inval("RoPE scaling parameters set without a scaling type");
+      break;
+    case RopeScaling::linear:
+      if (!positive(c.rope_factor)) return inval("linear RoPE scaling: factor must be > 0");
+      break;
+    case RopeScaling::llama3:
+      if (!positive(c.rope_factor) || !positive(c.rope_low_freq_factor) ||
+          !positive(c.rope_high_freq_factor) || !in_range(c.rope_original_context, 1, kMaxDim))
+        return inval("llama3 RoPE scaling: factor, low/high_freq_factor, original context > 0");
+      if (!(c.rope_high_freq_factor > c.rope_low_freq_factor))
+        return inval("llama3 RoPE scaling: high_freq_factor must exceed low_freq_factor");
+      break;
+    default:
+      return inval("unknown RoPE scaling", static_cast<int64_t>(c.rope_scaling));
+  }
+  if (!in_range(c.sliding_window, 0, kMaxDim)) return inval("sliding_window out of range");
+  return ok_status();
+}
+
 }  // namespace
 
 Status ein_validate_config(const ModelConfig& c) {
@@ -455,6 +482,7 @@ Status ein_validate_config(const ModelConfig& c) {
     if (c.rope == RopeMode::none) return inval("llama models need a RoPE mode");
     if (c.has_bias || c.norm_first || c.causal || c.final_norm)
       return inval("llama models take no encoder flags (bias, norm_first, causal, final_norm)");
+    EINFER_TRY(validate_llama_extras(c));
   } else {  // encoder and transformer: PyTorch's layers
     if (c.vocab_size != 0 || c.tied_classifier) return inval("encoder models have no vocabulary");
     if (c.activation == Activation::swiglu) return inval("encoder activation must not be swiglu");
@@ -462,9 +490,12 @@ Status ein_validate_config(const ModelConfig& c) {
     if (c.n_kv_heads != c.n_heads) return inval("encoder key/value heads must equal query heads");
     if (int64_t{c.head_dim} * c.n_heads != c.dim)
       return inval("encoder head_dim * n_heads must equal dim", c.head_dim);
+    if (c.qkv_bias || c.rope_scaling != RopeScaling::none || c.sliding_window != 0)
+      return inval("encoder models take no llama options (qkv_bias, rope_scaling, sliding_window)");
+    EINFER_TRY(validate_llama_extras(c));  // and no RoPE scaling parameters
   }
-  if (c.tied_classifier > 1 || c.has_bias > 1 || c.norm_first > 1 || c.causal > 1 ||
-      c.final_norm > 1)
+  if (c.tied_classifier > 1 || c.has_bias > 1 || c.qkv_bias > 1 || c.norm_first > 1 ||
+      c.causal > 1 || c.final_norm > 1)
     return inval("boolean flag out of range");
   EINFER_TRY(validate_attention_variant(c));
   if (static_cast<uint32_t>(c.norm) > 1) return inval("unknown norm kind");
@@ -480,6 +511,7 @@ Status ein_validate_config(const ModelConfig& c) {
   switch (c.weight_dtype) {
     case DType::f32:
     case DType::f16:
+    case DType::bf16:
       if (c.group_size != 0) return inval("group size set for an unquantized weight dtype");
       break;
     case DType::q8:
@@ -488,7 +520,12 @@ Status ein_validate_config(const ModelConfig& c) {
         return inval("group size out of range", c.group_size);
       break;
     default:
-      return inval("unsupported weight dtype", static_cast<int64_t>(c.weight_dtype));
+      // GGUF block types (whole-model "natural" type of a packed GGUF file): scales live in the
+      // blocks, so no group size.
+      if (!dtype_is_gguf_block(c.weight_dtype))
+        return inval("unsupported weight dtype", static_cast<int64_t>(c.weight_dtype));
+      if (c.group_size != 0) return inval("group size set for a GGUF block weight dtype");
+      break;
   }
   return ok_status();
 }
@@ -507,7 +544,7 @@ Status load_model(const void* data, size_t size, const LoadOptions& options, Mod
   FileHeader h;
   std::memcpy(&h, img, sizeof h);
   if (h.magic != kEinMagic) return bad("not an einfer model (bad magic)");
-  if (h.version != kEinVersion)
+  if (h.version != kEinVersion && h.version != kEinVersionPrevious)
     return make_status(StatusCode::unsupported, "unsupported format version", kEinVersion,
                        h.version);
   if (h.file_size > size)
@@ -541,6 +578,12 @@ Status load_model(const void* data, size_t size, const LoadOptions& options, Mod
   std::memcpy(&a, img + h.arch_offset, sizeof a);
   for (uint8_t b : a.reserved)
     if (b != 0) return bad("reserved arch bytes are not zero");
+  if (h.version == kEinVersionPrevious) {  // v2: bytes 96..123 and flag bit 5 were reserved
+    const unsigned char* v3 = img + h.arch_offset + offsetof(ArchBlock, rope_scaling);
+    for (size_t i = 0; i < offsetof(ArchBlock, reserved) - offsetof(ArchBlock, rope_scaling); ++i)
+      if (v3[i] != 0) return bad("reserved arch bytes are not zero");
+    if (a.flags & kArchQkvBias) return bad("unknown architecture flags", -1, a.flags);
+  }
   if (a.flags & ~kArchKnownFlags) return bad("unknown architecture flags", -1, a.flags);
   const ModelConfig c = config_from_arch_block(a);
   EINFER_TRY(ein_validate_config(c));
@@ -567,7 +610,11 @@ Status load_model(const void* data, size_t size, const LoadOptions& options, Mod
     if (!valid_enum_dtype(r.dtype)) return bad("unknown tensor dtype", -1, r.dtype, idx);
     const DType dt = static_cast<DType>(r.dtype);
     const DType want_dt = ein_role_is_matrix(want_role) ? c.weight_dtype : DType::f32;
-    if (dt != want_dt)
+    // A packed GGUF keeps each matrix's own block type (a Q4_K_M file mixes Q4_K, Q6_K and the
+    // fallbacks for rows that are not whole K-blocks), or f32.
+    const bool mixed_ok =
+        dtype_is_gguf_block(want_dt) && (dtype_is_gguf_block(dt) || dt == DType::f32);
+    if (dt != want_dt && !mixed_ok)
       return bad("tensor dtype disagrees with the architecture", static_cast<int64_t>(want_dt),
                  r.dtype, idx);
     int64_t want_shape[kEinMaxRank] = {0, 0, 0, 0};
@@ -583,6 +630,9 @@ Status load_model(const void* data, size_t size, const LoadOptions& options, Mod
     const int64_t cols = want_shape[want_rank - 1];
     const int64_t rows = want_rank == 2 ? want_shape[0] : 1;
     const bool quant = dtype_is_quantized(dt);
+    if (dtype_is_gguf_block(dt) && cols % gguf_block_elems(dt) != 0)
+      return bad("GGUF block tensor row is not a whole number of blocks", gguf_block_elems(dt),
+                 cols, idx);
     const uint64_t want_data = static_cast<uint64_t>(rows) * quant_row_bytes(dt, cols);
     const uint64_t want_scales =
         quant ? static_cast<uint64_t>(rows) * quant_groups(cols, c.group_size) * 4u : 0u;

@@ -74,6 +74,13 @@ constexpr ArchDescription kTransformer = {
     0,
     nullptr,
     0,
+    nullptr,
+    0,
+    nullptr,
+    nullptr,
+    RopeMode::none,
+    0,
+    nullptr,
 };
 
 }  // namespace

@@ -54,9 +54,10 @@ PackedTensor encode_tensor(TensorRole role, int32_t layer, const std::vector<int
       std::memcpy(t.data.data(), values, t.data.size());
       break;
     case DType::f16:
+    case DType::bf16:
       t.data.resize(static_cast<size_t>(n) * 2);
       for (int64_t i = 0; i < n; ++i) {
-        const uint16_t h = f32_to_f16(values[i]);
+        const uint16_t h = dtype == DType::f16 ? f32_to_f16(values[i]) : f32_to_bf16(values[i]);
         std::memcpy(t.data.data() + i * 2, &h, 2);
       }
       break;

@@ -3,13 +3,14 @@
 // safetensors: uint64 little-endian header length N, N bytes of JSON {name: {dtype, shape,
 // data_offsets: [begin, end]}, "__metadata__": {str: str}}, then the data (offsets relative to it).
 //
-// HF Llama q_proj/k_proj rows use the half-split RoPE layout (pairs (i, i + k/2)). We permute the
-// rows of each head to the interleaved layout (new row 2i = old row i, new row 2i+1 = old row
-// i + k/2) and record rope=interleaved: q.k and the rotation commute with this permutation applied
-// to both q and k, so the packed model computes the same function (tests/gen/gen_hf_llama.py checks
-// the identity numerically).
+// HF Llama/Mistral/Qwen2 q_proj/k_proj rows (and Qwen2's q/k biases) use the half-split RoPE
+// layout (pairs (i, i + k/2)). We permute the rows of each head to the interleaved layout (new row
+// 2i = old row i, new row 2i+1 = old row i + k/2) and record rope=interleaved: q.k and the rotation
+// commute with this permutation applied to both q and k, so the packed model computes the same
+// function (tests/gen/gen_hf_llama.py checks the identity numerically).
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -18,6 +19,7 @@
 #include <regex>
 
 #include "kernels/quant.h"
+#include "runtime/checked.h"
 #include "tools/common/file.h"
 #include "tools/einfer-pack/arch_names.h"
 #include "tools/einfer-pack/importers.h"
@@ -27,12 +29,7 @@ namespace einfer::pack {
 
 namespace {
 
-float bf16_to_f32(uint16_t h) {
-  const uint32_t b = uint32_t{h} << 16;
-  float f;
-  std::memcpy(&f, &b, 4);
-  return f;
-}
+constexpr int64_t kMaxImportLayers = 4096;  // the loader's limit
 
 struct SafeTensors {
   std::string what;
@@ -51,6 +48,28 @@ struct SafeTensors {
     if (header.type != Json::Type::object)
       throw PackError(what + ": safetensors header is not an object");
     data_start = 8 + n;
+    check_layout();
+  }
+  // Every entry well-formed, inside the data section, and no two overlapping.
+  void check_layout() const {
+    const uint64_t avail = bytes.size() - data_start;
+    std::vector<std::pair<uint64_t, uint64_t>> ranges;
+    for (const auto& [name, t] : header.members) {
+      if (name == "__metadata__") continue;
+      const Json* off = t.find("data_offsets");
+      if (t.type != Json::Type::object || !off || off->items.size() != 2)
+        throw PackError(what + ": malformed entry for " + name);
+      const int64_t b0 = json_to_int(off->items[0], what + ": data_offsets of " + name, 0,
+                                     static_cast<int64_t>(avail));
+      const int64_t b1 = json_to_int(off->items[1], what + ": data_offsets of " + name, b0,
+                                     static_cast<int64_t>(avail));
+      if (b1 > b0) ranges.emplace_back(b0, b1);
+    }
+    std::sort(ranges.begin(), ranges.end());
+    for (size_t i = 1; i < ranges.size(); ++i)
+      if (ranges[i].first < ranges[i - 1].second)
+        throw PackError(what + ": tensor data ranges overlap (at byte " +
+                        std::to_string(ranges[i].first) + " of the data)");
   }
   bool has(const std::string& name) const { return header.find(name) != nullptr; }
   std::map<std::string, std::string> metadata() const {
@@ -60,8 +79,9 @@ struct SafeTensors {
         if (v.type == Json::Type::string) m[k] = v.str;
     return m;
   }
-  // Float values and shape of a tensor.
-  std::vector<float> get(const std::string& name, std::vector<int64_t>* shape) const {
+  // Float values and shape of a tensor (and its stored dtype name, "F32", "F16" or "BF16").
+  std::vector<float> get(const std::string& name, std::vector<int64_t>* shape,
+                         std::string* stored = nullptr) const {
     const Json* t = header.find(name);
     if (!t) throw PackError(what + ": missing tensor " + name);
     const Json* dt = t->find("dtype");
@@ -71,11 +91,13 @@ struct SafeTensors {
       throw PackError(what + ": malformed entry for " + name);
     shape->clear();
     uint64_t n = 1;
+    if (dt->type != Json::Type::string || sh->type != Json::Type::array || sh->items.size() > 8)
+      throw PackError(what + ": malformed entry for " + name);
     for (const Json& d : sh->items) {
-      if (!d.is_number() || d.num < 0 || d.num > double(1 << 30))
-        throw PackError(what + ": bad shape for " + name);
-      shape->push_back(static_cast<int64_t>(d.num));
-      n *= static_cast<uint64_t>(d.num);
+      const int64_t e = json_to_int(d, what + ": shape of " + name, 0, int64_t{1} << 31);
+      shape->push_back(e);
+      if (!checked_mul(n, static_cast<uint64_t>(e), &n))
+        throw PackError(what + ": shape of " + name + " overflows");
     }
     size_t esize = 0;
     if (dt->str == "F32")
@@ -84,12 +106,14 @@ struct SafeTensors {
       esize = 2;
     else
       throw PackError(what + ": unsupported dtype " + dt->str + " for " + name);
-    const double b0 = off->items[0].num, b1 = off->items[1].num;
-    const uint64_t avail = bytes.size() - data_start;
-    if (b0 < 0 || b1 < b0 || b1 > double(avail) || uint64_t(b1 - b0) != n * esize)
-      throw PackError(what + ": data offsets of " + name +
-                      " are outside the file or disagree with its shape");
-    const uint8_t* p = bytes.data() + data_start + static_cast<uint64_t>(b0);
+    if (stored) *stored = dt->str;
+    // check_layout() bounded both offsets by the data section.
+    const uint64_t b0 = static_cast<uint64_t>(off->items[0].num);
+    const uint64_t b1 = static_cast<uint64_t>(off->items[1].num);
+    uint64_t want = 0;
+    if (!checked_mul(n, uint64_t{esize}, &want) || b1 - b0 != want)
+      throw PackError(what + ": data offsets of " + name + " disagree with its shape");
+    const uint8_t* p = bytes.data() + data_start + b0;
     std::vector<float> v(n);
     for (uint64_t i = 0; i < n; ++i) {
       if (esize == 4) {
@@ -135,6 +159,14 @@ std::vector<float> permute_rope_rows(const std::vector<float>& w, int64_t heads,
   return out;
 }
 
+// A present key of the wrong type is an error, never replaced by the default.
+const Json* json_typed(const Json& cfg, const char* key, Json::Type type, const char* type_name) {
+  const Json* v = cfg.find(key);
+  if (v && v->type != type && v->type != Json::Type::null)
+    throw PackError(std::string("config.json: ") + key + " must be a " + type_name);
+  return v && v->type == type ? v : nullptr;
+}
+
 }  // namespace
 
 std::vector<uint8_t> read_file(const std::string& path) {
@@ -149,16 +181,24 @@ std::vector<uint8_t> read_file(const std::string& path) {
 SourceModel import_hf_llama(const std::string& folder) {
   const std::vector<uint8_t> cfg_bytes = read_file(folder + "/config.json");
   const Json cfg = parse_json(std::string(cfg_bytes.begin(), cfg_bytes.end()), "config.json");
-  if (const Json* mt = cfg.find("model_type"); mt && mt->str != "llama")
-    throw PackError("config.json: model_type '" + mt->str + "' is not supported (llama only)");
+  if (cfg.type != Json::Type::object) throw PackError("config.json: not a JSON object");
+  using T = Json::Type;
+  // The architecture by model_type (LlamaForCausalLM-shaped SmolLM and TinyLlama say "llama").
+  const Json* mt = cfg.find("model_type");
+  if (!mt || mt->type != Json::Type::string)
+    throw PackError("config.json: no model_type (llama, mistral or qwen2)");
+  const ArchDescription* arch = arch_by_hf_model_type(mt->str.c_str());
+  if (!arch)
+    throw PackError("config.json: model_type '" + mt->str +
+                    "' is not supported (llama, mistral or qwen2)");
   if (const Json* act = cfg.find("hidden_act"); act && act->str != "silu")
     throw PackError("config.json: hidden_act '" + act->str + "' is not supported (silu only)");
-  if (const Json* rs = cfg.find("rope_scaling"); rs && rs->type != Json::Type::null)
-    throw PackError("config.json: rope_scaling is not supported");
-  if (const Json* b = cfg.find("attention_bias"); b && b->b)
-    throw PackError("config.json: attention_bias is not supported");
+  for (const char* const* key = arch->hf_refused_if_true; key && *key; ++key)
+    if (const Json* v = cfg.find(*key); v && v->type == Json::Type::boolean && v->b)
+      throw PackError("config.json: " + std::string(*key) + " true is not supported for " +
+                      mt->str);
   SourceModel m;
-  m.kind = "hf-llama";
+  m.kind = std::string("hf-") + arch->name;
   // The chat template, when the folder ships tokenizer_config.json with one.
   if (struct stat st; stat((folder + "/tokenizer_config.json").c_str(), &st) == 0) {
     const std::vector<uint8_t> tc = read_file(folder + "/tokenizer_config.json");
@@ -167,19 +207,67 @@ SourceModel import_hf_llama(const std::string& folder) {
       m.chat_template = t->str;
   }
   ModelConfig& c = m.config;
-  const ArchDescription& llama = arch_llama();
+  const ArchDescription& llama = *arch;
   c.arch = llama.kind;
   c.norm = llama.norm;
   c.activation = llama.activation;
   c.rope = llama.rope;  // rows permuted below
+  c.qkv_bias = llama.qkv_bias;
+  // Keys by path ("rope_scaling.factor"); an explicit null reads as NaN (read_arch_config).
+  auto find = [&](const char* key) -> const Json* {
+    const Json* v = &cfg;
+    for (const char* part = key; v && part;) {
+      const char* dot = std::strchr(part, '.');
+      v = v->find(dot ? std::string(part, dot) : std::string(part));
+      part = dot ? dot + 1 : nullptr;
+    }
+    return v;
+  };
   auto lookup = [&](const char* key, double* value) {
-    const Json* v = cfg.find(key);
-    if (!v || !v->is_number()) return false;
-    *value = v->num;
+    const Json* v = find(key);
+    if (v && v->type == Json::Type::null) {
+      *value = std::nan("");
+      return true;
+    }
+    if (!v) return false;
+    // A present key of the wrong type is an error, never replaced by the default.
+    const std::string what = std::string("config.json: ") + key;
+    if (arch_key_is_integer(llama, SourceFormat::hugging_face, key)) {
+      *value = static_cast<double>(json_to_int(*v, what, 0, INT32_MAX));
+    } else {
+      if (!v->is_number() || !std::isfinite(static_cast<float>(v->num)))
+        throw PackError(what + " must be a finite number");
+      *value = v->num;
+    }
     return true;
   };
   read_arch_config(llama, SourceFormat::hugging_face, lookup, "config.json: ", &c);
-  const Json* tie = cfg.find("tie_word_embeddings");
+  // transformers reads rope_scaling["rope_type"], falling back to the older "type".
+  std::string rope_type;
+  for (const char* key : kHfRopeTypeKeys)
+    if (const Json* t = find(key); t && t->type == Json::Type::string && rope_type.empty())
+      rope_type = t->str;
+  if (const Json* rs = cfg.find("rope_scaling");
+      rs && rs->type != Json::Type::null && rope_type.empty())
+    throw PackError("config.json: rope_scaling without a rope_type");
+  apply_rope_scaling(rope_type, "config.json: ", &c);
+  // Special ids: an integer, a list of integers (eos of Llama 3.x, Qwen2) or null.
+  auto ids = [&](const char* key) {
+    std::vector<int32_t> out;
+    const Json* v = cfg.find(key);
+    if (v && v->is_number()) out.push_back(static_cast<int32_t>(v->num));
+    if (v && v->type == Json::Type::array)
+      for (const Json& e : v->items)
+        if (e.is_number()) out.push_back(static_cast<int32_t>(e.num));
+    for (int32_t id : out)
+      if (id < 0 || id >= c.vocab_size)
+        throw PackError(std::string("config.json: ") + key + " " + std::to_string(id) +
+                        " is outside the vocabulary");
+    return out;
+  };
+  if (const std::vector<int32_t> bos = ids("bos_token_id"); !bos.empty()) m.bos = bos[0];
+  m.eos = ids("eos_token_id");
+  const Json* tie = json_typed(cfg, "tie_word_embeddings", T::boolean, "boolean");
   c.tied_classifier = tie && tie->b ? 1 : 0;
   require_valid_config(c, "config.json: ");
   m.notes = "rope=hf half-split rows permuted to interleaved";
@@ -193,10 +281,16 @@ SourceModel import_hf_llama(const std::string& folder) {
     const Json index =
         parse_json(std::string(ib.begin(), ib.end()), "model.safetensors.index.json");
     const Json* wm = index.find("weight_map");
-    if (!wm) throw PackError("model.safetensors.index.json: no weight_map");
-    for (const auto& [k, v] : wm->members) where[k] = v.str;
+    if (!wm || wm->type != Json::Type::object)
+      throw PackError("model.safetensors.index.json: no weight_map object");
+    for (const auto& [k, v] : wm->members) {
+      if (v.type != Json::Type::string)
+        throw PackError("model.safetensors.index.json: weight_map entry " + k + " is not a string");
+      where[k] = v.str;
+    }
   }
   std::map<std::string, std::unique_ptr<SafeTensors>> open;
+  int bf16_matrices = 0, matrices = 0;  // a checkpoint of BF16 matrices packs to bf16 by default
   auto tensor = [&](const std::string& name, std::vector<int64_t>* shape) {
     std::string file = "model.safetensors";
     if (!where.empty()) {
@@ -207,7 +301,13 @@ SourceModel import_hf_llama(const std::string& folder) {
     }
     auto& st = open[file];
     if (!st) st = std::make_unique<SafeTensors>(read_file(folder + "/" + file), file);
-    return st->get(name, shape);
+    std::string stored;
+    std::vector<float> v = st->get(name, shape, &stored);
+    if (shape->size() == 2) {
+      ++matrices;
+      bf16_matrices += stored == "BF16";
+    }
+    return v;
   };
   const int64_t d = c.dim, k = c.head_dim;
   std::vector<int64_t> sh;
@@ -219,9 +319,10 @@ SourceModel import_hf_llama(const std::string& folder) {
     const int64_t rope_heads = t.hf_rope_heads == 1   ? c.n_heads
                                : t.hf_rope_heads == 2 ? c.n_kv_heads
                                                       : 0;
-    if (rope_heads > 0) w = permute_rope_rows(w, rope_heads, k, d);
+    if (rope_heads > 0) w = permute_rope_rows(w, rope_heads, k, want.size() == 2 ? d : 1);
     add(m, t.role, layer, want, std::move(w), name);
   });
+  if (matrices > 0 && bf16_matrices == matrices) m.config.weight_dtype = DType::bf16;
   return m;
 }
 
@@ -238,7 +339,7 @@ void read_torch_options(const std::map<std::string, std::string>& md,
   int heads = opt.heads;
   if (heads == 0) {
     const std::string h = meta({"heads", "nhead", "num_heads"});
-    if (!h.empty()) heads = std::stoi(h);
+    if (!h.empty()) heads = static_cast<int>(parse_decimal(h, what + ": metadata heads", 1, 4096));
   }
   if (heads <= 0)
     throw PackError(what + ": --heads H is required (or 'nhead' in the safetensors metadata)");
@@ -247,10 +348,16 @@ void read_torch_options(const std::map<std::string, std::string>& md,
   c->head_dim = c->dim / heads;
   c->vocab_size = 0;
   std::string ctx = meta({"context", "max_seq_len", "context_length"});
-  c->context_length = opt.context > 0 ? opt.context : (ctx.empty() ? 0 : std::stoi(ctx));
+  c->context_length =
+      opt.context > 0 ? opt.context
+                      : (ctx.empty() ? 0
+                                     : static_cast<int32_t>(parse_decimal(
+                                           ctx, what + ": metadata context", 0, int64_t{1} << 24)));
   c->norm = NormKind::layernorm;
   std::string eps = meta({"eps", "layer_norm_eps"});
-  c->norm_eps = opt.eps > 0 ? opt.eps : (eps.empty() ? 1e-5f : std::stof(eps));
+  c->norm_eps = opt.eps > 0
+                    ? opt.eps
+                    : (eps.empty() ? 1e-5f : parse_finite_float(eps, what + ": metadata eps"));
   std::string act = opt.activation.empty() ? meta({"activation"}) : opt.activation;
   if (act.empty() || act == "relu")
     c->activation = Activation::relu;
@@ -294,7 +401,9 @@ SourceModel import_torch_encoder(const std::vector<uint8_t>& bytes,
     std::smatch mm;
     if (std::regex_match(name, mm, layer_key)) {
       stack_prefix = mm[1];
-      n_layers = std::max(n_layers, std::stoi(mm[2]) + 1);
+      const int64_t layer =
+          parse_decimal(mm[2], "torch-encoder: layer index in " + name, 0, kMaxImportLayers - 1);
+      n_layers = std::max(n_layers, static_cast<int>(layer) + 1);
     }
   }
   if (n_layers == 0) {
@@ -350,7 +459,8 @@ SourceModel import_torch_transformer(const std::vector<uint8_t>& bytes,
     std::smatch mm;
     if (!std::regex_match(name, mm, layer_key)) continue;
     int& count = mm[1] == "encoder" ? n_encoder : n_decoder;
-    count = std::max(count, std::stoi(mm[2]) + 1);
+    count = std::max(
+        count, static_cast<int>(parse_decimal(mm[2].str(), what + ": layer index", 0, 4095)) + 1);
   }
   if (n_encoder == 0 || n_decoder == 0)
     throw PackError(what +

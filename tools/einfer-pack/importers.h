@@ -30,6 +30,10 @@ struct SourceModel {
   std::vector<SourceTensor> tensors;
   std::string notes;  // importer remarks for metadata (e.g. "rope: q/k permuted to interleaved")
   std::string chat_template;  // the Jinja chat template the checkpoint ships ("" when none)
+  // config.json bos_token_id / eos_token_id (a list for models with several ends of generation);
+  // -1 / empty when absent. einfer-pack adds them to the tokenizer (add_model_special_ids).
+  int32_t bos = -1;
+  std::vector<int32_t> eos;
 };
 
 // Appends a float32 tensor (values in C order, as many as the shape holds) to m.tensors.

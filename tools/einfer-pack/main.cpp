@@ -1,7 +1,7 @@
 // einfer-pack: packs llama2.c, Hugging Face Llama, PyTorch encoder and GGUF checkpoints into the
 // flat .ein format (docs/format.md), inspects .ein files and emits them as C (model.c + model.h).
 //
-//   einfer-pack INPUT -o OUT.ein [--dtype f32|f16|q8|q4] [--group 32|64] [-z TOKENIZER]
+//   einfer-pack INPUT -o OUT.ein [--dtype f32|f16|bf16|q8|q4] [--group 32|64] [-z TOKENIZER]
 //               [--emit-c OUT.c] [--arch torch-encoder|torch-transformer --heads H [--activation
 //               relu|gelu]
 //               [--norm-first] [--causal] [--eps E]] [run options]
@@ -54,9 +54,10 @@ void progress_bar(uint64_t done, uint64_t total) {
 DType parse_dtype(const std::string& s) {
   if (s == "f32") return DType::f32;
   if (s == "f16") return DType::f16;
+  if (s == "bf16") return DType::bf16;
   if (s == "q8") return DType::q8;
   if (s == "q4") return DType::q4;
-  throw PackError("unknown dtype '" + s + "' (f32, f16, q8 or q4)");
+  throw PackError("unknown dtype '" + s + "' (f32, f16, bf16, q8 or q4)");
 }
 
 bool is_c_identifier(const std::string& s) {
@@ -66,10 +67,23 @@ bool is_c_identifier(const std::string& s) {
   return true;
 }
 
+// Writes PATH.tmp then renames it over PATH: a failed or interrupted pack never leaves a partial
+// or invalid file under the output name.
 void write_file(const std::string& path, const void* data, size_t n) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out || !out.write(static_cast<const char*>(data), static_cast<std::streamsize>(n)))
-    throw PackError("cannot write " + path);
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out || !out.write(static_cast<const char*>(data), static_cast<std::streamsize>(n)) ||
+        !out.flush()) {
+      std::remove(tmp.c_str());
+      throw PackError("cannot write " + path);
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int e = errno;
+    std::remove(tmp.c_str());
+    throw PackError("cannot write " + path + ": " + std::strerror(e));
+  }
 }
 
 // Loads and validates a .ein image; the AlignedBuffer owns the bytes the Model points into.
@@ -104,11 +118,11 @@ int run(int argc, char** argv) {
                 "Packs are byte-reproducible.");
   p.positional("INPUT", &input,
                "llama2.c checkpoint (v0/v1/v2), Hugging Face Llama folder, PyTorch encoder "
-               ".safetensors, or GGUF (llama; F32/F16/Q8_0/Q4_0)");
+               ".safetensors, or GGUF (llama; F32/F16/BF16/Q8_0/Q4_0)");
   p.section("packing");
   p.option({"-o", "--output"}, &output, "OUT.ein", "the packed model");
-  p.option({"--dtype"}, &dtype_arg, "TYPE", "weight type f32|f16|q8|q4 (default: the input's)")
-      .choices({"f32", "f16", "q8", "q4"});
+  p.option({"--dtype"}, &dtype_arg, "TYPE", "weight type f32|f16|bf16|q8|q4 (default: the input's)")
+      .choices({"f32", "f16", "bf16", "q8", "q4"});
   p.option({"--group"}, &group_arg, "N", "quantization group size (default 32)").range(1, 65536);
   p.option(
       {"-z", "--tokenizer"}, &tokenizer, "FILE",
@@ -133,7 +147,7 @@ int run(int argc, char** argv) {
       .choices({"relu", "gelu"});
   p.flag({"--norm-first"}, &norm_first, "pre-norm layers");
   p.flag({"--causal"}, &causal, "causal attention mask");
-  p.option({"--eps"}, &eps, "E", "layer-norm epsilon").range(0, 1);
+  p.option({"--eps"}, &eps, "E", "layer-norm epsilon").range(0, 1).exclusive_min().exclusive_max();
   p.option({"--attention-pattern"}, &variants.pattern, "SPEC",
            "sparse attention: terms joined by '+': window:W global:G strided:S fixed:L,C "
            "(docs/attention-variants.md)");
@@ -161,7 +175,7 @@ int run(int argc, char** argv) {
   p.flag({"--with-decode-tokenizer"}, &with_decode_tokenizer,
          "--emit-c: decode-only tokenizer (with_tokenizer = 2: no tokenizer arena)");
   p.option({"--max-prompt-bytes"}, &max_prompt_bytes, "N", "--emit-c: longest prompt text")
-      .range(0, 1 << 30);
+      .range(0, kMaxRunPositions);
   if (int code; !p.parse(argc, argv, &code)) return code;
   if (!dtype_arg.empty()) {
     dtype = parse_dtype(dtype_arg);
@@ -275,6 +289,7 @@ int run(int argc, char** argv) {
     have_tok = gguf_tokenizer_if_any(input_bytes, input, &tok);
   } else if (S_ISDIR(st.st_mode) && source.config.vocab_size > 0) {
     have_tok = read_folder_tokenizer(input, &tok);
+    if (have_tok) add_model_special_ids(tok, source.bos, source.eos);
   }
   if (have_tok) {
     image.tokenizer = tokenizer_image_for_model(tok, source.config.vocab_size);
@@ -299,9 +314,9 @@ int run(int argc, char** argv) {
   if (chat_format != chat::Format::none)
     image.metadata += std::string("chat_template=") + chat::format_name(chat_format) + "\n";
   const std::vector<uint8_t> out = write_ein(image);
-  if (!output.empty()) write_file(output, out.data(), out.size());
-  AlignedBuffer buf(out);
+  AlignedBuffer buf(out);  // validated before anything is written
   const Model model = load_checked(buf, output.empty() ? "packed image" : output);
+  if (!output.empty()) write_file(output, out.data(), out.size());
   if (!emit_c_path.empty()) {
     // OUT.c (or OUT.h, or OUT): writes OUT.c and OUT.h side by side.
     std::string stem = emit_c_path;

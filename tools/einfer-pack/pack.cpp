@@ -1,6 +1,7 @@
 // Source model -> .ein image conversion, --inspect text/JSON and --emit-c headers.
 #include <cctype>
 #include <cinttypes>
+#include <cmath>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
@@ -65,6 +66,40 @@ const char* kv_name(DType d) {
 
 }  // namespace
 
+namespace {
+
+// A GGUF import packed as is: each matrix in its own GGUF block type (raw blocks, no scale
+// region), other tensors f32. `natural` is the config's weight dtype (the most common block type).
+EinImage pack_gguf_native(const SourceModel& source, DType natural, Progress progress) {
+  EinImage image;
+  image.config = source.config;
+  image.config.weight_dtype = natural;
+  image.config.group_size = 0;
+  uint64_t total = 0, done = 0;
+  for (const SourceTensor& t : source.tensors) total += t.values.size() * 4;
+  for (const SourceTensor& t : source.tensors) {
+    if (ein_role_is_matrix(t.role) && dtype_is_gguf_block(t.native)) {
+      PackedTensor p;
+      p.role = t.role;
+      p.layer = t.layer;
+      p.dtype = t.native;
+      p.rank = static_cast<int>(t.shape.size());
+      for (int i = 0; i < p.rank; ++i) p.shape[i] = t.shape[i];
+      p.group_size = 0;
+      p.data = t.native_data;
+      image.tensors.push_back(std::move(p));
+    } else {
+      image.tensors.push_back(
+          encode_tensor(t.role, t.layer, t.shape, t.values.data(), DType::f32, 0));
+    }
+    done += t.values.size() * 4;
+    if (progress) progress(done, total);
+  }
+  return image;
+}
+
+}  // namespace
+
 void add_float_tensor(SourceModel& m, TensorRole role, int32_t layer, std::vector<int64_t> shape,
                       std::vector<float> values) {
   SourceTensor t;
@@ -75,9 +110,26 @@ void add_float_tensor(SourceModel& m, TensorRole role, int32_t layer, std::vecto
   m.tensors.push_back(std::move(t));
 }
 
+// NaN or Inf weights run to garbage text with exit 0: refuse them here, naming the tensor.
+static void check_finite(const SourceTensor& t) {
+  auto refuse = [&](const char* what, size_t i) {
+    std::string name = tensor_role_name(t.role);
+    if (t.layer >= 0) name += " of layer " + std::to_string(t.layer);
+    throw PackError("tensor " + name + " has a non-finite " + what + " at element " +
+                    std::to_string(i) + " (NaN or Inf weights are refused)");
+  };
+  for (size_t i = 0; i < t.values.size(); ++i)
+    if (!std::isfinite(t.values[i])) refuse("value", i);
+  for (size_t i = 0; i < t.native_scales.size(); ++i)
+    if (!std::isfinite(t.native_scales[i])) refuse("scale", i);
+}
+
 EinImage pack_source(const SourceModel& source, DType dtype, int32_t group, Progress progress) {
-  if (dtype != DType::f32 && dtype != DType::f16 && dtype != DType::q8 && dtype != DType::q4)
-    throw PackError("target dtype must be f32, f16, q8 or q4");
+  for (const SourceTensor& t : source.tensors) check_finite(t);
+  if (dtype_is_gguf_block(dtype)) return pack_gguf_native(source, dtype, progress);
+  if (dtype != DType::f32 && dtype != DType::f16 && dtype != DType::bf16 && dtype != DType::q8 &&
+      dtype != DType::q4)
+    throw PackError("target dtype must be f32, f16, bf16, q8 or q4");
   EinImage image;
   image.config = source.config;
   image.config.weight_dtype = dtype;
@@ -247,9 +299,29 @@ std::string describe_model(const Model& model, const RunOptions& run, bool json)
             "for %lld source / target rows\n",
             static_cast<long long>(kv), static_cast<long long>(kv), static_cast<long long>(rows));
   }
-  out += fmt("quantization: weights %s", wd);
+  if (dtype_is_gguf_block(c.weight_dtype)) {
+    out +=
+        fmt("quantization: GGUF blocks kept as the file stored them, per tensor (mostly %s)", wd);
+  } else {
+    out += fmt("quantization: weights %s", wd);
+  }
   if (c.group_size) out += fmt(", group %d", c.group_size);
-  out += "\n\n";
+  out += "\n";
+  // Importer remarks (e.g. GGUF IQ4_NL tensors converted to q8_0) from the metadata section.
+  FileHeader h;
+  std::memcpy(&h, model.image, sizeof h);
+  if ((h.flags & kEinFlagMetadata) && h.metadata_offset + h.metadata_bytes <= model.image_bytes) {
+    const std::string meta(reinterpret_cast<const char*>(model.image + h.metadata_offset),
+                           static_cast<size_t>(h.metadata_bytes));
+    for (size_t at = meta.find("notes="); at != std::string::npos;
+         at = meta.find("notes=", at + 1)) {
+      if (at != 0 && meta[at - 1] != '\n') continue;
+      const size_t end = meta.find('\n', at);
+      out += "notes:        " + meta.substr(at + 6, end == std::string::npos ? end : end - at - 6) +
+             "\n";
+    }
+  }
+  out += "\n";
   out += fmt("%-18s %5s %-5s %-16s %12s\n", "role", "layer", "dtype", "shape", "bytes");
   for (const Row& r : rows) {
     std::string shape;

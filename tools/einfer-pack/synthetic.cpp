@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "tools/common/cli.h"
 #include "tools/einfer-pack/importers.h"
 
 namespace einfer::pack {
@@ -149,12 +150,14 @@ SyntheticSpec parse_synthetic_spec(const std::string& text, const SyntheticSpec&
         s.dtype = DType::f32;
       else if (value == "f16")
         s.dtype = DType::f16;
+      else if (value == "bf16")
+        s.dtype = DType::bf16;
       else if (value == "q8")
         s.dtype = DType::q8;
       else if (value == "q4")
         s.dtype = DType::q4;
       else
-        spec_error("dtype must be f32, f16, q8 or q4, got '" + value + "'");
+        spec_error("dtype must be f32, f16, bf16, q8 or q4, got '" + value + "'");
       continue;
     }
     const bool is_seed = key == "seed";
@@ -165,12 +168,9 @@ SyntheticSpec parse_synthetic_spec(const std::string& text, const SyntheticSpec&
       spec_error("unknown key '" + key +
                  "' (dim, hidden, layers, heads, kv_heads, vocab, seq, tied, dtype, group, seed)");
     const long long lo = is_seed ? 0 : hit->lo, hi = is_seed ? (1ll << 62) : hit->hi;
-    char* stop = nullptr;
-    errno = 0;
-    const long long v = std::strtoll(value.c_str(), &stop, 10);
-    if (value.empty() || *stop != '\0' || errno || v < lo || v > hi)
-      spec_error(key + " needs an integer in " + std::to_string(lo) + ".." + std::to_string(hi) +
-                 ", got '" + value + "'");
+    int64_t v = 0;
+    std::string why;
+    if (!tools::cli::read_integer_in(value, lo, hi, &v, &why)) spec_error(key + ": " + why);
     if (is_seed)
       s.seed = static_cast<uint64_t>(v);
     else
