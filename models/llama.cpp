@@ -235,6 +235,9 @@ Status llama_state_init(const ModelConfig& c, const RunOptions& options, Arena& 
   kc.head_dim = c.head_dim;
   kc.capacity = o.context;
   kc.sinks = o.sinks;
+  // Linear attention keeps a fixed-size state per layer instead of keys and values: a one-slot
+  // cache (never written) keeps the memory independent of the context.
+  if (c.attention == AttentionKind::linear_elu) kc.capacity = 1, kc.sinks = 0;
   kc.dtype = o.kv_dtype;
   EINFER_TRY(kv_cache_init(kc, arena, &s->cache));
 
@@ -285,12 +288,26 @@ Status llama_state_init(const ModelConfig& c, const RunOptions& options, Arena& 
   EINFER_TRY(arena.allocate_array(1, &s->attn));
   if (s->attn) *s->attn = MhaWeights{};
   EINFER_TRY(arena.allocate(scratch, kDefaultAlignment, &s->scratch));
+  if (c.attention == AttentionKind::linear_elu) {
+    if (o.window > 0)
+      return make_status(StatusCode::invalid_argument,
+                         "llama: linear attention sums every position; a window does not apply");
+    const uint64_t floats =
+        uint64_t{mha_linear_state_floats(mha_config(c, o, nullptr))} * uint64_t(c.n_layers);
+    if (floats > SIZE_MAX / sizeof(float) / 2)  // 32-bit size_t: refuse, never wrap
+      return make_status(StatusCode::out_of_memory, "llama: linear attention state too large");
+    s->linear_state_floats = static_cast<size_t>(floats);
+    EINFER_TRY(arena.allocate_array(s->linear_state_floats, &s->linear_state));
+    if (s->linear_state) std::memset(s->linear_state, 0, s->linear_state_floats * sizeof(float));
+  }
   return ok_status();
 }
 
 void llama_reset(LlamaState* s) {
   s->pos = 0;
   kv_cache_reset(s->cache);
+  // The linear-attention state sums every position so far: a new stream starts from zero.
+  if (s->linear_state) std::memset(s->linear_state, 0, s->linear_state_floats * sizeof(float));
 }
 
 namespace {
@@ -388,6 +405,7 @@ Status forward_chunk(const LlamaWeights& w, LlamaState* s, const int32_t* tokens
   const int64_t f = c.hidden_dim;
   const int64_t pos0 = s->pos;
   MhaConfig attn = mha_config(c, s->options, &s->rope, s->profile);
+  attn.linear_state = s->linear_state;
   LayerWork work{s, nullptr, c.norm_eps, d, f, n};
   attn.input_rows = norm_rows;
   attn.output_columns = residual_columns;

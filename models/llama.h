@@ -65,6 +65,10 @@ struct LlamaState {
   // Projection plans shared by all layers (q, k, v, o, w1, w3, w2, classifier), in the arena when
   // options.cache_plans; null: every projection plans its einsum on the spot.
   LinearPlan* plans = nullptr;
+  // linear-elu attention models (issue 19): every layer's recurrent state, in place of softmax over
+  // the KV cache (MhaConfig::linear_state); null for softmax models.
+  float* linear_state = nullptr;
+  size_t linear_state_floats = 0;
 };
 
 // Fills in the defaults of `options` for `config` (context, max_batch, and the window: the

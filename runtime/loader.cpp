@@ -38,48 +38,49 @@ T read_at(const unsigned char* base, size_t offset) {
   return v;
 }
 
-// Per-layer roles in canonical (role number) order.
-int per_layer_roles(const ModelConfig& c, TensorRole* roles) {
+bool is_cross_role(TensorRole role) {
+  const uint32_t r = static_cast<uint32_t>(role);
+  return r >= static_cast<uint32_t>(TensorRole::cross_wq) &&
+         r <= static_cast<uint32_t>(TensorRole::cross_norm_bias);
+}
+
+// Per-layer roles of `layer` in canonical (role number) order.
+int per_layer_roles(const ModelConfig& c, int32_t layer, TensorRole* roles) {
   int n = 0;
   for (uint32_t r = 0; r < kTensorRoleCount; ++r) {
     const TensorRole role = static_cast<TensorRole>(r);
-    if (ein_role_per_layer(role) && ein_role_present(c, role)) roles[n++] = role;
+    if (ein_role_per_layer(role) && ein_role_in_layer(c, role, layer)) roles[n++] = role;
   }
   return n;
 }
 
+constexpr TensorRole kTrailing[5] = {TensorRole::final_norm, TensorRole::final_norm_bias,
+                                     TensorRole::decoder_norm, TensorRole::decoder_norm_bias,
+                                     TensorRole::classifier};
+
 // Global roles that follow the layers, in canonical order.
 int trailing_roles(const ModelConfig& c, TensorRole* roles) {
   int n = 0;
-  const TensorRole tail[3] = {TensorRole::final_norm, TensorRole::final_norm_bias,
-                              TensorRole::classifier};
-  for (TensorRole role : tail) {
+  for (TensorRole role : kTrailing) {
     if (ein_role_present(c, role)) roles[n++] = role;
   }
   return n;
 }
 
-// The (role, layer) the canonical order puts at `index` (< ein_expected_tensor_count).
-void canonical_entry(const ModelConfig& c, int64_t index, TensorRole* role, int32_t* layer) {
-  TensorRole per[kTensorRoleCount];
-  TensorRole tail[3];
-  const int64_t p = per_layer_roles(c, per);
+// Index of layer `layer`'s first tensor (layer == ein_layer_count: the first trailing one), and
+// *per its role count. Encoder (or only) layers come first, all with one role set, then the
+// decoder layers with theirs: O(1).
+int64_t layer_start(const ModelConfig& c, int32_t layer, int64_t* per) {
+  TensorRole roles[kTensorRoleCount];
   const int64_t lead = ein_role_present(c, TensorRole::token_embedding) ? 1 : 0;
-  if (index < lead) {
-    *role = TensorRole::token_embedding;
-    *layer = -1;
-    return;
+  const int64_t p0 = per_layer_roles(c, 0, roles);
+  if (layer < c.n_layers || c.n_decoder_layers == 0) {
+    *per = p0;
+    return lead + p0 * layer;
   }
-  index -= lead;
-  if (index < p * c.n_layers) {
-    *role = per[index % p];
-    *layer = static_cast<int32_t>(index / p);
-    return;
-  }
-  index -= p * c.n_layers;
-  trailing_roles(c, tail);
-  *role = tail[index];
-  *layer = -1;
+  const int64_t p1 = per_layer_roles(c, c.n_layers, roles);
+  *per = p1;
+  return lead + p0 * c.n_layers + p1 * (layer - c.n_layers);
 }
 
 // Regions are packed: each starts at the first multiple of 64 at or after the previous region's end
@@ -137,6 +138,8 @@ bool ein_role_per_layer(TensorRole role) {
     case TensorRole::final_norm:
     case TensorRole::final_norm_bias:
     case TensorRole::classifier:
+    case TensorRole::decoder_norm:
+    case TensorRole::decoder_norm_bias:
       return false;
     default:
       return true;
@@ -154,6 +157,10 @@ bool ein_role_is_matrix(TensorRole role) {
     case TensorRole::w2:
     case TensorRole::w3:
     case TensorRole::classifier:
+    case TensorRole::cross_wq:
+    case TensorRole::cross_wk:
+    case TensorRole::cross_wv:
+    case TensorRole::cross_wo:
       return true;
     default:
       return false;
@@ -163,7 +170,23 @@ bool ein_role_is_matrix(TensorRole role) {
 bool ein_role_present(const ModelConfig& c, TensorRole role) {
   const bool layernorm = c.norm == NormKind::layernorm;
   const bool final_norm = c.arch == ArchKind::llama || c.final_norm != 0;
+  const bool transformer = c.arch == ArchKind::transformer;
   switch (role) {
+    case TensorRole::cross_wq:
+    case TensorRole::cross_wk:
+    case TensorRole::cross_wv:
+    case TensorRole::cross_wo:
+    case TensorRole::cross_norm:
+    case TensorRole::decoder_norm:
+      return transformer;
+    case TensorRole::cross_bq:
+    case TensorRole::cross_bk:
+    case TensorRole::cross_bv:
+    case TensorRole::cross_bo:
+      return transformer && c.has_bias != 0;
+    case TensorRole::cross_norm_bias:
+    case TensorRole::decoder_norm_bias:
+      return transformer && layernorm;
     case TensorRole::token_embedding:
       return c.vocab_size > 0;
     case TensorRole::attn_norm:
@@ -218,6 +241,11 @@ int ein_expected_shape(const ModelConfig& c, TensorRole role, int64_t shape[kEin
       return set(kv, d);
     case TensorRole::wo:
       return set(d, q);
+    case TensorRole::cross_wq:
+    case TensorRole::cross_wk:
+    case TensorRole::cross_wv:
+    case TensorRole::cross_wo:
+      return set(d, d);  // transformer: d == H * k, one kv head per query head
     case TensorRole::w1:
     case TensorRole::w3:
       return set(f, d);
@@ -235,12 +263,45 @@ int ein_expected_shape(const ModelConfig& c, TensorRole role, int64_t shape[kEin
   }
 }
 
+bool ein_role_in_layer(const ModelConfig& c, TensorRole role, int32_t layer) {
+  if (!ein_role_present(c, role)) return false;
+  return !is_cross_role(role) || layer >= c.n_layers;
+}
+
+int32_t ein_layer_count(const ModelConfig& c) {
+  return c.n_layers + c.n_decoder_layers;
+}
+
+void ein_canonical_entry(const ModelConfig& c, int64_t index, TensorRole* role, int32_t* layer) {
+  const int64_t lead = ein_role_present(c, TensorRole::token_embedding) ? 1 : 0;
+  int64_t per = 0;
+  const int64_t decoder_start = layer_start(c, c.n_layers, &per);
+  const int64_t tail_start = layer_start(c, ein_layer_count(c), &per);
+  if (index < lead) {
+    *role = TensorRole::token_embedding;
+    *layer = -1;
+    return;
+  }
+  TensorRole roles[kTensorRoleCount];
+  if (index < tail_start) {
+    const bool decoder = index >= decoder_start;
+    const int32_t first = decoder ? c.n_layers : 0;
+    const int64_t start = decoder ? decoder_start : lead;
+    const int64_t p = per_layer_roles(c, first, roles);
+    *role = roles[(index - start) % p];
+    *layer = first + static_cast<int32_t>((index - start) / p);
+    return;
+  }
+  trailing_roles(c, roles);
+  *role = roles[index - tail_start];
+  *layer = -1;
+}
+
 int64_t ein_expected_tensor_count(const ModelConfig& c) {
   if (!ein_validate_config(c).ok()) return -1;
-  TensorRole per[kTensorRoleCount];
-  TensorRole tail[3];
-  const int64_t lead = ein_role_present(c, TensorRole::token_embedding) ? 1 : 0;
-  return lead + int64_t{per_layer_roles(c, per)} * c.n_layers + trailing_roles(c, tail);
+  TensorRole tail[kTensorRoleCount];
+  int64_t per = 0;
+  return layer_start(c, ein_layer_count(c), &per) + trailing_roles(c, tail);
 }
 
 ModelConfig config_from_arch_block(const ArchBlock& a) {
@@ -249,6 +310,7 @@ ModelConfig config_from_arch_block(const ArchBlock& a) {
   c.dim = a.dim;
   c.hidden_dim = a.hidden_dim;
   c.n_layers = a.n_layers;
+  c.n_decoder_layers = a.n_decoder_layers;
   c.n_heads = a.n_heads;
   c.n_kv_heads = a.n_kv_heads;
   c.head_dim = a.head_dim;
@@ -290,6 +352,7 @@ ArchBlock arch_block_from_config(const ModelConfig& c) {
   a.dim = c.dim;
   a.hidden_dim = c.hidden_dim;
   a.n_layers = c.n_layers;
+  a.n_decoder_layers = c.n_decoder_layers;
   a.n_heads = c.n_heads;
   a.n_kv_heads = c.n_kv_heads;
   a.head_dim = c.head_dim;
@@ -340,8 +403,14 @@ Status validate_attention_variant(const ModelConfig& c) {
     return inval("fixed pattern: summary longer than the block", c.pattern_block_summary);
   const bool variant =
       sparse || c.attention != AttentionKind::softmax || c.positions != PositionsKind::none;
-  if (variant && c.arch != ArchKind::encoder)
-    return inval("attention patterns, linear attention and positions are encoder options");
+  // llama decoders take linear attention (a recurrent state per layer instead of the KV cache);
+  // patterns and positions are encoder options.
+  const bool llama_linear = c.arch == ArchKind::llama && !sparse &&
+                            c.attention == AttentionKind::linear_elu &&
+                            c.positions == PositionsKind::none;
+  if (variant && c.arch != ArchKind::encoder && !llama_linear)
+    return inval(
+        "attention patterns and positions are encoder options (llama: linear-elu attention only)");
   if (sparse && c.attention != AttentionKind::softmax)
     return inval("a sparse pattern needs softmax attention");
   if (c.positions == PositionsKind::sinusoidal && c.dim % 2 != 0)
@@ -384,8 +453,17 @@ Status ein_validate_config(const ModelConfig& c) {
   auto inval = [](const char* m, int64_t have = -1) {
     return make_status(StatusCode::bad_format, m, -1, have);
   };
-  if (c.arch != ArchKind::llama && c.arch != ArchKind::encoder)
+  if (c.arch != ArchKind::llama && c.arch != ArchKind::encoder && c.arch != ArchKind::transformer)
     return inval("unknown architecture kind", static_cast<int64_t>(c.arch));
+  if (c.arch == ArchKind::transformer) {
+    if (!in_range(c.n_decoder_layers, 1, kMaxLayers))
+      return inval("transformer n_decoder_layers out of range", c.n_decoder_layers);
+    if (c.norm != NormKind::layernorm || !c.final_norm)
+      return inval("transformer models have LayerNorms and both final norms");
+    if (c.causal) return inval("transformer: the encoder is bidirectional, the decoder causal");
+  } else if (c.n_decoder_layers != 0) {
+    return inval("only transformer models have decoder layers", c.n_decoder_layers);
+  }
   if (!in_range(c.dim, 1, kMaxDim)) return inval("dim out of range", c.dim);
   if (!in_range(c.hidden_dim, 1, kMaxDim)) return inval("hidden_dim out of range", c.hidden_dim);
   if (!in_range(c.n_layers, 1, kMaxLayers)) return inval("n_layers out of range", c.n_layers);
@@ -405,7 +483,7 @@ Status ein_validate_config(const ModelConfig& c) {
     if (c.has_bias || c.norm_first || c.causal || c.final_norm)
       return inval("llama models take no encoder flags (bias, norm_first, causal, final_norm)");
     EINFER_TRY(validate_llama_extras(c));
-  } else {
+  } else {  // encoder and transformer: PyTorch's layers
     if (c.vocab_size != 0 || c.tied_classifier) return inval("encoder models have no vocabulary");
     if (c.activation == Activation::swiglu) return inval("encoder activation must not be swiglu");
     if (c.rope != RopeMode::none) return inval("encoder models take no RoPE");
@@ -500,7 +578,7 @@ Status load_model(const void* data, size_t size, const LoadOptions& options, Mod
   std::memcpy(&a, img + h.arch_offset, sizeof a);
   for (uint8_t b : a.reserved)
     if (b != 0) return bad("reserved arch bytes are not zero");
-  if (h.version == kEinVersionPrevious) {  // v2: bytes 96.. and flag bit 5 were reserved
+  if (h.version == kEinVersionPrevious) {  // v2: bytes 96..123 and flag bit 5 were reserved
     const unsigned char* v3 = img + h.arch_offset + offsetof(ArchBlock, rope_scaling);
     for (size_t i = 0; i < offsetof(ArchBlock, reserved) - offsetof(ArchBlock, rope_scaling); ++i)
       if (v3[i] != 0) return bad("reserved arch bytes are not zero");
@@ -521,7 +599,7 @@ Status load_model(const void* data, size_t size, const LoadOptions& options, Mod
     std::memcpy(&r, img + h.table_offset + uint64_t{i} * sizeof(TensorRecord), sizeof r);
     TensorRole want_role;
     int32_t want_layer;
-    canonical_entry(c, i, &want_role, &want_layer);
+    ein_canonical_entry(c, i, &want_role, &want_layer);
     if (r.role != static_cast<uint32_t>(want_role))
       return bad("tensor role out of canonical order", static_cast<int64_t>(want_role), r.role,
                  idx);
@@ -626,22 +704,26 @@ Status model_tensor(const Model& model, TensorRole role, int32_t layer, TensorVi
   if (static_cast<uint32_t>(role) >= kTensorRoleCount || !ein_role_present(c, role))
     return make_status(StatusCode::out_of_range, "model has no tensor with this role", -1,
                        static_cast<int64_t>(role));
-  TensorRole per[kTensorRoleCount];
-  TensorRole tail[3];
-  const int p = per_layer_roles(c, per);
-  const int64_t lead = ein_role_present(c, TensorRole::token_embedding) ? 1 : 0;
   int64_t index = -1;
   if (ein_role_per_layer(role)) {
-    if (layer < 0 || layer >= c.n_layers)
-      return make_status(StatusCode::out_of_range, "layer index out of range", c.n_layers, layer);
+    if (layer < 0 || layer >= ein_layer_count(c))
+      return make_status(StatusCode::out_of_range, "layer index out of range", ein_layer_count(c),
+                         layer);
+    TensorRole roles[kTensorRoleCount];
+    int64_t per = 0;
+    const int64_t start = layer_start(c, layer, &per);
+    const int p = per_layer_roles(c, layer, roles);
     for (int i = 0; i < p; ++i)
-      if (per[i] == role) index = lead + int64_t{layer} * p + i;
+      if (roles[i] == role) index = start + i;
   } else if (role == TensorRole::token_embedding) {
     index = 0;
   } else {
+    TensorRole tail[kTensorRoleCount];
+    int64_t per = 0;
+    const int64_t start = layer_start(c, ein_layer_count(c), &per);
     const int t = trailing_roles(c, tail);
     for (int i = 0; i < t; ++i)
-      if (tail[i] == role) index = lead + int64_t{p} * c.n_layers + i;
+      if (tail[i] == role) index = start + i;
   }
   if (index < 0 || index >= model.tensor_count)
     return make_status(StatusCode::out_of_range, "model has no tensor with this role");

@@ -14,7 +14,8 @@
 namespace einfer {
 
 // The numeric values of these enums are part of the file format: never renumber.
-enum class ArchKind : uint32_t { llama = 1, encoder = 2 };
+// transformer: PyTorch nn.Transformer (encoder stack, then decoder layers with cross-attention).
+enum class ArchKind : uint32_t { llama = 1, encoder = 2, transformer = 3 };
 enum class NormKind : uint32_t { rmsnorm = 0, layernorm = 1 };
 enum class Activation : uint32_t { swiglu = 0, relu = 1, gelu_erf = 2, gelu_tanh = 3 };
 enum class RopeMode : uint32_t { none = 0, interleaved = 1, half_split = 2 };
@@ -32,14 +33,15 @@ enum class PositionsKind : uint32_t { none = 0, sinusoidal = 1 };
 // along `in`, so a projection is the einsum "nd,ed->ne".
 struct ModelConfig {
   ArchKind arch = ArchKind::llama;
-  int32_t dim = 0;         // model width d
-  int32_t hidden_dim = 0;  // feed-forward width
-  int32_t n_layers = 0;
-  int32_t n_heads = 0;         // query heads
-  int32_t n_kv_heads = 0;      // key/value heads (== n_heads: MHA, 1: MQA, else GQA)
-  int32_t head_dim = 0;        // encoders: dim / n_heads; llama family: any even size
-  int32_t vocab_size = 0;      // 0 for encoders
-  int32_t context_length = 0;  // trained context (llama); maximum sequence (encoder)
+  int32_t dim = 0;               // model width d
+  int32_t hidden_dim = 0;        // feed-forward width
+  int32_t n_layers = 0;          // llama, encoder: the stack; transformer: encoder layers
+  int32_t n_decoder_layers = 0;  // transformer: decoder layers (file layers n_layers ..), else 0
+  int32_t n_heads = 0;           // query heads
+  int32_t n_kv_heads = 0;        // key/value heads (== n_heads: MHA, 1: MQA, else GQA)
+  int32_t head_dim = 0;          // encoders: dim / n_heads; llama family: any even size
+  int32_t vocab_size = 0;        // 0 for encoders
+  int32_t context_length = 0;    // trained context (llama); maximum sequence (encoder)
   NormKind norm = NormKind::rmsnorm;
   float norm_eps = 1e-5f;
   Activation activation = Activation::swiglu;
@@ -96,8 +98,22 @@ enum class TensorRole : uint32_t {
   final_norm = 18,       // [d]
   final_norm_bias = 19,  // [d]
   classifier = 20,       // [V, d]    absent when tied_classifier
+  // transformer decoder layers only: cross-attention (queries from the decoder, keys and values
+  // from the encoder memory) and its norm (nn.TransformerDecoderLayer norm2; norm3 is ffn_norm).
+  cross_wq = 21,           // [d, d]
+  cross_wk = 22,           // [d, d]
+  cross_wv = 23,           // [d, d]
+  cross_wo = 24,           // [d, d]
+  cross_bq = 25,           // [d]
+  cross_bk = 26,           // [d]
+  cross_bv = 27,           // [d]
+  cross_bo = 28,           // [d]
+  cross_norm = 29,         // [d]
+  cross_norm_bias = 30,    // [d]
+  decoder_norm = 31,       // [d]  transformer: the decoder stack's final LayerNorm (global)
+  decoder_norm_bias = 32,  // [d]
 };
-inline constexpr uint32_t kTensorRoleCount = 21;
+inline constexpr uint32_t kTensorRoleCount = 33;
 
 const char* tensor_role_name(TensorRole role);
 

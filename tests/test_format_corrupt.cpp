@@ -130,7 +130,9 @@ TEST_CASE("format corrupt: targeted table, each error names the problem") {
       {"group 0", kArch + 64, 4, 0, "group size out of range"},
       {"group max", kArch + 64, 4, 0x7FFFFFFF, "group size out of range"},
       {"group 4", kArch + 64, 4, 4, "group size disagrees"},
-      {"arch reserved", kArch + 120, 4, 1, "reserved arch"},
+      {"arch reserved", kArch + 124, 4, 1, "reserved arch"},
+      {"decoder layers in a llama", kArch + 120, 4, 1,
+       "only transformer models have decoder layers"},
       {"version 4", 4, 4, 4, "version"},
       {"rope scaling unknown", kArch + 96, 4, 7, "unknown RoPE scaling"},
       {"rope scaling linear without factor", kArch + 96, 4, 1, "factor must be > 0"},
@@ -221,6 +223,8 @@ TEST_CASE("format corrupt: every header, arch and record field at extreme values
         // values are valid choices; the block summary (kArch + 92) alone must stay refused.
         if (cfg.arch == ArchKind::encoder && off >= kArch + 68 && off <= kArch + 88 && v < 0x10000u)
           continue;
+        // llama decoders take linear-elu attention (1); every other value stays refused.
+        if (cfg.arch == ArchKind::llama && off == kArch + 68 && v == 1) continue;
         set_field<uint32_t>(b, off, v);
         reseal(b);
         const std::string msg = message_of(b);

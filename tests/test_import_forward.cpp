@@ -10,6 +10,7 @@
 
 #if EINFER_HAS_PACK_LIB  // needs the host-side packer library
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -44,9 +45,10 @@ struct Run {
   Arena arena;
   Session* session = nullptr;
 
-  Run(const SourceModel& source, DType dtype, int32_t group) {
+  Run(const SourceModel& source, DType dtype, int32_t group, int32_t max_batch = 0) {
     image = std::make_unique<AlignedBuffer>(write_ein(pack_source(source, dtype, group, nullptr)));
-    const RunOptions options;
+    RunOptions options;
+    options.max_batch = max_batch;
     size_t need = 0;
     REQUIRE(session_arena_bytes(source.config, options, &need).ok());
     storage.resize(need + 64);
@@ -151,6 +153,31 @@ TEST_CASE("import forward: llama2.c v1 and v2 checkpoints match the llama2.c ref
   // (kernels/matmul_quant.h); on this random tiny model that moves logits by up to ~16% of their
   // scale (a numpy simulation of exactly that arithmetic agrees), which is quantization, not
   // import semantics. test_llama.cpp covers quantized weights against float on real checkpoints.
+}
+
+TEST_CASE("import forward: llama decoder with linear-elu attention matches the float64 reference") {
+  // Issue 19: the v1 checkpoint (4 query heads over 2 kv heads) packed with causal linear-elu
+  // attention; the reference sums phi(k) v^T explicitly per position (llama_reference.forward),
+  // einfer runs the recurrence in the arena. Batched prefill in chunks of 4 (the state carries
+  // across chunks) and token-by-token decode both match.
+  SourceModel src = import_llama2c(read_file(kData + "llama2c_v1.bin"));
+  src.config.attention = AttentionKind::linear_elu;
+  Run r(src, DType::f32, 0, 4);
+  CHECK(r.session->state.linear_state != nullptr);
+  MESSAGE("llama2c v1 linear-elu f32: max error / scale "
+          << check_against_reference(r, "llama2c_ref_fwd_v1_linear", kF32Tol));
+  // Softmax logits differ: the variant is really in use.
+  const std::vector<float> softmax = read_raw<float>(kData + "llama2c_ref_fwd_v1.f32");
+  const std::vector<float> linear = read_raw<float>(kData + "llama2c_ref_fwd_v1_linear.f32");
+  float apart = 0;
+  for (size_t i = 0; i < softmax.size(); ++i)
+    apart = std::max(apart, std::fabs(softmax[i] - linear[i]));
+  CHECK(apart > 0.1f);
+  // A window means nothing to a sum over every position: refused.
+  RunOptions windowed;
+  windowed.window = 4;
+  size_t need = 0;
+  CHECK(session_arena_bytes(src.config, windowed, &need).code == StatusCode::invalid_argument);
 }
 
 // Issue 13 architectures (tests/gen/gen_arch.py): each HF folder / GGUF against the float64

@@ -111,6 +111,10 @@ const ArchDescription& arch_llama();
 const ArchDescription& arch_mistral();  // llama + a trained sliding window
 const ArchDescription& arch_qwen2();    // llama + q/k/v biases
 const ArchDescription& arch_encoder();
+const ArchDescription& arch_transformer();
+// Transformer tables list every per-layer role twice: names beginning "decoder.layers." are the
+// decoder layers' (their "{}" counts from the first decoder layer), the others the encoder's.
+bool arch_names_decoder_layer(const ArchTensorNames& names);
 // The llama-family description whose hf_model_type (hugging_face) or gguf_arch is `name`, or null.
 const ArchDescription* arch_by_hf_model_type(const char* name);
 const ArchDescription* arch_by_gguf_arch(const char* name);

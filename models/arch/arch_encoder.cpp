@@ -65,6 +65,8 @@ const ArchDescription* arch_description(ArchKind kind) {
       return &arch_llama();
     case ArchKind::encoder:
       return &arch_encoder();
+    case ArchKind::transformer:
+      return &arch_transformer();
   }
   return nullptr;
 }

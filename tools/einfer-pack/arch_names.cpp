@@ -126,7 +126,13 @@ void for_each_arch_tensor(const ArchDescription& arch, const ModelConfig& config
       visit(t, -1);
       continue;
     }
-    for (int32_t l = 0; l < config.n_layers; ++l) visit(t, l);
+    // Transformer tables name encoder and decoder layers apart (arch_names_decoder_layer).
+    const bool split = arch.kind == ArchKind::transformer;
+    for (int32_t l = 0; l < ein_layer_count(config); ++l) {
+      if (!ein_role_in_layer(config, t.role, l)) continue;
+      if (split && arch_names_decoder_layer(t) != (l >= config.n_layers)) continue;
+      visit(t, l);
+    }
   }
 }
 

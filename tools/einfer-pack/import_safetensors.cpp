@@ -326,16 +326,71 @@ SourceModel import_hf_llama(const std::string& folder) {
   return m;
 }
 
-SourceModel import_torch_encoder(const std::vector<uint8_t>& bytes,
-                                 const TorchEncoderOptions& opt) {
-  SafeTensors st(std::vector<uint8_t>(bytes), "safetensors");
-  const auto md = st.metadata();
+// The options PyTorch does not store in a state dict, from the flags or the safetensors metadata:
+// heads, sequence bound, epsilon, activation, norm placement, causal mask (dim set before).
+void read_torch_options(const std::map<std::string, std::string>& md,
+                        const TorchEncoderOptions& opt, const std::string& what, ModelConfig* c) {
   auto meta = [&](std::initializer_list<const char*> keys) -> std::string {
     for (const char* k : keys)
       if (auto it = md.find(k); it != md.end()) return it->second;
     return "";
   };
   auto truthy = [](const std::string& s) { return s == "1" || s == "true" || s == "True"; };
+  int heads = opt.heads;
+  if (heads == 0) {
+    const std::string h = meta({"heads", "nhead", "num_heads"});
+    if (!h.empty()) heads = static_cast<int>(parse_decimal(h, what + ": metadata heads", 1, 4096));
+  }
+  if (heads <= 0)
+    throw PackError(what + ": --heads H is required (or 'nhead' in the safetensors metadata)");
+  if (c->dim % heads != 0) throw PackError(what + ": d_model is not a multiple of --heads");
+  c->n_heads = c->n_kv_heads = heads;
+  c->head_dim = c->dim / heads;
+  c->vocab_size = 0;
+  std::string ctx = meta({"context", "max_seq_len", "context_length"});
+  c->context_length =
+      opt.context > 0 ? opt.context
+                      : (ctx.empty() ? 0
+                                     : static_cast<int32_t>(parse_decimal(
+                                           ctx, what + ": metadata context", 0, int64_t{1} << 24)));
+  c->norm = NormKind::layernorm;
+  std::string eps = meta({"eps", "layer_norm_eps"});
+  c->norm_eps = opt.eps > 0
+                    ? opt.eps
+                    : (eps.empty() ? 1e-5f : parse_finite_float(eps, what + ": metadata eps"));
+  std::string act = opt.activation.empty() ? meta({"activation"}) : opt.activation;
+  if (act.empty() || act == "relu")
+    c->activation = Activation::relu;
+  else if (act == "gelu")
+    c->activation = Activation::gelu_erf;
+  else
+    throw PackError(what + ": unsupported activation '" + act + "' (relu or gelu)");
+  c->rope = RopeMode::none;
+  c->norm_first = opt.norm_first >= 0 ? opt.norm_first : (truthy(meta({"norm_first"})) ? 1 : 0);
+  c->causal = opt.causal >= 0 ? opt.causal : (truthy(meta({"causal", "is_causal"})) ? 1 : 0);
+}
+
+// Adds the tensor `name` as role t.role of `layer`; fused sources (in_proj_weight = [wq; wk; wv])
+// give the role its row block.
+void add_torch_tensor(const SafeTensors& st, const ModelConfig& c, const ArchTensorNames& t,
+                      const std::string& name, int32_t layer, SourceModel& m) {
+  const std::vector<int64_t> want = arch_tensor_shape(c, t.role);
+  std::vector<int64_t> whole = want, sh;
+  whole[0] *= t.torch_parts;
+  std::vector<float> v = st.get(name, &sh);
+  expect_shape(sh, whole, name);
+  if (t.torch_parts > 1) {
+    const size_t block = v.size() / static_cast<size_t>(t.torch_parts);
+    v = std::vector<float>(v.begin() + static_cast<std::ptrdiff_t>(t.torch_part * block),
+                           v.begin() + static_cast<std::ptrdiff_t>((t.torch_part + 1) * block));
+  }
+  add(m, t.role, layer, want, std::move(v), name);
+}
+
+SourceModel import_torch_encoder(const std::vector<uint8_t>& bytes,
+                                 const TorchEncoderOptions& opt) {
+  SafeTensors st(std::vector<uint8_t>(bytes), "safetensors");
+  const auto md = st.metadata();
 
   // Layer prefixes: "<p>layers.N." for a stack, "" for a single nn.TransformerEncoderLayer.
   std::string stack_prefix;
@@ -380,61 +435,65 @@ SourceModel import_torch_encoder(const std::vector<uint8_t>& bytes,
   if (sh.size() != 2) throw PackError("linear1.weight must be [f, d]");
   c.hidden_dim = static_cast<int32_t>(sh[0]);
   c.n_layers = n_layers;
-  int heads = opt.heads;
-  if (heads == 0) {
-    const std::string h = meta({"heads", "nhead", "num_heads"});
-    if (!h.empty())
-      heads = static_cast<int>(parse_decimal(h, "torch-encoder: metadata heads", 1, 4096));
-  }
-  if (heads <= 0)
-    throw PackError(
-        "torch-encoder: --heads H is required (or 'nhead' in the safetensors metadata)");
-  if (c.dim % heads != 0) throw PackError("torch-encoder: d_model is not a multiple of --heads");
-  c.n_heads = c.n_kv_heads = heads;
-  c.head_dim = c.dim / heads;
-  c.vocab_size = 0;
-  std::string ctx = meta({"context", "max_seq_len", "context_length"});
-  c.context_length =
-      opt.context > 0
-          ? opt.context
-          : (ctx.empty() ? 0
-                         : static_cast<int32_t>(parse_decimal(
-                               ctx, "torch-encoder: metadata context", 0, int64_t{1} << 24)));
-  c.norm = NormKind::layernorm;
-  std::string eps = meta({"eps", "layer_norm_eps"});
-  c.norm_eps = opt.eps > 0
-                   ? opt.eps
-                   : (eps.empty() ? 1e-5f : parse_finite_float(eps, "torch-encoder: metadata eps"));
-  std::string act = opt.activation.empty() ? meta({"activation"}) : opt.activation;
-  if (act.empty() || act == "relu")
-    c.activation = Activation::relu;
-  else if (act == "gelu")
-    c.activation = Activation::gelu_erf;
-  else
-    throw PackError("torch-encoder: unsupported activation '" + act + "' (relu or gelu)");
-  c.rope = RopeMode::none;
-  c.norm_first = opt.norm_first >= 0 ? opt.norm_first : (truthy(meta({"norm_first"})) ? 1 : 0);
-  c.causal = opt.causal >= 0 ? opt.causal : (truthy(meta({"causal", "is_causal"})) ? 1 : 0);
+  read_torch_options(md, opt, "torch-encoder", &c);
   c.has_bias = st.has(layer_prefix(0) + "self_attn.in_proj_bias") ? 1 : 0;
   c.final_norm = (!single && st.has(stack_prefix + "norm.weight")) ? 1 : 0;
 
   // Every tensor by the table's names; fused sources (in_proj_weight = [wq; wk; wv]) are split
   // into their row blocks.
   for_each_arch_tensor(arch_encoder(), c, [&](const ArchTensorNames& t, int32_t layer) {
-    const std::string name = (layer >= 0 ? layer_prefix(layer) : stack_prefix) + t.torch;
-    const std::vector<int64_t> want = arch_tensor_shape(c, t.role);
-    std::vector<int64_t> whole = want;
-    whole[0] *= t.torch_parts;
-    std::vector<float> v = st.get(name, &sh);
-    expect_shape(sh, whole, name);
-    if (t.torch_parts > 1) {
-      const size_t block = v.size() / static_cast<size_t>(t.torch_parts);
-      v = std::vector<float>(v.begin() + static_cast<std::ptrdiff_t>(t.torch_part * block),
-                             v.begin() + static_cast<std::ptrdiff_t>((t.torch_part + 1) * block));
-    }
-    add(m, t.role, layer, want, std::move(v), name);
+    add_torch_tensor(st, c, t, (layer >= 0 ? layer_prefix(layer) : stack_prefix) + t.torch, layer,
+                     m);
   });
   require_valid_config(c, "torch-encoder: ");
+  return m;
+}
+
+SourceModel import_torch_transformer(const std::vector<uint8_t>& bytes,
+                                     const TorchEncoderOptions& opt) {
+  const std::string what = "torch-transformer";
+  SafeTensors st(std::vector<uint8_t>(bytes), "safetensors");
+  int n_encoder = 0, n_decoder = 0;
+  const std::regex layer_key(R"(^(encoder|decoder)\.layers\.([0-9]+)\.self_attn\.in_proj_weight$)");
+  for (const auto& [name, _] : st.header.members) {
+    std::smatch mm;
+    if (!std::regex_match(name, mm, layer_key)) continue;
+    int& count = mm[1] == "encoder" ? n_encoder : n_decoder;
+    count = std::max(
+        count, static_cast<int>(parse_decimal(mm[2].str(), what + ": layer index", 0, 4095)) + 1);
+  }
+  if (n_encoder == 0 || n_decoder == 0)
+    throw PackError(what +
+                    ": no encoder.layers.N / decoder.layers.N self_attn.in_proj_weight tensors: "
+                    "not a PyTorch nn.Transformer state dict");
+  for (const char* norm : {"encoder.norm.weight", "decoder.norm.weight"})
+    if (!st.has(norm)) throw PackError(what + ": missing " + norm + " (nn.Transformer has both)");
+  if (opt.causal > 0)
+    throw PackError(what + ": --causal does not apply (the decoder is always causal)");
+
+  SourceModel m;
+  m.kind = what;
+  ModelConfig& c = m.config;
+  c.arch = ArchKind::transformer;
+  std::vector<int64_t> sh;
+  st.get("encoder.layers.0.self_attn.in_proj_weight", &sh);
+  if (sh.size() != 2 || sh[0] != 3 * sh[1]) throw PackError("in_proj_weight must be [3d, d]");
+  c.dim = static_cast<int32_t>(sh[1]);
+  st.get("encoder.layers.0.linear1.weight", &sh);
+  if (sh.size() != 2) throw PackError("linear1.weight must be [f, d]");
+  c.hidden_dim = static_cast<int32_t>(sh[0]);
+  c.n_layers = n_encoder;
+  c.n_decoder_layers = n_decoder;
+  TorchEncoderOptions o = opt;
+  o.causal = 0;
+  read_torch_options(st.metadata(), o, what, &c);
+  c.has_bias = st.has("encoder.layers.0.self_attn.in_proj_bias") ? 1 : 0;
+  c.final_norm = 1;
+  for_each_arch_tensor(arch_transformer(), c, [&](const ArchTensorNames& t, int32_t layer) {
+    const int32_t index = layer >= c.n_layers ? layer - c.n_layers : layer;
+    add_torch_tensor(st, c, t, arch_tensor_name(t.torch, index), layer, m);
+  });
+  require_valid_config(c, what + ": ");
   return m;
 }
 

@@ -63,6 +63,10 @@ struct TorchEncoderOptions {
 };
 SourceModel import_torch_encoder(const std::vector<uint8_t>& safetensors_bytes,
                                  const TorchEncoderOptions& options);
+// PyTorch nn.Transformer state dicts (encoder.layers.N., decoder.layers.N., encoder.norm,
+// decoder.norm; models/arch/arch_transformer.cpp): the same options, the mask is always causal.
+SourceModel import_torch_transformer(const std::vector<uint8_t>& safetensors_bytes,
+                                     const TorchEncoderOptions& options);
 
 // GGUF (v2/v3), llama architecture, F32/F16/Q8_0/Q4_0 tensors.
 bool looks_like_gguf(const std::vector<uint8_t>& bytes);

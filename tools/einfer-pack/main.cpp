@@ -2,7 +2,8 @@
 // flat .ein format (docs/format.md), inspects .ein files and emits them as C (model.c + model.h).
 //
 //   einfer-pack INPUT -o OUT.ein [--dtype f32|f16|bf16|q8|q4] [--group 32|64] [-z TOKENIZER]
-//               [--emit-c OUT.c] [--arch torch-encoder --heads H [--activation relu|gelu]
+//               [--emit-c OUT.c] [--arch torch-encoder|torch-transformer --heads H [--activation
+//               relu|gelu]
 //               [--norm-first] [--causal] [--eps E]] [run options]
 //   einfer-pack --inspect MODEL.ein [--json] [run options]
 //   einfer-pack --synthetic SPEC -o OUT.ein ...   (deterministic model + tokenizer, no input file)
@@ -12,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -136,8 +138,10 @@ int run(int argc, char** argv) {
            "recognised from the checkpoint's tokenizer_config.json or GGUF template)")
       .choices({"chatml", "llama2", "llama3", "zephyr", "none"});
   p.section("PyTorch encoders (safetensors)");
-  p.option({"--arch"}, &arch, "NAME", "torch-encoder (detected from .safetensors otherwise)")
-      .choices({"torch-encoder"});
+  p.option({"--arch"}, &arch, "NAME",
+           "torch-encoder or torch-transformer (nn.Transformer encoder-decoder); a .safetensors "
+           "input is detected as one or the other otherwise")
+      .choices({"torch-encoder", "torch-transformer"});
   p.option({"--heads"}, &heads, "H", "attention heads").range(1, 4096);
   p.option({"--activation"}, &enc.activation, "relu|gelu", "feed-forward activation")
       .choices({"relu", "gelu"});
@@ -236,12 +240,21 @@ int run(int argc, char** argv) {
     if (bytes.size() >= 9) std::memcpy(&st_len, bytes.data(), 8);
     const bool safetensors = bytes.size() >= 9 && st_len < bytes.size() && bytes[8] == '{';
     if (magic == kEinMagic) throw PackError(input + " is already an einfer model (use --inspect)");
-    if (arch == "torch-encoder" || (arch.empty() && safetensors)) {
+    // nn.Transformer state dicts are the ones with decoder layers.
+    const bool transformer = arch == "torch-transformer" ||
+                             (arch.empty() && safetensors &&
+                              std::string(reinterpret_cast<const char*>(bytes.data()) + 8,
+                                          std::min(static_cast<size_t>(st_len), bytes.size() - 8))
+                                      .find("\"decoder.layers.0.") != std::string::npos);
+    if (transformer || arch == "torch-encoder" || (arch.empty() && safetensors)) {
       if (!safetensors)
-        throw PackError(input + ": --arch torch-encoder expects a .safetensors file");
-      source = import_torch_encoder(bytes, enc);
+        throw PackError(input + ": --arch " +
+                        (transformer ? "torch-transformer" : "torch-encoder") +
+                        " expects a .safetensors file");
+      source =
+          transformer ? import_torch_transformer(bytes, enc) : import_torch_encoder(bytes, enc);
     } else if (!arch.empty()) {
-      throw PackError("unknown --arch '" + arch + "' (torch-encoder)");
+      throw PackError("unknown --arch '" + arch + "' (torch-encoder, torch-transformer)");
     } else if (looks_like_gguf(bytes)) {
       source = import_gguf(bytes);
     } else if (looks_like_llama2c(bytes)) {
@@ -319,7 +332,9 @@ int run(int argc, char** argv) {
   }
   std::fprintf(stderr, "einfer-pack: %s -> %s: %s %s, %u tensors, %zu bytes\n", source.kind.c_str(),
                output.empty() ? emit_c_path.c_str() : output.c_str(),
-               model.config.arch == ArchKind::llama ? "llama" : "encoder",
+               model.config.arch == ArchKind::llama     ? "llama"
+               : model.config.arch == ArchKind::encoder ? "encoder"
+                                                        : "transformer",
                dtype_name(model.config.weight_dtype), model.tensor_count, out.size());
   return 0;
 }

@@ -19,7 +19,15 @@ namespace einfer::pack {
 namespace {
 
 const char* arch_name(ArchKind a) {
-  return a == ArchKind::llama ? "llama" : a == ArchKind::encoder ? "encoder" : "?";
+  switch (a) {
+    case ArchKind::llama:
+      return "llama";
+    case ArchKind::encoder:
+      return "encoder";
+    case ArchKind::transformer:
+      return "transformer";
+  }
+  return "?";
 }
 const char* norm_name(NormKind n) {
   return n == NormKind::rmsnorm ? "rmsnorm" : "layernorm";
@@ -233,6 +241,10 @@ std::string describe_model(const Model& model, const RunOptions& run, bool json)
             c.tied_classifier ? "true" : "false", c.has_bias ? "true" : "false",
             c.norm_first ? "true" : "false", c.causal ? "true" : "false",
             c.final_norm ? "true" : "false", wd, c.group_size);
+    if (c.arch == ArchKind::transformer) {
+      out.resize(out.size() - 3);  // reopen the arch object
+      out += fmt(", \"n_decoder_layers\": %d},\n", c.n_decoder_layers);
+    }
     out += "  \"attention\": \"" + describe_attention_variant(c) + "\",\n";
     out += "  \"tensors\": [\n";
     for (size_t i = 0; i < rows.size(); ++i) {
@@ -275,6 +287,18 @@ std::string describe_model(const Model& model, const RunOptions& run, bool json)
   out += fmt("              tied_classifier %u  bias %u  norm_first %u  causal %u  final_norm %u\n",
              c.tied_classifier, c.has_bias, c.norm_first, c.causal, c.final_norm);
   out += "              attention " + describe_attention_variant(c) + "\n";
+  if (c.arch == ArchKind::transformer) {
+    // The arena's two K/V stores: cross-attention memory and the decoder's self-attention cache.
+    const int64_t rows = run.context > 0 ? run.context : c.context_length;
+    const int64_t kv = int64_t{2} * c.n_decoder_layers * rows * c.dim * 4;
+    out +=
+        fmt("              encoder-decoder: %d encoder layers (0..%d), %d decoder layers (%d..)\n",
+            c.n_layers, c.n_layers - 1, c.n_decoder_layers, c.n_layers);
+    out +=
+        fmt("              arena: cross-attention K/V %lld bytes + self-attention KV %lld bytes "
+            "for %lld source / target rows\n",
+            static_cast<long long>(kv), static_cast<long long>(kv), static_cast<long long>(rows));
+  }
   if (dtype_is_gguf_block(c.weight_dtype)) {
     out +=
         fmt("quantization: GGUF blocks kept as the file stored them, per tensor (mostly %s)", wd);
