@@ -48,14 +48,11 @@ void set_avx512_vnni_allowed(bool allowed) {
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512vnni")
 
+#include "kernels/gemm_quant_gemv_driver.h"
 #include "kernels/gemm_quant_prefill_driver.h"
 
 namespace einfer::quant_detail {
 namespace {
-
-inline __m256i load32(const void* p) {
-  return _mm256_loadu_si256(static_cast<const __m256i*>(p));
-}
 
 struct Q8 {
   static constexpr int64_t kStep = 32;
@@ -95,8 +92,18 @@ struct Q4 {
   static __m256 scale(const float* prod, int j) { return prefill_scale_two_blocks(prod, j); }
 };
 
+// Decode (m == 1) q4 step: two vpdpbusd from the step's negated correction, no int16 stage.
+struct DotQ4Vnni {
+  static __m256i dot(__m256i lo, __m256i even, __m256i hi, __m256i odd, __m256i neg_corr) {
+    return _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(neg_corr, lo, even), hi, odd);
+  }
+};
+
 }  // namespace
 
+void gemv_q4_1x4_avx512vnni(const QuantGemm& p) {
+  gemv_run<GemvQ4<DotQ4Vnni>>(p);
+}
 void gemm_q8_4x4_avx512vnni(const QuantGemm& p) {
   prefill_run<Q8>(p);
 }
