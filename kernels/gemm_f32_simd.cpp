@@ -252,7 +252,7 @@ size_t gemm_f32_scratch_bytes(int64_t m, int64_t n, int64_t k) {
   if (m <= 0 || n <= 0 || k <= 0) return 0;
   const int64_t nc = min64(kNC, n + kMaxNR);
   const int64_t mc = min64(kMC, m + kMaxMR);
-  const int64_t kc = min64(kKC, k);
+  const int64_t kc = gemm_kc(k);
   const int64_t floats = ((nc * kc + 15) & ~int64_t{15}) + mc * kc;
   return static_cast<size_t>(floats) * sizeof(float) + 64;
 }
