@@ -83,7 +83,8 @@ bool cpu_has_avx512_vnni();
 bool use_avx512_vnni();
 void set_avx512_vnni_allowed(bool allowed);
 void gemm_q8_4x4_avx512vnni(const QuantGemm& p);
-// The q4 decode GEMV of gemv_q4_1x4_avx2 with vpdpbusd (same int32 group sums).
+// The decode GEMVs of gemv_q8/q4_1x4_avx2 with vpdpbusd (same int32 group sums), groups of 32.
+void gemv_q8_1x4_avx512vnni(const QuantGemm& p);
 void gemv_q4_1x4_avx512vnni(const QuantGemm& p);
 void gemm_q4_4x4_avx512vnni(const QuantGemm& p);
 #endif

@@ -373,8 +373,12 @@ void run_kernel(const quant_detail::QuantGemm& p, DType dtype, bool simd, bool m
     }
     return;
   }
-  if (p.m == 1 && q4 && p.group == 32 && quant_detail::use_avx512_vnni()) {
-    quant_detail::gemv_q4_1x4_avx512vnni(p);
+  if (p.m == 1 && p.group == 32 && quant_detail::use_avx512_vnni()) {
+    if (q4) {
+      quant_detail::gemv_q4_1x4_avx512vnni(p);
+    } else {
+      quant_detail::gemv_q8_1x4_avx512vnni(p);
+    }
     return;
   }
 #endif
