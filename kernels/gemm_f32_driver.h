@@ -73,7 +73,12 @@ void pack_b(const GemmF32Args& g, int64_t p0, int64_t kc, int64_t j0, int64_t nc
   }
 }
 
-template <int MR, int NR, MicroKernel UK, DirectMicroKernel UKD>
+// Packs one B panel, columns [j0, j0 + nr) (nr <= NR) of rows [p0, p0 + kc), as pack_b does; an
+// ISA file may pass a faster one (e.g. a register transpose when B's columns run along K).
+using PanelPacker = void (*)(const GemmF32Args& g, int64_t p0, int64_t kc, int64_t j0, int64_t nr,
+                             float* bp);
+
+template <int MR, int NR, MicroKernel UK, DirectMicroKernel UKD, PanelPacker PACK = pack_b<NR>>
 void gemm_driver(const GemmF32Args& g, void* scratch) {
   if (g.m <= 0 || g.n <= 0) return;
   if (g.k <= 0) {  // empty contraction: C = 0 (or unchanged)
@@ -125,7 +130,7 @@ void gemm_driver(const GemmF32Args& g, void* scratch) {
         // is still in L1 for all of them: no KC x NC block of B round-trips through L2.
         for (int64_t jr = 0; jr < nc; jr += NR) {
           const int64_t nr = min64(NR, nc - jr);
-          pack_b<NR>(g, pc, kc, jc + jr, nr, bp);
+          PACK(g, pc, kc, jc + jr, nr, bp);
           for (int64_t ir = 0; ir < g.m; ir += MR)
             run_tile(ir, min64(MR, g.m - ir), jc + jr, nr, pc, kc, bp, nullptr, acc);
         }
