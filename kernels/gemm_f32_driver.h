@@ -136,7 +136,8 @@ void gemm_driver(const GemmF32Args& g, void* scratch) {
         }
         continue;
       }
-      pack_b<NR>(g, pc, kc, jc, nc, bp);
+      for (int64_t jr = 0; jr < nc; jr += NR)
+        PACK(g, pc, kc, jc + jr, min64(NR, nc - jr), bp + jr * kc);
       for (int64_t ic = 0; ic < g.m; ic += kMC) {
         const int64_t mc = min64(kMC, g.m - ic);
         pack_a<MR>(g, ic, mc, pc, kc, ap);
