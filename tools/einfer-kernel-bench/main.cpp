@@ -177,40 +177,18 @@ void bench_attention() {
   }
 }
 
-// FMA peak in GFLOP/s of the SIMD path the GEMM microkernel is built from (xsimd's batch, the
-// same ISA): 12 independent accumulator chains, enough to cover FMA latency x throughput on
-// every core we target (4 x 2 on x86, 4 x 2 or 4 x 4 on Arm). Best of several runs.
+// FMA peak in GFLOP/s of the kernels' instruction set (fma_chains_f32, kernels/simd.h: 12
+// independent FMA chains in the same SIMD width as the GEMM microkernel). Best of several runs.
 double fma_peak_gflops() {
   volatile float seed_m = 0.999999f, seed_a = 1e-7f;
-  const float m = seed_m, a = seed_a;
   double best = 0;
   volatile float sink = 0;
   for (int run = 0; run < 7; ++run) {
     constexpr int64_t kIters = 1000000;
     const double t0 = now();
-#if EINFER_HAS_SIMD
-    using B = xsimd::batch<float>;
-    const B vm(m), va(a);
-    B r[12];
-    for (int j = 0; j < 12; ++j) r[j] = B(1.f + 0.01f * float(j));
-    for (int64_t i = 0; i < kIters; ++i) {
-      for (int j = 0; j < 12; ++j) r[j] = xsimd::fma(r[j], vm, va);
-    }
-    B total = r[0];
-    for (int j = 1; j < 12; ++j) total += r[j];
-    sink = sink + xsimd::hadd(total);
-    const double flops = 2.0 * 12 * B::size * double(kIters);
-#else
-    float r[12];
-    for (int j = 0; j < 12; ++j) r[j] = 1.f + 0.01f * float(j);
-    for (int64_t i = 0; i < kIters; ++i) {
-      for (int j = 0; j < 12; ++j) r[j] = std::fma(r[j], m, a);
-    }
-    for (int j = 0; j < 12; ++j) sink = sink + r[j];
-    const double flops = 2.0 * 12 * double(kIters);
-#endif
+    sink = sink + fma_chains_f32(kIters, seed_m, seed_a);
     const double dt = now() - t0;
-    best = std::max(best, flops / dt * 1e-9);
+    best = std::max(best, 24.0 * simd_float_lanes() * double(kIters) / dt * 1e-9);
   }
   return best;
 }
