@@ -146,8 +146,9 @@ struct GemvQ4 {
     const __m256i lo = _mm256_and_si256(w, m), hi = _mm256_and_si256(_mm256_srli_epi16(w, 4), m);
     const __m256i d = Dot::dot(lo, a.even, hi, a.odd, a.neg_corr);
     const __m128 two =
-        last_partial ? _mm_load_ss(sw + 2 * s)
-                     : _mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(sw + 2 * s)));
+        last_partial
+            ? _mm_load_ss(sw + 2 * s)
+            : _mm_castsi128_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(sw + 2 * s)));
     const __m256 swv = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(two),
                                                 _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1));
     return _mm256_fmadd_ps(_mm256_cvtepi32_ps(d), _mm256_mul_ps(swv, a.sa), acc);
