@@ -1,0 +1,435 @@
+// AVX2 GGUF block kernels, 4 weight rows x 1-2 activation rows per pass (decode: 4x1, prefill:
+// 4x2), for all ten block types. Twins of dot_gguf_q8_scalar.cpp, bit for bit: each block's
+// integer sums are the same exact int32 (maddubs pair sums stay below 2^15: unsigned weights
+// <= 63 times |a| <= 127, or |w| <= 128 times |a| <= 127 for q8_0's sign trick; madd by the
+// sub-block scale widens to int32), and the per-block float expression of the scalar kernel,
+// acc += da * (d * sumi - dmin * summ), runs with the four weight rows in the four lanes of one
+// SSE register. What the four rows share is done once: the activation loads and their per-block
+// sums (mins and offsets are folded with the q8 block's bsums / isum, never per element), the
+// horizontal reduction (one hadd tree for four rows), the f16 scale conversion (one vcvtph2ps);
+// the 6-bit scale/min unpack runs on 32-bit words. With two activation rows each weight block is
+// unpacked once for both.
+#include "kernels/gguf_quant_internal.h"
+
+#if defined(EINFER_GGUF_AVX2)
+
+#include <immintrin.h>
+
+#include <cstring>
+
+namespace einfer::gguf_detail {
+
+namespace {
+
+inline __m256i load32(const void* p) {
+  return _mm256_loadu_si256(static_cast<const __m256i*>(p));
+}
+inline __m128i load16(const void* p) {
+  return _mm_loadu_si128(static_cast<const __m128i*>(p));
+}
+inline uint32_t load_u32(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+inline uint16_t load_u16(const uint8_t* p) {
+  uint16_t v;
+  std::memcpy(&v, p, 2);
+  return v;
+}
+
+// [sum(s0), sum(s1), sum(s2), sum(s3)]: one hadd tree for the four weight rows.
+inline __m128i reduce4(__m256i s0, __m256i s1, __m256i s2, __m256i s3) {
+  const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(s0, s1), _mm256_hadd_epi32(s2, s3));
+  return _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+}
+inline __m128i reduce4(__m128i s0, __m128i s1, __m128i s2, __m128i s3) {
+  return _mm_hadd_epi32(_mm_hadd_epi32(s0, s1), _mm_hadd_epi32(s2, s3));
+}
+
+// The f16 pair (d, dmin) at byte `at` of each row's block, converted at once.
+inline void f16_pairs(const uint8_t* const* b, size_t at, __m128* d, __m128* dmin) {
+  const __m256 f = _mm256_cvtph_ps(_mm_setr_epi32(
+      static_cast<int>(load_u32(b[0] + at)), static_cast<int>(load_u32(b[1] + at)),
+      static_cast<int>(load_u32(b[2] + at)), static_cast<int>(load_u32(b[3] + at))));
+  const __m128 lo = _mm256_castps256_ps128(f), hi = _mm256_extractf128_ps(f, 1);
+  *d = _mm_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0));
+  *dmin = _mm_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1));
+}
+// One f16 at byte `at` (a block's last two bytes: no 4-byte load past its end).
+inline __m128 f16_single(const uint8_t* const* b, size_t at) {
+  return _mm_cvtph_ps(_mm_setr_epi16(static_cast<int16_t>(load_u16(b[0] + at)),
+                                     static_cast<int16_t>(load_u16(b[1] + at)),
+                                     static_cast<int16_t>(load_u16(b[2] + at)),
+                                     static_cast<int16_t>(load_u16(b[3] + at)), 0, 0, 0, 0));
+}
+
+// Each int32 lane v as the int16 pair (v, v): madd then multiplies both halves by it.
+inline __m256i pairs16(__m256i v) {
+  return _mm256_or_si256(_mm256_and_si256(v, _mm256_set1_epi32(0xFFFF)),
+                         _mm256_slli_epi32(v, 16));
+}
+
+// Scale vector for a 32-element chunk of two 16-element sub-blocks: int16 pairs of scale 2g in the
+// low 128-bit half, 2g + 1 in the high half (p holds the pairs of 8 consecutive scales).
+inline __m256i scale_pair(__m256i p, int g) {
+  return _mm256_permutevar8x32_epi32(
+      p, _mm256_setr_epi32(2 * g, 2 * g, 2 * g, 2 * g, 2 * g + 1, 2 * g + 1, 2 * g + 1, 2 * g + 1));
+}
+
+// sum over 32 bytes of u * a * scale (u unsigned, a signed), as 8 int32 lanes.
+inline __m256i scaled_dot(__m256i u, __m256i a, __m256i scale16) {
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(u, a), scale16);
+}
+
+// Bytes 0xFF where bit e of `bits` is set, element e in byte e (32 elements).
+inline __m256i bytes_from_bits(uint32_t bits) {
+  const __m256i spread =
+      _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(bits)),
+                          _mm256_setr_epi64x(0x0000000000000000, 0x0101010101010101,
+                                             0x0202020202020202, 0x0303030303030303));
+  const __m256i mask = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ULL));
+  return _mm256_cmpeq_epi8(_mm256_and_si256(spread, mask), mask);
+}
+
+// ---- per-type block sums: s[ia] = the four rows' sumi, m[ia] = their summ (types with mins) ----
+
+// q4_k / q5_k: 8 sub-blocks of 32, 6-bit scales and mins unpacked on 32-bit words.
+template <bool kFive>
+struct Q45K {
+  using Act = BlockQ8K;
+  static constexpr size_t kBytes = kFive ? 176 : 144;
+  static constexpr bool kMin = true;
+  static void scales(const uint8_t* const* b, __m128* d, __m128* dmin) {
+    f16_pairs(b, 0, d, dmin);
+  }
+  template <int NA>
+  static void sums(const uint8_t* const* b, const Act* const* a, __m128i* s, __m128i* m) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    const __m256i bit5 = _mm256_set1_epi8(0x10);
+    __m128i pair_sums[NA];  // activation sums of each 32-element sub-block
+    for (int ia = 0; ia < NA; ++ia)
+      pair_sums[ia] = _mm_hadd_epi16(load16(a[ia]->bsums), load16(a[ia]->bsums + 8));
+    __m256i acc[NA][4];
+    __m128i mins[NA][4];
+    for (int r = 0; r < 4; ++r) {
+      const uint32_t u0 = load_u32(b[r] + 4), u1 = load_u32(b[r] + 8), u2 = load_u32(b[r] + 12);
+      const uint32_t sc_lo = u0 & 0x3F3F3F3F, mn_lo = u1 & 0x3F3F3F3F;
+      const uint32_t sc_hi = (u2 & 0x0F0F0F0F) | ((u0 >> 2) & 0x30303030);
+      const uint32_t mn_hi = ((u2 >> 4) & 0x0F0F0F0F) | ((u1 >> 2) & 0x30303030);
+      const __m128i mn16 = _mm_cvtepu8_epi16(_mm_cvtsi64_si128(
+          static_cast<long long>(mn_lo | (static_cast<uint64_t>(mn_hi) << 32))));
+      for (int ia = 0; ia < NA; ++ia) mins[ia][r] = _mm_madd_epi16(mn16, pair_sums[ia]);
+      alignas(32) int32_t scl[8];
+      _mm256_store_si256(reinterpret_cast<__m256i*>(scl),
+                         pairs16(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<long long>(
+                             sc_lo | (static_cast<uint64_t>(sc_hi) << 32))))));
+      const uint8_t* qs = b[r] + (kFive ? 48 : 16);
+      __m256i qh = kFive ? load32(b[r] + 16) : _mm256_setzero_si256();
+      for (int ia = 0; ia < NA; ++ia) acc[ia][r] = _mm256_setzero_si256();
+      for (int j = 0; j < 4; ++j) {
+        const __m256i v = load32(qs + 32 * j);
+        __m256i lo = _mm256_and_si256(v, m4);
+        __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+        if (kFive) {  // bit 2j of qh is lo's fifth bit, bit 2j + 1 hi's
+          lo = _mm256_or_si256(lo, _mm256_and_si256(_mm256_slli_epi16(qh, 4), bit5));
+          hi = _mm256_or_si256(hi, _mm256_and_si256(_mm256_slli_epi16(qh, 3), bit5));
+          qh = _mm256_srli_epi16(qh, 2);
+        }
+        const __m256i sl = _mm256_set1_epi32(scl[2 * j]), sh = _mm256_set1_epi32(scl[2 * j + 1]);
+        for (int ia = 0; ia < NA; ++ia) {
+          const __m256i p = _mm256_add_epi32(scaled_dot(lo, load32(a[ia]->qs + 64 * j), sl),
+                                             scaled_dot(hi, load32(a[ia]->qs + 64 * j + 32), sh));
+          acc[ia][r] = _mm256_add_epi32(acc[ia][r], p);
+        }
+      }
+    }
+    for (int ia = 0; ia < NA; ++ia) {
+      s[ia] = reduce4(acc[ia][0], acc[ia][1], acc[ia][2], acc[ia][3]);
+      m[ia] = reduce4(mins[ia][0], mins[ia][1], mins[ia][2], mins[ia][3]);
+    }
+  }
+};
+
+// q6_k: values u in [0, 63] (stored value + 32), 16 sub-blocks of 16 with int8 scales; the -32
+// is taken out once per block with the activation sums.
+struct Q6K {
+  using Act = BlockQ8K;
+  static constexpr size_t kBytes = 210;
+  static constexpr bool kMin = false;
+  static void scales(const uint8_t* const* b, __m128* d, __m128*) { *d = f16_single(b, 208); }
+  template <int NA>
+  static void sums(const uint8_t* const* b, const Act* const* a, __m128i* s, __m128i*) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    const __m256i m2 = _mm256_set1_epi8(0x03);
+    __m256i acc[NA][4];
+    for (int r = 0; r < 4; ++r) {
+      const uint8_t* sc = b[r] + 192;
+      const __m128i sc8 = load16(sc);
+      const __m256i sc16 = _mm256_cvtepi8_epi16(sc8);
+      const __m256i p[2] = {pairs16(_mm256_cvtepi8_epi32(sc8)),
+                            pairs16(_mm256_cvtepi8_epi32(_mm_srli_si128(sc8, 8)))};
+      for (int ia = 0; ia < NA; ++ia)  // - 32 * sum_s scale_s * bsum_s
+        acc[ia][r] = _mm256_sub_epi32(
+            _mm256_setzero_si256(),
+            _mm256_slli_epi32(_mm256_madd_epi16(sc16, load32(a[ia]->bsums)), 5));
+      for (int h = 0; h < 2; ++h) {
+        const __m256i q0 = load32(b[r] + 64 * h), q1 = load32(b[r] + 64 * h + 32);
+        const __m256i qh = load32(b[r] + 128 + 32 * h);
+        const __m256i u[4] = {
+            _mm256_or_si256(_mm256_and_si256(q0, m4),
+                            _mm256_slli_epi16(_mm256_and_si256(qh, m2), 4)),
+            _mm256_or_si256(_mm256_and_si256(q1, m4),
+                            _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), m2), 4)),
+            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q0, 4), m4),
+                            _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), m2), 4)),
+            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q1, 4), m4),
+                            _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), m2), 4))};
+        for (int g = 0; g < 4; ++g) {
+          const __m256i scale = scale_pair(p[h], g);
+          for (int ia = 0; ia < NA; ++ia)
+            acc[ia][r] = _mm256_add_epi32(
+                acc[ia][r], scaled_dot(u[g], load32(a[ia]->qs + 128 * h + 32 * g), scale));
+        }
+      }
+    }
+    for (int ia = 0; ia < NA; ++ia) s[ia] = reduce4(acc[ia][0], acc[ia][1], acc[ia][2], acc[ia][3]);
+  }
+};
+
+// q2_k: 2-bit values, 16 sub-blocks of 16 with 4-bit scales (low nibble) and mins (high nibble).
+struct Q2K {
+  using Act = BlockQ8K;
+  static constexpr size_t kBytes = 84;
+  static constexpr bool kMin = true;
+  static void scales(const uint8_t* const* b, __m128* d, __m128* dmin) {
+    f16_pairs(b, 80, d, dmin);
+  }
+  template <int NA>
+  static void sums(const uint8_t* const* b, const Act* const* a, __m128i* s, __m128i* m) {
+    const __m256i m2 = _mm256_set1_epi8(0x03);
+    const __m128i m4 = _mm_set1_epi8(0x0F);
+    __m256i acc[NA][4], mins[NA][4];
+    for (int r = 0; r < 4; ++r) {
+      const __m128i sm = load16(b[r]);
+      const __m128i sc8 = _mm_and_si128(sm, m4);
+      const __m256i mn16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sm, 4), m4));
+      for (int ia = 0; ia < NA; ++ia) mins[ia][r] = _mm256_madd_epi16(mn16, load32(a[ia]->bsums));
+      const __m256i p[2] = {pairs16(_mm256_cvtepu8_epi32(sc8)),
+                            pairs16(_mm256_cvtepu8_epi32(_mm_srli_si128(sc8, 8)))};
+      for (int ia = 0; ia < NA; ++ia) acc[ia][r] = _mm256_setzero_si256();
+      for (int h = 0; h < 2; ++h) {
+        __m256i q = load32(b[r] + 16 + 32 * h);
+        for (int g = 0; g < 4; ++g) {
+          const __m256i u = _mm256_and_si256(q, m2);
+          q = _mm256_srli_epi16(q, 2);
+          const __m256i scale = scale_pair(p[h], g);
+          for (int ia = 0; ia < NA; ++ia)
+            acc[ia][r] = _mm256_add_epi32(
+                acc[ia][r], scaled_dot(u, load32(a[ia]->qs + 128 * h + 32 * g), scale));
+        }
+      }
+    }
+    for (int ia = 0; ia < NA; ++ia) {
+      s[ia] = reduce4(acc[ia][0], acc[ia][1], acc[ia][2], acc[ia][3]);
+      m[ia] = reduce4(mins[ia][0], mins[ia][1], mins[ia][2], mins[ia][3]);
+    }
+  }
+};
+
+// q3_k: u = low 2 bits | high bit << 2 in [0, 7], value u - 4; sixteen signed 6-bit scales
+// unpacked on 32-bit words; the -4 is taken out once per block with the activation sums.
+struct Q3K {
+  using Act = BlockQ8K;
+  static constexpr size_t kBytes = 110;
+  static constexpr bool kMin = false;
+  static void scales(const uint8_t* const* b, __m128* d, __m128*) { *d = f16_single(b, 108); }
+  template <int NA>
+  static void sums(const uint8_t* const* b, const Act* const* a, __m128i* s, __m128i*) {
+    const __m256i m2 = _mm256_set1_epi8(0x03);
+    const __m256i bit3 = _mm256_set1_epi8(0x04);
+    __m256i acc[NA][4];
+    for (int r = 0; r < 4; ++r) {
+      const uint8_t* sb = b[r] + 96;
+      const uint32_t w0 = load_u32(sb), w1 = load_u32(sb + 4), w2 = load_u32(sb + 8);
+      const __m128i sc8 = _mm_sub_epi8(
+          _mm_setr_epi32(
+              static_cast<int>((w0 & 0x0F0F0F0F) | ((w2 << 4) & 0x30303030)),
+              static_cast<int>((w1 & 0x0F0F0F0F) | ((w2 << 2) & 0x30303030)),
+              static_cast<int>(((w0 >> 4) & 0x0F0F0F0F) | (w2 & 0x30303030)),
+              static_cast<int>(((w1 >> 4) & 0x0F0F0F0F) | ((w2 >> 2) & 0x30303030))),
+          _mm_set1_epi8(32));
+      const __m256i sc16 = _mm256_cvtepi8_epi16(sc8);
+      const __m256i p[2] = {pairs16(_mm256_cvtepi8_epi32(sc8)),
+                            pairs16(_mm256_cvtepi8_epi32(_mm_srli_si128(sc8, 8)))};
+      for (int ia = 0; ia < NA; ++ia)  // - 4 * sum_s scale_s * bsum_s
+        acc[ia][r] = _mm256_sub_epi32(
+            _mm256_setzero_si256(),
+            _mm256_slli_epi32(_mm256_madd_epi16(sc16, load32(a[ia]->bsums)), 2));
+      __m256i hm = load32(b[r]);
+      for (int h = 0; h < 2; ++h) {
+        __m256i q = load32(b[r] + 32 + 32 * h);
+        for (int g = 0; g < 4; ++g) {  // hmask bit 4h + g is the high bit of chunk (h, g)
+          const __m256i u = _mm256_or_si256(_mm256_and_si256(q, m2),
+                                            _mm256_and_si256(_mm256_slli_epi16(hm, 2), bit3));
+          q = _mm256_srli_epi16(q, 2);
+          hm = _mm256_srli_epi16(hm, 1);
+          const __m256i scale = scale_pair(p[h], g);
+          for (int ia = 0; ia < NA; ++ia)
+            acc[ia][r] = _mm256_add_epi32(
+                acc[ia][r], scaled_dot(u, load32(a[ia]->qs + 128 * h + 32 * g), scale));
+        }
+      }
+    }
+    for (int ia = 0; ia < NA; ++ia) s[ia] = reduce4(acc[ia][0], acc[ia][1], acc[ia][2], acc[ia][3]);
+  }
+};
+
+// The 32-element types against q8a: unsigned values u (q8_0: the sign trick), offsets taken out
+// with the block's activation sum: q4_0 -8 * isum, q5_0 -16 * isum; q4_1 / q5_1 keep m as
+// dmin = -m with summ = isum, as the scalar twin does.
+template <DType T>
+struct Legacy {
+  using Act = BlockQ8A;
+  static constexpr bool kFive = T == DType::q5_0 || T == DType::q5_1;
+  static constexpr bool kMin = T == DType::q4_1 || T == DType::q5_1;
+  static constexpr size_t kBytes = gguf_block_bytes(T);
+  static constexpr int32_t kBias = T == DType::q4_0 ? 8 : (T == DType::q5_0 ? 16 : 0);
+  static void scales(const uint8_t* const* b, __m128* d, __m128* dmin) {
+    if (kMin) {
+      __m128 m;
+      f16_pairs(b, 0, d, &m);
+      *dmin = _mm_sub_ps(_mm_setzero_ps(), m);
+    } else {
+      *d = f16_single(b, 0);
+    }
+  }
+  static __m256i unpack(const uint8_t* b) {
+    if (T == DType::q8_0) return load32(b + 2);
+    const uint8_t* qh = b + (kMin ? 4 : 2);
+    const __m128i x = load16(qh + (kFive ? 4 : 0));
+    const __m128i m4 = _mm_set1_epi8(0x0F);
+    __m256i u = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(x, 4), m4), _mm_and_si128(x, m4));
+    if (kFive)
+      u = _mm256_or_si256(u, _mm256_and_si256(bytes_from_bits(load_u32(qh)), _mm256_set1_epi8(0x10)));
+    return u;
+  }
+  template <int NA>
+  static void sums(const uint8_t* const* b, const Act* const* a, __m128i* s, __m128i* m) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256i acc[NA][4];
+    for (int r = 0; r < 4; ++r) {
+      const __m256i u = unpack(b[r]);
+      for (int ia = 0; ia < NA; ++ia) {
+        const __m256i av = load32(a[ia]->qs);
+        acc[ia][r] = T == DType::q8_0
+                         ? _mm256_madd_epi16(
+                               _mm256_maddubs_epi16(_mm256_sign_epi8(u, u), _mm256_sign_epi8(av, u)),
+                               ones)
+                         : _mm256_madd_epi16(_mm256_maddubs_epi16(u, av), ones);
+      }
+    }
+    for (int ia = 0; ia < NA; ++ia) {
+      s[ia] = reduce4(acc[ia][0], acc[ia][1], acc[ia][2], acc[ia][3]);
+      if (kBias) s[ia] = _mm_sub_epi32(s[ia], _mm_set1_epi32(kBias * a[ia]->isum));
+      if (kMin) m[ia] = _mm_set1_epi32(a[ia]->isum);
+    }
+  }
+};
+
+// out[ia * 4 + r] = dot(weight row w[r], activation row ia) over nb blocks; per block
+// acc += da * (d * sumi - dmin * summ) (or da * (d * sumi)), the scalar twin's expression.
+template <class T, int NA>
+void rows_kernel(const uint8_t* const* w, const void* act, size_t act_bytes, int64_t nb,
+                 float* out) {
+  using Act = typename T::Act;
+  const Act* arow[NA];
+  for (int ia = 0; ia < NA; ++ia)
+    arow[ia] = reinterpret_cast<const Act*>(static_cast<const uint8_t*>(act) + ia * act_bytes);
+  __m128 acc[NA];
+  for (int ia = 0; ia < NA; ++ia) acc[ia] = _mm_setzero_ps();
+  for (int64_t i = 0; i < nb; ++i) {
+    const uint8_t* b[4];
+    for (int r = 0; r < 4; ++r) {
+      b[r] = w[r] + i * T::kBytes;
+      _mm_prefetch(reinterpret_cast<const char*>(b[r] + 4 * T::kBytes), _MM_HINT_T0);
+    }
+    const Act* a[NA];
+    for (int ia = 0; ia < NA; ++ia) a[ia] = arow[ia] + i;
+    __m128i s[NA], m[NA];
+    T::template sums<NA>(b, a, s, m);
+    __m128 d, dmin = _mm_setzero_ps();
+    T::scales(b, &d, &dmin);
+    for (int ia = 0; ia < NA; ++ia) {
+      __m128 t = _mm_mul_ps(d, _mm_cvtepi32_ps(s[ia]));
+      if (T::kMin) t = _mm_sub_ps(t, _mm_mul_ps(dmin, _mm_cvtepi32_ps(m[ia])));
+      acc[ia] = _mm_add_ps(acc[ia], _mm_mul_ps(_mm_set1_ps(a[ia]->d), t));
+    }
+  }
+  for (int ia = 0; ia < NA; ++ia) _mm_storeu_ps(out + 4 * ia, acc[ia]);
+}
+
+template <class T>
+void rows(const uint8_t* const* w, const void* act, size_t act_bytes, int na, int64_t nb,
+          float* out) {
+  if (na >= 2) {
+    rows_kernel<T, 2>(w, act, act_bytes, nb, out);
+  } else {
+    rows_kernel<T, 1>(w, act, act_bytes, nb, out);
+  }
+}
+
+// One row against one activation row (the DotFn interface): the 4x1 kernel on a repeated row.
+template <class T>
+float dot_one(const uint8_t* w, const void* act, int64_t nb) {
+  const uint8_t* w4[4] = {w, w, w, w};
+  float out[4];
+  rows_kernel<T, 1>(w4, act, 0, nb, out);
+  return out[0];
+}
+
+template <class T>
+constexpr KernelPair pair() {
+  return {rows<T>, dot_one<T>};
+}
+
+constexpr KernelPair kernels_for(DType dtype) {
+  switch (dtype) {
+    case DType::q2_k:
+      return pair<Q2K>();
+    case DType::q3_k:
+      return pair<Q3K>();
+    case DType::q4_k:
+      return pair<Q45K<false>>();
+    case DType::q5_k:
+      return pair<Q45K<true>>();
+    case DType::q6_k:
+      return pair<Q6K>();
+    case DType::q8_0:
+      return pair<Legacy<DType::q8_0>>();
+    case DType::q4_0:
+      return pair<Legacy<DType::q4_0>>();
+    case DType::q4_1:
+      return pair<Legacy<DType::q4_1>>();
+    case DType::q5_0:
+      return pair<Legacy<DType::q5_0>>();
+    case DType::q5_1:
+      return pair<Legacy<DType::q5_1>>();
+    default:
+      return {nullptr, nullptr};
+  }
+}
+
+}  // namespace
+
+RowsFn rows_kernel_simd(DType dtype) {
+  return kernels_for(dtype).rows;
+}
+
+DotFn dot_kernel_simd(DType dtype) {
+  return kernels_for(dtype).dot;
+}
+
+}  // namespace einfer::gguf_detail
+
+#endif  // EINFER_GGUF_AVX2
