@@ -21,6 +21,8 @@ namespace einfer::gguf_detail {
 
 namespace {
 
+constexpr size_t kPrefetchBytes = 8192;  // as the q4 GEMV (gemm_q8_q4_4x4_avx2.cpp) measured
+
 inline __m256i load32(const void* p) {
   return _mm256_loadu_si256(static_cast<const __m256i*>(p));
 }
@@ -77,6 +79,13 @@ inline __m256i scale_pair(__m256i p, int g) {
       p, _mm256_setr_epi32(2 * g, 2 * g, 2 * g, 2 * g, 2 * g + 1, 2 * g + 1, 2 * g + 1, 2 * g + 1));
 }
 
+// An opaque point for the accumulator: GCC would otherwise reassociate each row's chain of adds
+// into one tree after all products, holding (spilling) every product until the end.
+inline __m256i keep(__m256i v) {
+  __asm__("" : "+x"(v));
+  return v;
+}
+
 // sum over 32 bytes of u * a * scale (u unsigned, a signed), as 8 int32 lanes.
 inline __m256i scaled_dot(__m256i u, __m256i a, __m256i scale16) {
   return _mm256_madd_epi16(_mm256_maddubs_epi16(u, a), scale16);
@@ -94,7 +103,8 @@ inline __m256i bytes_from_bits(uint32_t bits) {
 
 // ---- per-type block sums: s[ia] = the four rows' sumi, m[ia] = their summ (types with mins) ----
 
-// q4_k / q5_k: 8 sub-blocks of 32, 6-bit scales and mins unpacked on 32-bit words.
+// q4_k / q5_k: 8 sub-blocks of 32, 6-bit scales and mins, unpacked for the four rows at once on
+// 32-bit words (the 12 bytes of each row transposed into lanes).
 template <bool kFive>
 struct Q45K {
   using Act = BlockQ8K;
@@ -103,27 +113,60 @@ struct Q45K {
   static void scales(const uint8_t* const* b, __m128* d, __m128* dmin) {
     f16_pairs(b, 0, d, dmin);
   }
+  // sc01 / sc23: the 8 scales of rows 0, 1 (resp. 2, 3), bytes 0-7 and 8-15; mn the same for the
+  // mins.
+  static void unpack_scales(const uint8_t* const* b, __m128i* sc01, __m128i* sc23, __m128i* mn01,
+                            __m128i* mn23) {
+    const __m128i x0 = load16(b[0] + 4), x1 = load16(b[1] + 4), x2 = load16(b[2] + 4),
+                  x3 = load16(b[3] + 4);
+    const __m128i t0 = _mm_unpacklo_epi32(x0, x1), t1 = _mm_unpacklo_epi32(x2, x3);
+    const __m128i t2 = _mm_unpackhi_epi32(x0, x1), t3 = _mm_unpackhi_epi32(x2, x3);
+    const __m128i u0 = _mm_unpacklo_epi64(t0, t1), u1 = _mm_unpackhi_epi64(t0, t1);
+    const __m128i u2 = _mm_unpacklo_epi64(t2, t3);  // word k of row r in lane r
+    const __m128i m6 = _mm_set1_epi8(0x3F), m4 = _mm_set1_epi8(0x0F), top = _mm_set1_epi8(0x30);
+    const __m128i sc_lo = _mm_and_si128(u0, m6), mn_lo = _mm_and_si128(u1, m6);
+    const __m128i sc_hi =
+        _mm_or_si128(_mm_and_si128(u2, m4), _mm_and_si128(_mm_srli_epi32(u0, 2), top));
+    const __m128i mn_hi = _mm_or_si128(_mm_and_si128(_mm_srli_epi32(u2, 4), m4),
+                                       _mm_and_si128(_mm_srli_epi32(u1, 2), top));
+    *sc01 = _mm_unpacklo_epi32(sc_lo, sc_hi);
+    *sc23 = _mm_unpackhi_epi32(sc_lo, sc_hi);
+    *mn01 = _mm_unpacklo_epi32(mn_lo, mn_hi);
+    *mn23 = _mm_unpackhi_epi32(mn_lo, mn_hi);
+  }
   template <int NA>
   static void sums(const uint8_t* const* b, const Act* const* a, __m128i* s, __m128i* m) {
     const __m256i m4 = _mm256_set1_epi8(0x0F);
     const __m256i bit5 = _mm256_set1_epi8(0x10);
-    __m128i pair_sums[NA];  // activation sums of each 32-element sub-block
-    for (int ia = 0; ia < NA; ++ia)
-      pair_sums[ia] = _mm_hadd_epi16(load16(a[ia]->bsums), load16(a[ia]->bsums + 8));
+    __m128i sc01, sc23, mn01, mn23;
+    unpack_scales(b, &sc01, &sc23, &mn01, &mn23);
+    // Scale j of row r as the int16 pair (s, s) in scl[r][j], loaded back by broadcasts (memory
+    // operands: no shuffle per sub-block). Byte k of a 128-bit half -> int32 lane (k, 0, k, 0).
+    alignas(32) int32_t scl[4][8];
+    const __m256i lo_rows = _mm256_setr_epi8(0, -1, 0, -1, 1, -1, 1, -1, 2, -1, 2, -1, 3, -1, 3, -1,
+                                             4, -1, 4, -1, 5, -1, 5, -1, 6, -1, 6, -1, 7, -1, 7, -1);
+    const __m256i hi_rows = _mm256_setr_epi8(8, -1, 8, -1, 9, -1, 9, -1, 10, -1, 10, -1, 11, -1, 11,
+                                             -1, 12, -1, 12, -1, 13, -1, 13, -1, 14, -1, 14, -1,
+                                             15, -1, 15, -1);
+    const __m256i s01 = _mm256_broadcastsi128_si256(sc01), s23 = _mm256_broadcastsi128_si256(sc23);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(scl[0]), _mm256_shuffle_epi8(s01, lo_rows));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(scl[1]), _mm256_shuffle_epi8(s01, hi_rows));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(scl[2]), _mm256_shuffle_epi8(s23, lo_rows));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(scl[3]), _mm256_shuffle_epi8(s23, hi_rows));
+    __asm__("" : "+m"(scl));  // keep the table in memory: broadcasts load from it
+    // Mins: rows 0, 1 (resp. 2, 3) in the two 128-bit halves, times the activation sums of each
+    // 32-element sub-block, reduced to [r0, r1, r2, r3].
+    const __m256i mins01 = _mm256_cvtepu8_epi16(mn01), mins23 = _mm256_cvtepu8_epi16(mn23);
+    for (int ia = 0; ia < NA; ++ia) {
+      const __m256i pair_sums = _mm256_broadcastsi128_si256(
+          _mm_hadd_epi16(load16(a[ia]->bsums), load16(a[ia]->bsums + 8)));
+      const __m256i h = _mm256_hadd_epi32(_mm256_madd_epi16(mins01, pair_sums),
+                                          _mm256_madd_epi16(mins23, pair_sums));
+      const __m256i h2 = _mm256_hadd_epi32(h, h);  // [r0 r2 r0 r2 | r1 r3 r1 r3]
+      m[ia] = _mm_unpacklo_epi32(_mm256_castsi256_si128(h2), _mm256_extracti128_si256(h2, 1));
+    }
     __m256i acc[NA][4];
-    __m128i mins[NA][4];
     for (int r = 0; r < 4; ++r) {
-      const uint32_t u0 = load_u32(b[r] + 4), u1 = load_u32(b[r] + 8), u2 = load_u32(b[r] + 12);
-      const uint32_t sc_lo = u0 & 0x3F3F3F3F, mn_lo = u1 & 0x3F3F3F3F;
-      const uint32_t sc_hi = (u2 & 0x0F0F0F0F) | ((u0 >> 2) & 0x30303030);
-      const uint32_t mn_hi = ((u2 >> 4) & 0x0F0F0F0F) | ((u1 >> 2) & 0x30303030);
-      const __m128i mn16 = _mm_cvtepu8_epi16(_mm_cvtsi64_si128(
-          static_cast<long long>(mn_lo | (static_cast<uint64_t>(mn_hi) << 32))));
-      for (int ia = 0; ia < NA; ++ia) mins[ia][r] = _mm_madd_epi16(mn16, pair_sums[ia]);
-      alignas(32) int32_t scl[8];
-      _mm256_store_si256(reinterpret_cast<__m256i*>(scl),
-                         pairs16(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<long long>(
-                             sc_lo | (static_cast<uint64_t>(sc_hi) << 32))))));
       const uint8_t* qs = b[r] + (kFive ? 48 : 16);
       __m256i qh = kFive ? load32(b[r] + 16) : _mm256_setzero_si256();
       for (int ia = 0; ia < NA; ++ia) acc[ia][r] = _mm256_setzero_si256();
@@ -136,18 +179,16 @@ struct Q45K {
           hi = _mm256_or_si256(hi, _mm256_and_si256(_mm256_slli_epi16(qh, 3), bit5));
           qh = _mm256_srli_epi16(qh, 2);
         }
-        const __m256i sl = _mm256_set1_epi32(scl[2 * j]), sh = _mm256_set1_epi32(scl[2 * j + 1]);
+        const __m256i sl = _mm256_set1_epi32(scl[r][2 * j]);
+        const __m256i sh = _mm256_set1_epi32(scl[r][2 * j + 1]);
         for (int ia = 0; ia < NA; ++ia) {
           const __m256i p = _mm256_add_epi32(scaled_dot(lo, load32(a[ia]->qs + 64 * j), sl),
                                              scaled_dot(hi, load32(a[ia]->qs + 64 * j + 32), sh));
-          acc[ia][r] = _mm256_add_epi32(acc[ia][r], p);
+          acc[ia][r] = keep(_mm256_add_epi32(acc[ia][r], p));
         }
       }
     }
-    for (int ia = 0; ia < NA; ++ia) {
-      s[ia] = reduce4(acc[ia][0], acc[ia][1], acc[ia][2], acc[ia][3]);
-      m[ia] = reduce4(mins[ia][0], mins[ia][1], mins[ia][2], mins[ia][3]);
-    }
+    for (int ia = 0; ia < NA; ++ia) s[ia] = reduce4(acc[ia][0], acc[ia][1], acc[ia][2], acc[ia][3]);
   }
 };
 
@@ -188,8 +229,8 @@ struct Q6K {
         for (int g = 0; g < 4; ++g) {
           const __m256i scale = scale_pair(p[h], g);
           for (int ia = 0; ia < NA; ++ia)
-            acc[ia][r] = _mm256_add_epi32(
-                acc[ia][r], scaled_dot(u[g], load32(a[ia]->qs + 128 * h + 32 * g), scale));
+            acc[ia][r] = keep(_mm256_add_epi32(
+                acc[ia][r], scaled_dot(u[g], load32(a[ia]->qs + 128 * h + 32 * g), scale)));
         }
       }
     }
@@ -225,8 +266,8 @@ struct Q2K {
           q = _mm256_srli_epi16(q, 2);
           const __m256i scale = scale_pair(p[h], g);
           for (int ia = 0; ia < NA; ++ia)
-            acc[ia][r] = _mm256_add_epi32(
-                acc[ia][r], scaled_dot(u, load32(a[ia]->qs + 128 * h + 32 * g), scale));
+            acc[ia][r] = keep(_mm256_add_epi32(
+                acc[ia][r], scaled_dot(u, load32(a[ia]->qs + 128 * h + 32 * g), scale)));
         }
       }
     }
@@ -276,8 +317,8 @@ struct Q3K {
           hm = _mm256_srli_epi16(hm, 1);
           const __m256i scale = scale_pair(p[h], g);
           for (int ia = 0; ia < NA; ++ia)
-            acc[ia][r] = _mm256_add_epi32(
-                acc[ia][r], scaled_dot(u, load32(a[ia]->qs + 128 * h + 32 * g), scale));
+            acc[ia][r] = keep(_mm256_add_epi32(
+                acc[ia][r], scaled_dot(u, load32(a[ia]->qs + 128 * h + 32 * g), scale)));
         }
       }
     }
@@ -348,12 +389,15 @@ void rows_kernel(const uint8_t* const* w, const void* act, size_t act_bytes, int
     arow[ia] = reinterpret_cast<const Act*>(static_cast<const uint8_t*>(act) + ia * act_bytes);
   __m128 acc[NA];
   for (int ia = 0; ia < NA; ++ia) acc[ia] = _mm_setzero_ps();
+  // Rows are short (a few blocks) and read four at a time, too short for the hardware prefetcher
+  // to follow: the four rows are one sequential stream (rows are consecutive in the matrix), each
+  // block step prefetches its share of it kPrefetchBytes ahead (past the end is harmless).
+  constexpr size_t kShare = 4 * T::kBytes;
+  const char* next = reinterpret_cast<const char*>(w[0]) + kPrefetchBytes;
   for (int64_t i = 0; i < nb; ++i) {
     const uint8_t* b[4];
-    for (int r = 0; r < 4; ++r) {
-      b[r] = w[r] + i * T::kBytes;
-      _mm_prefetch(reinterpret_cast<const char*>(b[r] + 4 * T::kBytes), _MM_HINT_T0);
-    }
+    for (int r = 0; r < 4; ++r) b[r] = w[r] + i * T::kBytes;
+    for (size_t o = 0; o <= kShare; o += 64) _mm_prefetch(next + i * kShare + o, _MM_HINT_T0);
     const Act* a[NA];
     for (int ia = 0; ia < NA; ++ia) a[ia] = arow[ia] + i;
     __m128i s[NA], m[NA];
