@@ -66,18 +66,20 @@ inline __m128 f16_single(const uint8_t* const* b, size_t at) {
                                      static_cast<int16_t>(load_u16(b[3] + at)), 0, 0, 0, 0));
 }
 
-// Each int32 lane v as the int16 pair (v, v): madd then multiplies both halves by it.
-inline __m256i pairs16(__m256i v) {
-  return _mm256_or_si256(_mm256_and_si256(v, _mm256_set1_epi32(0xFFFF)),
-                         _mm256_slli_epi32(v, 16));
-}
-
-// Scale vector for a 32-element chunk of two 16-element sub-blocks: int16 pairs of scale 2g in the
-// low 128-bit half, 2g + 1 in the high half (p holds the pairs of 8 consecutive scales).
-inline __m256i scale_pair(__m256i p, int g) {
-  return _mm256_permutevar8x32_epi32(
-      p, _mm256_setr_epi32(2 * g, 2 * g, 2 * g, 2 * g, 2 * g + 1, 2 * g + 1, 2 * g + 1, 2 * g + 1));
-}
+// Scale vectors of the types with 16-element sub-blocks (q2_k, q3_k, q6_k): a 32-element chunk
+// (h, g) holds sub-blocks 8h + 2g (low 128-bit half) and 8h + 2g + 1 (high half); its madd operand
+// is those two int16 scales, each repeated over its half. sc16: the 16 scales as int16.
+struct Scales16 {
+  __m256i half[2];  // scales 0-7 (resp. 8-15) in both 128-bit halves
+  explicit Scales16(__m256i sc16)
+      : half{_mm256_permute2x128_si256(sc16, sc16, 0x00),
+             _mm256_permute2x128_si256(sc16, sc16, 0x11)} {}
+  __m256i pair(int h, int g) const {
+    const short lo = static_cast<short>(((4 * g + 1) << 8) | (4 * g));
+    const short hi = static_cast<short>(((4 * g + 3) << 8) | (4 * g + 2));
+    return _mm256_shuffle_epi8(half[h], _mm256_set_m128i(_mm_set1_epi16(hi), _mm_set1_epi16(lo)));
+  }
+};
 
 // An opaque point for the accumulator: GCC would otherwise reassociate each row's chain of adds
 // into one tree after all products, holding (spilling) every product until the end.
@@ -202,14 +204,13 @@ struct Q6K {
   template <int NA>
   static void sums(const uint8_t* const* b, const Act* const* a, __m128i* s, __m128i*) {
     const __m256i m4 = _mm256_set1_epi8(0x0F);
-    const __m256i m2 = _mm256_set1_epi8(0x03);
+    const __m256i top2 = _mm256_set1_epi8(0x30);
     __m256i acc[NA][4];
     for (int r = 0; r < 4; ++r) {
       const uint8_t* sc = b[r] + 192;
       const __m128i sc8 = load16(sc);
       const __m256i sc16 = _mm256_cvtepi8_epi16(sc8);
-      const __m256i p[2] = {pairs16(_mm256_cvtepi8_epi32(sc8)),
-                            pairs16(_mm256_cvtepi8_epi32(_mm_srli_si128(sc8, 8)))};
+      const Scales16 scales(sc16);
       for (int ia = 0; ia < NA; ++ia)  // - 32 * sum_s scale_s * bsum_s
         acc[ia][r] = _mm256_sub_epi32(
             _mm256_setzero_si256(),
@@ -217,17 +218,18 @@ struct Q6K {
       for (int h = 0; h < 2; ++h) {
         const __m256i q0 = load32(b[r] + 64 * h), q1 = load32(b[r] + 64 * h + 32);
         const __m256i qh = load32(b[r] + 128 + 32 * h);
+        // Bit pair 2g of each qh byte moved to bits 4-5 (bits shifted across bytes are masked).
         const __m256i u[4] = {
             _mm256_or_si256(_mm256_and_si256(q0, m4),
-                            _mm256_slli_epi16(_mm256_and_si256(qh, m2), 4)),
+                            _mm256_and_si256(_mm256_slli_epi16(qh, 4), top2)),
             _mm256_or_si256(_mm256_and_si256(q1, m4),
-                            _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), m2), 4)),
+                            _mm256_and_si256(_mm256_slli_epi16(qh, 2), top2)),
             _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q0, 4), m4),
-                            _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), m2), 4)),
+                            _mm256_and_si256(qh, top2)),
             _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q1, 4), m4),
-                            _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), m2), 4))};
+                            _mm256_and_si256(_mm256_srli_epi16(qh, 2), top2))};
         for (int g = 0; g < 4; ++g) {
-          const __m256i scale = scale_pair(p[h], g);
+          const __m256i scale = scales.pair(h, g);
           for (int ia = 0; ia < NA; ++ia)
             acc[ia][r] = keep(_mm256_add_epi32(
                 acc[ia][r], scaled_dot(u[g], load32(a[ia]->qs + 128 * h + 32 * g), scale)));
@@ -256,15 +258,14 @@ struct Q2K {
       const __m128i sc8 = _mm_and_si128(sm, m4);
       const __m256i mn16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sm, 4), m4));
       for (int ia = 0; ia < NA; ++ia) mins[ia][r] = _mm256_madd_epi16(mn16, load32(a[ia]->bsums));
-      const __m256i p[2] = {pairs16(_mm256_cvtepu8_epi32(sc8)),
-                            pairs16(_mm256_cvtepu8_epi32(_mm_srli_si128(sc8, 8)))};
+      const Scales16 scales(_mm256_cvtepu8_epi16(sc8));
       for (int ia = 0; ia < NA; ++ia) acc[ia][r] = _mm256_setzero_si256();
       for (int h = 0; h < 2; ++h) {
         __m256i q = load32(b[r] + 16 + 32 * h);
         for (int g = 0; g < 4; ++g) {
           const __m256i u = _mm256_and_si256(q, m2);
           q = _mm256_srli_epi16(q, 2);
-          const __m256i scale = scale_pair(p[h], g);
+          const __m256i scale = scales.pair(h, g);
           for (int ia = 0; ia < NA; ++ia)
             acc[ia][r] = keep(_mm256_add_epi32(
                 acc[ia][r], scaled_dot(u, load32(a[ia]->qs + 128 * h + 32 * g), scale)));
@@ -301,8 +302,7 @@ struct Q3K {
               static_cast<int>(((w1 >> 4) & 0x0F0F0F0F) | ((w2 >> 2) & 0x30303030))),
           _mm_set1_epi8(32));
       const __m256i sc16 = _mm256_cvtepi8_epi16(sc8);
-      const __m256i p[2] = {pairs16(_mm256_cvtepi8_epi32(sc8)),
-                            pairs16(_mm256_cvtepi8_epi32(_mm_srli_si128(sc8, 8)))};
+      const Scales16 scales(sc16);
       for (int ia = 0; ia < NA; ++ia)  // - 4 * sum_s scale_s * bsum_s
         acc[ia][r] = _mm256_sub_epi32(
             _mm256_setzero_si256(),
@@ -315,7 +315,7 @@ struct Q3K {
                                             _mm256_and_si256(_mm256_slli_epi16(hm, 2), bit3));
           q = _mm256_srli_epi16(q, 2);
           hm = _mm256_srli_epi16(hm, 1);
-          const __m256i scale = scale_pair(p[h], g);
+          const __m256i scale = scales.pair(h, g);
           for (int ia = 0; ia < NA; ++ia)
             acc[ia][r] = keep(_mm256_add_epi32(
                 acc[ia][r], scaled_dot(u, load32(a[ia]->qs + 128 * h + 32 * g), scale)));
@@ -348,9 +348,11 @@ struct Legacy {
   static __m256i unpack(const uint8_t* b) {
     if (T == DType::q8_0) return load32(b + 2);
     const uint8_t* qh = b + (kMin ? 4 : 2);
-    const __m128i x = load16(qh + (kFive ? 4 : 0));
-    const __m128i m4 = _mm_set1_epi8(0x0F);
-    __m256i u = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(x, 4), m4), _mm_and_si128(x, m4));
+    // The 16 bytes in both halves (a broadcast load), the upper half shifted down a nibble: low
+    // nibbles are elements 0-15, high nibbles 16-31 (bits shifted in from the next byte masked).
+    const __m256i x = _mm256_broadcastsi128_si256(load16(qh + (kFive ? 4 : 0)));
+    __m256i u = _mm256_and_si256(_mm256_srlv_epi32(x, _mm256_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4)),
+                                 _mm256_set1_epi8(0x0F));
     if (kFive)
       u = _mm256_or_si256(u, _mm256_and_si256(bytes_from_bits(load_u32(qh)), _mm256_set1_epi8(0x10)));
     return u;
