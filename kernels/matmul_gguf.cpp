@@ -132,15 +132,10 @@ DotFn dot_kernel_best(DType dtype) {
 #if !defined(EINFER_GGUF_AVX2) && !defined(EINFER_GGUF_NEON)
 namespace einfer::gguf_detail {
 DotFn dot_kernel_simd(DType) {
-  return nullptr;  // no SIMD dot kernels in this build: the scalar twins run
+  return nullptr;  // no SIMD kernels in this build: the scalar twins run
 }
-}  // namespace einfer::gguf_detail
-#endif
-
-#if !defined(EINFER_GGUF_AVX2)
-namespace einfer::gguf_detail {
 RowsFn rows_kernel_simd(DType) {
-  return nullptr;  // no multi-row kernels in this build: one dot call per output element
+  return nullptr;
 }
 }  // namespace einfer::gguf_detail
 #endif
