@@ -38,6 +38,9 @@ struct BlockQ8A {
 // nearest, so |qs| <= 127.
 void quantize_row_q8k(const float* x, int64_t k, BlockQ8K* out);
 void quantize_row_q8a(const float* x, int64_t k, BlockQ8A* out);
+// The same values by the build's SIMD twins (quantize_act_q8k_avx2.cpp), else these.
+void quantize_row_q8k_best(const float* x, int64_t k, BlockQ8K* out);
+void quantize_row_q8a_best(const float* x, int64_t k, BlockQ8A* out);
 
 // dot(weight row of nb blocks, activation row): one float per (row, row) pair. `act` points at
 // BlockQ8K (K-quants) or BlockQ8A (32-element types).

@@ -56,9 +56,11 @@ Status run(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c
     for (int64_t i = r0; i < r1; ++i) {
       void* dst = act + i * row_bytes;
       if (kquant) {
-        gguf_detail::quantize_row_q8k(a + i * lda, k, static_cast<BlockQ8K*>(dst));
+        (simd ? gguf_detail::quantize_row_q8k_best
+              : gguf_detail::quantize_row_q8k)(a + i * lda, k, static_cast<BlockQ8K*>(dst));
       } else {
-        gguf_detail::quantize_row_q8a(a + i * lda, k, static_cast<BlockQ8A*>(dst));
+        (simd ? gguf_detail::quantize_row_q8a_best
+              : gguf_detail::quantize_row_q8a)(a + i * lda, k, static_cast<BlockQ8A*>(dst));
       }
     }
   };
@@ -136,6 +138,17 @@ DotFn dot_kernel_simd(DType) {
 }
 RowsFn rows_kernel_simd(DType) {
   return nullptr;
+}
+}  // namespace einfer::gguf_detail
+#endif
+
+#if !defined(EINFER_GGUF_AVX2)
+namespace einfer::gguf_detail {
+void quantize_row_q8k_best(const float* x, int64_t k, BlockQ8K* out) {
+  quantize_row_q8k(x, k, out);
+}
+void quantize_row_q8a_best(const float* x, int64_t k, BlockQ8A* out) {
+  quantize_row_q8a(x, k, out);
 }
 }  // namespace einfer::gguf_detail
 #endif
