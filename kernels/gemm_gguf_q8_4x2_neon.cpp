@@ -327,8 +327,12 @@ void rows_kernel(const uint8_t* const* w, const void* act, size_t act_bytes, int
 template <class T>
 void rows(const uint8_t* const* w, const void* act, size_t act_bytes, int na, int64_t nb,
           float* out) {
-  if (na >= 2) {
+  if (na >= 4) {
+    rows_kernel<T, 4>(w, act, act_bytes, nb, out);
+  } else if (na >= 2) {
     rows_kernel<T, 2>(w, act, act_bytes, nb, out);
+    if (na == 3)
+      rows_kernel<T, 1>(w, static_cast<const uint8_t*>(act) + 2 * act_bytes, 0, nb, out + 8);
   } else {
     rows_kernel<T, 1>(w, act, act_bytes, nb, out);
   }

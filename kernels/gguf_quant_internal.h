@@ -46,11 +46,12 @@ void quantize_row_q8a_best(const float* x, int64_t k, BlockQ8A* out);
 // BlockQ8K (K-quants) or BlockQ8A (32-element types).
 using DotFn = float (*)(const uint8_t* w, const void* act, int64_t nb);
 
-// Four weight rows (w[0..3], each nb blocks) against na (1 or 2) activation rows act,
+// Four weight rows (w[0..3], each nb blocks) against na (1 to kMaxActRows) activation rows act,
 // act + act_bytes: out[ia * 4 + r] = dot(w[r], activation row ia). Each (row, activation row)
 // pair is computed with the same operations whatever its place in the call, so results do not
 // depend on how rows are grouped (a repeated row pads a short group).
 constexpr int kRowsPerCall = 4;
+constexpr int kMaxActRows = 4;
 using RowsFn = void (*)(const uint8_t* const* w, const void* act, size_t act_bytes, int na,
                         int64_t nb, float* out);
 struct KernelPair {

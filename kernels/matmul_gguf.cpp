@@ -84,9 +84,10 @@ Status run(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c
         const int nr = j1 - j < kR ? static_cast<int>(j1 - j) : kR;
         const uint8_t* wr[kR];
         for (int r = 0; r < kR; ++r) wr[r] = wd + (j + (r < nr ? r : nr - 1)) * w_row;
-        for (int64_t i = 0; i < m; i += 2) {
-          const int na = m - i >= 2 ? 2 : 1;
-          float out[2 * kR];
+        for (int64_t i = 0; i < m; i += gguf_detail::kMaxActRows) {
+          const int na = m - i >= gguf_detail::kMaxActRows ? gguf_detail::kMaxActRows
+                                                           : static_cast<int>(m - i);
+          float out[gguf_detail::kMaxActRows * kR];
           rows(wr, act + i * row_bytes, row_bytes, na, nb, out);
           for (int ia = 0; ia < na; ++ia)
             for (int r = 0; r < nr; ++r) c[(i + ia) * ldc + j + r] = out[ia * kR + r];
