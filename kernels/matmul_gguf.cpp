@@ -1,6 +1,6 @@
 // matmul_f32_gguf: argument checks, activation rows quantized once into scratch (q8k or q8a
-// blocks), then the multi-row kernel (4 weight rows x 2 activation rows per call) where the build
-// has one, else one dot kernel call per output element; output columns split across threads.
+// blocks), then the multi-row kernel (4 weight rows x up to 4 activation rows per call) where the
+// build has one, else one dot kernel call per output element; output columns split across threads.
 #include <cstring>
 
 #include "kernels/gguf_quant.h"
@@ -56,11 +56,11 @@ Status run(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c
     for (int64_t i = r0; i < r1; ++i) {
       void* dst = act + i * row_bytes;
       if (kquant) {
-        (simd ? gguf_detail::quantize_row_q8k_best
-              : gguf_detail::quantize_row_q8k)(a + i * lda, k, static_cast<BlockQ8K*>(dst));
+        (simd ? gguf_detail::quantize_row_q8k_best : gguf_detail::quantize_row_q8k)(
+            a + i * lda, k, static_cast<BlockQ8K*>(dst));
       } else {
-        (simd ? gguf_detail::quantize_row_q8a_best
-              : gguf_detail::quantize_row_q8a)(a + i * lda, k, static_cast<BlockQ8A*>(dst));
+        (simd ? gguf_detail::quantize_row_q8a_best : gguf_detail::quantize_row_q8a)(
+            a + i * lda, k, static_cast<BlockQ8A*>(dst));
       }
     }
   };
@@ -78,7 +78,7 @@ Status run(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c
     split_range(n, task, tasks, kColumnAlign, &j0, &j1);
     if (rows) {
       // Four weight rows per pass, read from memory once and kept in L1 while every activation
-      // row (two per call) meets them; a short last group repeats its last row.
+      // row (up to four per call) meets them; a short last group repeats its last row.
       constexpr int kR = gguf_detail::kRowsPerCall;
       for (int64_t j = j0; j < j1; j += kR) {
         const int nr = j1 - j < kR ? static_cast<int>(j1 - j) : kR;

@@ -41,7 +41,8 @@ inline __m256i quantize32(const float* x, __m256 inv, __m256i* q32_lo, __m256i* 
   }
   *q32_lo = _mm256_add_epi32(q[0], q[1]);  // elements 0-15, lane by lane
   *q32_hi = _mm256_add_epi32(q[2], q[3]);  // elements 16-31
-  const __m256i p = _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
+  const __m256i p =
+      _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
   return _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
 }
 

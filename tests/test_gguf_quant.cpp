@@ -199,11 +199,11 @@ TEST_CASE(
       for (float& x : a) x = normal(rng);
       std::vector<unsigned char> scratch(matmul_gguf_scratch_bytes(m, k));
       std::vector<float> best(m * n), twin(m * n), threaded(m * n);
-      REQUIRE(matmul_f32_gguf(a.data(), k, m, w, best.data(), n, scratch.data(), scratch.size())
-                  .ok());
-      REQUIRE(scalar::matmul_f32_gguf(a.data(), k, m, w, twin.data(), n, scratch.data(),
-                                      scratch.size())
-                  .ok());
+      REQUIRE(
+          matmul_f32_gguf(a.data(), k, m, w, best.data(), n, scratch.data(), scratch.size()).ok());
+      REQUIRE(
+          scalar::matmul_f32_gguf(a.data(), k, m, w, twin.data(), n, scratch.data(), scratch.size())
+              .ok());
       CHECK(std::memcmp(best.data(), twin.data(), best.size() * sizeof(float)) == 0);
       for (int threads : {2, 3}) {
         einfer_test::TestPool pool(threads);

@@ -306,8 +306,7 @@ int bench_gguf(int64_t n, int64_t k, einfer::DType dt, int copies, int reps, int
   std::vector<uint8_t> scratch(einfer::matmul_gguf_scratch_bytes(m_max, k));
   bool ok = true;
   auto run = [&](const std::vector<uint8_t>& w, int64_t m) {
-    const einfer::TensorView v =
-        einfer::make_view(dt, const_cast<uint8_t*>(w.data()), {n, k});
+    const einfer::TensorView v = einfer::make_view(dt, const_cast<uint8_t*>(w.data()), {n, k});
     ok &= einfer::matmul_f32_gguf(x.data(), k, m, v, y.data(), n, scratch.data(), scratch.size())
               .ok();
   };
@@ -361,9 +360,11 @@ int main(int argc, char** argv) {
     for (const auto& sh : shapes) {
       if (rc == 0) rc = bench_cold(sh[0], sh[1], einfer::DType::q4, copies_q4, creps);
       for (einfer::DType dt : types) {
-        const int c = copies > 0 ? static_cast<int>(copies)
-                                 : static_cast<int>(64e6 / static_cast<double>(einfer::quant_row_bytes(
-                                                                dt, sh[1]) * sh[0]));
+        const int c =
+            copies > 0
+                ? static_cast<int>(copies)
+                : static_cast<int>(64e6 /
+                                   static_cast<double>(einfer::quant_row_bytes(dt, sh[1]) * sh[0]));
         if (rc == 0) rc = bench_gguf(sh[0], sh[1], dt, c, creps, 32);
       }
     }

@@ -1,5 +1,5 @@
-// AVX2 GGUF block kernels, 4 weight rows x 1-2 activation rows per pass (decode: 4x1, prefill:
-// 4x2), for all ten block types. Twins of dot_gguf_q8_scalar.cpp, bit for bit: each block's
+// AVX2 GGUF block kernels, 4 weight rows x 1-4 activation rows per pass (decode: 4x1, prefill:
+// 4x4), for all ten block types. Twins of dot_gguf_q8_scalar.cpp, bit for bit: each block's
 // integer sums are the same exact int32 (maddubs pair sums stay below 2^15: unsigned weights
 // <= 63 times |a| <= 127, or |w| <= 128 times |a| <= 127 for q8_0's sign trick; madd by the
 // sub-block scale widens to int32), and the per-block float expression of the scalar kernel,
@@ -7,8 +7,8 @@
 // SSE register. What the four rows share is done once: the activation loads and their per-block
 // sums (mins and offsets are folded with the q8 block's bsums / isum, never per element), the
 // horizontal reduction (one hadd tree for four rows), the f16 scale conversion (one vcvtph2ps);
-// the 6-bit scale/min unpack runs on 32-bit words. With two activation rows each weight block is
-// unpacked once for both.
+// the 6-bit scale/min unpack runs on 32-bit words. With several activation rows each weight block
+// is unpacked once for all of them.
 #include "kernels/gguf_quant_internal.h"
 
 #if defined(EINFER_GGUF_AVX2)
@@ -51,9 +51,9 @@ inline __m128i reduce4(__m128i s0, __m128i s1, __m128i s2, __m128i s3) {
 
 // The f16 pair (d, dmin) at byte `at` of each row's block, converted at once.
 inline void f16_pairs(const uint8_t* const* b, size_t at, __m128* d, __m128* dmin) {
-  const __m256 f = _mm256_cvtph_ps(_mm_setr_epi32(
-      static_cast<int>(load_u32(b[0] + at)), static_cast<int>(load_u32(b[1] + at)),
-      static_cast<int>(load_u32(b[2] + at)), static_cast<int>(load_u32(b[3] + at))));
+  const __m256 f = _mm256_cvtph_ps(
+      _mm_setr_epi32(static_cast<int>(load_u32(b[0] + at)), static_cast<int>(load_u32(b[1] + at)),
+                     static_cast<int>(load_u32(b[2] + at)), static_cast<int>(load_u32(b[3] + at))));
   const __m128 lo = _mm256_castps256_ps128(f), hi = _mm256_extractf128_ps(f, 1);
   *d = _mm_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0));
   *dmin = _mm_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1));
@@ -112,9 +112,7 @@ struct Q45K {
   using Act = BlockQ8K;
   static constexpr size_t kBytes = kFive ? 176 : 144;
   static constexpr bool kMin = true;
-  static void scales(const uint8_t* const* b, __m128* d, __m128* dmin) {
-    f16_pairs(b, 0, d, dmin);
-  }
+  static void scales(const uint8_t* const* b, __m128* d, __m128* dmin) { f16_pairs(b, 0, d, dmin); }
   // sc01 / sc23: the 8 scales of rows 0, 1 (resp. 2, 3), bytes 0-7 and 8-15; mn the same for the
   // mins.
   static void unpack_scales(const uint8_t* const* b, __m128i* sc01, __m128i* sc23, __m128i* mn01,
@@ -145,11 +143,12 @@ struct Q45K {
     // Scale j of row r as the int16 pair (s, s) in scl[r][j], loaded back by broadcasts (memory
     // operands: no shuffle per sub-block). Byte k of a 128-bit half -> int32 lane (k, 0, k, 0).
     alignas(32) int32_t scl[4][8];
-    const __m256i lo_rows = _mm256_setr_epi8(0, -1, 0, -1, 1, -1, 1, -1, 2, -1, 2, -1, 3, -1, 3, -1,
-                                             4, -1, 4, -1, 5, -1, 5, -1, 6, -1, 6, -1, 7, -1, 7, -1);
-    const __m256i hi_rows = _mm256_setr_epi8(8, -1, 8, -1, 9, -1, 9, -1, 10, -1, 10, -1, 11, -1, 11,
-                                             -1, 12, -1, 12, -1, 13, -1, 13, -1, 14, -1, 14, -1,
-                                             15, -1, 15, -1);
+    const __m256i lo_rows =
+        _mm256_setr_epi8(0, -1, 0, -1, 1, -1, 1, -1, 2, -1, 2, -1, 3, -1, 3, -1, 4, -1, 4, -1, 5,
+                         -1, 5, -1, 6, -1, 6, -1, 7, -1, 7, -1);
+    const __m256i hi_rows =
+        _mm256_setr_epi8(8, -1, 8, -1, 9, -1, 9, -1, 10, -1, 10, -1, 11, -1, 11, -1, 12, -1, 12, -1,
+                         13, -1, 13, -1, 14, -1, 14, -1, 15, -1, 15, -1);
     const __m256i s01 = _mm256_broadcastsi128_si256(sc01), s23 = _mm256_broadcastsi128_si256(sc23);
     _mm256_store_si256(reinterpret_cast<__m256i*>(scl[0]), _mm256_shuffle_epi8(s01, lo_rows));
     _mm256_store_si256(reinterpret_cast<__m256i*>(scl[1]), _mm256_shuffle_epi8(s01, hi_rows));
@@ -212,22 +211,21 @@ struct Q6K {
       const __m256i sc16 = _mm256_cvtepi8_epi16(sc8);
       const Scales16 scales(sc16);
       for (int ia = 0; ia < NA; ++ia)  // - 32 * sum_s scale_s * bsum_s
-        acc[ia][r] = _mm256_sub_epi32(
-            _mm256_setzero_si256(),
-            _mm256_slli_epi32(_mm256_madd_epi16(sc16, load32(a[ia]->bsums)), 5));
+        acc[ia][r] =
+            _mm256_sub_epi32(_mm256_setzero_si256(),
+                             _mm256_slli_epi32(_mm256_madd_epi16(sc16, load32(a[ia]->bsums)), 5));
       for (int h = 0; h < 2; ++h) {
         const __m256i q0 = load32(b[r] + 64 * h), q1 = load32(b[r] + 64 * h + 32);
         const __m256i qh = load32(b[r] + 128 + 32 * h);
         // Bit pair 2g of each qh byte moved to bits 4-5 (bits shifted across bytes are masked).
-        const __m256i u[4] = {
-            _mm256_or_si256(_mm256_and_si256(q0, m4),
-                            _mm256_and_si256(_mm256_slli_epi16(qh, 4), top2)),
-            _mm256_or_si256(_mm256_and_si256(q1, m4),
-                            _mm256_and_si256(_mm256_slli_epi16(qh, 2), top2)),
-            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q0, 4), m4),
-                            _mm256_and_si256(qh, top2)),
-            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q1, 4), m4),
-                            _mm256_and_si256(_mm256_srli_epi16(qh, 2), top2))};
+        const __m256i u[4] = {_mm256_or_si256(_mm256_and_si256(q0, m4),
+                                              _mm256_and_si256(_mm256_slli_epi16(qh, 4), top2)),
+                              _mm256_or_si256(_mm256_and_si256(q1, m4),
+                                              _mm256_and_si256(_mm256_slli_epi16(qh, 2), top2)),
+                              _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q0, 4), m4),
+                                              _mm256_and_si256(qh, top2)),
+                              _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q1, 4), m4),
+                                              _mm256_and_si256(_mm256_srli_epi16(qh, 2), top2))};
         for (int g = 0; g < 4; ++g) {
           const __m256i scale = scales.pair(h, g);
           for (int ia = 0; ia < NA; ++ia)
@@ -295,18 +293,17 @@ struct Q3K {
       const uint8_t* sb = b[r] + 96;
       const uint32_t w0 = load_u32(sb), w1 = load_u32(sb + 4), w2 = load_u32(sb + 8);
       const __m128i sc8 = _mm_sub_epi8(
-          _mm_setr_epi32(
-              static_cast<int>((w0 & 0x0F0F0F0F) | ((w2 << 4) & 0x30303030)),
-              static_cast<int>((w1 & 0x0F0F0F0F) | ((w2 << 2) & 0x30303030)),
-              static_cast<int>(((w0 >> 4) & 0x0F0F0F0F) | (w2 & 0x30303030)),
-              static_cast<int>(((w1 >> 4) & 0x0F0F0F0F) | ((w2 >> 2) & 0x30303030))),
+          _mm_setr_epi32(static_cast<int>((w0 & 0x0F0F0F0F) | ((w2 << 4) & 0x30303030)),
+                         static_cast<int>((w1 & 0x0F0F0F0F) | ((w2 << 2) & 0x30303030)),
+                         static_cast<int>(((w0 >> 4) & 0x0F0F0F0F) | (w2 & 0x30303030)),
+                         static_cast<int>(((w1 >> 4) & 0x0F0F0F0F) | ((w2 >> 2) & 0x30303030))),
           _mm_set1_epi8(32));
       const __m256i sc16 = _mm256_cvtepi8_epi16(sc8);
       const Scales16 scales(sc16);
       for (int ia = 0; ia < NA; ++ia)  // - 4 * sum_s scale_s * bsum_s
-        acc[ia][r] = _mm256_sub_epi32(
-            _mm256_setzero_si256(),
-            _mm256_slli_epi32(_mm256_madd_epi16(sc16, load32(a[ia]->bsums)), 2));
+        acc[ia][r] =
+            _mm256_sub_epi32(_mm256_setzero_si256(),
+                             _mm256_slli_epi32(_mm256_madd_epi16(sc16, load32(a[ia]->bsums)), 2));
       __m256i hm = load32(b[r]);
       for (int h = 0; h < 2; ++h) {
         __m256i q = load32(b[r] + 32 + 32 * h);
@@ -354,7 +351,8 @@ struct Legacy {
     __m256i u = _mm256_and_si256(_mm256_srlv_epi32(x, _mm256_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4)),
                                  _mm256_set1_epi8(0x0F));
     if (kFive)
-      u = _mm256_or_si256(u, _mm256_and_si256(bytes_from_bits(load_u32(qh)), _mm256_set1_epi8(0x10)));
+      u = _mm256_or_si256(u,
+                          _mm256_and_si256(bytes_from_bits(load_u32(qh)), _mm256_set1_epi8(0x10)));
     return u;
   }
   template <int NA>
@@ -365,11 +363,11 @@ struct Legacy {
       const __m256i u = unpack(b[r]);
       for (int ia = 0; ia < NA; ++ia) {
         const __m256i av = load32(a[ia]->qs);
-        acc[ia][r] = T == DType::q8_0
-                         ? _mm256_madd_epi16(
-                               _mm256_maddubs_epi16(_mm256_sign_epi8(u, u), _mm256_sign_epi8(av, u)),
-                               ones)
-                         : _mm256_madd_epi16(_mm256_maddubs_epi16(u, av), ones);
+        acc[ia][r] =
+            T == DType::q8_0
+                ? _mm256_madd_epi16(
+                      _mm256_maddubs_epi16(_mm256_sign_epi8(u, u), _mm256_sign_epi8(av, u)), ones)
+                : _mm256_madd_epi16(_mm256_maddubs_epi16(u, av), ones);
       }
     }
     for (int ia = 0; ia < NA; ++ia) {

@@ -1,5 +1,5 @@
-// NEON (AArch64) GGUF block kernels, 4 weight rows x 1-2 activation rows per pass (decode: 4x1,
-// prefill: 4x2), for all ten block types; the twin of gemm_gguf_q8_4x2_avx2.cpp and of the scalar
+// NEON (AArch64) GGUF block kernels, 4 weight rows x 1-4 activation rows per pass (decode: 4x1,
+// prefill: 4x4), for all ten block types; the twin of gemm_gguf_q8_4x4_avx2.cpp and of the scalar
 // kernels (dot_gguf_q8_scalar.cpp), bit for bit. Weights are unpacked to int8 (signed where the
 // type has an offset that is not folded into the activation sums), each sub-block's int8 dot is
 // summed exactly in int32 (SDOT with the dot-product extension, else widening multiplies: pair
@@ -100,10 +100,10 @@ struct Q45K {
         }
         for (int ia = 0; ia < NA; ++ia) {
           const int8_t* q = a[ia]->qs + 64 * j;
-          const int32x4_t dl = dot16(dot16(vdupq_n_s32(0), lo[0], vld1q_s8(q)), lo[1],
-                                     vld1q_s8(q + 16));
-          const int32x4_t dh = dot16(dot16(vdupq_n_s32(0), hi[0], vld1q_s8(q + 32)), hi[1],
-                                     vld1q_s8(q + 48));
+          const int32x4_t dl =
+              dot16(dot16(vdupq_n_s32(0), lo[0], vld1q_s8(q)), lo[1], vld1q_s8(q + 16));
+          const int32x4_t dh =
+              dot16(dot16(vdupq_n_s32(0), hi[0], vld1q_s8(q + 32)), hi[1], vld1q_s8(q + 48));
           acc[ia][r] = vmlaq_n_s32(vmlaq_n_s32(acc[ia][r], dl, sc[2 * j]), dh, sc[2 * j + 1]);
         }
       }
@@ -120,9 +120,7 @@ struct Q6K {
   using Act = BlockQ8K;
   static constexpr size_t kBytes = 210;
   static constexpr bool kMin = false;
-  static void scales(const uint8_t* const* b, float32x4_t* d, float32x4_t*) {
-    *d = f16x4(b, 208);
-  }
+  static void scales(const uint8_t* const* b, float32x4_t* d, float32x4_t*) { *d = f16x4(b, 208); }
   template <int NA>
   static void sums(const uint8_t* const* b, const Act* const* a, int32x4_t* s, int32x4_t*) {
     const uint8x16_t m4 = vdupq_n_u8(0x0F), top2 = vdupq_n_u8(0x30);
@@ -144,9 +142,8 @@ struct Q6K {
           for (int g = 0; g < 4; ++g) {
             const int e = 128 * h + 32 * g + 16 * half;
             for (int ia = 0; ia < NA; ++ia)
-              acc[ia][r] = vmlaq_n_s32(acc[ia][r],
-                                       dot16(vdupq_n_s32(0), u[g], vld1q_s8(a[ia]->qs + e)),
-                                       sc[e / 16]);
+              acc[ia][r] = vmlaq_n_s32(
+                  acc[ia][r], dot16(vdupq_n_s32(0), u[g], vld1q_s8(a[ia]->qs + e)), sc[e / 16]);
           }
         }
       }
@@ -208,9 +205,7 @@ struct Q3K {
   using Act = BlockQ8K;
   static constexpr size_t kBytes = 110;
   static constexpr bool kMin = false;
-  static void scales(const uint8_t* const* b, float32x4_t* d, float32x4_t*) {
-    *d = f16x4(b, 108);
-  }
+  static void scales(const uint8_t* const* b, float32x4_t* d, float32x4_t*) { *d = f16x4(b, 108); }
   template <int NA>
   static void sums(const uint8_t* const* b, const Act* const* a, int32x4_t* s, int32x4_t*) {
     const uint8x16_t m2 = vdupq_n_u8(0x03), bit3 = vdupq_n_u8(0x04);
@@ -225,8 +220,8 @@ struct Q3K {
         for (int h = 0; h < 2; ++h) {
           uint8x16_t q = vld1q_u8(b[r] + 32 + 32 * h + 16 * half);
           for (int g = 0; g < 4; ++g) {  // hmask bit 4h + g is the high bit of chunk (h, g)
-            const int8x16_t u = vsubq_s8(
-                s8(vorrq_u8(vandq_u8(q, m2), vandq_u8(vshlq_n_u8(hm, 2), bit3))), four);
+            const int8x16_t u =
+                vsubq_s8(s8(vorrq_u8(vandq_u8(q, m2), vandq_u8(vshlq_n_u8(hm, 2), bit3))), four);
             q = vshrq_n_u8(q, 2);
             hm = vshrq_n_u8(hm, 1);
             const int e = 128 * h + 32 * g + 16 * half;
@@ -284,8 +279,8 @@ struct Legacy {
       int8x16_t lo, hi;
       unpack(b[r], &lo, &hi);
       for (int ia = 0; ia < NA; ++ia)
-        acc[ia][r] = dot16(dot16(vdupq_n_s32(0), lo, vld1q_s8(a[ia]->qs)), hi,
-                           vld1q_s8(a[ia]->qs + 16));
+        acc[ia][r] =
+            dot16(dot16(vdupq_n_s32(0), lo, vld1q_s8(a[ia]->qs)), hi, vld1q_s8(a[ia]->qs + 16));
     }
     for (int ia = 0; ia < NA; ++ia) {
       s[ia] = reduce4(acc[ia][0], acc[ia][1], acc[ia][2], acc[ia][3]);
