@@ -7,6 +7,7 @@
 // rows' block sums are reduced by one pairwise-add tree, and the scalar kernel's per-block float
 // expression, acc += da * (d * sumi - dmin * summ), runs with the four rows in one float32x4.
 #include "kernels/gguf_quant_internal.h"
+#include "kernels/gguf_rows_table.h"
 
 #if defined(EINFER_GGUF_NEON)
 
@@ -319,69 +320,30 @@ void rows_kernel(const uint8_t* const* w, const void* act, size_t act_bytes, int
   for (int ia = 0; ia < NA; ++ia) vst1q_f32(out + 4 * ia, acc[ia]);
 }
 
-template <class T>
-void rows(const uint8_t* const* w, const void* act, size_t act_bytes, int na, int64_t nb,
-          float* out) {
-  if (na >= 4) {
-    rows_kernel<T, 4>(w, act, act_bytes, nb, out);
-  } else if (na >= 2) {
-    rows_kernel<T, 2>(w, act, act_bytes, nb, out);
-    if (na == 3)
-      rows_kernel<T, 1>(w, static_cast<const uint8_t*>(act) + 2 * act_bytes, 0, nb, out + 8);
-  } else {
-    rows_kernel<T, 1>(w, act, act_bytes, nb, out);
+// The names gguf_rows_table.h builds the entry points from.
+struct Isa {
+  using K2 = Q2K;
+  using K3 = Q3K;
+  template <bool kFive>
+  using K45 = Q45K<kFive>;
+  using K6 = Q6K;
+  template <DType T>
+  using Legacy32 = Legacy<T>;
+  template <class T, int NA>
+  static void kernel(const uint8_t* const* w, const void* act, size_t act_bytes, int64_t nb,
+                     float* out) {
+    rows_kernel<T, NA>(w, act, act_bytes, nb, out);
   }
-}
-
-// One row against one activation row (the DotFn interface): the 4x1 kernel on a repeated row.
-template <class T>
-float dot_one(const uint8_t* w, const void* act, int64_t nb) {
-  const uint8_t* w4[4] = {w, w, w, w};
-  float out[4];
-  rows_kernel<T, 1>(w4, act, 0, nb, out);
-  return out[0];
-}
-
-template <class T>
-constexpr KernelPair pair() {
-  return {rows<T>, dot_one<T>};
-}
-
-constexpr KernelPair kernels_for(DType dtype) {
-  switch (dtype) {
-    case DType::q2_k:
-      return pair<Q2K>();
-    case DType::q3_k:
-      return pair<Q3K>();
-    case DType::q4_k:
-      return pair<Q45K<false>>();
-    case DType::q5_k:
-      return pair<Q45K<true>>();
-    case DType::q6_k:
-      return pair<Q6K>();
-    case DType::q8_0:
-      return pair<Legacy<DType::q8_0>>();
-    case DType::q4_0:
-      return pair<Legacy<DType::q4_0>>();
-    case DType::q4_1:
-      return pair<Legacy<DType::q4_1>>();
-    case DType::q5_0:
-      return pair<Legacy<DType::q5_0>>();
-    case DType::q5_1:
-      return pair<Legacy<DType::q5_1>>();
-    default:
-      return {nullptr, nullptr};
-  }
-}
+};
 
 }  // namespace
 
 RowsFn rows_kernel_simd(DType dtype) {
-  return kernels_for(dtype).rows;
+  return RowsTable<Isa>::for_type(dtype).rows;
 }
 
 DotFn dot_kernel_simd(DType dtype) {
-  return kernels_for(dtype).dot;
+  return RowsTable<Isa>::for_type(dtype).dot;
 }
 
 }  // namespace einfer::gguf_detail
