@@ -167,28 +167,46 @@ struct Q45K {
       const __m256i h2 = _mm256_hadd_epi32(h, h);  // [r0 r2 r0 r2 | r1 r3 r1 r3]
       m[ia] = _mm_unpacklo_epi32(_mm256_castsi256_si128(h2), _mm256_extracti128_si256(h2, 1));
     }
-    __m256i acc[NA][4];
+    __m256i acc[NA][4], qh[4];
     for (int r = 0; r < 4; ++r) {
-      const uint8_t* qs = b[r] + (kFive ? 48 : 16);
-      __m256i qh = kFive ? load32(b[r] + 16) : _mm256_setzero_si256();
+      qh[r] = kFive ? load32(b[r] + 16) : _mm256_setzero_si256();
       for (int ia = 0; ia < NA; ++ia) acc[ia][r] = _mm256_setzero_si256();
-      for (int j = 0; j < 4; ++j) {
-        const __m256i v = load32(qs + 32 * j);
-        __m256i lo = _mm256_and_si256(v, m4);
-        __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
-        if (kFive) {  // bit 2j of qh is lo's fifth bit, bit 2j + 1 hi's
-          lo = _mm256_or_si256(lo, _mm256_and_si256(_mm256_slli_epi16(qh, 4), bit5));
-          hi = _mm256_or_si256(hi, _mm256_and_si256(_mm256_slli_epi16(qh, 3), bit5));
-          qh = _mm256_srli_epi16(qh, 2);
-        }
-        const __m256i sl = _mm256_set1_epi32(scl[r][2 * j]);
-        const __m256i sh = _mm256_set1_epi32(scl[r][2 * j + 1]);
-        for (int ia = 0; ia < NA; ++ia) {
-          const __m256i p = _mm256_add_epi32(scaled_dot(lo, load32(a[ia]->qs + 64 * j), sl),
-                                             scaled_dot(hi, load32(a[ia]->qs + 64 * j + 32), sh));
-          acc[ia][r] = keep(_mm256_add_epi32(acc[ia][r], p));
-        }
+    }
+    // Chunk j of row r: 64 weights (sub-blocks 2j, 2j + 1) against activation chunk j.
+    auto chunk = [&](int r, int j, const __m256i* a_lo, const __m256i* a_hi) {
+      const __m256i v = load32(b[r] + (kFive ? 48 : 16) + 32 * j);
+      __m256i lo = _mm256_and_si256(v, m4);
+      __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+      if (kFive) {  // bit 2j of qh is lo's fifth bit, bit 2j + 1 hi's
+        lo = _mm256_or_si256(lo, _mm256_and_si256(_mm256_slli_epi16(qh[r], 4), bit5));
+        hi = _mm256_or_si256(hi, _mm256_and_si256(_mm256_slli_epi16(qh[r], 3), bit5));
+        qh[r] = _mm256_srli_epi16(qh[r], 2);
       }
+      const __m256i sl = _mm256_set1_epi32(scl[r][2 * j]);
+      const __m256i sh = _mm256_set1_epi32(scl[r][2 * j + 1]);
+      for (int ia = 0; ia < NA; ++ia) {
+        const __m256i p =
+            _mm256_add_epi32(scaled_dot(lo, a_lo[ia], sl), scaled_dot(hi, a_hi[ia], sh));
+        acc[ia][r] = keep(_mm256_add_epi32(acc[ia][r], p));
+      }
+    };
+    // One activation row: chunks in activation order, the four rows sharing each activation load;
+    // several: rows outer (the accumulators of all rows would not fit the 16 registers).
+    if constexpr (NA == 1) {
+      for (int j = 0; j < 4; ++j) {
+        const __m256i a_lo = load32(a[0]->qs + 64 * j), a_hi = load32(a[0]->qs + 64 * j + 32);
+        for (int r = 0; r < 4; ++r) chunk(r, j, &a_lo, &a_hi);
+      }
+    } else {
+      for (int r = 0; r < 4; ++r)
+        for (int j = 0; j < 4; ++j) {
+          __m256i a_lo[NA], a_hi[NA];
+          for (int ia = 0; ia < NA; ++ia) {
+            a_lo[ia] = load32(a[ia]->qs + 64 * j);
+            a_hi[ia] = load32(a[ia]->qs + 64 * j + 32);
+          }
+          chunk(r, j, a_lo, a_hi);
+        }
     }
     for (int ia = 0; ia < NA; ++ia) s[ia] = reduce4(acc[ia][0], acc[ia][1], acc[ia][2], acc[ia][3]);
   }
