@@ -13,7 +13,9 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/attention.h"
 #include "runtime/status.h"
+#include "runtime/threads.h"
 
 namespace einfer {
 
@@ -41,5 +43,19 @@ size_t attention_pattern_scratch_bytes(int32_t n_heads);
 Status attention_pattern_f32(const AttentionPattern& pattern, int32_t n_heads, int32_t head_dim,
                              float scale, const float* q, const float* k, const float* v, int32_t n,
                              float* out, void* scratch, size_t scratch_bytes);
+
+// Decoder form (a llama-family model packed with a pattern): the pattern is intersected with
+// j <= i; queries are the n positions pos0..pos0+n-1, keys are positions 0..pos0+n-1, those before
+// pos0 read from an f32 cache that keeps every position (slot = position: no ring, so no window
+// or sinks), the block's own from k_new/v_new [n][G*k]. q and out are [n][H*k]; query head h
+// reads kv head h / (H / G). Work items are (query, head) pairs, each computed wholly by one task
+// with its own scratch slot, so the result does not depend on the thread count. Uses `shape`'s
+// heads, head_dim and scale; its window/sinks must be 0.
+size_t attention_pattern_decoder_scratch_bytes(int32_t threads);
+Status attention_pattern_decoder_f32(const AttentionPattern& pattern, const AttentionShape& shape,
+                                     const float* q, const float* k_new, const float* v_new,
+                                     int32_t n, int64_t pos0, const KVLayerView* cache, float* out,
+                                     void* scratch, size_t scratch_bytes,
+                                     const Threads* threads = nullptr);
 
 }  // namespace einfer

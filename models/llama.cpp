@@ -7,6 +7,7 @@
 #include "kernels/gguf_quant.h"
 #include "kernels/quant.h"
 #include "kernels/vec.h"
+#include "models/attention_variant.h"
 #include "runtime/format.h"
 
 namespace einfer {
@@ -79,6 +80,8 @@ MhaConfig mha_config(const ModelConfig& c, const RunOptions& o, const RopeTable*
   m.rope_layout = c.rope == RopeMode::half_split ? RopeLayout::half_split : RopeLayout::interleaved;
   m.profile = profile;
   m.threads = &o.threads;
+  m.patterned = c.attention == AttentionKind::softmax && attention_variant_active(c);
+  if (m.patterned) m.pattern = attention_pattern_from_config(c);
   return m;
 }
 
@@ -205,6 +208,20 @@ Status llama_resolve_options(const ModelConfig& c, const RunOptions& in, RunOpti
   if (o.max_batch == 0) o.max_batch = kDefaultMaxBatch;
   if (o.kv_dtype != DType::f32 && o.kv_dtype != DType::i8) {
     return make_status(StatusCode::unsupported, "KV cache dtype must be f32 or i8");
+  }
+  // A sparse pattern (issue 19) walks every position it attends from the cache, so the cache keeps
+  // them all: no ring window, no sinks (a window:W term in the pattern is the sparse form).
+  if (c.attention == AttentionKind::softmax && attention_variant_active(c)) {
+    if (c.sliding_window > 0)
+      return make_status(StatusCode::unsupported,
+                         "a sparse attention pattern and a sliding_window in one model");
+    if (o.window != 0 || o.sinks != 0)
+      return make_status(StatusCode::invalid_argument,
+                         "a model with a sparse attention pattern takes no --window or --sinks "
+                         "(the pattern's window:W term bounds the attended keys)");
+    if (o.kv_dtype != DType::f32)
+      return make_status(StatusCode::unsupported,
+                         "a sparse attention pattern needs an f32 KV cache");
   }
   // A model trained with a sliding window (Mistral) attends through it by default; a run may
   // narrow it (less memory) but not widen it past what the model was trained with. With a window

@@ -299,7 +299,10 @@ Status linear_scratch_bytes(int64_t n, const TensorView& w, size_t* bytes) {
 }
 
 size_t mha_attention_scratch_bytes(const MhaConfig& c, int32_t n) {
-  return attention_scratch_bytes(attention_shape(c), n);
+  const size_t dense = attention_scratch_bytes(attention_shape(c), n);
+  if (!c.patterned) return dense;
+  const size_t sparse = attention_pattern_decoder_scratch_bytes(1);
+  return sparse > dense ? sparse : dense;
 }
 
 Status mha_scratch_bytes(const MhaConfig& c, const MhaWeights& w, int32_t n, size_t* bytes) {
@@ -419,8 +422,14 @@ Status mha_forward(const MhaWeights& w, const MhaConfig& c, const float* x, int3
     KVLayerView view{};
     const bool cached = cache != nullptr && pos0 > 0;
     if (cached) view = kv_cache_layer(*cache, layer);
-    EINFER_TRY(attention_f32(attention_shape(c), b.q, b.k, b.v, n, pos0, cached ? &view : nullptr,
-                             b.att, b.scratch, b.scratch_bytes, c.threads));
+    if (c.patterned) {
+      EINFER_TRY(attention_pattern_decoder_f32(c.pattern, attention_shape(c), b.q, b.k, b.v, n,
+                                               pos0, cached ? &view : nullptr, b.att, b.scratch,
+                                               b.scratch_bytes, c.threads));
+    } else {
+      EINFER_TRY(attention_f32(attention_shape(c), b.q, b.k, b.v, n, pos0, cached ? &view : nullptr,
+                               b.att, b.scratch, b.scratch_bytes, c.threads));
+    }
     if (cache) {
       // Store the block's keys and values after attending (so a ring smaller than the block never
       // loses a key a query of the same block still needs), skipping those a later position of the

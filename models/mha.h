@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "kernels/attention.h"
+#include "kernels/attention_pattern.h"
 #include "kernels/einsum.h"
 #include "kernels/rope.h"
 #include "models/kv_cache.h"
@@ -35,6 +36,10 @@ struct MhaConfig {
   // n_heads blocks of head_dim^2 + head_dim floats (mha_linear_state_floats), replacing softmax
   // and the KV cache: every position costs the same whatever its index. Null: softmax.
   float* linear_state = nullptr;
+  // Decoder form with a causal sparse pattern (issue 19; kernels/attention_pattern.h): keys are
+  // walked from indices over a cache that keeps every position. Inactive: dense softmax.
+  AttentionPattern pattern;
+  bool patterned = false;
   StageProfile* profile = nullptr;   // stage timing (null: off)
   const Threads* threads = nullptr;  // workers for the projections and attention (null: none)
   // Optional work the caller fuses into the projections' parallel regions (null: none), so it

@@ -412,14 +412,13 @@ Status validate_attention_variant(const ModelConfig& c) {
     return inval("fixed pattern: summary longer than the block", c.pattern_block_summary);
   const bool variant =
       sparse || c.attention != AttentionKind::softmax || c.positions != PositionsKind::none;
-  // llama decoders take linear attention (a recurrent state per layer instead of the KV cache);
-  // patterns and positions are encoder options.
-  const bool llama_linear = c.arch == ArchKind::llama && !sparse &&
-                            c.attention == AttentionKind::linear_elu &&
-                            c.positions == PositionsKind::none;
-  if (variant && c.arch != ArchKind::encoder && !llama_linear)
+  // llama decoders take linear attention (a recurrent state per layer instead of the KV cache) or
+  // a causal sparse pattern over the KV cache; positions are an encoder option.
+  const bool llama_variant = c.arch == ArchKind::llama && c.positions == PositionsKind::none;
+  if (variant && c.arch != ArchKind::encoder && !llama_variant)
     return inval(
-        "attention patterns and positions are encoder options (llama: linear-elu attention only)");
+        "sinusoidal positions are an encoder option; the encoder-decoder takes no attention "
+        "variant");
   if (sparse && c.attention != AttentionKind::softmax)
     return inval("a sparse pattern needs softmax attention");
   if (c.positions == PositionsKind::sinusoidal && c.dim % 2 != 0)

@@ -399,7 +399,7 @@ TEST_CASE("attention options: malformed specs are refused with a message") {
   pack::apply_attention_options(o, &c);
   CHECK(pack::describe_attention_variant(c) ==
         "softmax pattern window:4+fixed:8,2, positions none");
-  // The loader refuses a sparse pattern with linear attention or on a llama model.
+  // The loader refuses a sparse pattern with linear attention.
   c.attention = AttentionKind::linear_elu;
   CHECK_FALSE(ein_validate_config(c).ok());
 }

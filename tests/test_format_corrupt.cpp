@@ -223,8 +223,11 @@ TEST_CASE("format corrupt: every header, arch and record field at extreme values
         // values are valid choices; the block summary (kArch + 92) alone must stay refused.
         if (cfg.arch == ArchKind::encoder && off >= kArch + 68 && off <= kArch + 88 && v < 0x10000u)
           continue;
-        // llama decoders take linear-elu attention (1); every other value stays refused.
+        // llama decoders take linear-elu attention (1); every other value stays refused. They
+        // also take a causal sparse pattern (window/global/stride/block: small values are valid).
         if (cfg.arch == ArchKind::llama && off == kArch + 68 && v == 1) continue;
+        if (cfg.arch == ArchKind::llama && off >= kArch + 76 && off <= kArch + 88 && v < 0x10000u)
+          continue;
         set_field<uint32_t>(b, off, v);
         reseal(b);
         const std::string msg = message_of(b);

@@ -80,7 +80,7 @@ for name, mats in [("tok", [tok]), ("wq", wq), ("wk", wk), ("wv", wv), ("wo", wo
         deq[(name, i)] = (q.reshape(-1, group).astype(np.float32) * s[:, None]).reshape(m.shape)
 
 
-def llama2c_forward(get, attention="softmax"):
+def llama2c_forward(get, attention="softmax", attends=None, tokens=ref.TOKENS):
     """run.c's forward over every position of ref.TOKENS; get(name, i) gives matrix i of a kind.
     attention="linear-elu": the same decoder with causal linear attention (issue 19)."""
     w = {"tok": get("tok", 0), "final_norm": final_norm, "cls": get("cls", 0),
@@ -88,8 +88,8 @@ def llama2c_forward(get, attention="softmax"):
     for kind, key in [("wq", "wq"), ("wk", "wk"), ("wv", "wv"), ("wo", "wo"), ("w1", "gate"),
                       ("w2", "down"), ("w3", "up")]:
         w[key] = [get(kind, l) for l in range(layers)]
-    return ref.forward(w, ref.TOKENS, heads, kv_heads, eps=1e-5, theta=10000.0,
-                       mode="interleaved", attention=attention)
+    return ref.forward(w, tokens, heads, kv_heads, eps=1e-5, theta=10000.0,
+                       mode="interleaved", attention=attention, attends=attends)
 
 
 floats = {"tok": [tok], "cls": [wcls], "wq": wq, "wk": wk, "wv": wv, "wo": wo, "w1": w1, "w2": w2,
@@ -98,7 +98,17 @@ fwd = {"v1": llama2c_forward(lambda k, i: floats[k][i]),
        "v2": llama2c_forward(lambda k, i: deq[(k, i)]),
        "v1_linear": llama2c_forward(lambda k, i: floats[k][i], attention="linear-elu")}
 
+# Issue 19: the v1 weights with causal sparse patterns over 40 positions (longer than every term),
+# the mask form of each pattern in the reference; einfer walks the same keys from indices.
+PATTERN_TOKENS = [1] + [(7 * i + 3) % 32 for i in range(1, 40)]
+patterns = {"v1_pattern_wgs": ref.pattern_attends(window=3, glob=2, stride=5),
+            "v1_pattern_fixed": ref.pattern_attends(block=8, summary=2)}
+
 os.makedirs(OUT, exist_ok=True)
+for version, attends in patterns.items():
+    logits = llama2c_forward(lambda k, i: floats[k][i], attends=attends, tokens=PATTERN_TOKENS)
+    ref.write_raw(os.path.join(OUT, f"llama2c_ref_fwd_{version}"), logits, PATTERN_TOKENS)
+    print(f"llama2c_ref_fwd_{version} max |logit|", np.abs(logits).max())
 for version, logits in fwd.items():
     ref.write_raw(os.path.join(OUT, f"llama2c_ref_fwd_{version}"), logits)
     print(f"llama2c_ref_fwd_{version} max |logit|", np.abs(logits).max())

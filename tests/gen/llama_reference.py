@@ -37,12 +37,14 @@ def elu1(x):
     return np.where(x > 0, x + 1.0, np.exp(x))
 
 
-def forward(w, tokens, heads, kv_heads, eps, theta, mode, attention="softmax"):
+def forward(w, tokens, heads, kv_heads, eps, theta, mode, attention="softmax", attends=None):
     """w: dict with tok [V, D], final_norm [D], cls [V, D] and per-layer lists att_norm, wq, wk,
     wv, wo, ffn_norm, gate, down, up. Returns float64 logits [len(tokens), V].
     attention="linear-elu" (Katharopoulos et al. 2020, causal): head h of position i mixes
     phi(q_i) . sum_{j<=i} phi(k_j) v_j^T / phi(q_i) . sum_{j<=i} phi(k_j), phi = elu + 1, on the
-    rotated q and k, no 1/sqrt(head) scaling; written as the explicit sums, not a recurrence."""
+    rotated q and k, no 1/sqrt(head) scaling; written as the explicit sums, not a recurrence.
+    attends(i, j) -> bool (softmax only): a sparse pattern; keys it rejects get an additive -inf
+    before the softmax (the mask form of issue 19), on top of the causal j <= i."""
     w = {k: ([np.asarray(m, np.float64) for m in v] if isinstance(v, list)
              else np.asarray(v, np.float64)) for k, v in w.items()}
     dim = w["tok"].shape[1]
@@ -70,6 +72,9 @@ def forward(w, tokens, heads, kv_heads, eps, theta, mode, attention="softmax"):
                     att[h] = (fq @ (fk.T @ V[:, h // group, :])) / (fq @ fk.sum(axis=0))
                     continue
                 s = K[:, h // group, :] @ q[h] / np.sqrt(head)
+                if attends is not None:
+                    s = s + np.array([0.0 if attends(pos, j) else -np.inf
+                                      for j in range(pos + 1)])
                 p = np.exp(s - s.max())
                 p /= p.sum()
                 att[h] = p @ V[:, h // group, :]
@@ -92,3 +97,14 @@ def write_raw(path, logits, tokens=TOKENS):
         f.write(np.ascontiguousarray(logits, dtype="<f4").tobytes())
     with open(path + ".i32", "wb") as f:
         f.write(np.asarray(tokens, dtype="<i4").tobytes())
+
+
+def pattern_attends(window=0, glob=0, stride=0, block=0, summary=0):
+    """Issue 19's pattern terms as a predicate (a key is attended when any non-zero term allows it):
+    window W |i-j| < W; global G i < G or j < G; strided S (i-j) mod S == 0; fixed L,C same block
+    of L or j mod L >= L - C."""
+    def attends(i, j):
+        return ((window and abs(i - j) < window) or (glob and (i < glob or j < glob)) or
+                (stride and (i - j) % stride == 0) or
+                (block and (i // block == j // block or j % block >= block - summary)))
+    return attends

@@ -37,8 +37,13 @@ void apply_attention_options(const AttentionOptions& o, ModelConfig* c) {
   else
     throw PackError("--positions: none or sinusoidal, got '" + o.positions + "'");
   if (o.pattern.empty()) return;
-  if (c->arch != ArchKind::encoder)
-    throw PackError("--attention-pattern applies to encoders (--arch torch-encoder)");
+  if (c->arch != ArchKind::encoder && c->arch != ArchKind::llama)
+    throw PackError(
+        "--attention-pattern applies to encoders (--arch torch-encoder) and llama-family "
+        "decoders (causal there)");
+  if (c->arch == ArchKind::llama && c->sliding_window > 0)
+    throw PackError(
+        "--attention-pattern: the model has a sliding_window; put window:W in the pattern instead");
   size_t start = 0;
   while (start <= o.pattern.size()) {
     size_t plus = o.pattern.find('+', start);
