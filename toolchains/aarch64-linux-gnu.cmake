@@ -11,7 +11,7 @@ set(CMAKE_SYSTEM_PROCESSOR aarch64)
 set(CMAKE_C_COMPILER aarch64-linux-gnu-gcc)
 set(CMAKE_CXX_COMPILER aarch64-linux-gnu-g++)
 
-set(EINFER_AARCH64_MARCH "armv8.2-a+dotprod" CACHE STRING "-march for the aarch64 build")
+set(EINFER_AARCH64_MARCH "armv8-a" CACHE STRING "-march (baseline) for the aarch64 build")
 set(EINFER_QEMU_CPU "max" CACHE STRING "qemu-aarch64 -cpu used to run the tests")
 list(APPEND CMAKE_TRY_COMPILE_PLATFORM_VARIABLES EINFER_AARCH64_MARCH EINFER_QEMU_CPU)
 
