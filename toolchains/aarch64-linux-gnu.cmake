@@ -1,6 +1,6 @@
 # Cross toolchain: 64-bit Arm Linux (Debian g++-aarch64-linux-gnu), tests run under qemu-aarch64.
 #
-#   EINFER_AARCH64_MARCH  -march value (default armv8.2-a+dotprod: NEON + the int8 dot product)
+#   EINFER_AARCH64_MARCH  baseline -march (default armv8-a; dotprod kernels are a runtime level)
 #   EINFER_QEMU_CPU       CPU qemu emulates (default max, which has dotprod). The aarch64-nodot
 #                         preset builds for armv8-a and runs on cortex-a53 (no dotprod), so the
 #                         kernels' non-dotprod fallback is compiled and executed too.
