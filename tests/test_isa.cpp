@@ -183,7 +183,7 @@ TEST_CASE("isa: levels, names and errors") {
 TEST_CASE("isa: every level this CPU runs agrees with the scalar level") {
   const std::string before = isa_name();
   const int scalar = level_index("scalar");
-  if (scalar < 0) {
+  if (scalar < 0 || isa_level_count() == 1) {
     MESSAGE("skipped: this build has the single level " << isa_level_name(0));
     return;
   }
