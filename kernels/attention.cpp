@@ -654,9 +654,38 @@ Status attention_f32(const AttentionShape& shape, const float* q, const float* k
   if (small_head_path(k, cache, pos0)) small_vectors = k / kLanes;
 #endif
   const bool vnni = attention_i8_dot_uses_vnni(shape.i8_dot);
+  // Keys query i attends (its work, plus a fixed cost per item): causal prefill gives the last
+  // queries of a block many more keys than the first, so tasks get equal work, not equal counts.
+  auto item_cost = [&](int64_t item) -> int64_t {
+    const int64_t t = pos0 + item / G;
+    int64_t keys = 0;
+    if (!shape.causal) {
+      keys = n;
+    } else if (shape.window == 0 || t - (shape.window - shape.sinks) <= shape.sinks) {
+      keys = t + 1;
+    } else {
+      keys = shape.sinks + (shape.window - shape.sinks) + 1;
+    }
+    return keys + 16;
+  };
   auto attend_items = [&](int task) {
-    long long first = 0, last = 0;
-    split_range(items, task, static_cast<int>(tasks), 1, &first, &last);
+    long long first = 0, last = items;
+    if (tasks > 1) {
+      // first = the first item whose preceding work reaches task/tasks of the total.
+      int64_t total = 0;
+      for (int64_t item = 0; item < items; ++item) total += item_cost(item);
+      int64_t before = 0;
+      first = -1;
+      for (int64_t item = 0; item <= items; ++item) {
+        if (first < 0 && before * tasks >= total * task) first = item;
+        if (before * tasks >= total * (task + 1) || item == items) {
+          last = task + 1 == tasks ? items : item;
+          break;
+        }
+        before += item_cost(item);
+      }
+      if (first < 0 || first > last) first = last;
+    }
     ScratchLayout s(reinterpret_cast<void*>(aligned + static_cast<size_t>(task) * slot), r, k);
     s.vnni = vnni;
     KeySource src = src0;

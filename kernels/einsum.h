@@ -128,6 +128,18 @@ Status execute_einsum(const EinsumPlan& plan, const TensorView* inputs, int n_in
                       const TensorView& out, void* scratch, size_t scratch_bytes,
                       const Threads* threads = nullptr);
 
+// The column-block form of execute_einsum, for callers that run several products in one parallel
+// region of their own. einsum_split_columns: the output columns (GEMV: rows of its matrix) a
+// single GEMM/GEMV plan can be cut into, 0 when it cannot be cut (quantized products, outer
+// loops, strided outputs: run execute_einsum whole). execute_einsum_columns computes columns
+// [j0, j1) (j0 and j1 multiples of 16, or j1 the end) with `slot` (64-byte aligned,
+// plan.layout.scratch bytes) as its scratch, bit-identical to the whole product.
+int64_t einsum_split_columns(const EinsumPlan& plan, const TensorView* inputs, int n_inputs,
+                             const TensorView& out);
+Status execute_einsum_columns(const EinsumPlan& plan, const TensorView* inputs, int n_inputs,
+                              const TensorView& out, int64_t j0, int64_t j1, void* slot,
+                              size_t slot_bytes);
+
 // The generic loop nest (free labels, then summed labels), whatever the plan's kind: the reference
 // the tests compare the fast kernels with. Needs no scratch.
 Status execute_einsum_reference(const EinsumPlan& plan, const TensorView* inputs, int n_inputs,

@@ -175,52 +175,62 @@ GemvOperands gemv_operands(const EinsumLayout& L, const float* pa, const float* 
                       m_is_one ? N.so : M.so};
 }
 
-// A single GEMM or GEMV (no outer loops) cut into blocks of output columns (GEMV: of the matrix's
-// rows), one per task, each with its own scratch slot. Every output element is summed by one
-// task with the same tiles as the whole product would use, so the result does not depend on the
-// number of tasks.
-void run_gemm_split(const EinsumLayout& L, const float* a, const float* b, float* o,
-                    unsigned char* scratch, size_t slot_bytes, int tasks, const Threads* threads) {
+// Output columns [j0, j1) of a single GEMM or GEMV (no outer loops; GEMV: rows of its matrix),
+// with `slot` as this task's scratch. Every element is summed with the same tiles as the whole
+// product would use, so a split never changes a result.
+void gemm_columns(const EinsumLayout& L, const float* a, const float* b, float* o, int64_t j0,
+                  int64_t j1, unsigned char* slot) {
+  if (j1 <= j0) return;
   const float* x = L.swapped ? b : a;
   const float* y = L.swapped ? a : b;
   const EinsumDim &M = L.m, &N = L.n, &K = L.k;
-  constexpr long long kAlign = 16;  // a multiple of every microkernel's tile width
   if (L.kind == EinsumKernel::gemv) {
     GemvOperands g = gemv_operands(L, x, y);
     if (g.v_s != 1) {
-      float* packed = reinterpret_cast<float*>(scratch);
+      float* packed = reinterpret_cast<float*>(slot);
       for (int64_t i = 0; i < K.size; ++i) packed[i] = g.v[i * g.v_s];
       g.v = packed;
     }
-    auto rows = [&](int task) {
-      long long j0 = 0, j1 = 0;
-      split_range(g.nj, task, tasks, kAlign, &j0, &j1);
-      if (j1 > j0)
-        gemv_f32(j1 - j0, K.size, g.w + j0 * g.w_j, g.w_j, g.w_p, g.v, o + j0 * g.ys, g.ys, false);
-    };
-    run_tasks(threads, tasks, rows);
+    gemv_f32(j1 - j0, K.size, g.w + j0 * g.w_j, g.w_j, g.w_p, g.v, o + j0 * g.ys, g.ys, false);
     return;
   }
-  auto columns = [&](int task) {
+  GemmF32Args g;
+  g.m = M.size;
+  g.n = j1 - j0;
+  g.k = K.size;
+  g.a = x;
+  g.a_m = M.sa;
+  g.a_k = K.sa;
+  g.b = y + j0 * N.sb;
+  g.b_k = K.sb;
+  g.b_n = N.sb;
+  g.c = o + j0 * N.so;
+  g.c_m = M.so;
+  g.c_n = N.so;
+  gemm_f32(g, slot);
+}
+
+// Columns a single GEMM/GEMV of layout L can be cut into (0: it cannot be cut).
+int64_t split_columns(const EinsumLayout& L, EinsumKernel kind, const float* a, const float* b) {
+  const bool splittable =
+      L.n_outer == 0 && ((kind == EinsumKernel::gemm && L.n_split.size <= 1) ||
+                         (kind == EinsumKernel::gemv && gemv_operands(L, a, b).supported()));
+  if (!splittable) return 0;
+  return kind == EinsumKernel::gemv ? (L.m.size == 1 ? L.n.size : L.m.size) : L.n.size;
+}
+
+constexpr long long kColumnAlign = 16;  // a multiple of every microkernel's tile width
+
+// The product cut into blocks of output columns, one per task, each with its own scratch slot.
+void run_gemm_split(const EinsumLayout& L, const float* a, const float* b, float* o,
+                    int64_t columns, unsigned char* scratch, size_t slot_bytes, int tasks,
+                    const Threads* threads) {
+  auto body = [&](int task) {
     long long j0 = 0, j1 = 0;
-    split_range(N.size, task, tasks, kAlign, &j0, &j1);
-    if (j1 <= j0) return;
-    GemmF32Args g;
-    g.m = M.size;
-    g.n = j1 - j0;
-    g.k = K.size;
-    g.a = x;
-    g.a_m = M.sa;
-    g.a_k = K.sa;
-    g.b = y + j0 * N.sb;
-    g.b_k = K.sb;
-    g.b_n = N.sb;
-    g.c = o + j0 * N.so;
-    g.c_m = M.so;
-    g.c_n = N.so;
-    gemm_f32(g, scratch + static_cast<size_t>(task) * slot_bytes);
+    split_range(columns, task, tasks, kColumnAlign, &j0, &j1);
+    gemm_columns(L, a, b, o, j0, j1, scratch + static_cast<size_t>(task) * slot_bytes);
   };
-  run_tasks(threads, tasks, columns);
+  run_tasks(threads, tasks, body);
 }
 
 void run_gemm_family(const EinsumLayout& L, const float* a, const float* b, float* o,
@@ -456,23 +466,19 @@ Status run_layout(const EinsumPlan& plan, const EinsumLayout& L, const TensorVie
   const float* b = n_inputs > 1 && plan.in_dtype[1] == DType::f32 ? inputs[1].f32() : nullptr;
   EinsumKernel kind = L.kind;
   if (L.scratch > scratch_bytes) kind = EinsumKernel::generic;  // a strided output needs more
-  const bool splittable =
-      L.n_outer == 0 && ((kind == EinsumKernel::gemm && L.n_split.size <= 1) ||
-                         (kind == EinsumKernel::gemv && gemv_operands(L, a, b).supported()));
-  if (splittable && thread_count(threads) > 1) {
+  const int64_t cols = split_columns(L, kind, a, b);
+  if (cols > 0 && thread_count(threads) > 1) {
     // One scratch slot per task (64-byte aligned); as many tasks as slots and column blocks allow.
     const uintptr_t base = reinterpret_cast<uintptr_t>(scratch);
     const uintptr_t aligned = (base + 63) & ~uintptr_t{63};
     const size_t usable = scratch_bytes - (aligned - base);
     const size_t slot = (L.scratch + 63) & ~size_t{63};
-    const int64_t cols =
-        kind == EinsumKernel::gemv ? (L.m.size == 1 ? L.n.size : L.m.size) : L.n.size;
-    int64_t tasks = (cols + 15) / 16;
+    int64_t tasks = (cols + kColumnAlign - 1) / kColumnAlign;
     if (tasks > thread_count(threads)) tasks = thread_count(threads);
-    if (kind == EinsumKernel::gemm && slot > 0 && static_cast<int64_t>(usable / slot) < tasks)
+    if (slot > 0 && static_cast<int64_t>(usable / slot) < tasks)
       tasks = static_cast<int64_t>(usable / slot);
     if (tasks > 1) {
-      run_gemm_split(L, a, b, out.f32(), reinterpret_cast<unsigned char*>(aligned), slot,
+      run_gemm_split(L, a, b, out.f32(), cols, reinterpret_cast<unsigned char*>(aligned), slot,
                      static_cast<int>(tasks), threads);
       return ok_status();
     }
@@ -525,6 +531,39 @@ Status execute_einsum(const EinsumPlan& plan, const TensorView* inputs, int n_in
   if (has_planned_strides(plan, out))
     return run_layout(plan, plan.layout, inputs, n_inputs, out, scratch, scratch_bytes, threads);
   return run_strided(plan, inputs, n_inputs, out, scratch, scratch_bytes, threads);
+}
+
+int64_t einsum_split_columns(const EinsumPlan& plan, const TensorView* inputs, int n_inputs,
+                             const TensorView& out) {
+  if (plan.layout.kind == EinsumKernel::quant_matmul || !has_planned_strides(plan, out)) return 0;
+  const float* a = plan.in_dtype[0] == DType::f32 ? inputs[0].f32() : nullptr;
+  const float* b = n_inputs > 1 && plan.in_dtype[1] == DType::f32 ? inputs[1].f32() : nullptr;
+  return split_columns(plan.layout, plan.layout.kind, a, b);
+}
+
+Status execute_einsum_columns(const EinsumPlan& plan, const TensorView* inputs, int n_inputs,
+                              const TensorView& out, int64_t j0, int64_t j1, void* slot,
+                              size_t slot_bytes) {
+  EINFER_TRY(check_inputs(plan, inputs, n_inputs));
+  EINFER_TRY(check_output(plan, out));
+  const int64_t columns = einsum_split_columns(plan, inputs, n_inputs, out);
+  if (j0 < 0 || j1 > columns || j0 > j1 || (j0 % kColumnAlign != 0) ||
+      (j1 % kColumnAlign != 0 && j1 != columns)) {
+    return einsum_error(StatusCode::invalid_argument,
+                        "einsum: column block outside the product or off the 16-column grid", j0,
+                        j1);
+  }
+  const uintptr_t base = reinterpret_cast<uintptr_t>(slot);
+  if ((base & 63) != 0 || slot_bytes < plan.layout.scratch ||
+      (plan.layout.scratch > 0 && slot == nullptr)) {
+    return einsum_error(StatusCode::out_of_memory, "einsum: column slot too small or unaligned",
+                        static_cast<int64_t>(plan.layout.scratch),
+                        static_cast<int64_t>(slot_bytes));
+  }
+  const float* a = plan.in_dtype[0] == DType::f32 ? inputs[0].f32() : nullptr;
+  const float* b = n_inputs > 1 && plan.in_dtype[1] == DType::f32 ? inputs[1].f32() : nullptr;
+  gemm_columns(plan.layout, a, b, out.f32(), j0, j1, static_cast<unsigned char*>(slot));
+  return ok_status();
 }
 
 Status execute_einsum_reference(const EinsumPlan& plan, const TensorView* inputs, int n_inputs,

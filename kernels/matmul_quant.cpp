@@ -102,8 +102,9 @@ size_t round64(size_t x) {
   return (x + 63) / 64 * 64;
 }
 
+// c == nullptr with check_c false: the caller writes no C (matmul_quant_rows).
 Status check_args(const float* a, int64_t lda, int64_t m, const TensorView& w, const float* c,
-                  int64_t ldc) {
+                  int64_t ldc, bool check_c = true) {
   if (!dtype_is_quantized(w.dtype) || w.rank != 2 || w.group_size <= 0) {
     return make_status(StatusCode::invalid_argument,
                        "matmul_f32_quant: weight must be a 2-D q8/q4 view with group_size > 0");
@@ -118,7 +119,7 @@ Status check_args(const float* a, int64_t lda, int64_t m, const TensorView& w, c
   if (m > 1 && ldc < n) {
     return make_status(StatusCode::shape_mismatch, "matmul_f32_quant: ldc smaller than n", n, ldc);
   }
-  if (m > 0 && n > 0 && (!c || (k > 0 && (!a || !w.data || !w.scales)))) {
+  if (m > 0 && n > 0 && ((check_c && !c) || (k > 0 && (!a || !w.data || !w.scales)))) {
     return make_status(StatusCode::invalid_argument, "matmul_f32_quant: null data pointer");
   }
   return ok_status();
@@ -148,6 +149,34 @@ ScratchLayout carve_scratch(void* scratch, int64_t m, int64_t groups, int64_t kp
   return s;
 }
 
+// Quantizes rows [r0, r1) of A into the scratch layout `s` (natural order, or even/odd chunks for
+// the SIMD and Cortex-M DSP q4 kernels).
+void quantize_row_range(const float* a, int64_t lda, int64_t k, DType dtype, int32_t group,
+                        bool even_odd_q4, const ScratchLayout& s, int64_t kpad, int64_t groups,
+                        int64_t r0, int64_t r1) {
+  for (int64_t i = r0; i < r1; ++i) {
+    int8_t* qa = s.qa + i * kpad;
+#if EINFER_HAS_MVE
+    quant_detail::quantize_activations_q8_mve(a + i * lda, k, group, qa, s.sa + i * groups);
+#else
+    quant_detail::quantize_activations_q8(a + i * lda, k, group, qa, s.sa + i * groups);
+#endif
+    std::memset(qa + k, 0, static_cast<size_t>(kpad - k));
+    if (even_odd_q4 && dtype == DType::q4) {
+#if EINFER_HAS_SIMD && defined(__AVX2__)
+      quant_detail::chunk_sums_times8(qa, kpad, s.csum + i * (kpad / quant_detail::kChunk));
+      quant_detail::permute_blocks_even_odd64(qa, kpad);
+#elif EINFER_HAS_SIMD
+      quant_detail::permute_chunks_even_odd(qa, kpad);
+#elif EINFER_HAS_DSP && !EINFER_HAS_MVE
+      quant_detail::permute_even_odd8(qa, kpad);
+#else
+      (void)s;
+#endif  // MVE: natural order (VLD2 deinterleaves)
+    }
+  }
+}
+
 // Checks, quantizes A into scratch (natural order, or even/odd chunks for the SIMD and Cortex-M
 // DSP q4 kernels) and fills the kernel arguments.
 Status prepare(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c, int64_t ldc,
@@ -168,26 +197,7 @@ Status prepare(const float* a, int64_t lda, int64_t m, const TensorView& w, floa
   auto quantize_rows = [&](int task) {
     long long r0 = 0, r1 = 0;
     split_range(m, task, tasks, 1, &r0, &r1);
-    for (int64_t i = r0; i < r1; ++i) {
-      int8_t* qa = s.qa + i * kpad;
-#if EINFER_HAS_MVE
-      quant_detail::quantize_activations_q8_mve(a + i * lda, k, w.group_size, qa,
-                                                s.sa + i * groups);
-#else
-      quant_detail::quantize_activations_q8(a + i * lda, k, w.group_size, qa, s.sa + i * groups);
-#endif
-      std::memset(qa + k, 0, static_cast<size_t>(kpad - k));
-      if (even_odd_q4 && w.dtype == DType::q4) {
-#if EINFER_HAS_SIMD && defined(__AVX2__)
-        quant_detail::chunk_sums_times8(qa, kpad, s.csum + i * (kpad / quant_detail::kChunk));
-        quant_detail::permute_blocks_even_odd64(qa, kpad);
-#elif EINFER_HAS_SIMD
-        quant_detail::permute_chunks_even_odd(qa, kpad);
-#elif EINFER_HAS_DSP && !EINFER_HAS_MVE
-        quant_detail::permute_even_odd8(qa, kpad);
-#endif  // MVE: natural order (VLD2 deinterleaves)
-      }
-    }
+    quantize_row_range(a, lda, k, w.dtype, w.group_size, even_odd_q4, s, kpad, groups, r0, r1);
   };
   run_tasks(threads, tasks, quantize_rows);
   *p = quant_detail::QuantGemm{s.qa,     s.sa,
@@ -265,6 +275,77 @@ Status matmul_f32_quant(const float* a, int64_t lda, int64_t m, const TensorView
     if (part.n > 0) run_kernel(part, w.dtype, simd, mcu);
   };
   run_tasks(threads, tasks, columns);
+  return ok_status();
+}
+
+namespace {
+// The scratch checks both steps of the two-step form make.
+Status check_step_scratch(int64_t m, const TensorView& w, const void* scratch,
+                          size_t scratch_bytes) {
+  const size_t need = matmul_quant_scratch_bytes(m, w.shape[1], w.group_size);
+  if (!scratch || scratch_bytes < need) {
+    return make_status(StatusCode::out_of_memory, "matmul_f32_quant: scratch too small",
+                       static_cast<int64_t>(need), static_cast<int64_t>(scratch_bytes));
+  }
+  return ok_status();
+}
+}  // namespace
+
+Status matmul_quant_rows(const float* a, int64_t lda, int64_t m, const TensorView& w, int64_t r0,
+                         int64_t r1, void* scratch, size_t scratch_bytes) {
+  EINFER_TRY(check_args(a, lda, m, w, nullptr, w.shape[0], false));
+  EINFER_TRY(check_step_scratch(m, w, scratch, scratch_bytes));
+  if (r0 < 0 || r1 > m || r0 > r1) {
+    return make_status(StatusCode::invalid_argument, "matmul_quant_rows: rows outside A", r0, r1,
+                       m);
+  }
+  const bool q4 = w.dtype == DType::q4;
+  const bool even_odd = quant_detail::simd_supports_group(q4, w.group_size) ||
+                        quant_detail::mcu_supports_group(q4, w.group_size);
+  const int64_t k = w.shape[1], groups = quant_groups(k, w.group_size), kpad = padded_k(k);
+  const ScratchLayout s = carve_scratch(scratch, m, groups, kpad);
+  quantize_row_range(a, lda, k, w.dtype, w.group_size, even_odd, s, kpad, groups, r0, r1);
+  return ok_status();
+}
+
+Status matmul_quant_columns(int64_t m, const TensorView& w, float* c, int64_t ldc, int64_t j0,
+                            int64_t j1, void* scratch, size_t scratch_bytes) {
+  if (!dtype_is_quantized(w.dtype) || w.rank != 2 || w.group_size <= 0 || !w.data || !w.scales) {
+    return make_status(StatusCode::invalid_argument,
+                       "matmul_quant_columns: weight must be a 2-D q8/q4 view with data");
+  }
+  EINFER_TRY(check_step_scratch(m, w, scratch, scratch_bytes));
+  const int64_t n = w.shape[0];
+  if (m < 0 || (m > 1 && ldc < n) || (m > 0 && n > 0 && c == nullptr)) {
+    return make_status(StatusCode::invalid_argument, "matmul_quant_columns: bad C", m, ldc);
+  }
+  if (j0 < 0 || j1 > n || j0 > j1 || j0 % kColumnAlign != 0 ||
+      (j1 % kColumnAlign != 0 && j1 != n)) {
+    return make_status(StatusCode::invalid_argument,
+                       "matmul_quant_columns: columns outside W or off the 16-column grid", j0, j1);
+  }
+  if (m == 0 || j1 == j0) return ok_status();
+  const bool q4 = w.dtype == DType::q4;
+  const bool simd = quant_detail::simd_supports_group(q4, w.group_size);
+  const bool mcu = quant_detail::mcu_supports_group(q4, w.group_size);
+  const int64_t k = w.shape[1], groups = quant_groups(k, w.group_size), kpad = padded_k(k);
+  const ScratchLayout s = carve_scratch(scratch, m, groups, kpad);
+  const quant_detail::QuantGemm part{
+      s.qa,
+      s.sa,
+      s.csum,
+      static_cast<const uint8_t*>(w.data) + static_cast<size_t>(j0) * quant_row_bytes(w.dtype, k),
+      w.scales + j0 * groups,
+      quant_row_bytes(w.dtype, k),
+      m,
+      j1 - j0,
+      k,
+      kpad,
+      groups,
+      w.group_size,
+      c + j0,
+      ldc};
+  run_kernel(part, w.dtype, simd, mcu);
   return ok_status();
 }
 

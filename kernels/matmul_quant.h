@@ -26,6 +26,16 @@ Status matmul_f32_quant(const float* a, int64_t lda, int64_t m, const TensorView
                         int64_t ldc, void* scratch, size_t scratch_bytes,
                         const Threads* threads = nullptr);
 
+// The two-step form of matmul_f32_quant, for callers that share one quantized A among several
+// products with the same k, group size and weight dtype (q, k and v; gate and up) inside parallel
+// regions of their own. matmul_quant_rows quantizes rows [r0, r1) of A into scratch (tasks take
+// disjoint rows); after a join, matmul_quant_columns computes output columns [j0, j1) of C (j0 and
+// j1 multiples of 16, or j1 = n), reading the quantized A only. Bit-identical to matmul_f32_quant.
+Status matmul_quant_rows(const float* a, int64_t lda, int64_t m, const TensorView& w, int64_t r0,
+                         int64_t r1, void* scratch, size_t scratch_bytes);
+Status matmul_quant_columns(int64_t m, const TensorView& w, float* c, int64_t ldc, int64_t j0,
+                            int64_t j1, void* scratch, size_t scratch_bytes);
+
 namespace scalar {
 // Same int8 activation quantization and int32 group sums as matmul_f32_quant, in plain C++ (the
 // path of builds without SIMD); results match the SIMD kernels up to float rounding.

@@ -253,20 +253,76 @@ __attribute__((noinline)) const float* layer_norm_weights(const LlamaWeights& w,
   return model_tensor(*w.model, role, layer, &v).ok() ? v.f32() : nullptr;
 }
 
-__attribute__((noinline)) Status project_layer(const LlamaWeights& w, TensorRole role,
-                                               int32_t layer, const float* x, int64_t n, float* y,
-                                               LlamaState* s, int slot) {
-  TensorView v;
-  EINFER_TRY(model_tensor(*w.model, role, layer, &v));
-  return project(x, n, v, y, s, slot);
-}
-
 __attribute__((noinline)) Status bind_attention(const LlamaWeights& w, int32_t layer,
                                                 MhaWeights* a) {
   EINFER_TRY(model_tensor(*w.model, TensorRole::wq, layer, &a->wq));
   EINFER_TRY(model_tensor(*w.model, TensorRole::wk, layer, &a->wk));
   EINFER_TRY(model_tensor(*w.model, TensorRole::wv, layer, &a->wv));
   return model_tensor(*w.model, TensorRole::wo, layer, &a->wo);
+}
+
+// A layer's elementwise work, run inside the projections' parallel regions (mha.h hooks) so it
+// costs no join of its own: RMSNorm by rows before a group reads them, the residual add and
+// SwiGLU by each task's output columns.
+struct LayerWork {
+  LlamaState* s;
+  const float* norm;  // the RMSNorm weights of the group about to run
+  float eps;
+  int64_t d, f;
+  int32_t n;
+};
+
+// xb[r] = rmsnorm(x[r]) for rows [r0, r1).
+void norm_rows(void* ctx, int64_t r0, int64_t r1) {
+  const LayerWork& k = *static_cast<const LayerWork*>(ctx);
+  for (int64_t i = r0; i < r1; ++i) {
+    rmsnorm_f32(k.s->x + i * k.d, k.norm, k.eps, k.s->xb + i * k.d, static_cast<size_t>(k.d));
+  }
+}
+
+// x[:, j0:j1] += xb[:, j0:j1] (the residual; exact, so any blocks give the same bits).
+void residual_columns(void* ctx, int64_t j0, int64_t j1) {
+  const LayerWork& k = *static_cast<const LayerWork*>(ctx);
+  for (int32_t i = 0; i < k.n; ++i) {
+    float* x = k.s->x + i * k.d + j0;
+    add_f32(x, k.s->xb + i * k.d + j0, x, static_cast<size_t>(j1 - j0));
+  }
+}
+
+void residual_block(void* ctx, const int64_t* j0, const int64_t* j1) {
+  residual_columns(ctx, j0[0], j1[0]);
+}
+
+// hb[:, j0:j1] = silu(hb) * hb2 on the block the task just computed of both (same cut).
+void swiglu_block(void* ctx, const int64_t* j0, const int64_t* j1) {
+  const LayerWork& k = *static_cast<const LayerWork*>(ctx);
+  for (int32_t i = 0; i < k.n; ++i) {
+    swiglu_f32(k.s->hb + i * k.f + j0[0], k.s->hb2 + i * k.f + j0[0],
+               static_cast<size_t>(j1[0] - j0[0]));
+  }
+}
+
+// x += W2 · (silu(W1·h) * W3·h), h = rmsnorm(x): two groups, norm/SwiGLU/residual inside them.
+__attribute__((noinline)) Status feed_forward(const LlamaWeights& w, int32_t layer, LlamaState* s,
+                                              LayerWork* work) {
+  TensorView w1, w2, w3;
+  EINFER_TRY(model_tensor(*w.model, TensorRole::w1, layer, &w1));
+  EINFER_TRY(model_tensor(*w.model, TensorRole::w3, layer, &w3));
+  EINFER_TRY(model_tensor(*w.model, TensorRole::w2, layer, &w2));
+  LinearPlan* plans = s->plans;
+  const Threads* threads = &s->options.threads;
+  ProjectionHooks up;
+  up.ctx = work;
+  up.before_rows = norm_rows;
+  up.after_columns = swiglu_block;
+  const Projection gate_up[2] = {{&w1, nullptr, s->hb, plans ? plans + kPlanW1 : nullptr},
+                                 {&w3, nullptr, s->hb2, plans ? plans + kPlanW3 : nullptr}};
+  EINFER_TRY(project_group(s->xb, work->n, gate_up, 2, up, s->scratch, s->scratch_bytes, threads));
+  ProjectionHooks down;
+  down.ctx = work;
+  down.after_columns = residual_block;
+  const Projection w2p{&w2, nullptr, s->xb, plans ? plans + kPlanW2 : nullptr};
+  return project_group(s->hb, work->n, &w2p, 1, down, s->scratch, s->scratch_bytes, threads);
 }
 
 // One chunk of n <= max_batch tokens through the whole stack.
@@ -276,7 +332,11 @@ Status forward_chunk(const LlamaWeights& w, LlamaState* s, const int32_t* tokens
   const int64_t d = c.dim, V = c.vocab_size;
   const int64_t f = c.hidden_dim;
   const int64_t pos0 = s->pos;
-  const MhaConfig attn = mha_config(c, s->options, &s->rope, s->profile);
+  MhaConfig attn = mha_config(c, s->options, &s->rope, s->profile);
+  LayerWork work{s, nullptr, c.norm_eps, d, f, n};
+  attn.input_rows = norm_rows;
+  attn.output_columns = residual_columns;
+  attn.hook_ctx = &work;
   const MhaBuffers buffers{s->q, s->k, s->v, s->att, s->scratch, s->scratch_bytes, s->plans};
   if (w.model == nullptr || s->attn == nullptr) {
     return make_status(StatusCode::invalid_argument, "llama: weights or state not initialised");
@@ -285,6 +345,7 @@ Status forward_chunk(const LlamaWeights& w, LlamaState* s, const int32_t* tokens
   uint64_t t = profile_start(prof);
 
   for (int32_t i = 0; i < n; ++i) embed(w.token_embedding, tokens[i], s->x + i * d);
+  t = profile_charge(prof, Stage::norms_rope, t);
 
   for (int32_t l = 0; l < c.n_layers; ++l) {
     const float* attn_norm = layer_norm_weights(w, TensorRole::attn_norm, l);
@@ -294,27 +355,17 @@ Status forward_chunk(const LlamaWeights& w, LlamaState* s, const int32_t* tokens
                          l);
     }
 
-    // Attention block: x += attention(rmsnorm(x)), keys and values kept in the ring cache.
-    for (int32_t i = 0; i < n; ++i) {
-      rmsnorm_f32(s->x + i * d, attn_norm, c.norm_eps, s->xb + i * d, static_cast<size_t>(d));
-    }
-    t = profile_charge(prof, Stage::norms_rope, t);
+    // Attention block: x += attention(rmsnorm(x)), keys and values kept in the ring cache; the
+    // norm runs in the q/k/v row pass, the residual add in P_O's column pass.
+    work.norm = attn_norm;
     EINFER_TRY(bind_attention(w, l, s->attn));
     EINFER_TRY(mha_forward(*s->attn, attn, s->xb, n, pos0, &s->cache, l, buffers, s->xb));
-    t = profile_start(prof);
-    add_f32(s->x, s->xb, s->x, static_cast<size_t>(n * d));
 
     // Feed-forward block: x += W2 · (silu(W1·h) * W3·h), h = rmsnorm(x).
-    for (int32_t i = 0; i < n; ++i) {
-      rmsnorm_f32(s->x + i * d, ffn_norm, c.norm_eps, s->xb + i * d, static_cast<size_t>(d));
-    }
-    t = profile_charge(prof, Stage::norms_rope, t);
-    EINFER_TRY(project_layer(w, TensorRole::w1, l, s->xb, n, s->hb, s, kPlanW1));
-    EINFER_TRY(project_layer(w, TensorRole::w3, l, s->xb, n, s->hb2, s, kPlanW3));
-    swiglu_f32(s->hb, s->hb2, static_cast<size_t>(n * f));
-    EINFER_TRY(project_layer(w, TensorRole::w2, l, s->hb, n, s->xb, s, kPlanW2));
+    t = profile_start(prof);
+    work.norm = ffn_norm;
+    EINFER_TRY(feed_forward(w, l, s, &work));
     t = profile_charge(prof, Stage::feed_forward, t);
-    add_f32(s->x, s->xb, s->x, static_cast<size_t>(n * d));
   }
 
   // Classifier: every position when asked for all logits, else only the last.

@@ -1,5 +1,6 @@
 #include "models/mha.h"
 
+#include <atomic>
 #include <cmath>
 
 #include "kernels/einsum.h"
@@ -72,22 +73,206 @@ bool plan_fits(const EinsumPlan& p, const TensorView* in) {
 }
 }  // namespace
 
-Status linear_cached(LinearPlan* cache, const float* x, int64_t n, const TensorView& w,
-                     const TensorView& bias, float* y, void* scratch, size_t scratch_bytes,
-                     const Threads* threads) {
-  if (!cache) return linear_impl(x, n, w, bias, y, scratch, scratch_bytes, threads);
-  const TensorView in[2] = {make_view(DType::f32, const_cast<float*>(x), {n, w.shape[1]}), w};
+namespace {
+// The cached plan for x · Wᵀ, re-planned when the operands no longer fit it.
+Status ensure_plan(LinearPlan* cache, const TensorView* in) {
   if (!cache->valid || !plan_fits(cache->plan, in)) {
     cache->valid = false;
     EINFER_TRY(plan<"nd,ed->ne">(in[0], in[1], &cache->plan));
     cache->valid = true;
   }
+  return ok_status();
+}
+}  // namespace
+
+Status linear_cached(LinearPlan* cache, const float* x, int64_t n, const TensorView& w,
+                     const TensorView& bias, float* y, void* scratch, size_t scratch_bytes,
+                     const Threads* threads) {
+  if (!cache) return linear_impl(x, n, w, bias, y, scratch, scratch_bytes, threads);
+  const TensorView in[2] = {make_view(DType::f32, const_cast<float*>(x), {n, w.shape[1]}), w};
+  EINFER_TRY(ensure_plan(cache, in));
   const TensorView yv = make_view(DType::f32, y, {n, w.shape[0]});
   EINFER_TRY(execute_einsum(cache->plan, in, 2, yv, scratch, scratch_bytes, threads));
   if (has(bias)) {
     const size_t e = static_cast<size_t>(w.shape[0]);
     for (int64_t i = 0; i < n; ++i) add_f32(y + i * e, bias.f32(), y + i * e, e);
   }
+  return ok_status();
+}
+
+namespace {
+
+// y[:, j0:j1] += bias[j0:j1] (exact, so the same bits whatever the blocks).
+void add_bias_columns(const Projection& p, int64_t n, int64_t j0, int64_t j1) {
+  if (p.bias == nullptr || !has(*p.bias) || j1 <= j0) return;
+  const int64_t e = p.w->shape[0];
+  for (int64_t i = 0; i < n; ++i) {
+    float* row = p.y + i * e + j0;
+    add_f32(row, p.bias->f32() + j0, row, static_cast<size_t>(j1 - j0));
+  }
+}
+
+// Task `task` of `tasks`: its column block of every projection.
+void block_of(const Projection* ps, int count, int task, int tasks, int64_t align, int64_t* j0,
+              int64_t* j1) {
+  for (int p = 0; p < count; ++p) {
+    long long b = 0, e = 0;
+    split_range(ps[p].w->shape[0], task, tasks, align, &b, &e);
+    j0[p] = b;
+    j1[p] = e;
+  }
+}
+
+// The row pass: before_rows and (quantized weights) the shared activation quantization.
+void row_pass(const float* x, int64_t n, const Projection* ps, bool quant, const ProjectionHooks& h,
+              void* qscratch, size_t qbytes, const Threads* threads, std::atomic<bool>* failed) {
+  if (h.before_rows == nullptr && !quant) return;
+  const int T = thread_count(threads);
+  const int tasks = static_cast<int>(n < T ? n : T);
+  auto rows = [&](int task) {
+    long long r0 = 0, r1 = 0;
+    split_range(n, task, tasks, 1, &r0, &r1);
+    if (h.before_rows) h.before_rows(h.ctx, r0, r1);
+    if (quant && r1 > r0 &&
+        !matmul_quant_rows(x, ps[0].w->shape[1], n, *ps[0].w, r0, r1, qscratch, qbytes).ok())
+      failed->store(true, std::memory_order_relaxed);
+  };
+  run_tasks(threads, tasks, rows);
+}
+
+// Quantized weights of one dtype and group: the quantized x is shared by every projection.
+__attribute__((noinline)) Status quant_group(const float* x, int64_t n, const Projection* ps,
+                                             int count, const ProjectionHooks& h, void* scratch,
+                                             size_t scratch_bytes, int tasks,
+                                             const Threads* threads) {
+  std::atomic<bool> failed{false};
+  row_pass(x, n, ps, true, h, scratch, scratch_bytes, threads, &failed);
+  auto columns = [&](int task) {
+    int64_t j0[kMaxGroupProjections] = {}, j1[kMaxGroupProjections] = {};
+    block_of(ps, count, task, tasks, h.align, j0, j1);
+    for (int p = 0; p < count; ++p) {
+      const int64_t e = ps[p].w->shape[0];
+      if (!matmul_quant_columns(n, *ps[p].w, ps[p].y, e, j0[p], j1[p], scratch, scratch_bytes).ok())
+        failed.store(true, std::memory_order_relaxed);
+      add_bias_columns(ps[p], n, j0[p], j1[p]);
+    }
+    if (h.after_columns) h.after_columns(h.ctx, j0, j1);
+  };
+  run_tasks(threads, tasks, columns);
+  if (failed.load()) {
+    return make_status(StatusCode::invalid_argument, "project_group: a quantized block failed");
+  }
+  return ok_status();
+}
+
+// f32 weights through their cached einsum plans, cut into column blocks (one scratch slot each).
+__attribute__((noinline)) Status f32_group(const float* x, int64_t n, const Projection* ps,
+                                           int count, const ProjectionHooks& h, void* scratch,
+                                           size_t scratch_bytes, const Threads* threads,
+                                           bool* done) {
+  *done = false;
+  TensorView in[kMaxGroupProjections][2], out[kMaxGroupProjections];
+  size_t slot = 0;
+  for (int p = 0; p < count; ++p) {
+    const TensorView& w = *ps[p].w;
+    if (ps[p].plan == nullptr || w.dtype != DType::f32) return ok_status();
+    in[p][0] = make_view(DType::f32, const_cast<float*>(x), {n, w.shape[1]});
+    in[p][1] = w;
+    out[p] = make_view(DType::f32, ps[p].y, {n, w.shape[0]});
+    EINFER_TRY(ensure_plan(ps[p].plan, in[p]));
+    if (einsum_split_columns(ps[p].plan->plan, in[p], 2, out[p]) <= 0) return ok_status();
+    const size_t need = (ps[p].plan->plan.layout.scratch + 63) & ~size_t{63};
+    if (need > slot) slot = need;
+  }
+  const uintptr_t base = reinterpret_cast<uintptr_t>(scratch);
+  const uintptr_t aligned = (base + 63) & ~uintptr_t{63};
+  const size_t usable = scratch != nullptr && scratch_bytes > aligned - base
+                            ? scratch_bytes - static_cast<size_t>(aligned - base)
+                            : 0;
+  int64_t units = 0;
+  for (int p = 0; p < count; ++p) {
+    const int64_t u = (ps[p].w->shape[0] + h.align - 1) / h.align;
+    if (u > units) units = u;
+  }
+  int64_t tasks = thread_count(threads);
+  if (tasks > units) tasks = units;
+  if (slot > 0 && static_cast<int64_t>(usable / slot) < tasks)
+    tasks = static_cast<int64_t>(usable / slot);
+  if (tasks < 2) return ok_status();
+  *done = true;
+  std::atomic<bool> failed{false};
+  row_pass(x, n, ps, false, h, nullptr, 0, threads, &failed);
+  auto columns = [&](int task) {
+    int64_t j0[kMaxGroupProjections] = {}, j1[kMaxGroupProjections] = {};
+    block_of(ps, count, task, static_cast<int>(tasks), h.align, j0, j1);
+    void* mine = reinterpret_cast<void*>(aligned + static_cast<size_t>(task) * slot);
+    for (int p = 0; p < count; ++p) {
+      if (!execute_einsum_columns(ps[p].plan->plan, in[p], 2, out[p], j0[p], j1[p], mine, slot)
+               .ok())
+        failed.store(true, std::memory_order_relaxed);
+      add_bias_columns(ps[p], n, j0[p], j1[p]);
+    }
+    if (h.after_columns) h.after_columns(h.ctx, j0, j1);
+  };
+  run_tasks(threads, static_cast<int>(tasks), columns);
+  if (failed.load()) {
+    return make_status(StatusCode::invalid_argument, "project_group: an f32 block failed");
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+Status project_group(const float* x, int64_t n, const Projection* ps, int count,
+                     const ProjectionHooks& h, void* scratch, size_t scratch_bytes,
+                     const Threads* threads) {
+  if (count < 1 || count > kMaxGroupProjections || n < 0 || h.align <= 0 || h.align % 16 != 0) {
+    return make_status(StatusCode::invalid_argument,
+                       "project_group: 1 to 3 projections, n >= 0, align a multiple of 16", count);
+  }
+  bool quant = true;
+  for (int p = 0; p < count; ++p) {
+    const TensorView* w = ps[p].w;
+    if (w == nullptr || ps[p].y == nullptr || w->rank != 2) {
+      return make_status(StatusCode::invalid_argument, "project_group: projection incomplete", p);
+    }
+    if (w->shape[1] != ps[0].w->shape[1]) {
+      return make_status(StatusCode::shape_mismatch, "project_group: inputs of different widths",
+                         ps[0].w->shape[1], w->shape[1], p);
+    }
+    quant = quant && dtype_is_quantized(w->dtype) && w->dtype == ps[0].w->dtype &&
+            w->group_size == ps[0].w->group_size && w->group_size > 0;
+  }
+  if (quant) {
+    const size_t need = matmul_quant_scratch_bytes(n, ps[0].w->shape[1], ps[0].w->group_size);
+    if (scratch == nullptr || scratch_bytes < need) {
+      return make_status(StatusCode::out_of_memory, "project_group: scratch too small",
+                         static_cast<int64_t>(need), static_cast<int64_t>(scratch_bytes));
+    }
+    int64_t units = 1;
+    for (int p = 0; p < count; ++p) {
+      const int64_t u = (ps[p].w->shape[0] + h.align - 1) / h.align;
+      if (u > units) units = u;
+    }
+    const int tasks =
+        static_cast<int>(units < thread_count(threads) ? units : thread_count(threads));
+    return quant_group(x, n, ps, count, h, scratch, scratch_bytes, tasks, threads);
+  }
+  if (thread_count(threads) > 1) {
+    bool done = false;
+    EINFER_TRY(f32_group(x, n, ps, count, h, scratch, scratch_bytes, threads, &done));
+    if (done) return ok_status();
+  }
+  // One projection after another (each threaded on its own), the hooks around them.
+  if (h.before_rows) h.before_rows(h.ctx, 0, n);
+  int64_t j0[kMaxGroupProjections] = {}, j1[kMaxGroupProjections] = {};
+  for (int p = 0; p < count; ++p) {
+    const TensorView none{};
+    EINFER_TRY(linear_cached(ps[p].plan, x, n, *ps[p].w, ps[p].bias ? *ps[p].bias : none, ps[p].y,
+                             scratch, scratch_bytes, threads));
+    j1[p] = ps[p].w->shape[0];
+  }
+  if (h.after_columns) h.after_columns(h.ctx, j0, j1);
   return ok_status();
 }
 
@@ -116,26 +301,70 @@ Status mha_scratch_bytes(const MhaConfig& c, const MhaWeights& w, int32_t n, siz
   return ok_status();
 }
 
+namespace {
+// The q/k/v group's hooks: the caller's input_rows, then RoPE on each task's blocks of q and k
+// (cut on whole heads).
+struct QkvHooks {
+  const MhaConfig* c;
+  float* q;
+  float* k;
+  int32_t n;
+  int64_t pos0;
+};
+
+void qkv_before_rows(void* ctx, int64_t r0, int64_t r1) {
+  const QkvHooks& h = *static_cast<const QkvHooks*>(ctx);
+  h.c->input_rows(h.c->hook_ctx, r0, r1);
+}
+
+void qkv_after_columns(void* ctx, const int64_t* j0, const int64_t* j1) {
+  const QkvHooks& h = *static_cast<const QkvHooks*>(ctx);
+  const MhaConfig& c = *h.c;
+  const int64_t qd = static_cast<int64_t>(c.n_heads) * c.head_dim;
+  const int64_t kv = static_cast<int64_t>(c.n_kv_heads) * c.head_dim;
+  const int32_t q_heads = static_cast<int32_t>((j1[0] - j0[0]) / c.head_dim);
+  const int32_t k_heads = static_cast<int32_t>((j1[1] - j0[1]) / c.head_dim);
+  for (int32_t i = 0; i < h.n; ++i) {
+    if (q_heads > 0) rope_apply(*c.rope, c.rope_layout, h.q + i * qd + j0[0], q_heads, h.pos0 + i);
+    if (k_heads > 0) rope_apply(*c.rope, c.rope_layout, h.k + i * kv + j0[1], k_heads, h.pos0 + i);
+  }
+}
+
+void wo_after_columns(void* ctx, const int64_t* j0, const int64_t* j1) {
+  const MhaConfig& c = *static_cast<const MhaConfig*>(ctx);
+  c.output_columns(c.hook_ctx, j0[0], j1[0]);
+}
+
+int64_t gcd64(int64_t a, int64_t b) {
+  while (b != 0) {
+    const int64_t r = a % b;
+    a = b;
+    b = r;
+  }
+  return a;
+}
+}  // namespace
+
 Status mha_forward(const MhaWeights& w, const MhaConfig& c, const float* x, int32_t n, int64_t pos0,
                    KVCache* cache, int32_t layer, const MhaBuffers& b, float* out) {
-  const int64_t qd = static_cast<int64_t>(c.n_heads) * c.head_dim;
   const int64_t kv = static_cast<int64_t>(c.n_kv_heads) * c.head_dim;
   uint64_t t = profile_start(c.profile);
   LinearPlan* plans = b.plans;  // q, k, v, o (or null)
-  EINFER_TRY(linear_cached(plans ? plans + 0 : nullptr, x, n, w.wq, w.bq, b.q, b.scratch,
-                           b.scratch_bytes, c.threads));
-  EINFER_TRY(linear_cached(plans ? plans + 1 : nullptr, x, n, w.wk, w.bk, b.k, b.scratch,
-                           b.scratch_bytes, c.threads));
-  EINFER_TRY(linear_cached(plans ? plans + 2 : nullptr, x, n, w.wv, w.bv, b.v, b.scratch,
-                           b.scratch_bytes, c.threads));
-  t = profile_charge(c.profile, Stage::projections, t);
+  // q, k and v in one group (one shared activation quantization, one column pass); RoPE runs on
+  // each task's blocks, which are then cut on whole heads.
+  QkvHooks qkv{&c, b.q, b.k, n, pos0};
+  ProjectionHooks hooks;
+  hooks.ctx = &qkv;
+  hooks.before_rows = c.input_rows ? qkv_before_rows : nullptr;
   if (c.rope) {
-    for (int32_t i = 0; i < n; ++i) {
-      rope_apply(*c.rope, c.rope_layout, b.q + i * qd, c.n_heads, pos0 + i);
-      rope_apply(*c.rope, c.rope_layout, b.k + i * kv, c.n_kv_heads, pos0 + i);
-    }
+    hooks.after_columns = qkv_after_columns;
+    hooks.align = 16 / gcd64(16, c.head_dim) * c.head_dim;  // lcm(16, head_dim)
   }
-  t = profile_charge(c.profile, Stage::norms_rope, t);
+  const Projection qkv_projections[3] = {{&w.wq, &w.bq, b.q, plans ? plans + 0 : nullptr},
+                                         {&w.wk, &w.bk, b.k, plans ? plans + 1 : nullptr},
+                                         {&w.wv, &w.bv, b.v, plans ? plans + 2 : nullptr}};
+  EINFER_TRY(project_group(x, n, qkv_projections, 3, hooks, b.scratch, b.scratch_bytes, c.threads));
+  t = profile_charge(c.profile, Stage::projections, t);
   KVLayerView view{};
   const bool cached = cache != nullptr && pos0 > 0;
   if (cached) view = kv_cache_layer(*cache, layer);
@@ -152,8 +381,11 @@ Status mha_forward(const MhaWeights& w, const MhaConfig& c, const float* x, int3
     }
   }
   t = profile_charge(c.profile, Stage::attention, t);
-  EINFER_TRY(linear_cached(plans ? plans + 3 : nullptr, b.att, n, w.wo, w.bo, out, b.scratch,
-                           b.scratch_bytes, c.threads));
+  ProjectionHooks wo_hooks;
+  wo_hooks.ctx = const_cast<MhaConfig*>(&c);
+  wo_hooks.after_columns = c.output_columns ? wo_after_columns : nullptr;
+  const Projection wo{&w.wo, &w.bo, out, plans ? plans + 3 : nullptr};
+  EINFER_TRY(project_group(b.att, n, &wo, 1, wo_hooks, b.scratch, b.scratch_bytes, c.threads));
   profile_charge(c.profile, Stage::projections, t);
   return ok_status();
 }

@@ -33,6 +33,13 @@ struct MhaConfig {
   RopeLayout rope_layout = RopeLayout::interleaved;
   StageProfile* profile = nullptr;   // stage timing (null: off)
   const Threads* threads = nullptr;  // workers for the projections and attention (null: none)
+  // Optional work the caller fuses into the projections' parallel regions (null: none), so it
+  // costs no extra join: input_rows(ctx, r0, r1) runs before q/k/v read rows [r0, r1) of x (the
+  // RMSNorm that writes them); output_columns(ctx, j0, j1) after P_O wrote columns [j0, j1) of
+  // every row of out (the residual add). Both must be elementwise in their rows/columns.
+  void (*input_rows)(void* ctx, int64_t r0, int64_t r1) = nullptr;
+  void (*output_columns)(void* ctx, int64_t j0, int64_t j1) = nullptr;
+  void* hook_ctx = nullptr;
 };
 
 // A projection's einsum plan kept between calls. Planning costs about as much as the GEMV of a
@@ -54,6 +61,37 @@ struct MhaBuffers {
   size_t scratch_bytes = 0;
   LinearPlan* plans = nullptr;  // 4 cached plans (q, k, v, o), or null: plan every call
 };
+
+// One projection of a group: y[n, e] = x[n, d] · W[e, d]ᵀ (+ bias), with its cached plan (or null).
+struct Projection {
+  const TensorView* w = nullptr;
+  const TensorView* bias = nullptr;  // null or rank 0: none
+  float* y = nullptr;
+  LinearPlan* plan = nullptr;
+};
+
+// Work fused into project_group's regions (null functions: none).
+struct ProjectionHooks {
+  // Runs before rows [r0, r1) of x are read (the rows are x's: e.g. the RMSNorm writing them).
+  void (*before_rows)(void* ctx, int64_t r0, int64_t r1) = nullptr;
+  // Runs on a task after it wrote its column blocks [j0[p], j1[p]) of every projection p.
+  void (*after_columns)(void* ctx, const int64_t* j0, const int64_t* j1) = nullptr;
+  void* ctx = nullptr;
+  int64_t align = 16;  // column blocks are cut on multiples of this (a multiple of 16)
+};
+
+constexpr int kMaxGroupProjections = 3;
+
+// Up to kMaxGroupProjections projections of one input (q, k and v; gate and up) in two parallel
+// regions instead of two per projection: a row pass (before_rows, then the activation
+// quantization all quantized projections of one dtype/group share) and a column pass, where task
+// t computes block t of every projection and runs after_columns on it. Weights the passes cannot
+// cut (or no threads with f32 weights) run one after another, hooks covering everything. Results
+// are bit-identical to linear_cached, for any thread count. Scratch: as for linear_cached (one
+// slot per worker).
+Status project_group(const float* x, int64_t n, const Projection* projections, int count,
+                     const ProjectionHooks& hooks, void* scratch, size_t scratch_bytes,
+                     const Threads* threads);
 
 // Scratch bytes mha_forward needs for up to n positions with these weights.
 Status mha_scratch_bytes(const MhaConfig& config, const MhaWeights& weights, int32_t n,

@@ -11,10 +11,10 @@
 namespace einfer {
 
 enum class Stage : int {
-  projections,   // attention projections Q, K, V, O
+  projections,   // attention projections Q, K, V, O (+ the block's RMSNorm, RoPE, residual add)
   attention,     // fused attention over the cache, KV cache writes
-  feed_forward,  // W1, W3, SwiGLU, W2
-  norms_rope,    // embedding lookup, RMSNorms, RoPE, residual adds
+  feed_forward,  // RMSNorm, W1, W3, SwiGLU, W2, residual add (fused in the projection groups)
+  norms_rope,    // embedding lookup, final RMSNorm (and any norm or RoPE run outside a group)
   classifier,    // final projection to logits
   sampling,      // next-token choice (timed by the caller, outside the model)
   count
