@@ -458,7 +458,9 @@ void quantize_query_i16(const float* q, int32_t r, int32_t k, const ScratchLayou
     s.q16_scale[h] = amax > 0.f ? amax / std::floor(qmax) : 0.f;
     for (int32_t d = 0; d < k; ++d) {  // round half away from zero (vectorizes, no libm call)
       const float x = qh[d] * inv;
-      s.q16[h * k + d] = static_cast<int16_t>(x + (x < 0.f ? -0.5f : 0.5f));
+      // NaN or Inf in q (a hostile model) would make the cast undefined: 0 and +-qmax instead.
+      const float c = x >= -qmax && x <= qmax ? x : (x > 0.f ? qmax : (x < 0.f ? -qmax : 0.f));
+      s.q16[h * k + d] = static_cast<int16_t>(c + (c < 0.f ? -0.5f : 0.5f));
     }
   }
 }

@@ -3,6 +3,8 @@
 // scalar twin rope_scalar.cpp.
 #include "kernels/rope.h"
 
+#include "runtime/checked.h"
+
 #include <cmath>
 
 namespace einfer {
@@ -16,9 +18,13 @@ size_t align_up(size_t n, size_t a) {
 
 size_t rope_table_bytes(int32_t head_dim, int32_t n_positions) {
   if (head_dim <= 0 || n_positions < 0) return 0;
-  const size_t half = static_cast<size_t>(head_dim / 2);
-  return align_up(half * sizeof(double), 8) +
-         2 * align_up(half * static_cast<size_t>(n_positions) * sizeof(float), 8);
+  // Checked: half x positions wraps a 32-bit size_t for long contexts; SIZE_MAX then, which no
+  // arena can provide (0 would let rope_table_init accept any buffer).
+  const CheckedSize half = static_cast<size_t>(head_dim / 2);
+  const CheckedSize angles = half * n_positions * sizeof(float) + 7;
+  const CheckedSize total = half * sizeof(double) + 7 + angles + angles;
+  if (!total.valid()) return SIZE_MAX;
+  return align_up(half.value() * sizeof(double), 8) + 2 * align_up(angles.value() - 7, 8);
 }
 
 Status rope_table_init(RopeTable* table, void* mem, size_t bytes, int32_t head_dim,

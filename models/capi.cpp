@@ -13,6 +13,7 @@ using namespace einfer;
 struct einfer_session {
   Session* session = nullptr;
   Arena arena;
+  bool has_logits = false;  // a prefill or decode succeeded since create/reset (einfer.h)
   char error[160] = {};
   StageProfile profile;  // charged only while einfer_profile_clock set a clock
 };
@@ -59,6 +60,28 @@ int fail(einfer_session* e, const Status& s) {
   return report(s, e->error, sizeof e->error);
 }
 
+Status invalid(const char* message) {
+  return make_status(StatusCode::invalid_argument, message);
+}
+
+// Every option, checked whether or not it is used (a NaN temperature is not "greedy").
+Status check_options(const einfer_options& o) {
+  if (!(o.temperature >= 0.f) || o.temperature > 1e30f)
+    return invalid("options.temperature must be finite and >= 0 (0: greedy)");
+  if (!(o.top_p > 0.f && o.top_p <= 1.f)) return invalid("options.top_p must be in (0, 1]");
+  if (o.top_k < 0)
+    return make_status(StatusCode::invalid_argument, "options.top_k must be >= 0", -1, o.top_k);
+  if (o.kv_int8 < 0 || o.kv_int8 > 1) return invalid("options.kv_int8 must be 0 or 1");
+  if (o.with_tokenizer < 0 || o.with_tokenizer > 2) {
+    return make_status(StatusCode::invalid_argument, "options.with_tokenizer must be 0, 1 or 2", -1,
+                       o.with_tokenizer);
+  }
+  if (o.max_prompt_bytes < 0 || o.max_prompt_bytes > kMaxRunPositions)
+    return make_status(StatusCode::out_of_range, "options.max_prompt_bytes outside 0..limit",
+                       kMaxRunPositions, o.max_prompt_bytes);
+  return ok_status();
+}
+
 // The C API's own state, then the session. Shared by sizing (measuring arena, build false) and
 // creation.
 Status layout_all(const Model& model, const einfer_options& o, bool build, Arena& arena,
@@ -85,18 +108,22 @@ LoadOptions load_options(const einfer_options& o) {
 extern "C" {
 
 void einfer_options_default(einfer_options* o) {
+  if (o == nullptr) return;
   std::memset(o, 0, sizeof *o);
   o->top_p = 1.f;
 }
 
 int einfer_arena_bytes(const void* model, size_t model_bytes, const einfer_options* options,
                        size_t* bytes, char* err, size_t err_size) {
+  if (bytes == nullptr) return report(invalid("einfer_arena_bytes: bytes is NULL"), err, err_size);
   *bytes = 0;
   einfer_options o;
   einfer_options_default(&o);
   if (options) o = *options;
+  Status s = check_options(o);
+  if (!s.ok()) return report(s, err, err_size);
   Model m;
-  Status s = load_model(model, model_bytes, load_options(o), &m);
+  s = load_model(model, model_bytes, load_options(o), &m);
   if (!s.ok()) return report(s, err, err_size);
   Arena measure = Arena::measuring();
   s = layout_all(m, o, false, measure, nullptr);
@@ -108,6 +135,7 @@ int einfer_arena_bytes(const void* model, size_t model_bytes, const einfer_optio
 int einfer_session_create(const void* model, size_t model_bytes, const einfer_options* options,
                           void* arena, size_t arena_bytes, einfer_session** out, char* err,
                           size_t err_size) {
+  if (out == nullptr) return report(invalid("einfer_session_create: out is NULL"), err, err_size);
   *out = nullptr;
   einfer_options o;
   einfer_options_default(&o);
@@ -137,14 +165,18 @@ int einfer_session_create(const void* model, size_t model_bytes, const einfer_op
   return EINFER_OK;
 }
 
-int einfer_prefill(einfer_session* e, const int32_t* tokens, int32_t n) {
-  const Status s = session_eval(e->session, tokens, n);
-  return s.ok() ? EINFER_OK : fail(e, s);
+int einfer_prefill_logits(einfer_session* e, const int32_t* tokens, int32_t n, float* all_logits) {
+  if (e == nullptr) return EINFER_E_INVALID_ARGUMENT;
+  if (tokens == nullptr || n <= 0)
+    return fail(e, invalid("einfer_prefill: tokens must be non-NULL and n > 0"));
+  const Status s = session_eval(e->session, tokens, n, all_logits);
+  if (!s.ok()) return fail(e, s);
+  e->has_logits = true;
+  return EINFER_OK;
 }
 
-int einfer_prefill_logits(einfer_session* e, const int32_t* tokens, int32_t n, float* all_logits) {
-  const Status s = session_eval(e->session, tokens, n, all_logits);
-  return s.ok() ? EINFER_OK : fail(e, s);
+int einfer_prefill(einfer_session* e, const int32_t* tokens, int32_t n) {
+  return einfer_prefill_logits(e, tokens, n, nullptr);
 }
 
 int einfer_decode(einfer_session* e, int32_t token) {
@@ -152,82 +184,102 @@ int einfer_decode(einfer_session* e, int32_t token) {
 }
 
 int einfer_encode(einfer_session* e, const float* input, int32_t n, float* output) {
+  if (e == nullptr) return EINFER_E_INVALID_ARGUMENT;
+  if (input == nullptr || output == nullptr)
+    return fail(e, invalid("einfer_encode: input and output must be non-NULL"));
   const Status s = session_encode(e->session, input, n, output);
   return s.ok() ? EINFER_OK : fail(e, s);
 }
 
 const float* einfer_logits(const einfer_session* e) {
+  if (e == nullptr || !e->has_logits) return nullptr;
   return session_logits(*e->session);
 }
 
 int32_t einfer_next_token(einfer_session* e) {
+  if (e == nullptr) return -EINFER_E_INVALID_ARGUMENT;
+  if (!e->has_logits) {
+    fail(e, invalid("einfer_next_token before any prefill or decode (no logits yet)"));
+    return -EINFER_E_INVALID_ARGUMENT;
+  }
   return session_next_token(e->session);
 }
 
 void einfer_reset(einfer_session* e) {
+  if (e == nullptr) return;
+  e->has_logits = false;
   session_reset(e->session);
 }
 
 int32_t einfer_architecture(const einfer_session* e) {
-  return static_cast<int32_t>(e->session->model.config.arch);
+  return e ? static_cast<int32_t>(e->session->model.config.arch) : -1;
 }
 int32_t einfer_model_dim(const einfer_session* e) {
-  return e->session->model.config.dim;
+  return e ? e->session->model.config.dim : 0;
 }
 int32_t einfer_vocab_size(const einfer_session* e) {
-  return e->session->model.config.vocab_size;
+  return e ? e->session->model.config.vocab_size : 0;
 }
 int32_t einfer_context_length(const einfer_session* e) {
-  return e->session->model.config.context_length;
+  return e ? e->session->model.config.context_length : 0;
 }
 int32_t einfer_max_sequence(const einfer_session* e) {
+  if (e == nullptr) return 0;
   const Session& s = *e->session;
   return s.model.config.arch == ArchKind::encoder ? s.encoder_state.max_seq
                                                   : s.state.options.context;
 }
 int64_t einfer_position(const einfer_session* e) {
-  return session_position(*e->session);
+  return e ? session_position(*e->session) : -1;
 }
 size_t einfer_arena_used(const einfer_session* e) {
-  return e->arena.used();
+  return e ? e->arena.used() : 0;
 }
 const char* einfer_error(const einfer_session* e) {
-  return e->error;
+  return e ? e->error : "session is NULL";
 }
 
 void einfer_profile_clock(einfer_session* e, uint64_t (*now)(void)) {
+  if (e == nullptr) return;
   e->profile = StageProfile{};
   e->profile.now_ns = now;
   e->session->state.profile = now ? &e->profile : nullptr;
 }
 
 void einfer_profile_times(const einfer_session* e, uint64_t* times) {
-  for (int i = 0; i < EINFER_STAGE_COUNT; ++i) times[i] = e->profile.ns[i];
+  if (times == nullptr) return;
+  for (int i = 0; i < EINFER_STAGE_COUNT; ++i) times[i] = e ? e->profile.ns[i] : 0;
 }
 
 int einfer_tokenize(einfer_session* e, const char* text, int32_t bos, int32_t* ids, int32_t max_ids,
                     int32_t* n_ids) {
+  if (e == nullptr) return EINFER_E_INVALID_ARGUMENT;
+  if (n_ids == nullptr || text == nullptr || (ids == nullptr && max_ids > 0) || max_ids < 0)
+    return fail(e, invalid("einfer_tokenize: NULL text, ids or n_ids, or max_ids < 0"));
   const Status s =
       session_tokenize(e->session, text, std::strlen(text), bos != 0, ids, max_ids, n_ids);
   return s.ok() ? EINFER_OK : fail(e, s);
 }
 
 const char* einfer_token_text(const einfer_session* e, int32_t prev, int32_t token, size_t* len) {
+  if (len == nullptr) return "";
+  *len = 0;
+  if (e == nullptr) return "";
   const TextPiece p = session_token_text(*e->session, prev, token);
   *len = p.size;
   return p.data ? p.data : "";
 }
 
 int32_t einfer_token_bos(const einfer_session* e) {
-  return session_token_bos(*e->session);
+  return e ? session_token_bos(*e->session) : 1;
 }
 
 int32_t einfer_token_eos(const einfer_session* e) {
-  return session_token_eos(*e->session);
+  return e ? session_token_eos(*e->session) : 2;
 }
 
 int einfer_token_is_eog(const einfer_session* e, int32_t token) {
-  return session_token_is_eog(*e->session, token) ? 1 : 0;
+  return e && session_token_is_eog(*e->session, token) ? 1 : 0;
 }
 
 }  // extern "C"

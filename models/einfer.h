@@ -16,6 +16,21 @@
  * int-returning function returns
  * 0 on success, else a status code (EINFER_E_*) with the message in einfer_error(session) or in the
  * caller's err buffer.
+ *
+ * Every entry point checks its pointers and the session's state; nothing crashes on NULL:
+ *   - a NULL session gives EINFER_E_INVALID_ARGUMENT (or 0 / NULL / -1 / "" from the accessors,
+ *     a negative status from einfer_next_token); einfer_error(NULL) says so;
+ *   - all options are validated at einfer_arena_bytes / einfer_session_create, whether used or
+ *     not: temperature finite and >= 0, top_p in (0, 1], top_k >= 0, kv_int8 0 or 1,
+ *     with_tokenizer 0..2, context/window/max_batch/max_prompt_bytes within their limits
+ *     (runtime/run_options.h), and sizes checked so a 32-bit target refuses what it cannot address.
+ *
+ * State machine of a session:
+ *   create --> [no logits] --prefill/decode--> [logits] --next_token/logits/prefill/decode--> ...
+ *   reset --> [no logits]
+ * einfer_next_token and einfer_logits need logits: before the first successful prefill or decode
+ * (and after a reset) einfer_next_token fails with -EINFER_E_INVALID_ARGUMENT and einfer_logits
+ * returns NULL. A failed prefill/decode leaves the state as it was.
  */
 #ifndef EINFER_H
 #define EINFER_H
@@ -98,9 +113,12 @@ int einfer_decode(einfer_session* session, int32_t token);
  * (1 <= n <= einfer_max_sequence; output may alias input). Decoders refuse it, and encoders refuse
  * the token functions. */
 int einfer_encode(einfer_session* session, const float* input, int32_t n, float* output);
-/* Logits of the last evaluated token (vocab floats), valid until the next call. */
+/* Logits of the last evaluated token (vocab floats), valid until the next call; NULL before any
+ * prefill/decode. */
 const float* einfer_logits(const einfer_session* session);
-/* The next token from the current logits per the options' sampler (may overwrite the logits). */
+/* The next token from the current logits per the options' sampler (may overwrite the logits);
+ * a negative status (-EINFER_E_INVALID_ARGUMENT) before any prefill/decode or for a NULL session.
+ */
 int32_t einfer_next_token(einfer_session* session);
 /* Starts a new stream at position 0 (sampler reseeded). */
 void einfer_reset(einfer_session* session);

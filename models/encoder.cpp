@@ -6,7 +6,9 @@
 #include "kernels/rope.h"
 #include "kernels/vec.h"
 #include "models/attention_variant.h"
+#include "runtime/checked.h"
 #include "runtime/format.h"
+#include "runtime/run_options.h"
 
 namespace einfer {
 
@@ -84,11 +86,16 @@ Status layout_state(const ModelConfig& c, int32_t max_seq, Arena& arena, Encoder
                        c.context_length);
   }
   *s = EncoderState{};
+  if (max_seq > kMaxRunPositions) {
+    return make_status(StatusCode::out_of_range, "encoder: sequence length above its limit",
+                       kMaxRunPositions, max_seq);
+  }
   s->max_seq = max_seq;
-  const size_t S = static_cast<size_t>(max_seq), d = static_cast<size_t>(c.dim);
+  // Checked: sequence x width wraps a 32-bit size_t for long sequences.
+  const CheckedSize S = max_seq, d = c.dim;
   EINFER_TRY(arena.allocate_array(S * d, &s->x));
   EINFER_TRY(arena.allocate_array(S * d, &s->xb));
-  EINFER_TRY(arena.allocate_array(S * static_cast<size_t>(c.hidden_dim), &s->h));
+  EINFER_TRY(arena.allocate_array(S * c.hidden_dim, &s->h));
   EINFER_TRY(arena.allocate_array(S * d, &s->q));
   EINFER_TRY(arena.allocate_array(S * d, &s->k));
   EINFER_TRY(arena.allocate_array(S * d, &s->v));

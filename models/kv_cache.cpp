@@ -34,12 +34,15 @@ size_t kv_cache_bytes(const KVCacheConfig& config) {
 
 Status kv_cache_init(const KVCacheConfig& c, Arena& arena, KVCache* cache) {
   EINFER_TRY(kv_cache_validate(c));
-  const size_t rows = static_cast<size_t>(c.n_layers) * c.n_kv_heads * c.capacity;
-  const size_t elems = rows * c.head_dim;
+  // Checked: layers x heads x capacity x head_dim wraps a 32-bit size_t for real contexts.
+  const CheckedSize checked_rows = CheckedSize(c.n_layers) * c.n_kv_heads * c.capacity;
+  const CheckedSize checked_bytes = checked_rows * c.head_dim * dtype_size(c.dtype);
   *cache = KVCache{};
   cache->config = c;
-  EINFER_TRY(arena.allocate(elems * dtype_size(c.dtype), kDefaultAlignment, &cache->k));
-  EINFER_TRY(arena.allocate(elems * dtype_size(c.dtype), kDefaultAlignment, &cache->v));
+  EINFER_TRY(arena.allocate(checked_bytes, kDefaultAlignment, &cache->k));
+  EINFER_TRY(arena.allocate(checked_bytes, kDefaultAlignment, &cache->v));
+  const size_t rows = checked_rows.value();  // valid: the allocations above succeeded
+  const size_t elems = rows * static_cast<size_t>(c.head_dim);
   if (c.dtype == DType::i8) {
     EINFER_TRY(arena.allocate_array(rows, &cache->k_scales));
     EINFER_TRY(arena.allocate_array(rows, &cache->v_scales));

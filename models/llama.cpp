@@ -156,6 +156,17 @@ Status llama_resolve_options(const ModelConfig& c, const RunOptions& in, RunOpti
   if (o.context < 0 || o.window < 0 || o.sinks < 0 || o.max_batch < 0) {
     return make_status(StatusCode::invalid_argument, "run options must not be negative");
   }
+  // Upper bounds (the loader's limit on any dimension; a prefill batch far beyond any use): sizes
+  // are also checked where they are computed, these give the message that names the option.
+  if (o.context > kMaxRunPositions)
+    return make_status(StatusCode::out_of_range, "run option context above its limit",
+                       kMaxRunPositions, o.context);
+  if (o.window > kMaxRunPositions)
+    return make_status(StatusCode::out_of_range, "run option window above its limit",
+                       kMaxRunPositions, o.window);
+  if (o.max_batch > kMaxRunBatch)
+    return make_status(StatusCode::out_of_range, "run option max_batch above its limit",
+                       kMaxRunBatch, o.max_batch);
   if (o.context == 0) o.context = c.context_length;
   if (o.max_batch == 0) o.max_batch = kDefaultMaxBatch;
   if (o.kv_dtype != DType::f32 && o.kv_dtype != DType::i8) {
@@ -201,9 +212,10 @@ Status llama_state_init(const ModelConfig& c, const RunOptions& options, Arena& 
         rope_table_init(&s->rope, rope_mem, rope_bytes, c.head_dim, rope_positions, c.rope_theta));
   }
 
-  const size_t B = static_cast<size_t>(o.max_batch);
-  const size_t qd = static_cast<size_t>(c.n_heads) * c.head_dim;
-  const size_t kv = static_cast<size_t>(c.n_kv_heads) * c.head_dim;
+  // Checked sizes: batch x width wraps a 32-bit size_t for large options.
+  const CheckedSize B = o.max_batch;
+  const CheckedSize qd = CheckedSize(c.n_heads) * c.head_dim;
+  const CheckedSize kv = CheckedSize(c.n_kv_heads) * c.head_dim;
   EINFER_TRY(arena.allocate_array(B * c.dim, &s->x));
   EINFER_TRY(arena.allocate_array(B * c.dim, &s->xb));
   EINFER_TRY(arena.allocate_array(B * qd, &s->q));

@@ -180,6 +180,10 @@ int32_t sampler_sample(Sampler* sampler, float* logits) {
   if (sampler->config.temperature == 0.0f) return sampler_argmax(logits, n);
   for (int32_t i = 0; i < n; ++i) logits[i] /= sampler->config.temperature;
   sampler_softmax(logits, n);
+  // Non-finite logits (a hostile model) give NaN probabilities, which break the sort's ordering
+  // (undefined behaviour in std::sort): they count as impossible instead.
+  for (int32_t i = 0; i < n; ++i)
+    if (!(logits[i] >= 0.0f)) logits[i] = 0.0f;
   const float coin = sampler_random_f32(&sampler->rng_state);
   const bool filtered =
       sampler->config.top_p < 1.0f || (sampler->config.top_k > 0 && sampler->config.top_k < n);

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "runtime/checked.h"
 #include "runtime/status.h"
 
 namespace einfer {
@@ -27,11 +28,12 @@ class Arena {
   static Arena measuring() { return Arena(nullptr, 0); }
 
   // Reserves `bytes` aligned to `alignment` (a power of two). On failure *out is null and the
-  // status says how many bytes the arena would have needed in total.
-  Status allocate(size_t bytes, size_t alignment, void** out);
+  // status says how many bytes the arena would have needed in total. A size that overflowed while
+  // it was computed (CheckedSize invalid) is refused with out_of_memory, also when measuring.
+  Status allocate(CheckedSize bytes, size_t alignment, void** out);
 
   template <typename T>
-  Status allocate_array(size_t count, T** out, size_t alignment = kDefaultAlignment) {
+  Status allocate_array(CheckedSize count, T** out, size_t alignment = kDefaultAlignment) {
     void* p = nullptr;
     Status s = allocate(count * sizeof(T), alignment < alignof(T) ? alignof(T) : alignment, &p);
     *out = static_cast<T*>(p);

@@ -8,6 +8,13 @@
 
 namespace einfer {
 
+// Upper bounds session creation enforces (tools name them in their option messages): context and
+// window at the loader's limit on any dimension, the prefill batch far beyond any real use. Sizes
+// derived from them are also checked arithmetic (runtime/checked.h), so on 32-bit targets a value
+// within these bounds can still be refused as too large for the address space.
+inline constexpr int32_t kMaxRunPositions = int32_t{1} << 24;
+inline constexpr int32_t kMaxRunBatch = 65536;
+
 struct RunOptions {
   int32_t context = 0;  // positions kept in the KV cache (0: the model's context length)
   int32_t window = 0;   // sliding-window size W (0: no window, cache holds `context` positions)

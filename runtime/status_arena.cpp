@@ -50,8 +50,13 @@ size_t format_status(const Status& s, char* buf, size_t n) {
 Arena::Arena(void* buffer, size_t capacity)
     : base_(static_cast<unsigned char*>(buffer)), capacity_(buffer ? capacity : 0) {}
 
-Status Arena::allocate(size_t bytes, size_t alignment, void** out) {
+Status Arena::allocate(CheckedSize checked_bytes, size_t alignment, void** out) {
   *out = nullptr;
+  if (!checked_bytes.valid()) {
+    return make_status(StatusCode::out_of_memory,
+                       "arena allocation size overflows this target's size_t (input too large)");
+  }
+  const size_t bytes = checked_bytes.value();
   if (alignment == 0 || (alignment & (alignment - 1)) != 0) {
     return make_status(StatusCode::invalid_argument, "arena alignment must be a power of two",
                        static_cast<int64_t>(alignment));

@@ -82,7 +82,14 @@ const ArchDescription& arch_encoder();
 // The description of `kind`, or null for an unknown kind.
 const ArchDescription* arch_description(ArchKind kind);
 
-// Writes `value` into the field of *config.
+// Writes `value` into the field of *config. An integer field given a value outside int32 (or NaN)
+// gets -1 and a float field outside float's range an infinity, both refused by config validation;
+// importers range-check first (tools/einfer-pack/arch_names.cpp).
 void arch_set_field(ModelConfig* config, ArchField field, double value);
+
+// Whether `field` holds an integer (dimensions, counts) rather than a float (epsilon, theta).
+inline bool arch_field_is_integer(ArchField field) {
+  return field != ArchField::norm_eps && field != ArchField::rope_theta;
+}
 
 }  // namespace einfer

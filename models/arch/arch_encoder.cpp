@@ -2,6 +2,8 @@
 // with biases, ReLU or GELU feed-forward, no RoPE, biases on every projection when the source has
 // them, post-norm or pre-norm, an optional final norm. Its configuration is read from the tensor
 // shapes and the safetensors metadata (tools/einfer-pack/import_safetensors.cpp), not from keys.
+#include <limits>
+
 #include "models/arch/arch.h"
 
 namespace einfer {
@@ -61,7 +63,12 @@ const ArchDescription* arch_description(ArchKind kind) {
 }
 
 void arch_set_field(ModelConfig* c, ArchField field, double v) {
-  const int32_t i = static_cast<int32_t>(v);
+  constexpr float kInfinity = std::numeric_limits<float>::infinity();
+  // Range first: casting an out-of-range (or NaN) double is undefined. -1 fails config validation.
+  const int32_t i = v >= -2147483648.0 && v <= 2147483647.0 ? static_cast<int32_t>(v) : -1;
+  // The same for float fields: beyond float's range becomes an infinity, refused by validation.
+  const float f =
+      v >= -3.4e38 && v <= 3.4e38 ? static_cast<float>(v) : (v < 0 ? -kInfinity : kInfinity);
   switch (field) {
     case ArchField::dim:
       c->dim = i;
@@ -88,10 +95,10 @@ void arch_set_field(ModelConfig* c, ArchField field, double v) {
       c->context_length = i;
       break;
     case ArchField::norm_eps:
-      c->norm_eps = static_cast<float>(v);
+      c->norm_eps = f;
       break;
     case ArchField::rope_theta:
-      c->rope_theta = static_cast<float>(v);
+      c->rope_theta = f;
       break;
   }
 }

@@ -18,6 +18,55 @@ int default_threads() {
   return n > 0 ? static_cast<int>(n) : 1;
 }
 
+namespace {
+
+// The text strtoll/strtod would take beyond a plain number: leading space or '+', hex ("0x10"),
+// "inf"/"nan" words. A number starts with a digit, or '-' / '.' then a digit.
+bool plain_number_text(const std::string& s, bool allow_fraction) {
+  size_t i = s.empty() || s[0] != '-' ? 0 : 1;
+  if (allow_fraction && i < s.size() && s[i] == '.') ++i;
+  if (i >= s.size() || !std::isdigit(static_cast<unsigned char>(s[i]))) return false;
+  return s.find_first_of("xX") == std::string::npos;
+}
+
+}  // namespace
+
+bool read_integer(const std::string& text, int64_t* out) {
+  if (!plain_number_text(text, false)) return false;
+  errno = 0;
+  char* end = nullptr;
+  const long long v = std::strtoll(text.c_str(), &end, 10);
+  if (*end != '\0' || errno == ERANGE) return false;
+  *out = v;
+  return true;
+}
+
+bool read_number(const std::string& text, double* out) {
+  if (!plain_number_text(text, true)) return false;
+  errno = 0;
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (*end != '\0' || errno == ERANGE || !std::isfinite(v)) return false;
+  *out = v;
+  return true;
+}
+
+bool read_integer_in(const std::string& text, int64_t lo, int64_t hi, int64_t* out,
+                     std::string* error) {
+  int64_t v = 0;
+  if (!read_integer(text, &v)) {
+    *error = "expects a whole number, got '" + text + "'";
+    return false;
+  }
+  if (v < lo || v > hi) {  // the parser's wording (Parser::apply)
+    *error =
+        "'" + text + "' is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+    return false;
+  }
+  *out = v;
+  return true;
+}
+
 size_t edit_distance(const std::string& a, const std::string& b) {
   // Optimal string alignment: insertions, deletions, substitutions and adjacent transpositions
   // ("--hepl" is one edit from "--help") each cost 1.
@@ -42,6 +91,16 @@ Option& Option::range(double lo, double hi) {
   min = lo;
   max = hi;
   has_range = true;
+  return *this;
+}
+
+Option& Option::exclusive_min() {
+  min_exclusive = true;
+  return *this;
+}
+
+Option& Option::exclusive_max() {
+  max_exclusive = true;
   return *this;
 }
 
@@ -150,9 +209,13 @@ std::string join_names(const Option& o) {
   return s;
 }
 
+// A bound as the user would type it: whole bounds exactly (16777216, not 1.67772e+07).
 std::string format_number(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
+  char buf[40];
+  if (v == std::floor(v) && std::fabs(v) < 9.0e15)
+    std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
+  else
+    std::snprintf(buf, sizeof buf, "%g", v);
   return buf;
 }
 
@@ -167,9 +230,12 @@ bool Parser::apply(Option& o, const std::string& name, const std::string& value,
     return false;
   };
   auto check_range = [&](double v) {
-    if (o.has_range && (v < o.min || v > o.max))
-      return bad("'" + value + "' is out of range [" + format_number(o.min) + ", " +
-                 format_number(o.max) + "]");
+    const bool below = o.min_exclusive ? v <= o.min : v < o.min;
+    const bool above = o.max_exclusive ? v >= o.max : v > o.max;
+    if (o.has_range && (below || above))
+      return bad("'" + value + "' is out of range " + (o.min_exclusive ? "(" : "[") +
+                 format_number(o.min) + ", " + format_number(o.max) +
+                 (o.max_exclusive ? ")" : "]"));
     return true;
   };
   (void)name;
@@ -190,21 +256,15 @@ bool Parser::apply(Option& o, const std::string& name, const std::string& value,
       *o.string_out = value;
       return true;
     case Option::Kind::integer: {
-      errno = 0;
-      char* end = nullptr;
-      const long long v = std::strtoll(value.c_str(), &end, 10);
-      if (value.empty() || *end != '\0' || errno == ERANGE)
-        return bad("expects a whole number, got '" + value + "'");
+      int64_t v = 0;
+      if (!read_integer(value, &v)) return bad("expects a whole number, got '" + value + "'");
       if (!check_range(static_cast<double>(v))) return false;
       *o.int_out = v;
       return true;
     }
     case Option::Kind::floating: {
-      errno = 0;
-      char* end = nullptr;
-      const double v = std::strtod(value.c_str(), &end);
-      if (value.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(v))
-        return bad("expects a number, got '" + value + "'");
+      double v = 0;
+      if (!read_number(value, &v)) return bad("expects a finite number, got '" + value + "'");
       if (!check_range(v)) return false;
       *o.float_out = v;
       return true;
@@ -248,8 +308,8 @@ std::string Parser::suggestion(const std::string& unknown) const {
 
 int Parser::fail(const std::string& message) const {
   last_error_ = message;
-  std::fprintf(stderr, "%s: %s\nRun '%s --help' for the options.\n", tool_.c_str(), message.c_str(),
-               tool_.c_str());
+  // One line: scripts and the hostile-input tests take the first stderr line as the reason.
+  std::fprintf(stderr, "%s: %s (see %s --help)\n", tool_.c_str(), message.c_str(), tool_.c_str());
   return 2;
 }
 

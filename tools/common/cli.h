@@ -3,8 +3,11 @@
 // -c/--ctx-size, -s/--seed, --temp, --top-k, --top-p, --repeat-penalty, -t/--threads, -v):
 //   - `--help`/`-h` prints the usage on stdout and exits 0; `--version` prints the version;
 //   - an unknown flag is an error (exit 2) that suggests the closest known one ("did you mean");
-//   - values are checked whole ("8x" is not a number) and against each option's range, with a
-//     message naming the option, so `-t 0.8` says threads are whole numbers and points to --temp;
+//   - values are checked whole ("8x", " 8", "+8", "0x8" and "nan" are not numbers) and against
+//     each option's range, with a message naming the option and the limits, so `-t 0.8` says
+//     threads are whole numbers and points to --temp, and `-c 4294967296` names [0, 16777216]
+//     instead of wrapping. This is the one place a tool turns an argument into a number;
+//   - every error is one line on stderr ("tool: message (see tool --help)"), exit 2;
 //   - `--name=value` and `--name value` both work; `--` ends the options.
 // Tools may allocate: this is host/device tool code, not library code.
 //
@@ -27,6 +30,17 @@ namespace einfer::tools::cli {
 // Threads to use by default: the online cores (at least 1).
 int default_threads();
 
+// The one way a tool reads a number from its command line (options, positional numbers, the
+// items of a list such as --prompt-ids or --contexts, the values of a spec such as --synthetic):
+// the whole text is a plain decimal number, no leading space or '+', no hex, no inf/nan, no
+// overflow. Callers check their own bounds with in_range() so every message names them alike.
+bool read_integer(const std::string& text, int64_t* out);
+bool read_number(const std::string& text, double* out);  // finite only
+// Whole numbers in [lo, hi]: false with *error in the parser's words ("expects a whole number,
+// got 'TEXT'" or "'TEXT' is out of range [LO, HI]"); the caller prefixes what was being read.
+bool read_integer_in(const std::string& text, int64_t lo, int64_t hi, int64_t* out,
+                     std::string* error);
+
 // Levenshtein distance (for "did you mean"); exposed for tests.
 size_t edit_distance(const std::string& a, const std::string& b);
 
@@ -35,8 +49,12 @@ class Parser;
 // One option; the setters refine it and return it for chaining.
 class Option {
  public:
-  // Numeric bounds (inclusive); a value outside is an error naming them.
+  // Numeric bounds (inclusive); a value outside is an error naming them, e.g.
+  // "-c/--ctx-size/--context: '100000000' is out of range [0, 16777216]" (whole bounds exactly).
   Option& range(double min, double max);
+  // Makes the lower / upper bound exclusive ("(0, 1]" for --top-p).
+  Option& exclusive_min();
+  Option& exclusive_max();
   // Extra sentence appended to a bad-value error (e.g. "the sampling temperature is --temp").
   Option& hint(std::string text);
   // Allowed values of a string option ("md", "csv", ...).
@@ -51,7 +69,7 @@ class Option {
   std::string metavar, help, hint_text, section;
   std::vector<std::string> allowed;
   double min = -1e300, max = 1e300;
-  bool has_range = false, is_hidden = false;
+  bool has_range = false, min_exclusive = false, max_exclusive = false, is_hidden = false;
   bool* flag_out = nullptr;
   std::string* string_out = nullptr;
   int64_t* int_out = nullptr;
@@ -89,7 +107,8 @@ class Parser {
   // Was this option (any of its names) given on the command line?
   bool given(const char* name) const;
 
-  // Prints "tool: message" and the help hint on stderr; returns 2 (for `return p.fail(...)`).
+  // Prints "tool: message (see tool --help)" as one line on stderr; returns 2 (for
+  // `return p.fail(...)`).
   int fail(const std::string& message) const;
   std::string help_text() const;
   // The last error message fail() reported ("" if none).

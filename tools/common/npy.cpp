@@ -78,7 +78,7 @@ bool read_npy(const std::string& path, NpyArray* out, std::string* error) {
   if (shape.size() < 2 || shape.front() != '(' || shape.back() != ')')
     return fail("malformed shape");
   out->shape.clear();
-  int64_t count = 1;
+  uint64_t count = 1;
   for (size_t p = 1; p + 1 < shape.size();) {
     while (p + 1 < shape.size() && (shape[p] == ' ' || shape[p] == ',')) ++p;
     if (p + 1 >= shape.size()) break;
@@ -91,10 +91,25 @@ bool read_npy(const std::string& path, NpyArray* out, std::string* error) {
     }
     if (q == p) return fail("malformed shape");
     out->shape.push_back(v);
-    count *= v;
-    if (count > (int64_t{1} << 34)) return fail("array too large");
+    if (__builtin_mul_overflow(count, static_cast<uint64_t>(v), &count))
+      return fail("shape product overflows");
     p = q;
   }
+  // The data must be in the file before anything is allocated for it (a hostile shape would
+  // otherwise ask for tens of GiB).
+  const uint64_t elem = descr == "<f4" ? 4 : 8;
+  const long data_pos = std::ftell(f.get());
+  if (data_pos < 0 || std::fseek(f.get(), 0, SEEK_END) != 0) return fail("cannot seek");
+  const long file_end = std::ftell(f.get());
+  if (file_end < data_pos || std::fseek(f.get(), data_pos, SEEK_SET) != 0)
+    return fail("cannot seek");
+  const uint64_t avail = static_cast<uint64_t>(file_end - data_pos);
+  if (count > avail / elem)
+    return fail("truncated data: shape needs " + std::to_string(count) + " values, file holds " +
+                std::to_string(avail / elem));
+  if (count * elem != avail)
+    return fail("file holds " + std::to_string(avail - count * elem) +
+                " bytes more than its shape");
   out->source_descr = descr;
   out->data.resize(static_cast<size_t>(count));
   if (descr == "<f4") {

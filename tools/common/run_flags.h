@@ -1,5 +1,6 @@
 // The session options every model tool takes, declared once for the shared parser: -c/--ctx-size,
-// --window, --sinks, --kv, -b/--batch-size (einfer-run, einfer-pack, einfer-bench).
+// --window, --sinks, --kv, -b/--batch-size (einfer-run, einfer-pack, einfer-bench), bounded by
+// RunOptions' limits (kMaxRunPositions, kMaxRunBatch) so no value wraps an int32 or a size.
 #pragma once
 
 #include <cstdint>

@@ -17,18 +17,10 @@ namespace einfer::bench {
 }
 
 [[noreturn]] void usage(const char* why) {
-  if (why) std::fprintf(stderr, "einfer-bench: %s\n", why);
-  std::fprintf(stderr, "Run 'einfer-bench --help' for the options.\n");
+  // One line, as the parser reports its own errors (tools/common/cli.h).
+  std::fprintf(stderr, "einfer-bench: %s (see einfer-bench --help)\n",
+               why ? why : "bad command line");
   std::exit(2);
-}
-
-bool parse_long_strict(const char* v, long* out) {
-  char* end = nullptr;
-  errno = 0;
-  const long x = std::strtol(v, &end, 10);
-  if (!v[0] || *end || errno) return false;
-  *out = x;
-  return true;
 }
 
 // "128,512,2048" -> positive integers; false with *error on anything else.
@@ -39,12 +31,9 @@ bool parse_contexts(const std::string& s, std::vector<long>* out, std::string* e
     const size_t comma = s.find(',', start);
     const std::string item =
         s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    long c = 0;
-    if (!parse_long_strict(item.c_str(), &c) || c < 1 || c > (1l << 24)) {
-      *error = "'" + item + "' is not a positive integer";
-      return false;
-    }
-    out->push_back(c);
+    int64_t c = 0;
+    if (!tools::cli::read_integer_in(item, 1, kMaxRunPositions, &c, error)) return false;
+    out->push_back(static_cast<long>(c));
     if (comma == std::string::npos) break;
     start = comma + 1;
   }

@@ -183,8 +183,14 @@ int main(int argc, char** argv) {
   const Status st = plan_einsum(planned, views.data(), n_inputs, &plan);
   if (!st.ok()) return fail(status_text(st));
   std::vector<int64_t> out_shape(plan.out_shape, plan.out_shape + plan.out_rank);
-  int64_t count = 1;
-  for (int64_t d : out_shape) count *= d;
+  // Checked, and bounded: an outer product of two large inputs could ask for terabytes.
+  constexpr uint64_t kMaxOutputValues = uint64_t{1} << 28;
+  uint64_t count = 1;
+  for (int64_t d : out_shape)
+    if (d < 0 || __builtin_mul_overflow(count, static_cast<uint64_t>(d), &count) ||
+        count > kMaxOutputValues)
+      return fail("the output would exceed " + std::to_string(kMaxOutputValues) +
+                  " values (1 GiB); refusing");
   std::vector<float> out(static_cast<size_t>(count));
   std::vector<unsigned char> scratch(plan.scratch_bytes + 64);
   void* aligned =

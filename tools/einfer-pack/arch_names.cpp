@@ -1,5 +1,7 @@
 #include "tools/einfer-pack/arch_names.h"
 
+#include <cstring>
+
 #include "runtime/format.h"
 #include "tools/einfer-pack/ein_writer.h"
 
@@ -18,6 +20,20 @@ std::vector<int64_t> arch_tensor_shape(const ModelConfig& config, TensorRole rol
   return std::vector<int64_t>(shape, shape + rank);
 }
 
+namespace {
+constexpr double kMaxConfigInteger = 16777216.0;  // 2^24: any dimension or count beyond is hostile
+}  // namespace
+
+bool arch_key_is_integer(const ArchDescription& arch, SourceFormat format, const char* key) {
+  const bool hf = format == SourceFormat::hugging_face;
+  for (size_t i = 0; i < arch.config_key_count; ++i) {
+    const ArchConfigKey& k = arch.config_keys[i];
+    const char* name = hf ? k.hf : k.gguf;
+    if (name && std::strcmp(name, key) == 0) return arch_field_is_integer(k.field);
+  }
+  return false;
+}
+
 void read_arch_config(const ArchDescription& arch, SourceFormat format,
                       const std::function<bool(const char* key, double* value)>& lookup,
                       const std::string& what, ModelConfig* c) {
@@ -28,6 +44,14 @@ void read_arch_config(const ArchDescription& arch, SourceFormat format,
     if (!key) continue;
     double v = 0;
     if (lookup(key, &v)) {
+      if (arch_field_is_integer(k.field)) {
+        if (!(v >= 0 && v <= kMaxConfigInteger) ||
+            v != static_cast<double>(static_cast<int64_t>(v)))
+          throw PackError(what + key + " out of range (a whole number in 0..16777216), got " +
+                          std::to_string(v));
+      } else if (!(v >= -3.4e38 && v <= 3.4e38)) {
+        throw PackError(what + key + " out of range (not finite as a float)");
+      }
       arch_set_field(c, k.field, v);
       continue;
     }

@@ -20,10 +20,16 @@ std::vector<int64_t> arch_tensor_shape(const ModelConfig& config, TensorRole rol
 enum class SourceFormat { hugging_face, gguf };
 
 // Fills the config fields `arch` lists for `format`, in table order; lookup(key, &value) returns
-// false when the key is absent. Throws PackError "<what>missing <key>" for a required one.
+// false when the key is absent (lookup checks the value's type). Throws PackError "<what>missing
+// <key>" for a required one, and "<what><key> out of range" for an integer field that is not a
+// whole number in 0..2^24 or a float field that is not finite as a float (checked before any cast).
 void read_arch_config(const ArchDescription& arch, SourceFormat format,
                       const std::function<bool(const char* key, double* value)>& lookup,
                       const std::string& what, ModelConfig* config);
+
+// Whether `key` (a key of `arch` in `format`) names an integer field; false for float fields and
+// keys the table does not list.
+bool arch_key_is_integer(const ArchDescription& arch, SourceFormat format, const char* key);
 
 // Calls visit(names, layer) for every tensor of `arch` that `config` stores (layer -1 for global
 // ones): the importers' one loop over an architecture's tensors.

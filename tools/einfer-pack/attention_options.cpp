@@ -1,7 +1,7 @@
 #include "tools/einfer-pack/attention_options.h"
 
-#include <cstdlib>
-
+#include "runtime/run_options.h"
+#include "tools/common/cli.h"
 #include "tools/einfer-pack/ein_writer.h"
 
 namespace einfer::pack {
@@ -9,11 +9,10 @@ namespace einfer::pack {
 namespace {
 
 int32_t positive(const std::string& term, const std::string& text) {
-  char* end = nullptr;
-  const long v = std::strtol(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || v <= 0 || v > (1 << 24))
-    throw PackError("--attention-pattern: '" + term + "' needs a positive integer, got '" + text +
-                    "'");
+  int64_t v = 0;
+  std::string why;
+  if (!tools::cli::read_integer_in(text, 1, kMaxRunPositions, &v, &why))
+    throw PackError("--attention-pattern: '" + term + "': " + why);
   return static_cast<int32_t>(v);
 }
 

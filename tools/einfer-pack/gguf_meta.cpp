@@ -48,7 +48,8 @@ GgufValue gguf_read_value(GgufCursor& c, uint32_t t, bool keep_arrays, int depth
     if (depth > 2) throw PackError("gguf: nested arrays too deep");
     const uint32_t et = c.get<uint32_t>();
     const uint64_t n = c.get<uint64_t>();
-    if (n > (uint64_t{1} << 40)) throw PackError("gguf: array too long");
+    // Every element takes at least a byte: a longer array cannot be in the file.
+    if (n > c.b.size()) throw PackError("gguf: array longer than the file");
     if (et == 8 || et == 9) {
       for (uint64_t i = 0; i < n; ++i) {
         GgufValue e = gguf_read_value(c, et, false, depth + 1);
@@ -57,7 +58,7 @@ GgufValue gguf_read_value(GgufCursor& c, uint32_t t, bool keep_arrays, int depth
     } else {
       const size_t es = scalar_size(et);
       if (es == 0) throw PackError("gguf: unknown array element type");
-      c.need(n * es);
+      c.need(n * es);  // n <= file size: no overflow
       if (keep_arrays) {
         v.nums.reserve(n);
         for (uint64_t i = 0; i < n; ++i) v.nums.push_back(read_scalar(c, et));
@@ -79,7 +80,8 @@ std::map<std::string, GgufValue> gguf_read_metadata(GgufCursor& c, uint64_t n_kv
     std::string key = c.str();
     const uint32_t t = c.get<uint32_t>();
     const bool keep = !keep_prefix.empty() && key.rfind(keep_prefix, 0) == 0;
-    kv[key] = gguf_read_value(c, t, keep);
+    if (!kv.emplace(key, gguf_read_value(c, t, keep)).second)
+      throw PackError("gguf: duplicate metadata key " + key);
   }
   return kv;
 }

@@ -7,10 +7,13 @@
 // the interleaved RoPE layout, so rope=interleaved. Q8_0 blocks: f16 scale + 32 int8. Q4_0 blocks:
 // f16 scale + 16 bytes, element j in the low nibble of byte j, element j+16 in its high nibble,
 // value (nibble - 8) * scale. Both convert losslessly to einfer q8/q4 with group 32.
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <map>
 
 #include "kernels/quant.h"
+#include "runtime/checked.h"
 #include "tools/einfer-pack/arch_names.h"
 #include "tools/einfer-pack/gguf_meta.h"
 #include "tools/einfer-pack/importers.h"
@@ -29,7 +32,70 @@ struct Info {
   std::vector<int64_t> ne;
   uint32_t type = 0;
   uint64_t offset = 0;
+  uint64_t bytes = 0;  // data bytes its type and shape take
+  bool used = false;
 };
+
+bool is_integer_type(uint32_t t) {
+  return t <= 5 || t == 10 || t == 11;
+}
+bool is_float_type(uint32_t t) {
+  return t == 6 || t == 12;
+}
+const char* value_type_name(uint32_t t) {
+  static const char* const names[] = {"uint8",  "int8",    "uint16", "int16",  "uint32",
+                                      "int32",  "float32", "bool",   "string", "array",
+                                      "uint64", "int64",   "float64"};
+  return t < 13 ? names[t] : "unknown";
+}
+
+// Data bytes of a tensor of GGML type `type` and `n` elements in rows of `cols`.
+uint64_t tensor_bytes(const std::string& name, uint32_t type, uint64_t n, int64_t cols) {
+  switch (type) {
+    case kF32:
+      return n * 4;
+    case kF16:
+      return n * 2;
+    case kQ8_0:
+    case kQ4_0:
+      if (cols % 32 != 0)
+        throw PackError("gguf: quantized tensor " + name + " row not a multiple of 32");
+      return n / 32 * (type == kQ8_0 ? 34 : 18);
+    default:
+      throw PackError("gguf: tensor " + name + " has unsupported type " + std::to_string(type) +
+                      " (F32, F16, Q8_0, Q4_0 only)");
+  }
+}
+
+// Tensor data, in offset order, must tile the data section the way GGUF writers lay it out: each
+// tensor at the aligned end of the previous one, the first at 0, the last ending the file (up to
+// alignment padding). This refuses offsets outside the file, overlaps, misalignment, and a tensor
+// relabelled to another type (its byte size changes, so the tiling breaks).
+void check_tensor_layout(const std::map<std::string, Info>& infos, uint64_t alignment,
+                         uint64_t avail) {
+  std::vector<std::pair<uint64_t, const std::string*>> order;
+  for (const auto& [name, info] : infos) {
+    if (info.offset > avail || info.bytes > avail - info.offset)
+      throw PackError("gguf: tensor " + name + " data lies outside the file (truncated?)");
+    if (info.offset % alignment != 0)
+      throw PackError("gguf: tensor " + name + " data offset is not aligned to general.alignment");
+    order.emplace_back(info.offset, &name);
+  }
+  std::sort(order.begin(), order.end());
+  uint64_t expected = 0;
+  for (const auto& [offset, name] : order) {
+    if (offset < expected)
+      throw PackError("gguf: tensor " + *name + " overlaps the previous tensor's data");
+    if (offset > expected)
+      throw PackError("gguf: gap before tensor " + *name +
+                      " (sizes disagree with the types: relabelled tensor?)");
+    const uint64_t end = offset + infos.at(*name).bytes;
+    expected = (end + alignment - 1) / alignment * alignment;
+  }
+  if (!order.empty() && avail > expected)
+    throw PackError("gguf: " + std::to_string(avail - expected) +
+                    " unexpected bytes after the last tensor (sizes disagree with the types?)");
+}
 
 }  // namespace
 
@@ -47,7 +113,11 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
     throw PackError("gguf: unsupported version " + std::to_string(version));
   const uint64_t n_tensors = c.get<uint64_t>();
   const uint64_t n_kv = c.get<uint64_t>();
-  if (n_tensors > b.size() || n_kv > b.size()) throw PackError("gguf: implausible counts");
+  // Each kv pair takes at least 13 bytes, each tensor info at least 32: counts beyond what the file
+  // can hold are refused before anything is read.
+  if (n_tensors > b.size() / 32 || n_kv > b.size() / 13)
+    throw PackError("gguf: implausible counts (" + std::to_string(n_tensors) + " tensors, " +
+                    std::to_string(n_kv) + " metadata keys): file truncated or corrupt");
   const std::map<std::string, Value> kv = gguf_read_metadata(c, n_kv, "");
   std::map<std::string, Info> infos;
   for (uint64_t i = 0; i < n_tensors; ++i) {
@@ -56,22 +126,32 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
     const uint32_t nd = c.get<uint32_t>();
     if (nd == 0 || nd > 4)
       throw PackError("gguf: tensor " + name + " has rank " + std::to_string(nd));
+    uint64_t n = 1;
     for (uint32_t d = 0; d < nd; ++d) {
       const uint64_t e = c.get<uint64_t>();
-      if (e == 0 || e > (uint64_t{1} << 31))
+      if (e == 0 || e > (uint64_t{1} << 31) || !checked_mul(n, e, &n) || n > b.size())
         throw PackError("gguf: tensor " + name + " has a bad dimension");
       info.ne.push_back(static_cast<int64_t>(e));
     }
     info.type = c.get<uint32_t>();
     info.offset = c.get<uint64_t>();
-    infos[name] = info;
+    info.bytes = tensor_bytes(name, info.type, n, info.ne[0]);
+    if (!infos.emplace(name, std::move(info)).second)
+      throw PackError("gguf: duplicate tensor name " + name);
   }
   uint64_t alignment = 32;
-  if (auto it = kv.find("general.alignment"); it != kv.end())
-    alignment = static_cast<uint64_t>(it->second.num);
-  if (alignment == 0 || alignment > 4096) throw PackError("gguf: bad general.alignment");
+  if (auto it = kv.find("general.alignment"); it != kv.end()) {
+    if (!is_integer_type(it->second.type))
+      throw PackError("gguf: general.alignment must be an integer");
+    const double a = it->second.num;  // range first: casting a negative double is undefined
+    alignment = a >= 1 && a <= 65536 ? static_cast<uint64_t>(a) : 0;
+    if (alignment == 0 || (alignment & (alignment - 1)) != 0)
+      throw PackError("gguf: general.alignment must be a power of two up to 65536, got " +
+                      std::to_string(it->second.num));
+  }
   const uint64_t data_start = (c.pos + alignment - 1) / alignment * alignment;
   if (data_start > b.size()) throw PackError("gguf: file truncated before the tensor data");
+  check_tensor_layout(infos, alignment, b.size() - data_start);
 
   const ArchDescription& llama = arch_llama();
   auto arch = kv.find("general.architecture");
@@ -91,16 +171,32 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
   auto emb = infos.find(arch_tensor_name(llama.tensors[0].gguf, -1));
   if (emb == infos.end() || emb->second.ne.size() != 2)
     throw PackError("gguf: missing token_embd.weight");
-  // Hyperparameters by the table's keys; the vocabulary defaults to the embedding's rows.
+  // Hyperparameters by the table's keys: integer-typed for dimensions and counts (range-checked
+  // by read_arch_config before any cast), float-typed for epsilon and theta. A present key of the
+  // wrong type is an error, never replaced by the default.
   auto lookup = [&](const char* key, double* value) {
     auto it = kv.find(key);
-    if (it == kv.end() || it->second.type == 8 || it->second.type == 9) return false;
+    if (it == kv.end()) return false;
+    const uint32_t type = it->second.type;
+    const bool integer = arch_key_is_integer(llama, SourceFormat::gguf, key) ||
+                         std::strcmp(key, "llama.vocab_size") == 0;
+    if (integer && !is_integer_type(type))
+      throw PackError(std::string("gguf: metadata key ") + key + " must be an integer, has type " +
+                      value_type_name(type));
+    if (!integer && !is_float_type(type))
+      throw PackError(std::string("gguf: metadata key ") + key + " must be a float, has type " +
+                      value_type_name(type));
+    if (integer && !(it->second.num >= 0 && it->second.num <= (1 << 24)))
+      throw PackError(std::string("gguf: metadata key ") + key + " out of range (0..16777216)");
     *value = it->second.num;
     return true;
   };
   read_arch_config(llama, SourceFormat::gguf, lookup, "gguf: ", &cfg);
+  // The vocabulary defaults to the embedding's rows (ne[1] < 2^63 as read; range-checked here).
   double vocab = static_cast<double>(emb->second.ne[1]);
   lookup("llama.vocab_size", &vocab);
+  if (!(vocab >= 0 && vocab <= (1 << 24)))
+    throw PackError("gguf: vocabulary size out of range (0..16777216): " + std::to_string(vocab));
   cfg.vocab_size = static_cast<int32_t>(vocab);
   cfg.tied_classifier = infos.count("output.weight") ? 0 : 1;
   require_valid_config(cfg, "gguf: ");
@@ -110,7 +206,8 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
                   std::vector<int64_t> want) {
     auto it = infos.find(name);
     if (it == infos.end()) throw PackError("gguf: missing tensor " + name);
-    const Info& info = it->second;
+    Info& info = it->second;
+    info.used = true;
     std::vector<int64_t> shape(info.ne.rbegin(), info.ne.rend());
     if (shape != want)
       throw PackError("gguf: tensor " + name + " has a shape that disagrees with the metadata");
@@ -118,27 +215,6 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
     int64_t n = 1;
     for (int64_t e : info.ne) n *= e;
     const int64_t rows = n / cols;
-    uint64_t bytes = 0;
-    switch (info.type) {
-      case kF32:
-        bytes = n * 4;
-        break;
-      case kF16:
-        bytes = n * 2;
-        break;
-      case kQ8_0:
-      case kQ4_0:
-        if (cols % 32 != 0)
-          throw PackError("gguf: quantized tensor " + name + " row not a multiple of 32");
-        bytes = static_cast<uint64_t>(n / 32) * (info.type == kQ8_0 ? 34 : 18);
-        break;
-      default:
-        throw PackError("gguf: tensor " + name + " has unsupported type " +
-                        std::to_string(info.type) + " (F32, F16, Q8_0, Q4_0 only)");
-    }
-    const uint64_t avail = b.size() - data_start;
-    if (info.offset > avail || bytes > avail - info.offset)
-      throw PackError("gguf: tensor " + name + " data lies outside the file (truncated?)");
     const uint8_t* p = b.data() + data_start + info.offset;
     SourceTensor t;
     t.role = role;
@@ -186,6 +262,11 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
   for_each_arch_tensor(llama, cfg, [&](const ArchTensorNames& t, int32_t layer) {
     load(arch_tensor_name(t.gguf, layer), t.role, layer, arch_tensor_shape(cfg, t.role));
   });
+  // Tensors of blocks past block_count mean the metadata disagrees with the tensors.
+  for (const auto& [name, info] : infos)
+    if (!info.used && name.rfind("blk.", 0) == 0)
+      throw PackError("gguf: tensor " + name + " lies beyond llama.block_count (" +
+                      std::to_string(cfg.n_layers) + ")");
   for (const SourceTensor& t : m.tensors)
     if (t.shape.size() == 1 && t.native != DType::f32)
       throw PackError("gguf: norm weights must be F32 or F16");

@@ -10,6 +10,7 @@
 // the identity numerically).
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -18,6 +19,7 @@
 #include <regex>
 
 #include "kernels/quant.h"
+#include "runtime/checked.h"
 #include "tools/common/file.h"
 #include "tools/einfer-pack/arch_names.h"
 #include "tools/einfer-pack/importers.h"
@@ -26,6 +28,8 @@
 namespace einfer::pack {
 
 namespace {
+
+constexpr int64_t kMaxImportLayers = 4096;  // the loader's limit
 
 float bf16_to_f32(uint16_t h) {
   const uint32_t b = uint32_t{h} << 16;
@@ -51,6 +55,28 @@ struct SafeTensors {
     if (header.type != Json::Type::object)
       throw PackError(what + ": safetensors header is not an object");
     data_start = 8 + n;
+    check_layout();
+  }
+  // Every entry well-formed, inside the data section, and no two overlapping.
+  void check_layout() const {
+    const uint64_t avail = bytes.size() - data_start;
+    std::vector<std::pair<uint64_t, uint64_t>> ranges;
+    for (const auto& [name, t] : header.members) {
+      if (name == "__metadata__") continue;
+      const Json* off = t.find("data_offsets");
+      if (t.type != Json::Type::object || !off || off->items.size() != 2)
+        throw PackError(what + ": malformed entry for " + name);
+      const int64_t b0 = json_to_int(off->items[0], what + ": data_offsets of " + name, 0,
+                                     static_cast<int64_t>(avail));
+      const int64_t b1 = json_to_int(off->items[1], what + ": data_offsets of " + name, b0,
+                                     static_cast<int64_t>(avail));
+      if (b1 > b0) ranges.emplace_back(b0, b1);
+    }
+    std::sort(ranges.begin(), ranges.end());
+    for (size_t i = 1; i < ranges.size(); ++i)
+      if (ranges[i].first < ranges[i - 1].second)
+        throw PackError(what + ": tensor data ranges overlap (at byte " +
+                        std::to_string(ranges[i].first) + " of the data)");
   }
   bool has(const std::string& name) const { return header.find(name) != nullptr; }
   std::map<std::string, std::string> metadata() const {
@@ -71,11 +97,13 @@ struct SafeTensors {
       throw PackError(what + ": malformed entry for " + name);
     shape->clear();
     uint64_t n = 1;
+    if (dt->type != Json::Type::string || sh->type != Json::Type::array || sh->items.size() > 8)
+      throw PackError(what + ": malformed entry for " + name);
     for (const Json& d : sh->items) {
-      if (!d.is_number() || d.num < 0 || d.num > double(1 << 30))
-        throw PackError(what + ": bad shape for " + name);
-      shape->push_back(static_cast<int64_t>(d.num));
-      n *= static_cast<uint64_t>(d.num);
+      const int64_t e = json_to_int(d, what + ": shape of " + name, 0, int64_t{1} << 31);
+      shape->push_back(e);
+      if (!checked_mul(n, static_cast<uint64_t>(e), &n))
+        throw PackError(what + ": shape of " + name + " overflows");
     }
     size_t esize = 0;
     if (dt->str == "F32")
@@ -84,12 +112,13 @@ struct SafeTensors {
       esize = 2;
     else
       throw PackError(what + ": unsupported dtype " + dt->str + " for " + name);
-    const double b0 = off->items[0].num, b1 = off->items[1].num;
-    const uint64_t avail = bytes.size() - data_start;
-    if (b0 < 0 || b1 < b0 || b1 > double(avail) || uint64_t(b1 - b0) != n * esize)
-      throw PackError(what + ": data offsets of " + name +
-                      " are outside the file or disagree with its shape");
-    const uint8_t* p = bytes.data() + data_start + static_cast<uint64_t>(b0);
+    // check_layout() bounded both offsets by the data section.
+    const uint64_t b0 = static_cast<uint64_t>(off->items[0].num);
+    const uint64_t b1 = static_cast<uint64_t>(off->items[1].num);
+    uint64_t want = 0;
+    if (!checked_mul(n, uint64_t{esize}, &want) || b1 - b0 != want)
+      throw PackError(what + ": data offsets of " + name + " disagree with its shape");
+    const uint8_t* p = bytes.data() + data_start + b0;
     std::vector<float> v(n);
     for (uint64_t i = 0; i < n; ++i) {
       if (esize == 4) {
@@ -135,6 +164,14 @@ std::vector<float> permute_rope_rows(const std::vector<float>& w, int64_t heads,
   return out;
 }
 
+// A present key of the wrong type is an error, never replaced by the default.
+const Json* json_typed(const Json& cfg, const char* key, Json::Type type, const char* type_name) {
+  const Json* v = cfg.find(key);
+  if (v && v->type != type && v->type != Json::Type::null)
+    throw PackError(std::string("config.json: ") + key + " must be a " + type_name);
+  return v && v->type == type ? v : nullptr;
+}
+
 }  // namespace
 
 std::vector<uint8_t> read_file(const std::string& path) {
@@ -149,13 +186,16 @@ std::vector<uint8_t> read_file(const std::string& path) {
 SourceModel import_hf_llama(const std::string& folder) {
   const std::vector<uint8_t> cfg_bytes = read_file(folder + "/config.json");
   const Json cfg = parse_json(std::string(cfg_bytes.begin(), cfg_bytes.end()), "config.json");
-  if (const Json* mt = cfg.find("model_type"); mt && mt->str != "llama")
+  if (cfg.type != Json::Type::object) throw PackError("config.json: not a JSON object");
+  using T = Json::Type;
+  if (const Json* mt = json_typed(cfg, "model_type", T::string, "string"); mt && mt->str != "llama")
     throw PackError("config.json: model_type '" + mt->str + "' is not supported (llama only)");
-  if (const Json* act = cfg.find("hidden_act"); act && act->str != "silu")
+  if (const Json* act = json_typed(cfg, "hidden_act", T::string, "string");
+      act && act->str != "silu")
     throw PackError("config.json: hidden_act '" + act->str + "' is not supported (silu only)");
   if (const Json* rs = cfg.find("rope_scaling"); rs && rs->type != Json::Type::null)
     throw PackError("config.json: rope_scaling is not supported");
-  if (const Json* b = cfg.find("attention_bias"); b && b->b)
+  if (const Json* b = json_typed(cfg, "attention_bias", T::boolean, "boolean"); b && b->b)
     throw PackError("config.json: attention_bias is not supported");
   SourceModel m;
   m.kind = "hf-llama";
@@ -172,14 +212,22 @@ SourceModel import_hf_llama(const std::string& folder) {
   c.norm = llama.norm;
   c.activation = llama.activation;
   c.rope = llama.rope;  // rows permuted below
+  // A present key of the wrong type is an error, never replaced by the default.
   auto lookup = [&](const char* key, double* value) {
     const Json* v = cfg.find(key);
-    if (!v || !v->is_number()) return false;
-    *value = v->num;
+    if (!v || v->type == Json::Type::null) return false;
+    const std::string what = std::string("config.json: ") + key;
+    if (arch_key_is_integer(llama, SourceFormat::hugging_face, key)) {
+      *value = static_cast<double>(json_to_int(*v, what, 0, INT32_MAX));
+    } else {
+      if (!v->is_number() || !std::isfinite(static_cast<float>(v->num)))
+        throw PackError(what + " must be a finite number");
+      *value = v->num;
+    }
     return true;
   };
   read_arch_config(llama, SourceFormat::hugging_face, lookup, "config.json: ", &c);
-  const Json* tie = cfg.find("tie_word_embeddings");
+  const Json* tie = json_typed(cfg, "tie_word_embeddings", T::boolean, "boolean");
   c.tied_classifier = tie && tie->b ? 1 : 0;
   require_valid_config(c, "config.json: ");
   m.notes = "rope=hf half-split rows permuted to interleaved";
@@ -193,8 +241,13 @@ SourceModel import_hf_llama(const std::string& folder) {
     const Json index =
         parse_json(std::string(ib.begin(), ib.end()), "model.safetensors.index.json");
     const Json* wm = index.find("weight_map");
-    if (!wm) throw PackError("model.safetensors.index.json: no weight_map");
-    for (const auto& [k, v] : wm->members) where[k] = v.str;
+    if (!wm || wm->type != Json::Type::object)
+      throw PackError("model.safetensors.index.json: no weight_map object");
+    for (const auto& [k, v] : wm->members) {
+      if (v.type != Json::Type::string)
+        throw PackError("model.safetensors.index.json: weight_map entry " + k + " is not a string");
+      where[k] = v.str;
+    }
   }
   std::map<std::string, std::unique_ptr<SafeTensors>> open;
   auto tensor = [&](const std::string& name, std::vector<int64_t>* shape) {
@@ -245,7 +298,9 @@ SourceModel import_torch_encoder(const std::vector<uint8_t>& bytes,
     std::smatch mm;
     if (std::regex_match(name, mm, layer_key)) {
       stack_prefix = mm[1];
-      n_layers = std::max(n_layers, std::stoi(mm[2]) + 1);
+      const int64_t layer =
+          parse_decimal(mm[2], "torch-encoder: layer index in " + name, 0, kMaxImportLayers - 1);
+      n_layers = std::max(n_layers, static_cast<int>(layer) + 1);
     }
   }
   if (n_layers == 0) {
@@ -280,7 +335,8 @@ SourceModel import_torch_encoder(const std::vector<uint8_t>& bytes,
   int heads = opt.heads;
   if (heads == 0) {
     const std::string h = meta({"heads", "nhead", "num_heads"});
-    if (!h.empty()) heads = std::stoi(h);
+    if (!h.empty())
+      heads = static_cast<int>(parse_decimal(h, "torch-encoder: metadata heads", 1, 4096));
   }
   if (heads <= 0)
     throw PackError(
@@ -290,10 +346,17 @@ SourceModel import_torch_encoder(const std::vector<uint8_t>& bytes,
   c.head_dim = c.dim / heads;
   c.vocab_size = 0;
   std::string ctx = meta({"context", "max_seq_len", "context_length"});
-  c.context_length = opt.context > 0 ? opt.context : (ctx.empty() ? 0 : std::stoi(ctx));
+  c.context_length =
+      opt.context > 0
+          ? opt.context
+          : (ctx.empty() ? 0
+                         : static_cast<int32_t>(parse_decimal(
+                               ctx, "torch-encoder: metadata context", 0, int64_t{1} << 24)));
   c.norm = NormKind::layernorm;
   std::string eps = meta({"eps", "layer_norm_eps"});
-  c.norm_eps = opt.eps > 0 ? opt.eps : (eps.empty() ? 1e-5f : std::stof(eps));
+  c.norm_eps = opt.eps > 0
+                   ? opt.eps
+                   : (eps.empty() ? 1e-5f : parse_finite_float(eps, "torch-encoder: metadata eps"));
   std::string act = opt.activation.empty() ? meta({"activation"}) : opt.activation;
   if (act.empty() || act == "relu")
     c.activation = Activation::relu;

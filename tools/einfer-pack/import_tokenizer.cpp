@@ -30,30 +30,44 @@ bool is_byte_piece(const std::string& s) {
 
 // llama2.c tokenizer.bin. Current layout: int32 max_token_length, then per token f32 score, int32
 // length, bytes. The first llama2.c layout: per token int32 length, bytes (no header, no scores;
-// earlier ids are earlier merges, so score = -id reproduces its merge order).
-bool parse_llama2c_bin(const std::vector<uint8_t>& b, bool with_scores, TokenizerSpec* out) {
+// earlier ids are earlier merges, so score = -id reproduces its merge order). False with *why
+// (the first thing wrong) when the bytes are not one; the caller reports it if no other kind fits.
+bool parse_llama2c_bin(const std::vector<uint8_t>& b, bool with_scores, TokenizerSpec* out,
+                       std::string* why) {
   size_t at = with_scores ? 4 : 0;
-  if (b.size() < at + 4) return false;
-  int32_t max_len = with_scores ? static_cast<int32_t>(u32_at(b, 0)) : 1 << 20;
-  if (max_len <= 0 || max_len > (1 << 20)) return false;
+  auto refuse = [&](const std::string& reason) {
+    *why = reason;
+    return false;
+  };
+  if (b.size() < at + 4) return refuse("truncated in its header");
+  constexpr int32_t kMaxPiece = 1 << 20;  // bounds the arena the tokenizer gets sized for
+  int32_t max_len = with_scores ? static_cast<int32_t>(u32_at(b, 0)) : kMaxPiece;
+  if (max_len <= 0 || max_len > kMaxPiece)
+    return refuse("max_token_length " + std::to_string(max_len) + " outside 1.." +
+                  std::to_string(kMaxPiece));
   TokenizerSpec s;
   while (at < b.size()) {
+    const std::string record = "record " + std::to_string(s.pieces.size()) + ": ";
     float score = -static_cast<float>(s.pieces.size());
     if (with_scores) {
-      if (b.size() - at < 4) return false;
+      if (b.size() - at < 4) return refuse(record + "file truncated");
       std::memcpy(&score, b.data() + at, 4);
       at += 4;
-      if (score != score) return false;
+      if (score != score) return refuse(record + "score is NaN");
     }
-    if (b.size() - at < 4) return false;
+    if (b.size() - at < 4) return refuse(record + "file truncated");
     const int32_t len = static_cast<int32_t>(u32_at(b, at));
     at += 4;
-    if (len < 0 || len > max_len || b.size() - at < static_cast<size_t>(len)) return false;
+    if (len < 0 || len > max_len)
+      return refuse(record + "piece length " + std::to_string(len) + " outside 0.." +
+                    std::to_string(max_len));
+    if (b.size() - at < static_cast<size_t>(len)) return refuse(record + "piece runs past the end");
     s.pieces.emplace_back(reinterpret_cast<const char*>(b.data() + at), len);
     s.scores.push_back(score);
     at += len;
   }
-  if (s.pieces.size() < 3) return false;  // <unk>, <s>, </s> at least
+  if (s.pieces.size() < 3)  // <unk>, <s>, </s> at least
+    return refuse(std::to_string(s.pieces.size()) + " tokens, fewer than <unk>, <s>, </s>");
   // llama2.c's convention: 0 <unk>, 1 <s>, 2 </s>, usually 3..258 <0x00>..<0xFF>; pieces hold
   // spaces already.
   s.types.assign(s.pieces.size(), static_cast<uint8_t>(TokenType::normal));
@@ -263,12 +277,17 @@ TokenizerSpec read_tokenizer_bytes(const std::vector<uint8_t>& b, const std::str
   if (looks_like_gguf(b)) return gguf_tokenizer(b, path);
   if (looks_like_json(b)) return read_tokenizer_json(path);
   TokenizerSpec s;
-  if (parse_llama2c_bin(b, true, &s) || parse_llama2c_bin(b, false, &s)) return s;
+  std::string why, why_first_layout;
+  if (parse_llama2c_bin(b, true, &s, &why) || parse_llama2c_bin(b, false, &s, &why_first_layout))
+    return s;
   if (looks_like_sentencepiece(b)) return read_sentencepiece(b);
-  throw PackError(
-      path +
-      ": not a tokenizer einfer knows (llama2.c tokenizer.bin, SentencePiece "
-      "tokenizer.model, Hugging Face tokenizer.json, GGUF), or it is corrupt/truncated");
+  // Nothing fits: say what is wrong with it as the most common kind (the current llama2.c layout),
+  // so a truncated or edited tokenizer.bin gets its specific reason.
+  throw PackError(path +
+                  ": not a tokenizer einfer knows (llama2.c tokenizer.bin, SentencePiece "
+                  "tokenizer.model, Hugging Face tokenizer.json, GGUF); as a llama2.c "
+                  "tokenizer.bin: " +
+                  why);
 }
 
 std::vector<uint8_t> tokenizer_image_for_model(const TokenizerSpec& spec, int32_t model_vocab) {

@@ -64,10 +64,23 @@ bool is_c_identifier(const std::string& s) {
   return true;
 }
 
+// Writes PATH.tmp then renames it over PATH: a failed or interrupted pack never leaves a partial
+// or invalid file under the output name.
 void write_file(const std::string& path, const void* data, size_t n) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out || !out.write(static_cast<const char*>(data), static_cast<std::streamsize>(n)))
-    throw PackError("cannot write " + path);
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out || !out.write(static_cast<const char*>(data), static_cast<std::streamsize>(n)) ||
+        !out.flush()) {
+      std::remove(tmp.c_str());
+      throw PackError("cannot write " + path);
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int e = errno;
+    std::remove(tmp.c_str());
+    throw PackError("cannot write " + path + ": " + std::strerror(e));
+  }
 }
 
 // Loads and validates a .ein image; the AlignedBuffer owns the bytes the Model points into.
@@ -129,7 +142,7 @@ int run(int argc, char** argv) {
       .choices({"relu", "gelu"});
   p.flag({"--norm-first"}, &norm_first, "pre-norm layers");
   p.flag({"--causal"}, &causal, "causal attention mask");
-  p.option({"--eps"}, &eps, "E", "layer-norm epsilon").range(0, 1);
+  p.option({"--eps"}, &eps, "E", "layer-norm epsilon").range(0, 1).exclusive_min().exclusive_max();
   p.option({"--attention-pattern"}, &variants.pattern, "SPEC",
            "sparse attention: terms joined by '+': window:W global:G strided:S fixed:L,C "
            "(docs/attention-variants.md)");
@@ -157,7 +170,7 @@ int run(int argc, char** argv) {
   p.flag({"--with-decode-tokenizer"}, &with_decode_tokenizer,
          "--emit-c: decode-only tokenizer (with_tokenizer = 2: no tokenizer arena)");
   p.option({"--max-prompt-bytes"}, &max_prompt_bytes, "N", "--emit-c: longest prompt text")
-      .range(0, 1 << 30);
+      .range(0, kMaxRunPositions);
   if (int code; !p.parse(argc, argv, &code)) return code;
   if (!dtype_arg.empty()) {
     dtype = parse_dtype(dtype_arg);
@@ -286,9 +299,9 @@ int run(int argc, char** argv) {
   if (chat_format != chat::Format::none)
     image.metadata += std::string("chat_template=") + chat::format_name(chat_format) + "\n";
   const std::vector<uint8_t> out = write_ein(image);
-  if (!output.empty()) write_file(output, out.data(), out.size());
-  AlignedBuffer buf(out);
+  AlignedBuffer buf(out);  // validated before anything is written
   const Model model = load_checked(buf, output.empty() ? "packed image" : output);
+  if (!output.empty()) write_file(output, out.data(), out.size());
   if (!emit_c_path.empty()) {
     // OUT.c (or OUT.h, or OUT): writes OUT.c and OUT.h side by side.
     std::string stem = emit_c_path;

@@ -1,6 +1,7 @@
 // Source model -> .ein image conversion, --inspect text/JSON and --emit-c headers.
 #include <cctype>
 #include <cinttypes>
+#include <cmath>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
@@ -67,7 +68,22 @@ void add_float_tensor(SourceModel& m, TensorRole role, int32_t layer, std::vecto
   m.tensors.push_back(std::move(t));
 }
 
+// NaN or Inf weights run to garbage text with exit 0: refuse them here, naming the tensor.
+static void check_finite(const SourceTensor& t) {
+  auto refuse = [&](const char* what, size_t i) {
+    std::string name = tensor_role_name(t.role);
+    if (t.layer >= 0) name += " of layer " + std::to_string(t.layer);
+    throw PackError("tensor " + name + " has a non-finite " + what + " at element " +
+                    std::to_string(i) + " (NaN or Inf weights are refused)");
+  };
+  for (size_t i = 0; i < t.values.size(); ++i)
+    if (!std::isfinite(t.values[i])) refuse("value", i);
+  for (size_t i = 0; i < t.native_scales.size(); ++i)
+    if (!std::isfinite(t.native_scales[i])) refuse("scale", i);
+}
+
 EinImage pack_source(const SourceModel& source, DType dtype, int32_t group, Progress progress) {
+  for (const SourceTensor& t : source.tensors) check_finite(t);
   if (dtype != DType::f32 && dtype != DType::f16 && dtype != DType::q8 && dtype != DType::q4)
     throw PackError("target dtype must be f32, f16, q8 or q4");
   EinImage image;

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "tools/common/cli.h"
 #include "tools/einfer-pack/importers.h"
 
 namespace einfer::pack {
@@ -165,12 +166,9 @@ SyntheticSpec parse_synthetic_spec(const std::string& text, const SyntheticSpec&
       spec_error("unknown key '" + key +
                  "' (dim, hidden, layers, heads, kv_heads, vocab, seq, tied, dtype, group, seed)");
     const long long lo = is_seed ? 0 : hit->lo, hi = is_seed ? (1ll << 62) : hit->hi;
-    char* stop = nullptr;
-    errno = 0;
-    const long long v = std::strtoll(value.c_str(), &stop, 10);
-    if (value.empty() || *stop != '\0' || errno || v < lo || v > hi)
-      spec_error(key + " needs an integer in " + std::to_string(lo) + ".." + std::to_string(hi) +
-                 ", got '" + value + "'");
+    int64_t v = 0;
+    std::string why;
+    if (!tools::cli::read_integer_in(value, lo, hi, &v, &why)) spec_error(key + ": " + why);
     if (is_seed)
       s.seed = static_cast<uint64_t>(v);
     else

@@ -7,6 +7,8 @@
 //   einfer-run ENCODER.ein --input X.npy --output Y.npy
 //
 // Text streams to stdout as it is generated; timing and memory go to stderr at the end.
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -16,6 +18,7 @@
 
 #include "models/session.h"
 #include "runtime/format.h"
+#include "tools/common/cli.h"
 #include "tools/common/file.h"
 #include "tools/common/npy.h"
 #include "tools/common/thread_pool.h"
@@ -28,8 +31,9 @@ using namespace einfer::run_tool;
 
 namespace {
 
+// A usage error found after parsing: one line, as the parser reports its own (cli.h).
 [[noreturn]] void usage(const char* why) {
-  std::fprintf(stderr, "einfer-run: %s\nRun 'einfer-run --help' for the options.\n", why);
+  std::fprintf(stderr, "einfer-run: %s (see einfer-run --help)\n", why);
   std::exit(2);
 }
 
@@ -41,9 +45,20 @@ namespace {
 }
 
 // A 64-byte aligned heap buffer for the arena (the tool may allocate; the libraries never do).
+// A failed allocation ends the run with one line: a null buffer would make a *measuring* arena.
 struct AlignedBuffer {
   void* p = nullptr;
-  explicit AlignedBuffer(size_t n) { p = std::aligned_alloc(64, (n + 63) / 64 * 64); }
+  AlignedBuffer(size_t n, const char* what) {
+    const size_t rounded = n > SIZE_MAX - 63 ? 0 : (n + 63) / 64 * 64;
+    p = rounded ? std::aligned_alloc(64, rounded) : nullptr;
+    if (p == nullptr) {
+      std::fprintf(stderr,
+                   "einfer-run: cannot allocate %zu bytes for the %s (reduce --context, "
+                   "--window or --batch)\n",
+                   n, what);
+      std::exit(1);
+    }
+  }
   ~AlignedBuffer() { std::free(p); }
 };
 
@@ -60,7 +75,7 @@ int run_encoder(const Args& a, const tools::MappedFile& file, const LoadOptions&
   tools::NpyArray x;
   std::string err;
   if (!tools::read_npy(a.input, &x, &err)) {
-    std::fprintf(stderr, "einfer-run: %s: %s\n", a.input.c_str(), err.c_str());
+    std::fprintf(stderr, "einfer-run: %s\n", err.c_str());  // err names the file
     return 1;
   }
   const ModelConfig& c = model.config;
@@ -82,7 +97,7 @@ int run_encoder(const Args& a, const tools::MappedFile& file, const LoadOptions&
   size_t need = 0;
   Status s = session_arena_bytes(model, options, &need);
   if (!s.ok()) die("sizing the arena", s);
-  AlignedBuffer mem(need);
+  AlignedBuffer mem(need, "encoder arena");
   Arena arena(mem.p, need);
   Session* session = nullptr;
   if (!(s = session_create(file.data, file.size, load, options, arena, &session)).ok())
@@ -107,21 +122,20 @@ int run_encoder(const Args& a, const tools::MappedFile& file, const LoadOptions&
   return 0;
 }
 
+// "1 2 3" or "1,2,3": token ids, each read by the shared parser's number reader.
 std::vector<int32_t> parse_ids(const std::string& list) {
-  const char* text = list.c_str();
   std::vector<int32_t> ids;
-  const char* p = text;
-  while (*p) {
-    while (*p == ' ' || *p == ',' || *p == '\t' || *p == '\n') ++p;
-    if (!*p) break;
-    char* end = nullptr;
-    const long v = std::strtol(p, &end, 10);
-    if (end == p) {
-      std::fprintf(stderr, "einfer-run: --prompt-ids: '%s' is not a list of integers\n", text);
-      std::exit(2);
-    }
-    ids.push_back(static_cast<int32_t>(v));
-    p = end;
+  size_t at = 0;
+  while (at < list.size()) {
+    at = list.find_first_not_of(" ,\t\n", at);
+    if (at == std::string::npos) break;
+    const size_t end = std::min(list.find_first_of(" ,\t\n", at), list.size());
+    int64_t id = 0;
+    std::string why;
+    if (!tools::cli::read_integer_in(list.substr(at, end - at), 0, INT32_MAX, &id, &why))
+      usage(("--prompt-ids: token " + std::to_string(ids.size()) + ": " + why).c_str());
+    ids.push_back(static_cast<int32_t>(id));
+    at = end;
   }
   return ids;
 }
@@ -253,7 +267,7 @@ int main(int argc, char** argv) {
   }
   size_t need = 0;
   if (!(s = session_arena_bytes(model, options, &need)).ok()) die("run options", s);
-  AlignedBuffer mem(need);
+  AlignedBuffer mem(need, "session arena");
   Arena arena(mem.p, need);
   Session* session = nullptr;
   if (!(s = session_create(file.data, file.size, load, options, arena, &session)).ok())

@@ -42,7 +42,9 @@ bool parse_args(int argc, char** argv, Args* a, int* exit_code) {
   p.option({"--temp"}, &a->temperature, "T", "temperature (default 0: greedy)").range(0, 100);
   p.option({"--temperature"}, &a->temperature, "T", "same as --temp").range(0, 100).hidden();
   p.option({"--top-k"}, &a->top_k, "K", "top-k sampling (default 0: off)").range(0, 1 << 30);
-  p.option({"--top-p"}, &a->top_p, "P", "nucleus sampling (default 1: off)").range(0, 1);
+  p.option({"--top-p"}, &a->top_p, "P", "nucleus sampling (default 1: off)")
+      .range(0, 1)
+      .exclusive_min();
   p.option({"--repeat-penalty"}, &a->repeat_penalty, "X",
            "divide the logits of recently generated tokens by X (default 1: off)")
       .range(0.01, 100);

@@ -82,16 +82,14 @@ int main(int argc, char** argv) {
   p.positional("SAMPLE_MS", &sample_ms_text, "as --sample-ms");
   p.positional("SAMPLES", &samples_text, "as --samples");
   if (int code; !p.parse(argc, argv, &code)) return code;
-  if (!sample_ms_text.empty()) {
-    char* end = nullptr;
-    sample_ms = std::strtod(sample_ms_text.c_str(), &end);
-    if (*end || !(sample_ms > 0.0)) return p.fail("SAMPLE_MS must be a number > 0");
-  }
-  if (!samples_text.empty()) {
-    char* end = nullptr;
-    samples_arg = std::strtol(samples_text.c_str(), &end, 10);
-    if (*end || samples_arg < 1) return p.fail("SAMPLES must be a whole number >= 1");
-  }
+  // The positional forms, read and bounded as their options are.
+  if (!sample_ms_text.empty() && (!einfer::tools::cli::read_number(sample_ms_text, &sample_ms) ||
+                                  sample_ms < 1e-3 || sample_ms > 1e4))
+    return p.fail("SAMPLE_MS: expected a number in [0.001, 10000], got '" + sample_ms_text + "'");
+  std::string why;
+  if (!samples_text.empty() &&
+      !einfer::tools::cli::read_integer_in(samples_text, 1, 1 << 20, &samples_arg, &why))
+    return p.fail("SAMPLES: " + why);
   const int samples = static_cast<int>(samples_arg);
   std::printf("einfer-vec-bench: SIMD %s (%d float lanes), %d samples of %.1f ms per variant\n",
               einfer::simd_arch_name(), einfer::simd_float_lanes(), samples, sample_ms);

@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
-# Fuzzes the tokenizer image parser, encoder and decoder (tests/fuzz/fuzz_tokenizer.cpp) like
-# fuzz-loader.sh fuzzes the loader, over the seeds in tests/fuzz/corpus_tokenizer/.
+# Fuzzes the tokenizer image parser, encoder and decoder (tests/fuzz/fuzz_tokenizer.cpp) alone,
+# over the seeds in tests/fuzz/corpus_tokenizer/: tools/scripts/fuzz.sh does the work.
 #   usage: tools/scripts/fuzz-tokenizer.sh [SECONDS]   (default 60)
-FUZZ_TARGET=fuzz_tokenizer FUZZ_CORPUS=tests/fuzz/corpus_tokenizer \
-  exec "$(dirname "$0")/fuzz-loader.sh" "$@"
+exec "$(dirname "$0")/fuzz.sh" "${1:-60}" tokenizer

@@ -1,0 +1,76 @@
+// libFuzzer targets for the host importers (einfer-pack): any byte string must either import or be
+// refused with a PackError; anything else (a crash, an ASan/UBSan report, another exception type,
+// an allocation above libFuzzer's -malloc_limit_mb, a timeout) is a finding. One source, one
+// target per importer, selected by EINFER_FUZZ_IMPORTER at compile time (tests/fuzz/CMakeLists).
+// An import that succeeds is packed too, so the finite scan and the writer see hostile values.
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "tools/common/npy.h"
+#include "tools/einfer-pack/import_tokenizer.h"
+#include "tools/einfer-pack/importers.h"
+#include "tools/einfer-pack/json.h"
+
+using namespace einfer;
+using namespace einfer::pack;
+
+namespace {
+
+[[maybe_unused]] void pack_once(const SourceModel& m) {
+  const EinImage image = pack_source(m, DType::q8, 32, nullptr);
+  (void)write_ein(image);
+}
+
+void run(const std::vector<uint8_t>& b) {
+#if EINFER_FUZZ_IMPORTER == 1  // GGUF
+  pack_once(import_gguf(b));
+#elif EINFER_FUZZ_IMPORTER == 2  // safetensors (PyTorch encoder state dict)
+  TorchEncoderOptions o;
+  o.heads = b.empty() ? 1 : 1 + b.back() % 4;
+  pack_once(import_torch_encoder(b, o));
+#elif EINFER_FUZZ_IMPORTER == 3  // llama2.c checkpoint
+  pack_once(import_llama2c(b));
+#elif EINFER_FUZZ_IMPORTER == 4  // JSON reader and the checked integer conversions
+  const Json j = parse_json(std::string(b.begin(), b.end()), "fuzz");
+  const Json* items[2] = {&j, j.items.empty() ? nullptr : &j.items[0]};
+  for (const Json* v : items)
+    if (v && v->is_number()) (void)json_to_int(*v, "fuzz", -1000000, 1000000);
+  (void)parse_decimal(std::string(b.begin(), b.end()), "fuzz", INT32_MIN, INT32_MAX);
+#elif EINFER_FUZZ_IMPORTER == 5  // tokenizer files as einfer-pack -z reads them (content-detected:
+  // tokenizer.bin, SentencePiece .model, tokenizer.json, EITK), then the image for a model
+  const TokenizerSpec spec = read_tokenizer_bytes(b, "fuzz");
+  const int32_t rows = static_cast<int32_t>(spec.pieces.size()) + (b.empty() ? 0 : b[0] % 4);
+  (void)tokenizer_image_for_model(spec, rows);
+#elif EINFER_FUZZ_IMPORTER == 6  // .npy reader (einfer-einsum, einfer-run --input): reads a path
+  static const std::string path = "/tmp/einfer_fuzz_npy_" + std::to_string(getpid()) + ".npy";
+  FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f) return;
+  if (!b.empty()) std::fwrite(b.data(), 1, b.size(), f);
+  std::fclose(f);
+  tools::NpyArray a;
+  std::string err;
+  if (tools::read_npy(path, &a, &err)) {
+    uint64_t n = 1;
+    for (int64_t d : a.shape) n *= static_cast<uint64_t>(d);
+    if (n != a.data.size()) __builtin_trap();  // the shape must describe exactly the values read
+  }
+#else
+#error "EINFER_FUZZ_IMPORTER must select an importer"
+#endif
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  try {
+    run(std::vector<uint8_t>(data, data + size));
+  } catch (const PackError&) {
+    // A clean refusal.
+  }
+  // parse_json also refuses with a PackError; every other exception escapes: a finding.
+  return 0;
+}
