@@ -656,19 +656,27 @@ Status attention_f32(const AttentionShape& shape, const float* q, const float* k
   if (small_head_path(k, cache, pos0)) small_vectors = k / kLanes;
 #endif
   const bool vnni = attention_i8_dot_uses_vnni(shape.i8_dot);
+  // The attended intervals [a1,b1) and [a2,b2) of the query at position t: one formula for the
+  // work estimate and the walk.
+  auto intervals = [&](int64_t t, int64_t* a1, int64_t* b1, int64_t* a2, int64_t* b2) {
+    *a1 = *b1 = *a2 = *b2 = 0;
+    if (!shape.causal) {
+      *a1 = pos0;
+      *b1 = pos0 + n;
+    } else if (shape.window == 0 || t - (shape.window - shape.sinks) + 1 <= shape.sinks) {
+      *b1 = t + 1;  // [0, t]
+    } else {
+      *b1 = shape.sinks;  // the sinks, then the window - sinks most recent positions, t included
+      *a2 = t - (shape.window - shape.sinks) + 1;
+      *b2 = t + 1;
+    }
+  };
   // Keys query i attends (its work, plus a fixed cost per item): causal prefill gives the last
   // queries of a block many more keys than the first, so tasks get equal work, not equal counts.
   auto item_cost = [&](int64_t item) -> int64_t {
-    const int64_t t = pos0 + item / G;
-    int64_t keys = 0;
-    if (!shape.causal) {
-      keys = n;
-    } else if (shape.window == 0 || t - (shape.window - shape.sinks) <= shape.sinks) {
-      keys = t + 1;
-    } else {
-      keys = shape.sinks + (shape.window - shape.sinks) + 1;
-    }
-    return keys + 16;
+    int64_t a1 = 0, b1 = 0, a2 = 0, b2 = 0;
+    intervals(pos0 + item / G, &a1, &b1, &a2, &b2);
+    return (b1 - a1) + (b2 - a2) + 16;
   };
   auto attend_items = [&](int task) {
     long long first = 0, last = items;
@@ -693,18 +701,8 @@ Status attention_f32(const AttentionShape& shape, const float* q, const float* k
     KeySource src = src0;
     for (int64_t item = first; item < last; ++item) {
       const int32_t i = static_cast<int32_t>(item / G), g = static_cast<int32_t>(item % G);
-      const int64_t t = pos0 + i;
       int64_t a1 = 0, b1 = 0, a2 = 0, b2 = 0;
-      if (!shape.causal) {
-        a1 = pos0;
-        b1 = pos0 + n;
-      } else if (shape.window == 0 || t - (shape.window - shape.sinks) <= shape.sinks) {
-        b1 = t + 1;  // [0, t]
-      } else {
-        b1 = shape.sinks;
-        a2 = t - (shape.window - shape.sinks);
-        b2 = t + 1;
-      }
+      intervals(pos0 + i, &a1, &b1, &a2, &b2);
       src.g = g;
       src.k_new = k_new + static_cast<size_t>(g) * k;
       src.v_new = v_new + static_cast<size_t>(g) * k;

@@ -6,8 +6,10 @@
 // k_new, v_new [n][G][k], writing out [n][H][k].
 //
 // Which key positions p a query at position t attends (attention_attends below):
-//   causal:  p <= t, and with a window w > 0 only p < sinks or p >= t - (w - sinks)
-//            (the sinks plus the w - sinks positions just before t, plus t itself)
+//   causal:  p <= t, and with a window w > 0 only p < sinks or t - (w - sinks) < p <= t:
+//            w positions in all, the current one included (Mistral, Hugging Face and llama.cpp
+//            count a window this way; with sinks, HF SinkCache's: the sinks plus the w - sinks
+//            most recent positions)
 //   !causal: (encoder) every one of the n new keys; no cache, no window
 // Keys at p >= pos0 come from k_new/v_new, keys at p < pos0 from `cache`, where position p lives in
 // slot kv_ring_slot(p, W, S) (kernels/kv_ring.h; the cache's capacity W and sinks S). The caller
@@ -53,7 +55,7 @@ struct AttentionShape {
   int32_t n_kv_heads = 0;  // G
   int32_t head_dim = 0;    // k
   float scale = 0.f;       // score = dot(q, k) * scale; usually 1/sqrtf(head_dim)
-  int32_t window = 0;      // 0: attend every position <= t; else sinks + (window - sinks) before t
+  int32_t window = 0;      // 0: every position <= t; else `window` positions: sinks + recent ones
   int32_t sinks = 0;       // first positions always attended (window > 0 only); < window
   bool causal = true;
   AttentionI8Dot i8_dot = AttentionI8Dot::auto_select;  // int8 caches only; see AttentionI8Dot
@@ -82,7 +84,7 @@ constexpr bool attention_attends(const AttentionShape& s, int64_t t, int64_t p) 
   if (!s.causal) return true;
   if (p > t) return false;
   if (s.window <= 0 || p < s.sinks) return true;
-  return p >= t - (s.window - s.sinks);
+  return p > t - (s.window - s.sinks);
 }
 
 // Whether attention_f32 with this choice runs the AVX-VNNI integer dots on this CPU and build.

@@ -13,9 +13,10 @@
 //
 // Planning classifies labels (batch, contracted, left-free, right-free) and picks a kernel: batched
 // GEMM (packed, register-blocked microkernel), GEMV, dot, outer product, elementwise, reduction,
-// copy/transpose, or the quantized matmul (kernels/matmul_quant.h) when the second operand is
-// q8/q4. Everything else runs the generic loop nest, which is also the test reference (f16
-// operands take it too, widened on load: no f16 fast path yet, the plan says so).
+// copy/transpose, the quantized matmul (kernels/matmul_quant.h) when the second operand is q8/q4,
+// or the half-precision matmul (kernels/matmul_half.h) when it is f16/bf16 weights contracted
+// along their trailing axes. Everything else runs the generic loop nest, which is also the test
+// reference (other f16/bf16 operands take it, widened on load; the plan says so).
 //
 // Three stages, three files: einsum_parse.h (constexpr spec parsing), einsum_plan.cpp (binding
 // labels to shapes, choosing the kernel and its layout once), einsum_execute.cpp (running a plan).

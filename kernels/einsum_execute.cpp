@@ -6,6 +6,7 @@
 #include "kernels/einsum.h"
 #include "kernels/einsum_internal.h"
 #include "kernels/gemm_f32.h"
+#include "kernels/matmul_half.h"
 #include "kernels/matmul_quant.h"
 #include "kernels/quant.h"
 #include "kernels/vec.h"
@@ -32,6 +33,8 @@ float load_element(const Operand& op, int64_t off) {
       return static_cast<const float*>(v.data)[off];
     case DType::f16:
       return f16_to_f32(static_cast<const uint16_t*>(v.data)[off]);
+    case DType::bf16:
+      return bf16_to_f32(static_cast<const uint16_t*>(v.data)[off]);
     case DType::q8:
     case DType::q4: {
       const int64_t row = off / op.k_last, col = off % op.k_last;
@@ -365,11 +368,10 @@ Status run_quant(const EinsumPlan& p, const EinsumLayout& L, const TensorView* i
   w2.scales = wv.scales;
   w2.group_size = wv.group_size;
 
+  // Packed A and C first; the kernel's scratch last, so the half-precision GEMM may take one slot
+  // per task from the rest.
   unsigned char* s = static_cast<unsigned char*>(scratch);
   s = reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(s) + 63) & ~uintptr_t{63});
-  const size_t qbytes = align64(matmul_quant_scratch_bytes(L.mt, L.kt, wv.group_size));
-  void* qscratch = s;
-  s += qbytes;
   const float* a = inputs[0].f32();
   int64_t lda = L.m.sa;
   if (L.pack_a) {
@@ -389,12 +391,14 @@ Status run_quant(const EinsumPlan& p, const EinsumLayout& L, const TensorView* i
   if (L.pack_c) {
     c = reinterpret_cast<float*>(s);
     ldc = L.nt;
+    s += align64(static_cast<size_t>(L.mt * L.nt) * sizeof(float));
   }
-  EINFER_TRY(
-      matmul_f32_quant(a, lda, L.mt, w2, c, ldc, qscratch,
-                       scratch_bytes - static_cast<size_t>(static_cast<unsigned char*>(qscratch) -
-                                                           static_cast<unsigned char*>(scratch)),
-                       threads));
+  const size_t used = static_cast<size_t>(s - static_cast<unsigned char*>(scratch));
+  const size_t rest = scratch_bytes > used ? scratch_bytes - used : 0;
+  if (dtype_is_half(wv.dtype))
+    EINFER_TRY(matmul_f32_half(a, lda, L.mt, w2, c, ldc, s, rest, threads));
+  else
+    EINFER_TRY(matmul_f32_quant(a, lda, L.mt, w2, c, ldc, s, rest, threads));
   if (L.pack_c) {
     float* o = out.f32();
     for (int64_t r = 0; r < L.mt; ++r) {

@@ -6,6 +6,7 @@
 #include "kernels/einsum.h"
 #include "kernels/einsum_internal.h"
 #include "kernels/gemm_f32.h"
+#include "kernels/matmul_half.h"
 #include "kernels/matmul_quant.h"
 
 namespace einfer {
@@ -142,7 +143,10 @@ Status derive_quant(const EinsumPlan& p, const int64_t* out_strides, EinsumLayou
   L->pack_c = !(o_m_ok && o_n_ok) || (mg.total > 1 && so_m == 0);
   L->m.sa = mg.n ? sa_m : 0;
   L->m.so = mg.n ? so_m : 0;
-  L->scratch = align64(matmul_quant_scratch_bytes(L->mt, L->kt, p.in_group[1])) + 64;
+  L->scratch = align64(dtype_is_half(p.in_dtype[1])
+                           ? matmul_half_scratch_bytes(L->mt, L->nt, L->kt)
+                           : matmul_quant_scratch_bytes(L->mt, L->kt, p.in_group[1])) +
+               64;
   if (L->pack_a) L->scratch += align64(static_cast<size_t>(L->mt * L->kt) * sizeof(float));
   if (L->pack_c) L->scratch += align64(static_cast<size_t>(L->mt * L->nt) * sizeof(float));
   return ok_status();
@@ -162,11 +166,12 @@ void derive_layout(const EinsumPlan& p, const int64_t* out_strides, EinsumLayout
   for (int i = 0; i < p.n_labels; ++i)
     if (p.labels[i].size == 0) return;  // empty tensors: the generic loop handles them
   for (int t = 0; t < p.n_inputs; ++t) {
-    if (dtype_is_quantized(p.in_dtype[t])) {
+    if (dtype_is_quantized(p.in_dtype[t]) ||
+        (dtype_is_half(p.in_dtype[t]) && p.quant_k_axis0 >= 0)) {
       derive_quant(p, out_strides, L);
       return;
     }
-    if (!is_f32_input(p, t)) return;  // f16: generic (converts on load)
+    if (!is_f32_input(p, t)) return;  // f16/bf16 not in weight position: generic (widens on load)
   }
 
   // Group of label i: 0 batch, 1 M (A and out), 2 N (B and out), 3 K (contracted); one operand:
@@ -351,7 +356,7 @@ __attribute__((noinline)) void choose_kernel(EinsumPlan* p) {
     if (p->labels[i].size == 0) p->generic_reason = EinsumGenericReason::empty;
   if (p->generic_reason == EinsumGenericReason::empty) return;
   for (int t = 0; t < p->n_inputs; ++t)
-    if (p->in_dtype[t] == DType::f16) p->generic_reason = EinsumGenericReason::f16_operand;
+    if (dtype_is_half(p->in_dtype[t])) p->generic_reason = EinsumGenericReason::f16_operand;
 }
 
 }  // namespace
@@ -385,9 +390,9 @@ Status plan_einsum(const EinsumSpec& spec, const TensorView* inputs, int n_input
       return einsum_error(StatusCode::invalid_argument, "einsum: operand rank out of range",
                           kMaxRank, v.rank, t);
     }
-    if (v.dtype != DType::f32 && v.dtype != DType::f16 && !dtype_is_quantized(v.dtype)) {
+    if (v.dtype != DType::f32 && !dtype_is_half(v.dtype) && !dtype_is_quantized(v.dtype)) {
       return einsum_error(StatusCode::unsupported,
-                          "einsum: operand dtype must be f32, f16, q8 or q4", -1, -1, t);
+                          "einsum: operand dtype must be f32, f16, bf16, q8 or q4", -1, -1, t);
     }
     if (term.ellipsis >= 0) {
       ell[t] = v.rank - term.n;
@@ -483,6 +488,31 @@ Status plan_einsum(const EinsumSpec& spec, const TensorView* inputs, int n_input
     p.out_shape[ax] = p.labels[slot[id]].size;
   }
 
+  // The start of the trailing contracted axes of operand 1 (its K), or -1 when they do not form a
+  // weight-matrix product: axes before them all in the output, none after, no diagonal.
+  auto weight_k_axis0 = [&](const TensorView& w) {
+    int k0 = w.rank;
+    while (k0 > 0) {
+      const EinsumLabel& l = p.labels[slot[axis_label(1, k0 - 1)]];
+      if (!(l.in_input[0] && l.out_axis < 0)) break;
+      --k0;
+    }
+    bool ok = k0 < w.rank;
+    for (int ax = 0; ok && ax < w.rank; ++ax) {
+      const EinsumLabel& l = p.labels[slot[axis_label(1, ax)]];
+      if (ax < k0 && l.out_axis < 0) ok = false;  // contracted or summed label before the tail
+      for (int bx = 0; ok && bx < ax; ++bx)
+        ok = axis_label(1, bx) != axis_label(1, ax);  // diagonal
+    }
+    return ok ? k0 : -1;
+  };
+
+  // f16/bf16 weights (a contiguous second operand of an f32 first one, contracted along its
+  // trailing axes) take the half-precision matmul; other f16/bf16 operands the generic loop.
+  if (n_inputs == 2 && inputs[0].dtype == DType::f32 && dtype_is_half(inputs[1].dtype) &&
+      inputs[1].rank > 0 && inputs[1].is_contiguous())
+    p.quant_k_axis0 = weight_k_axis0(inputs[1]);
+
   // Quantized operands: only the second of two, contracted along exactly its trailing axes.
   for (int t = 0; t < n_inputs; ++t) {
     if (!dtype_is_quantized(inputs[t].dtype)) continue;
@@ -499,20 +529,8 @@ Status plan_einsum(const EinsumSpec& spec, const TensorView* inputs, int n_input
                           "einsum: quantized operand needs a group size and a contiguous layout",
                           -1, -1, 1);
     }
-    int k0 = w.rank;
-    while (k0 > 0) {
-      const EinsumLabel& l = p.labels[slot[axis_label(1, k0 - 1)]];
-      if (!(l.in_input[0] && l.out_axis < 0)) break;
-      --k0;
-    }
-    bool ok = k0 < w.rank;
-    for (int ax = 0; ok && ax < w.rank; ++ax) {
-      const EinsumLabel& l = p.labels[slot[axis_label(1, ax)]];
-      if (ax < k0 && l.out_axis < 0) ok = false;  // contracted or summed label before the tail
-      for (int bx = 0; ok && bx < ax; ++bx)
-        ok = axis_label(1, bx) != axis_label(1, ax);  // diagonal
-    }
-    if (!ok) {
+    const int k0 = weight_k_axis0(w);
+    if (k0 < 0) {
       return einsum_error(StatusCode::invalid_argument,
                           "einsum: quantized operand must be contracted along its last axis", -1,
                           -1, 1);
@@ -543,7 +561,7 @@ const char* einsum_plan_kind_name(const EinsumPlan& plan) {
     case EinsumKernel::copy:
       return "copy";
     case EinsumKernel::quant_matmul:
-      return "quant_matmul";
+      return dtype_is_half(plan.in_dtype[1]) ? "half_matmul" : "quant_matmul";
   }
   return "?";
 }
@@ -573,7 +591,9 @@ const char* einsum_plan_kernel_name(const EinsumPlan& plan) {
     case EinsumKernel::copy:
       return "copy_strided";
     case EinsumKernel::quant_matmul:
-      return "matmul_quant";
+      return dtype_is_half(plan.in_dtype[1])
+                 ? matmul_half_kernel_name(plan.in_dtype[1], plan.layout.mt)
+                 : "matmul_quant";
   }
   return "?";
 }

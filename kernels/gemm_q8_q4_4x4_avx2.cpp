@@ -1,7 +1,8 @@
-// AVX2 microkernels of matmul_f32_quant: int8 x int8 (q8 weights) and int4 x int8 (q4 weights)
-// dot products in int32, scaled once per group into float accumulators.
+// AVX2 GEMV microkernels of matmul_f32_quant (m == 1; prefill shapes: gemm_q8_q4_4x2_avx2.cpp):
+// int8 x int8 (q8 weights) and int4 x int8 (q4 weights) dot products in int32, scaled once per
+// group into float accumulators.
 //
-// A tile is MR activation rows x 4 weight rows (GEMV: 1 x 8 as two 4-row blocks). Every K step
+// A tile is 1 activation row x 8 weight rows (two 4-row blocks). Every K step
 // (q8: one 32-byte chunk of 32 weights; q4: 32 bytes = 64 nibbles) gives each weight row one ymm
 // of int32 partial sums; three hadds fold the 4 rows into [r0 r1 r2 r3 | r0 r1 r2 r3] (lower half:
 // sums of the step's first 16 or 32 elements, upper half: the rest). These int vectors accumulate
@@ -257,24 +258,6 @@ struct Tile {
   }
 };
 
-template <class Q, int NB>
-void rows_tile(const QuantGemm& p, int64_t i0, int64_t mr, int64_t j0, int64_t nr) {
-  switch (mr) {
-    case 1:
-      Tile<Q, 1, NB>::run(p, i0, j0, nr, false);
-      break;
-    case 2:
-      Tile<Q, 2, NB>::run(p, i0, j0, nr, false);
-      break;
-    case 3:
-      Tile<Q, 3, NB>::run(p, i0, j0, nr, false);
-      break;
-    default:
-      Tile<Q, 4, NB>::run(p, i0, j0, nr, false);
-      break;
-  }
-}
-
 // Group-32 GEMV, one weight row at a time in blocks of 8 groups (256 elements): each step's dot
 // vector holds partial sums of one group (q8) or of two (q4: [group 2t x 4 | group 2t+1 x 4]);
 // an hadd tree turns a block's vectors into the 8 group sums [g0 .. g7] of the row, which one
@@ -369,8 +352,7 @@ struct RowG32 {
   }
 };
 
-// GEMV: 1 x 8 tiles. GEMM: weight tiles of 4 rows outside, activation rows in blocks of 4 inside,
-// so a weight tile is read from memory once and reused from L1 for all m rows.
+// GEMV only (m == 1): prefill shapes run the 4x2 / VNNI 4x4 kernels (gemm_q8_q4_4x2_avx2.cpp).
 template <class Q>
 void run(const QuantGemm& p) {
   // The row kernel works in whole blocks of 8 groups; a partial last block costs a full one, so it
@@ -379,20 +361,13 @@ void run(const QuantGemm& p) {
     RowG32<Q>::run(p);
     return;
   }
-  if (p.m == 1) {
-    for (int64_t j = 0; j < p.n; j += 8) {
-      const int64_t nr = p.n - j < 8 ? p.n - j : 8;
-      if (nr > 4) {
-        Tile<Q, 1, 2>::run(p, 0, j, nr, true);
-      } else {
-        Tile<Q, 1, 1>::run(p, 0, j, nr, true);
-      }
+  for (int64_t j = 0; j < p.n; j += 8) {
+    const int64_t nr = p.n - j < 8 ? p.n - j : 8;
+    if (nr > 4) {
+      Tile<Q, 1, 2>::run(p, 0, j, nr, true);
+    } else {
+      Tile<Q, 1, 1>::run(p, 0, j, nr, true);
     }
-    return;
-  }
-  for (int64_t j = 0; j < p.n; j += 4) {
-    const int64_t nr = p.n - j < 4 ? p.n - j : 4;
-    for (int64_t i = 0; i < p.m; i += 4) rows_tile<Q, 1>(p, i, p.m - i < 4 ? p.m - i : 4, j, nr);
   }
 }
 

@@ -61,8 +61,28 @@ struct QuantGemm {
 bool simd_supports_group(bool q4, int32_t group);
 
 #if EINFER_HAS_SIMD && defined(__AVX2__)
+// quantize_activations_q8 in AVX2 lanes (quantize_act_q8_avx2.cpp), same bytes and scales.
+void quantize_activations_q8_avx2(const float* a, int64_t k, int32_t group, int8_t* qa, float* sa);
+// q8 GEMV for groups of 32 when K is not whole blocks of 8 groups, 4 weight rows per pass.
+void gemv_q8_1x4_avx2(const QuantGemm& p);
+// GEMV (m == 1; GEMM shapes go to the 4x2 kernels).
 void gemm_q8_4x4_avx2(const QuantGemm& p);
 void gemm_q4_4x4_avx2(const QuantGemm& p);
+// Prefill GEMM (m > 1): 4 x 2 tiles of float accumulators, no horizontal add in the K loop.
+void gemm_q8_4x2_avx2(const QuantGemm& p);
+void gemm_q4_4x2_avx2(const QuantGemm& p);
+#endif
+#if EINFER_HAS_SIMD && defined(__AVX2__) && defined(__x86_64__) && defined(__GNUC__) && \
+    !defined(__clang__)
+// The same prefill GEMM on AVX-512 VNNI (vpdpbusd on ymm), compiled for it whatever the build's
+// target; call only when cpu_has_avx512_vnni() (CPUID and OS support, checked at each call).
+bool cpu_has_avx512_vnni();
+// Whether matmul_f32_quant uses the VNNI prefill kernels: cpu_has_avx512_vnni() unless a test
+// turned them off to check the AVX2 ones on this CPU (not thread-safe; tests only).
+bool use_avx512_vnni();
+void set_avx512_vnni_allowed(bool allowed);
+void gemm_q8_4x4_avx512vnni(const QuantGemm& p);
+void gemm_q4_4x4_avx512vnni(const QuantGemm& p);
 #endif
 #if EINFER_HAS_SIMD && defined(__ARM_NEON)
 void gemm_q8_4x1_neon(const QuantGemm& p);  // sdot with __ARM_FEATURE_DOTPROD, else vmull/vpadal

@@ -1,6 +1,7 @@
 // Internal to kernels/: tiling of a quantized matmul into MR x NR register tiles, used by the NEON
-// microkernels (the AVX2 ones tile themselves, see gemm_q8_q4_4x4_avx2.cpp). K provides
-// `template <int MR, int NR> static void tile(p, i0, j0)` computing C[i0 .. i0+MR, j0 .. j0+NR].
+// microkernels (the x86 ones tile themselves: gemm_q8_q4_4x4_avx2.cpp,
+// gemm_quant_prefill_driver.h). K provides `template <int MR, int NR> static void tile(p, i0, j0)`
+// computing C[i0 .. i0+MR, j0 .. j0+NR].
 //
 // GEMV (m == 1) walks W in tiles of 1 x kGemvRows rows sharing each activation load. For m > 1
 // the weight tile is the outer loop and blocks of kGemmRows activation rows the inner one, so a

@@ -158,6 +158,8 @@ void quantize_row_range(const float* a, int64_t lda, int64_t k, DType dtype, int
     int8_t* qa = s.qa + i * kpad;
 #if EINFER_HAS_MVE
     quant_detail::quantize_activations_q8_mve(a + i * lda, k, group, qa, s.sa + i * groups);
+#elif EINFER_HAS_SIMD && defined(__AVX2__)
+    quant_detail::quantize_activations_q8_avx2(a + i * lda, k, group, qa, s.sa + i * groups);
 #else
     quant_detail::quantize_activations_q8(a + i * lda, k, group, qa, s.sa + i * groups);
 #endif
@@ -362,7 +364,25 @@ void run_kernel(const quant_detail::QuantGemm& p, DType dtype, bool simd, bool m
     return;
   }
 #if EINFER_HAS_SIMD && defined(__AVX2__)
-  if (q4) {
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+  if (p.m > 1 && quant_detail::use_avx512_vnni()) {
+    if (q4) {
+      quant_detail::gemm_q4_4x4_avx512vnni(p);
+    } else {
+      quant_detail::gemm_q8_4x4_avx512vnni(p);
+    }
+    return;
+  }
+#endif
+  if (p.m > 1) {
+    if (q4) {
+      quant_detail::gemm_q4_4x2_avx2(p);
+    } else {
+      quant_detail::gemm_q8_4x2_avx2(p);
+    }
+  } else if (!q4 && p.group == 32 && p.groups % 8 != 0) {
+    quant_detail::gemv_q8_1x4_avx2(p);
+  } else if (q4) {
     quant_detail::gemm_q4_4x4_avx2(p);
   } else {
     quant_detail::gemm_q8_4x4_avx2(p);

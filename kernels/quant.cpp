@@ -112,4 +112,19 @@ float f16_to_f32(uint16_t h) {
   return f;
 }
 
+uint16_t f32_to_bf16(float x) {
+  uint32_t b;
+  std::memcpy(&b, &x, 4);
+  if ((b & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>((b >> 16) | 0x40u);  // NaN
+  b += 0x7FFFu + ((b >> 16) & 1u);  // round to nearest even (overflow rounds to infinity)
+  return static_cast<uint16_t>(b >> 16);
+}
+
+float bf16_to_f32(uint16_t h) {
+  const uint32_t b = static_cast<uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &b, 4);
+  return f;
+}
+
 }  // namespace einfer

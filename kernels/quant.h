@@ -23,4 +23,9 @@ void dequantize_row_q4(const uint8_t* q, const float* scales, int64_t k, int32_t
 uint16_t f32_to_f16(float x);
 float f16_to_f32(uint16_t h);
 
+// bfloat16 <-> float32: bf16 is the top half of a float32. Narrowing rounds to nearest even and
+// keeps NaNs NaN (quiet); widening is exact.
+uint16_t f32_to_bf16(float x);
+float bf16_to_f32(uint16_t h);
+
 }  // namespace einfer

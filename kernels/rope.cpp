@@ -14,6 +14,19 @@ size_t align_up(size_t n, size_t a) {
   return (n + a - 1) / a * a;
 }
 
+constexpr double kPi = 3.14159265358979323846;
+
+double scaled_inv_freq(double inv_freq, const RopeFrequencyScaling& s) {
+  if (s.kind == 1) return inv_freq / s.factor;
+  if (s.kind != 2) return inv_freq;
+  const double wavelen = 2.0 * kPi / inv_freq;
+  if (wavelen < s.original_context / s.high_freq_factor) return inv_freq;
+  if (wavelen > s.original_context / s.low_freq_factor) return inv_freq / s.factor;
+  const double smooth =
+      (s.original_context / wavelen - s.low_freq_factor) / (s.high_freq_factor - s.low_freq_factor);
+  return (1.0 - smooth) * inv_freq / s.factor + smooth * inv_freq;
+}
+
 }  // namespace
 
 size_t rope_table_bytes(int32_t head_dim, int32_t n_positions) {
@@ -28,7 +41,7 @@ size_t rope_table_bytes(int32_t head_dim, int32_t n_positions) {
 }
 
 Status rope_table_init(RopeTable* table, void* mem, size_t bytes, int32_t head_dim,
-                       int32_t n_positions, float theta) {
+                       int32_t n_positions, float theta, const RopeFrequencyScaling& scaling) {
   if (table == nullptr) return make_status(StatusCode::invalid_argument, "rope: null table");
   if (head_dim <= 0 || head_dim % 2 != 0) {
     return make_status(StatusCode::invalid_argument, "rope: head_dim must be even and positive",
@@ -36,6 +49,11 @@ Status rope_table_init(RopeTable* table, void* mem, size_t bytes, int32_t head_d
   }
   if (n_positions < 0) return make_status(StatusCode::invalid_argument, "rope: n_positions < 0");
   if (!(theta > 0.f)) return make_status(StatusCode::invalid_argument, "rope: theta must be > 0");
+  if (scaling.kind > 2 || (scaling.kind != 0 && !(scaling.factor > 0.0)) ||
+      (scaling.kind == 2 &&
+       !(scaling.low_freq_factor > 0.0 && scaling.high_freq_factor > scaling.low_freq_factor &&
+         scaling.original_context > 0.0)))
+    return make_status(StatusCode::invalid_argument, "rope: bad frequency scaling");
   const size_t need = rope_table_bytes(head_dim, n_positions);
   if (mem == nullptr || bytes < need) {
     return make_status(StatusCode::out_of_memory, "rope: table memory too small",
@@ -52,7 +70,8 @@ Status rope_table_init(RopeTable* table, void* mem, size_t bytes, int32_t head_d
   p += align_up(static_cast<size_t>(half) * static_cast<size_t>(n_positions) * sizeof(float), 8);
   float* sn = reinterpret_cast<float*>(p);
   for (int32_t i = 0; i < half; ++i) {
-    inv_freq[i] = 1.0 / std::pow(static_cast<double>(theta), (2.0 * i) / head_dim);
+    inv_freq[i] =
+        scaled_inv_freq(1.0 / std::pow(static_cast<double>(theta), (2.0 * i) / head_dim), scaling);
   }
   for (int32_t t = 0; t < n_positions; ++t) {
     for (int32_t i = 0; i < half; ++i) {

@@ -21,6 +21,20 @@ namespace einfer {
 // model headers, the runtime maps one to the other.
 enum class RopeLayout : uint32_t { interleaved = 1, half_split = 2 };
 
+// Frequency scaling applied to inv_freq before the table is built (mirrors runtime/model.h
+// RopeScaling: none = 0, linear = 1, llama3 = 2), as transformers' modeling_rope_utils.py does:
+//   linear (_compute_linear_scaling_rope_parameters): inv_freq / factor;
+//   llama3 (_compute_llama3_parameters): with wavelen = 2*pi / inv_freq, L = original_context:
+//     wavelen < L / high_freq_factor: unchanged; wavelen > L / low_freq_factor: inv_freq / factor;
+//     else (1 - s) * inv_freq / factor + s * inv_freq, s = (L / wavelen - low) / (high - low).
+struct RopeFrequencyScaling {
+  uint32_t kind = 0;
+  double factor = 1.0;
+  double low_freq_factor = 0.0;
+  double high_freq_factor = 0.0;
+  double original_context = 0.0;
+};
+
 struct RopeTable {
   int32_t head_dim = 0;
   int32_t n_positions = 0;
@@ -32,9 +46,11 @@ struct RopeTable {
 // Bytes rope_table_init needs in `mem` (8-byte aligned memory; arenas give 64).
 size_t rope_table_bytes(int32_t head_dim, int32_t n_positions);
 
-// head_dim must be even and > 0, n_positions >= 0, theta > 0.
+// head_dim must be even and > 0, n_positions >= 0, theta > 0; scaling as above (kind <= 2,
+// factors > 0).
 Status rope_table_init(RopeTable* table, void* mem, size_t bytes, int32_t head_dim,
-                       int32_t n_positions, float theta);
+                       int32_t n_positions, float theta,
+                       const RopeFrequencyScaling& scaling = RopeFrequencyScaling{});
 
 // Rotates x [n_heads][head_dim] in place for absolute position pos (pos >= 0).
 // SIMD in rope_f32_simd.cpp (half_split, within the table); scalar::rope_apply

@@ -191,6 +191,29 @@ int einfer_encode(einfer_session* e, const float* input, int32_t n, float* outpu
   return s.ok() ? EINFER_OK : fail(e, s);
 }
 
+int einfer_encode_memory(einfer_session* e, const float* source, int32_t m) {
+  if (e == nullptr) return EINFER_E_INVALID_ARGUMENT;
+  const Status s = session_encode_memory(e->session, source, m);
+  return s.ok() ? EINFER_OK : fail(e, s);
+}
+
+int einfer_decode_target(einfer_session* e, const float* target, int32_t n, float* output) {
+  if (e == nullptr) return EINFER_E_INVALID_ARGUMENT;
+  const Status s = session_decode_target(e->session, target, n, output);
+  return s.ok() ? EINFER_OK : fail(e, s);
+}
+
+int einfer_decode_step(einfer_session* e, const float* target_row, float* output) {
+  if (e == nullptr) return EINFER_E_INVALID_ARGUMENT;
+  const Status s = session_decode_step(e->session, target_row, output);
+  return s.ok() ? EINFER_OK : fail(e, s);
+}
+
+int32_t einfer_target_rows(const einfer_session* e) {
+  if (e == nullptr || e->session->model.config.arch != ArchKind::transformer) return 0;
+  return e->session->transformer_state.target_rows;
+}
+
 const float* einfer_logits(const einfer_session* e) {
   if (e == nullptr || !e->has_logits) return nullptr;
   return session_logits(*e->session);
@@ -226,8 +249,14 @@ int32_t einfer_context_length(const einfer_session* e) {
 int32_t einfer_max_sequence(const einfer_session* e) {
   if (e == nullptr) return 0;
   const Session& s = *e->session;
-  return s.model.config.arch == ArchKind::encoder ? s.encoder_state.max_seq
-                                                  : s.state.options.context;
+  switch (s.model.config.arch) {
+    case ArchKind::encoder:
+      return s.encoder_state.max_seq;
+    case ArchKind::transformer:
+      return s.transformer_state.max_target;
+    default:
+      return s.state.options.context;
+  }
 }
 int64_t einfer_position(const einfer_session* e) {
   return e ? session_position(*e->session) : -1;

@@ -60,7 +60,7 @@ enum {
 enum { EINFER_TOKEN_BOS = 1, EINFER_TOKEN_EOS = 2 };
 
 /* What einfer_architecture reports (the .ein architecture kind). */
-enum { EINFER_ARCH_LLAMA = 1, EINFER_ARCH_ENCODER = 2 };
+enum { EINFER_ARCH_LLAMA = 1, EINFER_ARCH_ENCODER = 2, EINFER_ARCH_TRANSFORMER = 3 };
 
 typedef struct einfer_options {
   int32_t context;          /* positions the KV cache holds (0: the model's context length);
@@ -113,6 +113,23 @@ int einfer_decode(einfer_session* session, int32_t token);
  * (1 <= n <= einfer_max_sequence; output may alias input). Decoders refuse it, and encoders refuse
  * the token functions. */
 int einfer_encode(einfer_session* session, const float* input, int32_t n, float* output);
+/* Encoder-decoders (EINFER_ARCH_TRANSFORMER, PyTorch nn.Transformer; options.context bounds both
+ * the source and the target rows). A session moves through these states:
+ *   created       -- einfer_encode_memory -->  memory ready, 0 target rows
+ *   memory ready  -- einfer_decode_step   -->  one more target row (up to einfer_max_sequence)
+ *   memory ready  -- einfer_decode_target -->  target rows 0..n-1 at once (earlier rows replaced)
+ *   any state     -- einfer_encode_memory -->  new memory, 0 target rows (a failed encode leaves
+ *                                              no memory: decoding then fails until one succeeds)
+ * einfer_encode_memory runs the encoder on source[m][dim] (1 <= m <= einfer_max_sequence) and
+ * projects every decoder layer's cross-attention keys and values once into the arena.
+ * einfer_decode_step writes output[dim] for target_row[dim] at position einfer_target_rows,
+ * attending the earlier rows through the KV cache; the outputs equal einfer_decode_target's rows.
+ * Decoding without a memory fails with EINFER_E_INVALID_ARGUMENT, past the bound with
+ * EINFER_E_OUT_OF_RANGE; null pointers are refused; other architectures refuse all four. */
+int einfer_encode_memory(einfer_session* session, const float* source, int32_t m);
+int einfer_decode_target(einfer_session* session, const float* target, int32_t n, float* output);
+int einfer_decode_step(einfer_session* session, const float* target_row, float* output);
+int32_t einfer_target_rows(const einfer_session* session); /* rows decoded since the encode */
 /* Logits of the last evaluated token (vocab floats), valid until the next call; NULL before any
  * prefill/decode. */
 const float* einfer_logits(const einfer_session* session);

@@ -27,6 +27,18 @@ Status bind(const Model& m, TensorRole role, int32_t layer, int64_t d0, int64_t 
   return ok_status();
 }
 
+}  // namespace
+
+void encoder_layernorm_rows(float* x, int32_t n, int64_t d, const TensorView& w,
+                            const TensorView& b, float eps) {
+  for (int32_t i = 0; i < n; ++i) {
+    layernorm_f32(x + i * d, w.f32(), b.data ? b.f32() : nullptr, eps, x + i * d,
+                  static_cast<size_t>(d));
+  }
+}
+
+namespace {
+
 // The architecture, then the one config check every model passes (runtime ein_validate_config).
 Status check_config(const ModelConfig& c) {
   if (c.arch != ArchKind::encoder)
@@ -48,14 +60,6 @@ TensorView weight_like(const ModelConfig& c, int64_t rows, int64_t cols) {
   TensorView w = make_view(c.weight_dtype, nullptr, {rows, cols});
   if (dtype_is_quantized(c.weight_dtype)) w.group_size = c.group_size;
   return w;
-}
-
-void layernorm_rows(float* x, int32_t n, int64_t d, const TensorView& w, const TensorView& b,
-                    float eps) {
-  for (int32_t i = 0; i < n; ++i) {
-    layernorm_f32(x + i * d, w.f32(), b.data ? b.f32() : nullptr, eps, x + i * d,
-                  static_cast<size_t>(d));
-  }
 }
 
 void activate(Activation a, float* x, size_t n) {
@@ -132,34 +136,46 @@ Status layout_state(const ModelConfig& c, int32_t max_seq, Arena& arena, Encoder
 
 }  // namespace
 
+Status encoder_bind_layer(const Model& m, int32_t l, EncoderLayerWeights* out) {
+  const ModelConfig& c = m.config;
+  const int64_t d = c.dim, f = c.hidden_dim;
+  EncoderLayerWeights& L = *out;
+  L = EncoderLayerWeights{};
+  EINFER_TRY(bind(m, TensorRole::wq, l, d, d, &L.attn.wq));
+  EINFER_TRY(bind(m, TensorRole::wk, l, d, d, &L.attn.wk));
+  EINFER_TRY(bind(m, TensorRole::wv, l, d, d, &L.attn.wv));
+  EINFER_TRY(bind(m, TensorRole::wo, l, d, d, &L.attn.wo));
+  EINFER_TRY(bind(m, TensorRole::w1, l, f, d, &L.w1));
+  EINFER_TRY(bind(m, TensorRole::w2, l, d, f, &L.w2));
+  EINFER_TRY(bind(m, TensorRole::attn_norm, l, d, -1, &L.norm1_w));
+  EINFER_TRY(bind(m, TensorRole::ffn_norm, l, d, -1, &L.norm2_w));
+  EINFER_TRY(bind(m, TensorRole::attn_norm_bias, l, d, -1, &L.norm1_b));
+  EINFER_TRY(bind(m, TensorRole::ffn_norm_bias, l, d, -1, &L.norm2_b));
+  if (c.has_bias) {
+    EINFER_TRY(bind(m, TensorRole::bq, l, d, -1, &L.attn.bq));
+    EINFER_TRY(bind(m, TensorRole::bk, l, d, -1, &L.attn.bk));
+    EINFER_TRY(bind(m, TensorRole::bv, l, d, -1, &L.attn.bv));
+    EINFER_TRY(bind(m, TensorRole::bo, l, d, -1, &L.attn.bo));
+    EINFER_TRY(bind(m, TensorRole::b1, l, f, -1, &L.b1));
+    EINFER_TRY(bind(m, TensorRole::b2, l, d, -1, &L.b2));
+  }
+  return ok_status();
+}
+
+Status encoder_feed_forward(const EncoderLayerWeights& L, Activation activation, const float* x,
+                            int32_t n, float* h, float* y, void* scratch, size_t scratch_bytes) {
+  EINFER_TRY(linear(x, n, L.w1, L.b1, h, scratch, scratch_bytes));
+  activate(activation, h, static_cast<size_t>(n) * static_cast<size_t>(L.w1.shape[0]));
+  return linear(h, n, L.w2, L.b2, y, scratch, scratch_bytes);
+}
+
 Status encoder_bind_weights(const Model& m, Arena& arena, EncoderWeights* w) {
   const ModelConfig& c = m.config;
   EINFER_TRY(check_config(c));
   w->config = c;
-  const int64_t d = c.dim, f = c.hidden_dim;
+  const int64_t d = c.dim;
   EINFER_TRY(arena.allocate_array(static_cast<size_t>(c.n_layers), &w->layers));
-  for (int32_t l = 0; l < c.n_layers; ++l) {
-    EncoderLayerWeights& L = w->layers[l];
-    L = EncoderLayerWeights{};
-    EINFER_TRY(bind(m, TensorRole::wq, l, d, d, &L.attn.wq));
-    EINFER_TRY(bind(m, TensorRole::wk, l, d, d, &L.attn.wk));
-    EINFER_TRY(bind(m, TensorRole::wv, l, d, d, &L.attn.wv));
-    EINFER_TRY(bind(m, TensorRole::wo, l, d, d, &L.attn.wo));
-    EINFER_TRY(bind(m, TensorRole::w1, l, f, d, &L.w1));
-    EINFER_TRY(bind(m, TensorRole::w2, l, d, f, &L.w2));
-    EINFER_TRY(bind(m, TensorRole::attn_norm, l, d, -1, &L.norm1_w));
-    EINFER_TRY(bind(m, TensorRole::ffn_norm, l, d, -1, &L.norm2_w));
-    EINFER_TRY(bind(m, TensorRole::attn_norm_bias, l, d, -1, &L.norm1_b));
-    EINFER_TRY(bind(m, TensorRole::ffn_norm_bias, l, d, -1, &L.norm2_b));
-    if (c.has_bias) {
-      EINFER_TRY(bind(m, TensorRole::bq, l, d, -1, &L.attn.bq));
-      EINFER_TRY(bind(m, TensorRole::bk, l, d, -1, &L.attn.bk));
-      EINFER_TRY(bind(m, TensorRole::bv, l, d, -1, &L.attn.bv));
-      EINFER_TRY(bind(m, TensorRole::bo, l, d, -1, &L.attn.bo));
-      EINFER_TRY(bind(m, TensorRole::b1, l, f, -1, &L.b1));
-      EINFER_TRY(bind(m, TensorRole::b2, l, d, -1, &L.b2));
-    }
-  }
+  for (int32_t l = 0; l < c.n_layers; ++l) EINFER_TRY(encoder_bind_layer(m, l, &w->layers[l]));
   if (c.final_norm) {
     EINFER_TRY(bind(m, TensorRole::final_norm, -1, d, -1, &w->final_w));
     EINFER_TRY(bind(m, TensorRole::final_norm_bias, -1, d, -1, &w->final_b));
@@ -206,7 +222,7 @@ Status run_stack(const EncoderWeights& w, EncoderState* s, const float* in, int3
     const float* sa_in = s->x;
     if (c.norm_first) {
       std::memcpy(s->xb, s->x, nd * sizeof(float));
-      layernorm_rows(s->xb, n, d, L.norm1_w, L.norm1_b, c.norm_eps);
+      encoder_layernorm_rows(s->xb, n, d, L.norm1_w, L.norm1_b, c.norm_eps);
       sa_in = s->xb;
     }
     if (stream)
@@ -217,22 +233,21 @@ Status run_stack(const EncoderWeights& w, EncoderState* s, const float* in, int3
     else
       EINFER_TRY(mha_forward(L.attn, attn, sa_in, n, 0, nullptr, l, buffers, s->xb));
     add_f32(s->x, s->xb, s->x, nd);
-    if (!c.norm_first) layernorm_rows(s->x, n, d, L.norm1_w, L.norm1_b, c.norm_eps);
+    if (!c.norm_first) encoder_layernorm_rows(s->x, n, d, L.norm1_w, L.norm1_b, c.norm_eps);
 
     // Feed-forward sublayer.
     const float* ff_in = s->x;
     if (c.norm_first) {
       std::memcpy(s->xb, s->x, nd * sizeof(float));
-      layernorm_rows(s->xb, n, d, L.norm2_w, L.norm2_b, c.norm_eps);
+      encoder_layernorm_rows(s->xb, n, d, L.norm2_w, L.norm2_b, c.norm_eps);
       ff_in = s->xb;
     }
-    EINFER_TRY(linear(ff_in, n, L.w1, L.b1, s->h, s->scratch, s->scratch_bytes));
-    activate(c.activation, s->h, static_cast<size_t>(n) * static_cast<size_t>(c.hidden_dim));
-    EINFER_TRY(linear(s->h, n, L.w2, L.b2, s->xb, s->scratch, s->scratch_bytes));
+    EINFER_TRY(
+        encoder_feed_forward(L, c.activation, ff_in, n, s->h, s->xb, s->scratch, s->scratch_bytes));
     add_f32(s->x, s->xb, s->x, nd);
-    if (!c.norm_first) layernorm_rows(s->x, n, d, L.norm2_w, L.norm2_b, c.norm_eps);
+    if (!c.norm_first) encoder_layernorm_rows(s->x, n, d, L.norm2_w, L.norm2_b, c.norm_eps);
   }
-  if (c.final_norm) layernorm_rows(s->x, n, d, w.final_w, w.final_b, c.norm_eps);
+  if (c.final_norm) encoder_layernorm_rows(s->x, n, d, w.final_w, w.final_b, c.norm_eps);
   std::memcpy(out, s->x, nd * sizeof(float));
   return ok_status();
 }

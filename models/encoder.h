@@ -48,6 +48,16 @@ struct EncoderState {
 
 Status encoder_bind_weights(const Model& model, Arena& arena, EncoderWeights* weights);
 
+// Pieces the encoder-decoder (models/transformer.h) shares with the encoder:
+// binds layer `layer`'s self-attention, norms (attn_norm, ffn_norm) and feed-forward;
+Status encoder_bind_layer(const Model& model, int32_t layer, EncoderLayerWeights* out);
+// LayerNorm of n rows of d in place (b may be absent);
+void encoder_layernorm_rows(float* x, int32_t n, int64_t d, const TensorView& w,
+                            const TensorView& b, float eps);
+// the feed-forward sublayer: y[n][d] = W2 act(W1 x + b1) + b2, h [n][f] and the scratch its work.
+Status encoder_feed_forward(const EncoderLayerWeights& layer, Activation activation, const float* x,
+                            int32_t n, float* h, float* y, void* scratch, size_t scratch_bytes);
+
 // State for sequences of up to max_seq positions (0: the model's context length, which must then
 // be set; a context length of 0 in the model means no limit).
 Status encoder_state_init(const ModelConfig& config, int32_t max_seq, Arena& arena,

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/gguf_quant.h"
 #include "kernels/quant.h"
 #include "kernels/vec.h"
 #include "runtime/format.h"
@@ -81,6 +82,18 @@ MhaConfig mha_config(const ModelConfig& c, const RunOptions& o, const RopeTable*
   return m;
 }
 
+// The config's RoPE scaling in the kernel's terms (ein_validate_config checked the values).
+RopeFrequencyScaling rope_scaling(const ModelConfig& c) {
+  RopeFrequencyScaling r;
+  r.kind = static_cast<uint32_t>(c.rope_scaling);
+  if (c.rope_scaling == RopeScaling::none) return r;
+  r.factor = c.rope_factor;
+  r.low_freq_factor = c.rope_low_freq_factor;
+  r.high_freq_factor = c.rope_high_freq_factor;
+  r.original_context = c.rope_original_context;
+  return r;
+}
+
 // Row `token` of the embedding table, widened to f32.
 void embed(const TensorView& table, int32_t token, float* out) {
   const int64_t d = table.shape[1];
@@ -93,6 +106,12 @@ void embed(const TensorView& table, int32_t token, float* out) {
       const uint16_t* row =
           reinterpret_cast<const uint16_t*>(base) + static_cast<size_t>(token) * d;
       for (int64_t i = 0; i < d; ++i) out[i] = f16_to_f32(row[i]);
+      break;
+    }
+    case DType::bf16: {
+      const uint16_t* row =
+          reinterpret_cast<const uint16_t*>(base) + static_cast<size_t>(token) * d;
+      for (int64_t i = 0; i < d; ++i) out[i] = bf16_to_f32(row[i]);
       break;
     }
     case DType::q8:
@@ -109,6 +128,10 @@ void embed(const TensorView& table, int32_t token, float* out) {
       break;
     }
     default:
+      if (dtype_is_gguf_block(table.dtype)) {  // decode just the one row needed
+        dequantize_row_gguf(table.dtype, base + token * quant_row_bytes(table.dtype, d), d, out);
+        break;
+      }
       std::memset(out, 0, static_cast<size_t>(d) * 4);
   }
 }
@@ -142,6 +165,11 @@ Status llama_bind_weights(const Model& model, Arena& arena, LlamaWeights* w) {
     EINFER_TRY(bind(model, TensorRole::w1, l, f, d, &v));
     EINFER_TRY(bind(model, TensorRole::w2, l, d, f, &v));
     EINFER_TRY(bind(model, TensorRole::w3, l, f, d, &v));
+    if (c.qkv_bias) {
+      EINFER_TRY(bind(model, TensorRole::bq, l, qd, -1, &v));
+      EINFER_TRY(bind(model, TensorRole::bk, l, kv, -1, &v));
+      EINFER_TRY(bind(model, TensorRole::bv, l, kv, -1, &v));
+    }
   }
   return ok_status();
 }
@@ -172,6 +200,16 @@ Status llama_resolve_options(const ModelConfig& c, const RunOptions& in, RunOpti
   if (o.kv_dtype != DType::f32 && o.kv_dtype != DType::i8) {
     return make_status(StatusCode::unsupported, "KV cache dtype must be f32 or i8");
   }
+  // A model trained with a sliding window (Mistral) attends through it by default; a run may
+  // narrow it (less memory) but not widen it past what the model was trained with.
+  if (c.sliding_window > 0) {
+    if (o.window == 0) o.window = c.sliding_window;
+    if (o.window > c.sliding_window) {
+      return make_status(StatusCode::invalid_argument,
+                         "window wider than the model's trained sliding_window", o.window,
+                         c.sliding_window);
+    }
+  }
   if (o.window == 0 && o.sinks != 0) {
     return make_status(StatusCode::invalid_argument, "attention sinks need a window");
   }
@@ -197,6 +235,9 @@ Status llama_state_init(const ModelConfig& c, const RunOptions& options, Arena& 
   kc.head_dim = c.head_dim;
   kc.capacity = o.context;
   kc.sinks = o.sinks;
+  // Linear attention keeps a fixed-size state per layer instead of keys and values: a one-slot
+  // cache (never written) keeps the memory independent of the context.
+  if (c.attention == AttentionKind::linear_elu) kc.capacity = 1, kc.sinks = 0;
   kc.dtype = o.kv_dtype;
   EINFER_TRY(kv_cache_init(kc, arena, &s->cache));
 
@@ -208,8 +249,8 @@ Status llama_state_init(const ModelConfig& c, const RunOptions& options, Arena& 
   void* rope_mem = nullptr;
   EINFER_TRY(arena.allocate(rope_bytes, kDefaultAlignment, &rope_mem));
   if (!arena.is_measuring()) {
-    EINFER_TRY(
-        rope_table_init(&s->rope, rope_mem, rope_bytes, c.head_dim, rope_positions, c.rope_theta));
+    EINFER_TRY(rope_table_init(&s->rope, rope_mem, rope_bytes, c.head_dim, rope_positions,
+                               c.rope_theta, rope_scaling(c)));
   }
 
   // Checked sizes: batch x width wraps a 32-bit size_t for large options.
@@ -247,12 +288,26 @@ Status llama_state_init(const ModelConfig& c, const RunOptions& options, Arena& 
   EINFER_TRY(arena.allocate_array(1, &s->attn));
   if (s->attn) *s->attn = MhaWeights{};
   EINFER_TRY(arena.allocate(scratch, kDefaultAlignment, &s->scratch));
+  if (c.attention == AttentionKind::linear_elu) {
+    if (o.window > 0)
+      return make_status(StatusCode::invalid_argument,
+                         "llama: linear attention sums every position; a window does not apply");
+    const uint64_t floats =
+        uint64_t{mha_linear_state_floats(mha_config(c, o, nullptr))} * uint64_t(c.n_layers);
+    if (floats > SIZE_MAX / sizeof(float) / 2)  // 32-bit size_t: refuse, never wrap
+      return make_status(StatusCode::out_of_memory, "llama: linear attention state too large");
+    s->linear_state_floats = static_cast<size_t>(floats);
+    EINFER_TRY(arena.allocate_array(s->linear_state_floats, &s->linear_state));
+    if (s->linear_state) std::memset(s->linear_state, 0, s->linear_state_floats * sizeof(float));
+  }
   return ok_status();
 }
 
 void llama_reset(LlamaState* s) {
   s->pos = 0;
   kv_cache_reset(s->cache);
+  // The linear-attention state sums every position so far: a new stream starts from zero.
+  if (s->linear_state) std::memset(s->linear_state, 0, s->linear_state_floats * sizeof(float));
 }
 
 namespace {
@@ -270,6 +325,11 @@ __attribute__((noinline)) Status bind_attention(const LlamaWeights& w, int32_t l
   EINFER_TRY(model_tensor(*w.model, TensorRole::wq, layer, &a->wq));
   EINFER_TRY(model_tensor(*w.model, TensorRole::wk, layer, &a->wk));
   EINFER_TRY(model_tensor(*w.model, TensorRole::wv, layer, &a->wv));
+  if (w.config.qkv_bias) {  // Qwen2
+    EINFER_TRY(model_tensor(*w.model, TensorRole::bq, layer, &a->bq));
+    EINFER_TRY(model_tensor(*w.model, TensorRole::bk, layer, &a->bk));
+    EINFER_TRY(model_tensor(*w.model, TensorRole::bv, layer, &a->bv));
+  }
   return model_tensor(*w.model, TensorRole::wo, layer, &a->wo);
 }
 
@@ -345,6 +405,7 @@ Status forward_chunk(const LlamaWeights& w, LlamaState* s, const int32_t* tokens
   const int64_t f = c.hidden_dim;
   const int64_t pos0 = s->pos;
   MhaConfig attn = mha_config(c, s->options, &s->rope, s->profile);
+  attn.linear_state = s->linear_state;
   LayerWork work{s, nullptr, c.norm_eps, d, f, n};
   attn.input_rows = norm_rows;
   attn.output_columns = residual_columns;

@@ -3,7 +3,7 @@
 //
 // The forward pass (llama_forward) reads top to bottom like llama2.c's, but every matrix product
 // is an einsum ("nd,ed->ne": n tokens, d model width, e output features), which the einsum engine
-// plans onto GEMM (prefill) or GEMV (decode) for f32, f16, q8 and q4 weights alike.
+// plans onto GEMM (prefill) or GEMV (decode) for f32, f16, bf16, q8 and q4 weights alike.
 //
 // Memory: LlamaWeights holds views into the model image (no copies; per-layer tensors are looked
 // up when used); LlamaState holds the KV cache, the RoPE table, the activations of up to
@@ -26,9 +26,10 @@
 
 namespace einfer {
 
-// Per layer: attn_norm [d]; wq, wk, wv, wo [out, in] (no biases); ffn_norm [d]; w1 gate [f, d],
-// w2 down [d, f], w3 up [f, d]. Not stored: the forward pass looks each up with model_tensor
-// (constant-time arithmetic on the canonical tensor order), so the arena holds no per-layer views.
+// Per layer: attn_norm [d]; wq, wk, wv, wo [out, in] (bq, bk, bv with qkv_bias); ffn_norm [d]; w1
+// gate [f, d], w2 down [d, f], w3 up [f, d]. Not stored: the forward pass looks each up with
+// model_tensor (constant-time arithmetic on the canonical tensor order), so the arena holds no
+// per-layer views.
 struct LlamaWeights {
   ModelConfig config;
   const Model* model = nullptr;  // must outlive the weights (the per-layer tensors)
@@ -64,9 +65,16 @@ struct LlamaState {
   // Projection plans shared by all layers (q, k, v, o, w1, w3, w2, classifier), in the arena when
   // options.cache_plans; null: every projection plans its einsum on the spot.
   LinearPlan* plans = nullptr;
+  // linear-elu attention models (issue 19): every layer's recurrent state, in place of softmax over
+  // the KV cache (MhaConfig::linear_state); null for softmax models.
+  float* linear_state = nullptr;
+  size_t linear_state_floats = 0;
 };
 
-// Fills in the defaults of `options` for `config` (context, max_batch) and validates them.
+// Fills in the defaults of `options` for `config` (context, max_batch, and the window: the
+// config's sliding_window when the run sets none; a wider one is refused) and validates them.
+// A window W attends W positions, the current one included; sinks S pin positions 0..S-1 and the
+// W - S most recent are attended (HF SinkCache).
 Status llama_resolve_options(const ModelConfig& config, const RunOptions& options, RunOptions* out);
 
 // Allocates the state from the arena. Works on a measuring arena (then the pointers are null).

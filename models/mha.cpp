@@ -2,8 +2,11 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstring>
 
+#include "kernels/attention_linear.h"
 #include "kernels/einsum.h"
+#include "kernels/gguf_quant.h"
 #include "kernels/kv_ring.h"
 #include "kernels/matmul_quant.h"
 #include "kernels/vec.h"
@@ -30,7 +33,11 @@ bool has(const TensorView& t) {
 namespace {
 Status linear_impl(const float* x, int64_t n, const TensorView& w, const TensorView& bias, float* y,
                    void* scratch, size_t scratch_bytes, const Threads* threads) {
-  if (dtype_is_quantized(w.dtype) && w.rank == 2) {
+  if (dtype_is_gguf_block(w.dtype)) {
+    // GGUF block weights (kernels/gguf_quant.h): one direct call, no einsum plan.
+    EINFER_TRY(
+        matmul_f32_gguf(x, w.shape[1], n, w, y, w.shape[0], scratch, scratch_bytes, threads));
+  } else if (dtype_is_quantized(w.dtype) && w.rank == 2) {
     // The plan for "nd,ed->ne" with q8/q4 weights (always contiguous) is exactly this call, same
     // lda, ldc and kernel; planning it on every call (no plan cache: firmware) cost more
     // instructions on a Cortex-M than a 64 x 64 projection itself.
@@ -88,7 +95,8 @@ Status ensure_plan(LinearPlan* cache, const TensorView* in) {
 Status linear_cached(LinearPlan* cache, const float* x, int64_t n, const TensorView& w,
                      const TensorView& bias, float* y, void* scratch, size_t scratch_bytes,
                      const Threads* threads) {
-  if (!cache) return linear_impl(x, n, w, bias, y, scratch, scratch_bytes, threads);
+  if (!cache || dtype_is_gguf_block(w.dtype))
+    return linear_impl(x, n, w, bias, y, scratch, scratch_bytes, threads);
   const TensorView in[2] = {make_view(DType::f32, const_cast<float*>(x), {n, w.shape[1]}), w};
   EINFER_TRY(ensure_plan(cache, in));
   const TensorView yv = make_view(DType::f32, y, {n, w.shape[0]});
@@ -230,7 +238,7 @@ Status project_group(const float* x, int64_t n, const Projection* ps, int count,
     return make_status(StatusCode::invalid_argument,
                        "project_group: 1 to 3 projections, n >= 0, align a multiple of 16", count);
   }
-  bool quant = true;
+  bool quant = true, gguf = false;
   for (int p = 0; p < count; ++p) {
     const TensorView* w = ps[p].w;
     if (w == nullptr || ps[p].y == nullptr || w->rank != 2) {
@@ -240,6 +248,7 @@ Status project_group(const float* x, int64_t n, const Projection* ps, int count,
       return make_status(StatusCode::shape_mismatch, "project_group: inputs of different widths",
                          ps[0].w->shape[1], w->shape[1], p);
     }
+    gguf = gguf || dtype_is_gguf_block(w->dtype);
     quant = quant && dtype_is_quantized(w->dtype) && w->dtype == ps[0].w->dtype &&
             w->group_size == ps[0].w->group_size && w->group_size > 0;
   }
@@ -258,7 +267,8 @@ Status project_group(const float* x, int64_t n, const Projection* ps, int count,
         static_cast<int>(units < thread_count(threads) ? units : thread_count(threads));
     return quant_group(x, n, ps, count, h, scratch, scratch_bytes, tasks, threads);
   }
-  if (thread_count(threads) > 1) {
+  // GGUF block weights have no einsum plan: they take the one-by-one path (each call threaded).
+  if (thread_count(threads) > 1 && !gguf) {
     bool done = false;
     EINFER_TRY(f32_group(x, n, ps, count, h, scratch, scratch_bytes, threads, &done));
     if (done) return ok_status();
@@ -277,6 +287,10 @@ Status project_group(const float* x, int64_t n, const Projection* ps, int count,
 }
 
 Status linear_scratch_bytes(int64_t n, const TensorView& w, size_t* bytes) {
+  if (dtype_is_gguf_block(w.dtype)) {
+    *bytes = matmul_gguf_scratch_bytes(n, w.shape[1]);
+    return ok_status();
+  }
   EinsumPlan projection;
   const TensorView xv = make_view(DType::f32, nullptr, {n, w.shape[1]});
   EINFER_TRY(plan<"nd,ed->ne">(xv, w, &projection));
@@ -345,6 +359,40 @@ int64_t gcd64(int64_t a, int64_t b) {
 }
 }  // namespace
 
+size_t mha_linear_state_floats(const MhaConfig& c) {
+  const size_t k = static_cast<size_t>(c.head_dim);
+  return static_cast<size_t>(c.n_heads) * (k * k + k);
+}
+
+namespace {
+// The n positions one after another through layer `layer`'s recurrent state, one head at a time
+// (a head's state is its own k x k block and k-vector). Grouped kv heads are shared: each query
+// head's phi(k) is taken from a copy, since the step overwrites its k with phi(k).
+Status linear_attention_steps(const MhaConfig& c, int32_t layer, int32_t n, const MhaBuffers& b) {
+  const int64_t k = c.head_dim;
+  const int64_t qd = int64_t{c.n_heads} * k, kv = int64_t{c.n_kv_heads} * k;
+  const int32_t group = c.n_heads / c.n_kv_heads;
+  if (b.scratch_bytes < static_cast<size_t>(k) * sizeof(float))
+    return make_status(StatusCode::out_of_memory, "linear attention: scratch below one head");
+  float* key = static_cast<float*>(b.scratch);
+  float* state = c.linear_state + static_cast<size_t>(layer) * mha_linear_state_floats(c);
+  LinearAttentionShape one;
+  one.n_heads = 1;
+  one.head_dim = c.head_dim;
+  one.causal = true;
+  const size_t head_state = static_cast<size_t>(k * k + k);
+  for (int32_t i = 0; i < n; ++i) {
+    for (int32_t h = 0; h < c.n_heads; ++h) {
+      const int64_t g = h / group;
+      std::memcpy(key, b.k + i * kv + g * k, static_cast<size_t>(k) * sizeof(float));
+      attention_linear_elu_step_f32(one, state + h * head_state, b.q + i * qd + h * k, key,
+                                    b.v + i * kv + g * k, b.att + i * qd + h * k);
+    }
+  }
+  return ok_status();
+}
+}  // namespace
+
 Status mha_forward(const MhaWeights& w, const MhaConfig& c, const float* x, int32_t n, int64_t pos0,
                    KVCache* cache, int32_t layer, const MhaBuffers& b, float* out) {
   const int64_t kv = static_cast<int64_t>(c.n_kv_heads) * c.head_dim;
@@ -365,19 +413,23 @@ Status mha_forward(const MhaWeights& w, const MhaConfig& c, const float* x, int3
                                          {&w.wv, &w.bv, b.v, plans ? plans + 2 : nullptr}};
   EINFER_TRY(project_group(x, n, qkv_projections, 3, hooks, b.scratch, b.scratch_bytes, c.threads));
   t = profile_charge(c.profile, Stage::projections, t);
-  KVLayerView view{};
-  const bool cached = cache != nullptr && pos0 > 0;
-  if (cached) view = kv_cache_layer(*cache, layer);
-  EINFER_TRY(attention_f32(attention_shape(c), b.q, b.k, b.v, n, pos0, cached ? &view : nullptr,
-                           b.att, b.scratch, b.scratch_bytes, c.threads));
-  if (cache) {
-    // Store the block's keys and values after attending (so a ring smaller than the block never
-    // loses a key a query of the same block still needs), skipping those a later position of the
-    // same block overwrites at once (a windowed cache holds exactly `window` slots).
-    for (int32_t i = 0; i < n; ++i) {
-      const int64_t p = pos0 + i;
-      if (c.window > 0 && kv_ring_overwritten_before(p, pos0 + n, c.window, c.sinks)) continue;
-      EINFER_TRY(kv_cache_write(*cache, layer, p, b.k + i * kv, b.v + i * kv));
+  if (c.linear_state != nullptr) {
+    EINFER_TRY(linear_attention_steps(c, layer, n, b));
+  } else {
+    KVLayerView view{};
+    const bool cached = cache != nullptr && pos0 > 0;
+    if (cached) view = kv_cache_layer(*cache, layer);
+    EINFER_TRY(attention_f32(attention_shape(c), b.q, b.k, b.v, n, pos0, cached ? &view : nullptr,
+                             b.att, b.scratch, b.scratch_bytes, c.threads));
+    if (cache) {
+      // Store the block's keys and values after attending (so a ring smaller than the block never
+      // loses a key a query of the same block still needs), skipping those a later position of the
+      // same block overwrites at once (a windowed cache holds exactly `window` slots).
+      for (int32_t i = 0; i < n; ++i) {
+        const int64_t p = pos0 + i;
+        if (c.window > 0 && kv_ring_overwritten_before(p, pos0 + n, c.window, c.sinks)) continue;
+        EINFER_TRY(kv_cache_write(*cache, layer, p, b.k + i * kv, b.v + i * kv));
+      }
     }
   }
   t = profile_charge(c.profile, Stage::attention, t);

@@ -31,6 +31,10 @@ struct MhaConfig {
   int32_t window = 0, sinks = 0;    // decoder form: sliding window and sinks (0: none)
   const RopeTable* rope = nullptr;  // rotary positions for q and k (null: none)
   RopeLayout rope_layout = RopeLayout::interleaved;
+  // Decoder form with causal linear-elu attention (issue 19): the layers' recurrent states, each
+  // n_heads blocks of head_dim^2 + head_dim floats (mha_linear_state_floats), replacing softmax
+  // and the KV cache: every position costs the same whatever its index. Null: softmax.
+  float* linear_state = nullptr;
   StageProfile* profile = nullptr;   // stage timing (null: off)
   const Threads* threads = nullptr;  // workers for the projections and attention (null: none)
   // Optional work the caller fuses into the projections' parallel regions (null: none), so it
@@ -61,6 +65,9 @@ struct MhaBuffers {
   size_t scratch_bytes = 0;
   LinearPlan* plans = nullptr;  // 4 cached plans (q, k, v, o), or null: plan every call
 };
+
+// Floats of one layer's linear-elu state (see MhaConfig::linear_state).
+size_t mha_linear_state_floats(const MhaConfig& config);
 
 // One projection of a group: y[n, e] = x[n, d] · W[e, d]ᵀ (+ bias), with its cached plan (or null).
 struct Projection {

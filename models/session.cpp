@@ -33,6 +33,22 @@ Status layout_model(const Model& model, const SessionOptions& o, Arena& arena, S
         EncoderState state;
         return encoder_state_init(c, o.run.context, arena, &state);
       }
+    case ArchKind::transformer:
+      if (s) {
+        EINFER_TRY(transformer_bind_weights(s->model, arena, &s->transformer_weights));
+        return transformer_state_init(c, o.run.context, o.run.context, arena,
+                                      &s->transformer_state);
+      } else {
+        // transformer_bind_weights' two allocations, then the state.
+        EncoderLayerWeights* enc = nullptr;
+        DecoderLayerWeights* dec = nullptr;
+        EINFER_TRY(
+            arena.allocate_array(static_cast<size_t>(c.n_layers > 0 ? c.n_layers : 0), &enc));
+        EINFER_TRY(arena.allocate_array(
+            static_cast<size_t>(c.n_decoder_layers > 0 ? c.n_decoder_layers : 0), &dec));
+        TransformerState state;
+        return transformer_state_init(c, o.run.context, o.run.context, arena, &state);
+      }
   }
   return make_status(StatusCode::unsupported, "session: unknown architecture",
                      static_cast<int64_t>(c.arch));
@@ -122,6 +138,8 @@ Status session_layout(const Model& model, const SessionOptions& options, bool bu
     s->state = LlamaState{};
     s->encoder_weights = EncoderWeights{};
     s->encoder_state = EncoderState{};
+    s->transformer_weights = TransformerWeights{};
+    s->transformer_state = TransformerState{};
     s->sampler = Sampler{};
   }
   EINFER_TRY(layout_model(model, options, arena, s));
@@ -188,6 +206,31 @@ Status session_encode(Session* s, const float* in, int32_t n, float* out) {
                        "session: this model is a decoder; it takes tokens, not vectors");
   }
   return encoder_forward(s->encoder_weights, &s->encoder_state, in, n, out);
+}
+
+namespace {
+Status need_transformer(const Session* s) {
+  if (s == nullptr) return make_status(StatusCode::invalid_argument, "session is null");
+  if (s->model.config.arch != ArchKind::transformer)
+    return make_status(StatusCode::invalid_argument,
+                       "session: this model is not an encoder-decoder transformer");
+  return ok_status();
+}
+}  // namespace
+
+Status session_encode_memory(Session* s, const float* src, int32_t m) {
+  EINFER_TRY(need_transformer(s));
+  return transformer_encode_memory(s->transformer_weights, &s->transformer_state, src, m);
+}
+
+Status session_decode_target(Session* s, const float* tgt, int32_t n, float* out) {
+  EINFER_TRY(need_transformer(s));
+  return transformer_decode(s->transformer_weights, &s->transformer_state, tgt, n, out);
+}
+
+Status session_decode_step(Session* s, const float* tgt, float* out) {
+  EINFER_TRY(need_transformer(s));
+  return transformer_decode_step(s->transformer_weights, &s->transformer_state, tgt, out);
 }
 
 int32_t session_next_token(Session* s) {

@@ -18,6 +18,7 @@
 #include "models/llama.h"
 #include "models/sampler.h"
 #include "models/tokenizer_text.h"
+#include "models/transformer.h"
 #include "runtime/arena.h"
 #include "runtime/model.h"
 #include "runtime/run_options.h"
@@ -50,6 +51,9 @@ struct Session {
   // encoders
   EncoderWeights encoder_weights;
   EncoderState encoder_state;
+  // encoder-decoders (run.context sizes both the source and the target)
+  TransformerWeights transformer_weights;
+  TransformerState transformer_state;
   // text and sampling (decoders)
   Sampler sampler;
   bool sampling = false;
@@ -87,6 +91,12 @@ Status session_eval(Session* session, const int32_t* tokens, int32_t n,
 
 // Encoders: out[n][dim] = encoder(in[n][dim]) for one sequence of n positions (out may alias in).
 Status session_encode(Session* session, const float* in, int32_t n, float* out);
+
+// Encoder-decoders (models/transformer.h has the state machine): encode a source src[m][dim]
+// once, then decode target rows all at once (out[n][dim]) or one at a time (out[dim]).
+Status session_encode_memory(Session* session, const float* src, int32_t m);
+Status session_decode_target(Session* session, const float* tgt, int32_t n, float* out);
+Status session_decode_step(Session* session, const float* tgt, float* out);
 
 // Decoders: the next token from the current logits per the options' sampler (greedy at
 // temperature 0); sampling may overwrite the logits.

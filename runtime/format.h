@@ -26,8 +26,11 @@ namespace einfer {
 static_assert(std::endian::native == std::endian::little, "einfer model images are little-endian");
 
 inline constexpr uint32_t kEinMagic = 0x464E4945u;  // bytes "EINF"
-inline constexpr uint32_t kEinVersion = 2;          // any layout change bumps this
-inline constexpr uint32_t kEinAlignment = 64;       // every payload region starts at a multiple
+inline constexpr uint32_t kEinVersion = 3;          // any layout change bumps this
+// Version 2 images (no RoPE scaling, sliding window or q/k/v biases: those ArchBlock bytes and
+// flag are zero) still load.
+inline constexpr uint32_t kEinVersionPrevious = 2;
+inline constexpr uint32_t kEinAlignment = 64;  // every payload region starts at a multiple
 inline constexpr uint32_t kEinMaxRank = 4;
 
 // FileHeader.flags bits. Unknown bits are rejected.
@@ -41,7 +44,8 @@ inline constexpr uint32_t kArchHasBias = 1u << 1;
 inline constexpr uint32_t kArchNormFirst = 1u << 2;
 inline constexpr uint32_t kArchCausal = 1u << 3;
 inline constexpr uint32_t kArchFinalNorm = 1u << 4;
-inline constexpr uint32_t kArchKnownFlags = 0x1F;
+inline constexpr uint32_t kArchQkvBias = 1u << 5;  // version 3
+inline constexpr uint32_t kArchKnownFlags = 0x3F;
 
 struct FileHeader {             // 128 bytes at offset 0
   uint32_t magic;               //   0  kEinMagic ("EINF")
@@ -65,29 +69,36 @@ struct FileHeader {             // 128 bytes at offset 0
 };
 static_assert(sizeof(FileHeader) == 128);
 
-struct ArchBlock {         // 128 bytes
-  uint32_t kind;           //   0  ArchKind
-  int32_t dim;             //   4
-  int32_t hidden_dim;      //   8
-  int32_t n_layers;        //  12
-  int32_t n_heads;         //  16
-  int32_t n_kv_heads;      //  20
-  int32_t head_dim;        //  24
-  int32_t vocab_size;      //  28
-  int32_t context_length;  //  32
-  uint32_t norm;           //  36  NormKind
-  float norm_eps;          //  40
-  uint32_t activation;     //  44  Activation
-  uint32_t rope;           //  48  RopeMode
-  float rope_theta;        //  52
-  uint32_t flags;          //  56  kArch*
-  uint32_t weight_dtype;   //  60  DType of every matrix (token embedding, projections, FFN,
-                           //      classifier); norms and biases are always f32
-  int32_t group_size;      //  64  q8/q4 group along the input axis, else 0
-  uint32_t attention;      //  68  AttentionKind (encoder)
-  uint32_t positions;      //  72  PositionsKind (encoder)
-  int32_t pattern[5];      //  76  window, global, stride, block, block_summary (all 0: dense)
-  uint8_t reserved[32];    //  96  zero
+struct ArchBlock {           // 128 bytes
+  uint32_t kind;             //   0  ArchKind
+  int32_t dim;               //   4
+  int32_t hidden_dim;        //   8
+  int32_t n_layers;          //  12
+  int32_t n_heads;           //  16
+  int32_t n_kv_heads;        //  20
+  int32_t head_dim;          //  24
+  int32_t vocab_size;        //  28
+  int32_t context_length;    //  32
+  uint32_t norm;             //  36  NormKind
+  float norm_eps;            //  40
+  uint32_t activation;       //  44  Activation
+  uint32_t rope;             //  48  RopeMode
+  float rope_theta;          //  52
+  uint32_t flags;            //  56  kArch*
+  uint32_t weight_dtype;     //  60  DType of every matrix (token embedding, projections, FFN,
+                             //      classifier); norms and biases are always f32
+  int32_t group_size;        //  64  q8/q4 group along the input axis, else 0
+  uint32_t attention;        //  68  AttentionKind (encoder)
+  uint32_t positions;        //  72  PositionsKind (encoder)
+  int32_t pattern[5];        //  76  window, global, stride, block, block_summary (all 0: dense)
+  uint32_t rope_scaling;     //  96  RopeScaling (version 3; zero in version 2)
+  float rope_factor;         // 100  linear, llama3
+  float rope_low_freq;       // 104  llama3 low_freq_factor
+  float rope_high_freq;      // 108  llama3 high_freq_factor
+  int32_t rope_original;     // 112  llama3 original_max_position_embeddings
+  int32_t sliding_window;    // 116  llama family: trained window W (i-W < j <= i), 0: none
+  int32_t n_decoder_layers;  // 120  transformer: decoder layers, else 0
+  uint8_t reserved[4];       // 124  zero
 };
 static_assert(sizeof(ArchBlock) == 128);
 
@@ -120,6 +131,16 @@ uint32_t ein_header_crc(const unsigned char* image, uint32_t header_size);
 // present. The loader requires exactly this sequence, so model_tensor() finds a tensor in O(1).
 bool ein_role_present(const ModelConfig& config, TensorRole role);
 bool ein_role_per_layer(TensorRole role);
+// Whether `layer` (0 .. ein_layer_count - 1) stores `role`: transformer layers n_layers .. are
+// decoder layers and alone hold the cross_* roles.
+bool ein_role_in_layer(const ModelConfig& config, TensorRole role, int32_t layer);
+// Layers in the file: n_layers + n_decoder_layers.
+int32_t ein_layer_count(const ModelConfig& config);
+// The (role, layer) the canonical order puts at `index` (< ein_expected_tensor_count): the
+// embedding, each layer's roles in role order, then final_norm(_bias), decoder_norm(_bias),
+// classifier.
+void ein_canonical_entry(const ModelConfig& config, int64_t index, TensorRole* role,
+                         int32_t* layer);
 // The number of tensors the architecture's table must have; -1 if the config is invalid.
 int64_t ein_expected_tensor_count(const ModelConfig& config);
 // Expected logical shape of a tensor; returns its rank (0 when the role is absent).

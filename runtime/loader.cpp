@@ -4,6 +4,9 @@
 // Every read goes through read_at(), which copies bytes out with memcpy after a bounds check, so
 // the loader never reads outside [data, data + size) and never depends on field alignment. Offsets
 // and sizes are 64-bit and every sum is checked for overflow before use.
+//
+// Over 600 lines on purpose: the canonical tensor order, the ArchBlock translation and the one
+// config check (every architecture's rules) live beside the reader that depends on all three.
 #include <cmath>
 #include <cstring>
 
@@ -18,19 +21,6 @@ constexpr int64_t kMaxDim = int64_t{1} << 24;  // any single hyperparameter
 constexpr int64_t kMaxLayers = 4096;
 constexpr int64_t kMaxHeads = 4096;
 constexpr int64_t kMaxGroup = 65536;
-
-// CRC table for the reflected IEEE polynomial, built at compile time (no static constructor).
-struct CrcTable {
-  uint32_t v[256];
-  constexpr CrcTable() : v() {
-    for (uint32_t i = 0; i < 256; ++i) {
-      uint32_t c = i;
-      for (int k = 0; k < 8; ++k) c = (c & 1u) ? (0xEDB88320u ^ (c >> 1)) : (c >> 1);
-      v[i] = c;
-    }
-  }
-};
-constexpr CrcTable kCrcTable{};
 
 Status bad(const char* message, int64_t need = -1, int64_t have = -1, int32_t index = -1) {
   return make_status(StatusCode::bad_format, message, need, have, index);
@@ -48,48 +38,49 @@ T read_at(const unsigned char* base, size_t offset) {
   return v;
 }
 
-// Per-layer roles in canonical (role number) order.
-int per_layer_roles(const ModelConfig& c, TensorRole* roles) {
+bool is_cross_role(TensorRole role) {
+  const uint32_t r = static_cast<uint32_t>(role);
+  return r >= static_cast<uint32_t>(TensorRole::cross_wq) &&
+         r <= static_cast<uint32_t>(TensorRole::cross_norm_bias);
+}
+
+// Per-layer roles of `layer` in canonical (role number) order.
+int per_layer_roles(const ModelConfig& c, int32_t layer, TensorRole* roles) {
   int n = 0;
   for (uint32_t r = 0; r < kTensorRoleCount; ++r) {
     const TensorRole role = static_cast<TensorRole>(r);
-    if (ein_role_per_layer(role) && ein_role_present(c, role)) roles[n++] = role;
+    if (ein_role_per_layer(role) && ein_role_in_layer(c, role, layer)) roles[n++] = role;
   }
   return n;
 }
 
+constexpr TensorRole kTrailing[5] = {TensorRole::final_norm, TensorRole::final_norm_bias,
+                                     TensorRole::decoder_norm, TensorRole::decoder_norm_bias,
+                                     TensorRole::classifier};
+
 // Global roles that follow the layers, in canonical order.
 int trailing_roles(const ModelConfig& c, TensorRole* roles) {
   int n = 0;
-  const TensorRole tail[3] = {TensorRole::final_norm, TensorRole::final_norm_bias,
-                              TensorRole::classifier};
-  for (TensorRole role : tail) {
+  for (TensorRole role : kTrailing) {
     if (ein_role_present(c, role)) roles[n++] = role;
   }
   return n;
 }
 
-// The (role, layer) the canonical order puts at `index` (< ein_expected_tensor_count).
-void canonical_entry(const ModelConfig& c, int64_t index, TensorRole* role, int32_t* layer) {
-  TensorRole per[kTensorRoleCount];
-  TensorRole tail[3];
-  const int64_t p = per_layer_roles(c, per);
+// Index of layer `layer`'s first tensor (layer == ein_layer_count: the first trailing one), and
+// *per its role count. Encoder (or only) layers come first, all with one role set, then the
+// decoder layers with theirs: O(1).
+int64_t layer_start(const ModelConfig& c, int32_t layer, int64_t* per) {
+  TensorRole roles[kTensorRoleCount];
   const int64_t lead = ein_role_present(c, TensorRole::token_embedding) ? 1 : 0;
-  if (index < lead) {
-    *role = TensorRole::token_embedding;
-    *layer = -1;
-    return;
+  const int64_t p0 = per_layer_roles(c, 0, roles);
+  if (layer < c.n_layers || c.n_decoder_layers == 0) {
+    *per = p0;
+    return lead + p0 * layer;
   }
-  index -= lead;
-  if (index < p * c.n_layers) {
-    *role = per[index % p];
-    *layer = static_cast<int32_t>(index / p);
-    return;
-  }
-  index -= p * c.n_layers;
-  trailing_roles(c, tail);
-  *role = tail[index];
-  *layer = -1;
+  const int64_t p1 = per_layer_roles(c, c.n_layers, roles);
+  *per = p1;
+  return lead + p0 * c.n_layers + p1 * (layer - c.n_layers);
 }
 
 // Regions are packed: each starts at the first multiple of 64 at or after the previous region's end
@@ -124,7 +115,7 @@ Status place_region(uint64_t offset, uint64_t bytes, uint64_t file_size, uint64_
 }
 
 bool valid_enum_dtype(uint32_t d) {
-  return d <= static_cast<uint32_t>(DType::q4);
+  return d <= static_cast<uint32_t>(DType::bf16) || dtype_is_gguf_block(static_cast<DType>(d));
 }
 
 bool in_range(int64_t v, int64_t lo, int64_t hi) {
@@ -132,13 +123,6 @@ bool in_range(int64_t v, int64_t lo, int64_t hi) {
 }
 
 }  // namespace
-
-uint32_t crc32_ieee(const void* data, size_t size, uint32_t crc) {
-  const unsigned char* p = static_cast<const unsigned char*>(data);
-  crc = ~crc;
-  for (size_t i = 0; i < size; ++i) crc = kCrcTable.v[(crc ^ p[i]) & 0xFFu] ^ (crc >> 8);
-  return ~crc;
-}
 
 uint32_t ein_header_crc(const unsigned char* image, uint32_t header_size) {
   const size_t field = offsetof(FileHeader, header_crc);
@@ -154,6 +138,8 @@ bool ein_role_per_layer(TensorRole role) {
     case TensorRole::final_norm:
     case TensorRole::final_norm_bias:
     case TensorRole::classifier:
+    case TensorRole::decoder_norm:
+    case TensorRole::decoder_norm_bias:
       return false;
     default:
       return true;
@@ -171,6 +157,10 @@ bool ein_role_is_matrix(TensorRole role) {
     case TensorRole::w2:
     case TensorRole::w3:
     case TensorRole::classifier:
+    case TensorRole::cross_wq:
+    case TensorRole::cross_wk:
+    case TensorRole::cross_wv:
+    case TensorRole::cross_wo:
       return true;
     default:
       return false;
@@ -180,7 +170,23 @@ bool ein_role_is_matrix(TensorRole role) {
 bool ein_role_present(const ModelConfig& c, TensorRole role) {
   const bool layernorm = c.norm == NormKind::layernorm;
   const bool final_norm = c.arch == ArchKind::llama || c.final_norm != 0;
+  const bool transformer = c.arch == ArchKind::transformer;
   switch (role) {
+    case TensorRole::cross_wq:
+    case TensorRole::cross_wk:
+    case TensorRole::cross_wv:
+    case TensorRole::cross_wo:
+    case TensorRole::cross_norm:
+    case TensorRole::decoder_norm:
+      return transformer;
+    case TensorRole::cross_bq:
+    case TensorRole::cross_bk:
+    case TensorRole::cross_bv:
+    case TensorRole::cross_bo:
+      return transformer && c.has_bias != 0;
+    case TensorRole::cross_norm_bias:
+    case TensorRole::decoder_norm_bias:
+      return transformer && layernorm;
     case TensorRole::token_embedding:
       return c.vocab_size > 0;
     case TensorRole::attn_norm:
@@ -198,6 +204,7 @@ bool ein_role_present(const ModelConfig& c, TensorRole role) {
     case TensorRole::bq:
     case TensorRole::bk:
     case TensorRole::bv:
+      return c.has_bias != 0 || c.qkv_bias != 0;
     case TensorRole::bo:
     case TensorRole::b1:
     case TensorRole::b2:
@@ -234,6 +241,11 @@ int ein_expected_shape(const ModelConfig& c, TensorRole role, int64_t shape[kEin
       return set(kv, d);
     case TensorRole::wo:
       return set(d, q);
+    case TensorRole::cross_wq:
+    case TensorRole::cross_wk:
+    case TensorRole::cross_wv:
+    case TensorRole::cross_wo:
+      return set(d, d);  // transformer: d == H * k, one kv head per query head
     case TensorRole::w1:
     case TensorRole::w3:
       return set(f, d);
@@ -251,12 +263,45 @@ int ein_expected_shape(const ModelConfig& c, TensorRole role, int64_t shape[kEin
   }
 }
 
+bool ein_role_in_layer(const ModelConfig& c, TensorRole role, int32_t layer) {
+  if (!ein_role_present(c, role)) return false;
+  return !is_cross_role(role) || layer >= c.n_layers;
+}
+
+int32_t ein_layer_count(const ModelConfig& c) {
+  return c.n_layers + c.n_decoder_layers;
+}
+
+void ein_canonical_entry(const ModelConfig& c, int64_t index, TensorRole* role, int32_t* layer) {
+  const int64_t lead = ein_role_present(c, TensorRole::token_embedding) ? 1 : 0;
+  int64_t per = 0;
+  const int64_t decoder_start = layer_start(c, c.n_layers, &per);
+  const int64_t tail_start = layer_start(c, ein_layer_count(c), &per);
+  if (index < lead) {
+    *role = TensorRole::token_embedding;
+    *layer = -1;
+    return;
+  }
+  TensorRole roles[kTensorRoleCount];
+  if (index < tail_start) {
+    const bool decoder = index >= decoder_start;
+    const int32_t first = decoder ? c.n_layers : 0;
+    const int64_t start = decoder ? decoder_start : lead;
+    const int64_t p = per_layer_roles(c, first, roles);
+    *role = roles[(index - start) % p];
+    *layer = first + static_cast<int32_t>((index - start) / p);
+    return;
+  }
+  trailing_roles(c, roles);
+  *role = roles[index - tail_start];
+  *layer = -1;
+}
+
 int64_t ein_expected_tensor_count(const ModelConfig& c) {
   if (!ein_validate_config(c).ok()) return -1;
-  TensorRole per[kTensorRoleCount];
-  TensorRole tail[3];
-  const int64_t lead = ein_role_present(c, TensorRole::token_embedding) ? 1 : 0;
-  return lead + int64_t{per_layer_roles(c, per)} * c.n_layers + trailing_roles(c, tail);
+  TensorRole tail[kTensorRoleCount];
+  int64_t per = 0;
+  return layer_start(c, ein_layer_count(c), &per) + trailing_roles(c, tail);
 }
 
 ModelConfig config_from_arch_block(const ArchBlock& a) {
@@ -265,6 +310,7 @@ ModelConfig config_from_arch_block(const ArchBlock& a) {
   c.dim = a.dim;
   c.hidden_dim = a.hidden_dim;
   c.n_layers = a.n_layers;
+  c.n_decoder_layers = a.n_decoder_layers;
   c.n_heads = a.n_heads;
   c.n_kv_heads = a.n_kv_heads;
   c.head_dim = a.head_dim;
@@ -280,6 +326,13 @@ ModelConfig config_from_arch_block(const ArchBlock& a) {
   c.norm_first = (a.flags & kArchNormFirst) ? 1 : 0;
   c.causal = (a.flags & kArchCausal) ? 1 : 0;
   c.final_norm = (a.flags & kArchFinalNorm) ? 1 : 0;
+  c.qkv_bias = (a.flags & kArchQkvBias) ? 1 : 0;
+  c.rope_scaling = static_cast<RopeScaling>(a.rope_scaling);
+  c.rope_factor = a.rope_factor;
+  c.rope_low_freq_factor = a.rope_low_freq;
+  c.rope_high_freq_factor = a.rope_high_freq;
+  c.rope_original_context = a.rope_original;
+  c.sliding_window = a.sliding_window;
   c.weight_dtype = static_cast<DType>(a.weight_dtype);
   c.group_size = a.group_size;
   c.attention = static_cast<AttentionKind>(a.attention);
@@ -299,6 +352,7 @@ ArchBlock arch_block_from_config(const ModelConfig& c) {
   a.dim = c.dim;
   a.hidden_dim = c.hidden_dim;
   a.n_layers = c.n_layers;
+  a.n_decoder_layers = c.n_decoder_layers;
   a.n_heads = c.n_heads;
   a.n_kv_heads = c.n_kv_heads;
   a.head_dim = c.head_dim;
@@ -311,7 +365,13 @@ ArchBlock arch_block_from_config(const ModelConfig& c) {
   a.rope_theta = c.rope_theta;
   a.flags = (c.tied_classifier ? kArchTiedClassifier : 0) | (c.has_bias ? kArchHasBias : 0) |
             (c.norm_first ? kArchNormFirst : 0) | (c.causal ? kArchCausal : 0) |
-            (c.final_norm ? kArchFinalNorm : 0);
+            (c.final_norm ? kArchFinalNorm : 0) | (c.qkv_bias ? kArchQkvBias : 0);
+  a.rope_scaling = static_cast<uint32_t>(c.rope_scaling);
+  a.rope_factor = c.rope_factor;
+  a.rope_low_freq = c.rope_low_freq_factor;
+  a.rope_high_freq = c.rope_high_freq_factor;
+  a.rope_original = c.rope_original_context;
+  a.sliding_window = c.sliding_window;
   a.weight_dtype = static_cast<uint32_t>(c.weight_dtype);
   a.group_size = c.group_size;
   a.attention = static_cast<uint32_t>(c.attention);
@@ -343,22 +403,67 @@ Status validate_attention_variant(const ModelConfig& c) {
     return inval("fixed pattern: summary longer than the block", c.pattern_block_summary);
   const bool variant =
       sparse || c.attention != AttentionKind::softmax || c.positions != PositionsKind::none;
-  if (variant && c.arch != ArchKind::encoder)
-    return inval("attention patterns, linear attention and positions are encoder options");
+  // llama decoders take linear attention (a recurrent state per layer instead of the KV cache);
+  // patterns and positions are encoder options.
+  const bool llama_linear = c.arch == ArchKind::llama && !sparse &&
+                            c.attention == AttentionKind::linear_elu &&
+                            c.positions == PositionsKind::none;
+  if (variant && c.arch != ArchKind::encoder && !llama_linear)
+    return inval(
+        "attention patterns and positions are encoder options (llama: linear-elu attention only)");
   if (sparse && c.attention != AttentionKind::softmax)
     return inval("a sparse pattern needs softmax attention");
   if (c.positions == PositionsKind::sinusoidal && c.dim % 2 != 0)
     return inval("sinusoidal positions need an even dim", c.dim);
   return ok_status();
 }
+// Issue 13's llama-family options: RoPE scaling parameters and the trained sliding window.
+Status validate_llama_extras(const ModelConfig& c) {
+  auto inval = [](const char* m, int64_t have = -1) {
+    return make_status(StatusCode::bad_format, m, -1, have);
+  };
+  auto positive = [](float v) { return std::isfinite(v) && v > 0.f && v < 1e9f; };
+  auto unset = [](float v) { return v == 0.f && !std::signbit(v); };  // +0.0 exactly
+  switch (c.rope_scaling) {
+    case RopeScaling::none:
+      if (!unset(c.rope_factor) || !unset(c.rope_low_freq_factor) ||
+          !unset(c.rope_high_freq_factor) || c.rope_original_context != 0)
+        return inval("RoPE scaling parameters set without a scaling type");
+      break;
+    case RopeScaling::linear:
+      if (!positive(c.rope_factor)) return inval("linear RoPE scaling: factor must be > 0");
+      break;
+    case RopeScaling::llama3:
+      if (!positive(c.rope_factor) || !positive(c.rope_low_freq_factor) ||
+          !positive(c.rope_high_freq_factor) || !in_range(c.rope_original_context, 1, kMaxDim))
+        return inval("llama3 RoPE scaling: factor, low/high_freq_factor, original context > 0");
+      if (!(c.rope_high_freq_factor > c.rope_low_freq_factor))
+        return inval("llama3 RoPE scaling: high_freq_factor must exceed low_freq_factor");
+      break;
+    default:
+      return inval("unknown RoPE scaling", static_cast<int64_t>(c.rope_scaling));
+  }
+  if (!in_range(c.sliding_window, 0, kMaxDim)) return inval("sliding_window out of range");
+  return ok_status();
+}
+
 }  // namespace
 
 Status ein_validate_config(const ModelConfig& c) {
   auto inval = [](const char* m, int64_t have = -1) {
     return make_status(StatusCode::bad_format, m, -1, have);
   };
-  if (c.arch != ArchKind::llama && c.arch != ArchKind::encoder)
+  if (c.arch != ArchKind::llama && c.arch != ArchKind::encoder && c.arch != ArchKind::transformer)
     return inval("unknown architecture kind", static_cast<int64_t>(c.arch));
+  if (c.arch == ArchKind::transformer) {
+    if (!in_range(c.n_decoder_layers, 1, kMaxLayers))
+      return inval("transformer n_decoder_layers out of range", c.n_decoder_layers);
+    if (c.norm != NormKind::layernorm || !c.final_norm)
+      return inval("transformer models have LayerNorms and both final norms");
+    if (c.causal) return inval("transformer: the encoder is bidirectional, the decoder causal");
+  } else if (c.n_decoder_layers != 0) {
+    return inval("only transformer models have decoder layers", c.n_decoder_layers);
+  }
   if (!in_range(c.dim, 1, kMaxDim)) return inval("dim out of range", c.dim);
   if (!in_range(c.hidden_dim, 1, kMaxDim)) return inval("hidden_dim out of range", c.hidden_dim);
   if (!in_range(c.n_layers, 1, kMaxLayers)) return inval("n_layers out of range", c.n_layers);
@@ -377,16 +482,20 @@ Status ein_validate_config(const ModelConfig& c) {
     if (c.rope == RopeMode::none) return inval("llama models need a RoPE mode");
     if (c.has_bias || c.norm_first || c.causal || c.final_norm)
       return inval("llama models take no encoder flags (bias, norm_first, causal, final_norm)");
-  } else {
+    EINFER_TRY(validate_llama_extras(c));
+  } else {  // encoder and transformer: PyTorch's layers
     if (c.vocab_size != 0 || c.tied_classifier) return inval("encoder models have no vocabulary");
     if (c.activation == Activation::swiglu) return inval("encoder activation must not be swiglu");
     if (c.rope != RopeMode::none) return inval("encoder models take no RoPE");
     if (c.n_kv_heads != c.n_heads) return inval("encoder key/value heads must equal query heads");
     if (int64_t{c.head_dim} * c.n_heads != c.dim)
       return inval("encoder head_dim * n_heads must equal dim", c.head_dim);
+    if (c.qkv_bias || c.rope_scaling != RopeScaling::none || c.sliding_window != 0)
+      return inval("encoder models take no llama options (qkv_bias, rope_scaling, sliding_window)");
+    EINFER_TRY(validate_llama_extras(c));  // and no RoPE scaling parameters
   }
-  if (c.tied_classifier > 1 || c.has_bias > 1 || c.norm_first > 1 || c.causal > 1 ||
-      c.final_norm > 1)
+  if (c.tied_classifier > 1 || c.has_bias > 1 || c.qkv_bias > 1 || c.norm_first > 1 ||
+      c.causal > 1 || c.final_norm > 1)
     return inval("boolean flag out of range");
   EINFER_TRY(validate_attention_variant(c));
   if (static_cast<uint32_t>(c.norm) > 1) return inval("unknown norm kind");
@@ -402,6 +511,7 @@ Status ein_validate_config(const ModelConfig& c) {
   switch (c.weight_dtype) {
     case DType::f32:
     case DType::f16:
+    case DType::bf16:
       if (c.group_size != 0) return inval("group size set for an unquantized weight dtype");
       break;
     case DType::q8:
@@ -410,7 +520,12 @@ Status ein_validate_config(const ModelConfig& c) {
         return inval("group size out of range", c.group_size);
       break;
     default:
-      return inval("unsupported weight dtype", static_cast<int64_t>(c.weight_dtype));
+      // GGUF block types (whole-model "natural" type of a packed GGUF file): scales live in the
+      // blocks, so no group size.
+      if (!dtype_is_gguf_block(c.weight_dtype))
+        return inval("unsupported weight dtype", static_cast<int64_t>(c.weight_dtype));
+      if (c.group_size != 0) return inval("group size set for a GGUF block weight dtype");
+      break;
   }
   return ok_status();
 }
@@ -429,7 +544,7 @@ Status load_model(const void* data, size_t size, const LoadOptions& options, Mod
   FileHeader h;
   std::memcpy(&h, img, sizeof h);
   if (h.magic != kEinMagic) return bad("not an einfer model (bad magic)");
-  if (h.version != kEinVersion)
+  if (h.version != kEinVersion && h.version != kEinVersionPrevious)
     return make_status(StatusCode::unsupported, "unsupported format version", kEinVersion,
                        h.version);
   if (h.file_size > size)
@@ -463,6 +578,12 @@ Status load_model(const void* data, size_t size, const LoadOptions& options, Mod
   std::memcpy(&a, img + h.arch_offset, sizeof a);
   for (uint8_t b : a.reserved)
     if (b != 0) return bad("reserved arch bytes are not zero");
+  if (h.version == kEinVersionPrevious) {  // v2: bytes 96..123 and flag bit 5 were reserved
+    const unsigned char* v3 = img + h.arch_offset + offsetof(ArchBlock, rope_scaling);
+    for (size_t i = 0; i < offsetof(ArchBlock, reserved) - offsetof(ArchBlock, rope_scaling); ++i)
+      if (v3[i] != 0) return bad("reserved arch bytes are not zero");
+    if (a.flags & kArchQkvBias) return bad("unknown architecture flags", -1, a.flags);
+  }
   if (a.flags & ~kArchKnownFlags) return bad("unknown architecture flags", -1, a.flags);
   const ModelConfig c = config_from_arch_block(a);
   EINFER_TRY(ein_validate_config(c));
@@ -478,7 +599,7 @@ Status load_model(const void* data, size_t size, const LoadOptions& options, Mod
     std::memcpy(&r, img + h.table_offset + uint64_t{i} * sizeof(TensorRecord), sizeof r);
     TensorRole want_role;
     int32_t want_layer;
-    canonical_entry(c, i, &want_role, &want_layer);
+    ein_canonical_entry(c, i, &want_role, &want_layer);
     if (r.role != static_cast<uint32_t>(want_role))
       return bad("tensor role out of canonical order", static_cast<int64_t>(want_role), r.role,
                  idx);
@@ -489,7 +610,11 @@ Status load_model(const void* data, size_t size, const LoadOptions& options, Mod
     if (!valid_enum_dtype(r.dtype)) return bad("unknown tensor dtype", -1, r.dtype, idx);
     const DType dt = static_cast<DType>(r.dtype);
     const DType want_dt = ein_role_is_matrix(want_role) ? c.weight_dtype : DType::f32;
-    if (dt != want_dt)
+    // A packed GGUF keeps each matrix's own block type (a Q4_K_M file mixes Q4_K, Q6_K and the
+    // fallbacks for rows that are not whole K-blocks), or f32.
+    const bool mixed_ok =
+        dtype_is_gguf_block(want_dt) && (dtype_is_gguf_block(dt) || dt == DType::f32);
+    if (dt != want_dt && !mixed_ok)
       return bad("tensor dtype disagrees with the architecture", static_cast<int64_t>(want_dt),
                  r.dtype, idx);
     int64_t want_shape[kEinMaxRank] = {0, 0, 0, 0};
@@ -505,6 +630,9 @@ Status load_model(const void* data, size_t size, const LoadOptions& options, Mod
     const int64_t cols = want_shape[want_rank - 1];
     const int64_t rows = want_rank == 2 ? want_shape[0] : 1;
     const bool quant = dtype_is_quantized(dt);
+    if (dtype_is_gguf_block(dt) && cols % gguf_block_elems(dt) != 0)
+      return bad("GGUF block tensor row is not a whole number of blocks", gguf_block_elems(dt),
+                 cols, idx);
     const uint64_t want_data = static_cast<uint64_t>(rows) * quant_row_bytes(dt, cols);
     const uint64_t want_scales =
         quant ? static_cast<uint64_t>(rows) * quant_groups(cols, c.group_size) * 4u : 0u;
@@ -576,22 +704,26 @@ Status model_tensor(const Model& model, TensorRole role, int32_t layer, TensorVi
   if (static_cast<uint32_t>(role) >= kTensorRoleCount || !ein_role_present(c, role))
     return make_status(StatusCode::out_of_range, "model has no tensor with this role", -1,
                        static_cast<int64_t>(role));
-  TensorRole per[kTensorRoleCount];
-  TensorRole tail[3];
-  const int p = per_layer_roles(c, per);
-  const int64_t lead = ein_role_present(c, TensorRole::token_embedding) ? 1 : 0;
   int64_t index = -1;
   if (ein_role_per_layer(role)) {
-    if (layer < 0 || layer >= c.n_layers)
-      return make_status(StatusCode::out_of_range, "layer index out of range", c.n_layers, layer);
+    if (layer < 0 || layer >= ein_layer_count(c))
+      return make_status(StatusCode::out_of_range, "layer index out of range", ein_layer_count(c),
+                         layer);
+    TensorRole roles[kTensorRoleCount];
+    int64_t per = 0;
+    const int64_t start = layer_start(c, layer, &per);
+    const int p = per_layer_roles(c, layer, roles);
     for (int i = 0; i < p; ++i)
-      if (per[i] == role) index = lead + int64_t{layer} * p + i;
+      if (roles[i] == role) index = start + i;
   } else if (role == TensorRole::token_embedding) {
     index = 0;
   } else {
+    TensorRole tail[kTensorRoleCount];
+    int64_t per = 0;
+    const int64_t start = layer_start(c, ein_layer_count(c), &per);
     const int t = trailing_roles(c, tail);
     for (int i = 0; i < t; ++i)
-      if (tail[i] == role) index = lead + int64_t{p} * c.n_layers + i;
+      if (tail[i] == role) index = start + i;
   }
   if (index < 0 || index >= model.tensor_count)
     return make_status(StatusCode::out_of_range, "model has no tensor with this role");

@@ -14,10 +14,15 @@
 namespace einfer {
 
 // The numeric values of these enums are part of the file format: never renumber.
-enum class ArchKind : uint32_t { llama = 1, encoder = 2 };
+// transformer: PyTorch nn.Transformer (encoder stack, then decoder layers with cross-attention).
+enum class ArchKind : uint32_t { llama = 1, encoder = 2, transformer = 3 };
 enum class NormKind : uint32_t { rmsnorm = 0, layernorm = 1 };
 enum class Activation : uint32_t { swiglu = 0, relu = 1, gelu_erf = 2, gelu_tanh = 3 };
 enum class RopeMode : uint32_t { none = 0, interleaved = 1, half_split = 2 };
+// RoPE frequency scaling as Hugging Face transformers computes it (modeling_rope_utils.py):
+// linear divides every inverse frequency by `factor`; llama3 (_compute_llama3_parameters) divides
+// the low frequencies by `factor`, keeps the high ones and interpolates in between.
+enum class RopeScaling : uint32_t { none = 0, linear = 1, llama3 = 2 };
 // Encoder attention variants (issue 19): softmax (dense or sparse pattern) or linear attention
 // phi(q)(sum phi(k) v^T) / phi(q)(sum phi(k)) with phi = elu + 1; absolute positions added to
 // the input before the first layer.
@@ -28,24 +33,35 @@ enum class PositionsKind : uint32_t { none = 0, sinusoidal = 1 };
 // along `in`, so a projection is the einsum "nd,ed->ne".
 struct ModelConfig {
   ArchKind arch = ArchKind::llama;
-  int32_t dim = 0;         // model width d
-  int32_t hidden_dim = 0;  // feed-forward width
-  int32_t n_layers = 0;
-  int32_t n_heads = 0;         // query heads
-  int32_t n_kv_heads = 0;      // key/value heads (== n_heads: MHA, 1: MQA, else GQA)
-  int32_t head_dim = 0;        // dim / n_heads for every supported architecture
-  int32_t vocab_size = 0;      // 0 for encoders
-  int32_t context_length = 0;  // trained context (llama); maximum sequence (encoder)
+  int32_t dim = 0;               // model width d
+  int32_t hidden_dim = 0;        // feed-forward width
+  int32_t n_layers = 0;          // llama, encoder: the stack; transformer: encoder layers
+  int32_t n_decoder_layers = 0;  // transformer: decoder layers (file layers n_layers ..), else 0
+  int32_t n_heads = 0;           // query heads
+  int32_t n_kv_heads = 0;        // key/value heads (== n_heads: MHA, 1: MQA, else GQA)
+  int32_t head_dim = 0;          // encoders: dim / n_heads; llama family: any even size
+  int32_t vocab_size = 0;        // 0 for encoders
+  int32_t context_length = 0;    // trained context (llama); maximum sequence (encoder)
   NormKind norm = NormKind::rmsnorm;
   float norm_eps = 1e-5f;
   Activation activation = Activation::swiglu;
   RopeMode rope = RopeMode::interleaved;
   float rope_theta = 10000.f;
-  uint32_t tied_classifier = 0;     // classifier shares the token embedding
-  uint32_t has_bias = 0;            // projections and feed-forward have biases (encoder)
-  uint32_t norm_first = 0;          // encoder: pre-norm (norm_first=True) instead of post-norm
-  uint32_t causal = 0;              // encoder: causal mask
-  uint32_t final_norm = 0;          // encoder: a final LayerNorm after the stack
+  uint32_t tied_classifier = 0;  // classifier shares the token embedding
+  uint32_t has_bias = 0;         // projections and feed-forward have biases (encoder)
+  uint32_t norm_first = 0;       // encoder: pre-norm (norm_first=True) instead of post-norm
+  uint32_t causal = 0;           // encoder: causal mask
+  uint32_t final_norm = 0;       // encoder: a final LayerNorm after the stack
+  uint32_t qkv_bias = 0;         // llama family: q, k, v projections have biases (Qwen2)
+  // Llama family: RoPE scaling (RopeScaling) and its parameters (0 when unused).
+  RopeScaling rope_scaling = RopeScaling::none;
+  float rope_factor = 0.f;            // linear, llama3
+  float rope_low_freq_factor = 0.f;   // llama3
+  float rope_high_freq_factor = 0.f;  // llama3
+  int32_t rope_original_context = 0;  // llama3: original_max_position_embeddings
+  // Llama family: the trained sliding window W (Mistral): query i attends keys i-W < j <= i, the
+  // current one included. 0: full causal attention. The run's default window (llama.h).
+  int32_t sliding_window = 0;
   DType weight_dtype = DType::f32;  // dtype of the matrices (norms stay f32)
   int32_t group_size = 0;           // quantization group (q8/q4), else 0
   // Encoder attention variants (docs/attention-variants.md). A sparse pattern is the union of its
@@ -82,8 +98,22 @@ enum class TensorRole : uint32_t {
   final_norm = 18,       // [d]
   final_norm_bias = 19,  // [d]
   classifier = 20,       // [V, d]    absent when tied_classifier
+  // transformer decoder layers only: cross-attention (queries from the decoder, keys and values
+  // from the encoder memory) and its norm (nn.TransformerDecoderLayer norm2; norm3 is ffn_norm).
+  cross_wq = 21,           // [d, d]
+  cross_wk = 22,           // [d, d]
+  cross_wv = 23,           // [d, d]
+  cross_wo = 24,           // [d, d]
+  cross_bq = 25,           // [d]
+  cross_bk = 26,           // [d]
+  cross_bv = 27,           // [d]
+  cross_bo = 28,           // [d]
+  cross_norm = 29,         // [d]
+  cross_norm_bias = 30,    // [d]
+  decoder_norm = 31,       // [d]  transformer: the decoder stack's final LayerNorm (global)
+  decoder_norm_bias = 32,  // [d]
 };
-inline constexpr uint32_t kTensorRoleCount = 21;
+inline constexpr uint32_t kTensorRoleCount = 33;
 
 const char* tensor_role_name(TensorRole role);
 

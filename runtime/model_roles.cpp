@@ -47,6 +47,30 @@ const char* tensor_role_name(TensorRole role) {
       return "final_norm_bias";
     case TensorRole::classifier:
       return "classifier";
+    case TensorRole::cross_wq:
+      return "cross_wq";
+    case TensorRole::cross_wk:
+      return "cross_wk";
+    case TensorRole::cross_wv:
+      return "cross_wv";
+    case TensorRole::cross_wo:
+      return "cross_wo";
+    case TensorRole::cross_bq:
+      return "cross_bq";
+    case TensorRole::cross_bk:
+      return "cross_bk";
+    case TensorRole::cross_bv:
+      return "cross_bv";
+    case TensorRole::cross_bo:
+      return "cross_bo";
+    case TensorRole::cross_norm:
+      return "cross_norm";
+    case TensorRole::cross_norm_bias:
+      return "cross_norm_bias";
+    case TensorRole::decoder_norm:
+      return "decoder_norm";
+    case TensorRole::decoder_norm_bias:
+      return "decoder_norm_bias";
   }
   return "?";
 }

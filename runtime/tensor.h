@@ -78,8 +78,11 @@ inline TensorView make_view(DType dtype, void* data, const int64_t* shape, int r
   return v;
 }
 
-// Bytes of one quantized row of K elements (q8: K, q4: ceil(K/2)); plain types: K * dtype_size.
+// Bytes of one quantized row of K elements (q8: K, q4: ceil(K/2); GGUF blocks: whole blocks, K
+// must be a multiple of gguf_block_elems); plain types: K * dtype_size.
 constexpr size_t quant_row_bytes(DType dtype, int64_t k) {
+  if (dtype_is_gguf_block(dtype))
+    return static_cast<size_t>(k / gguf_block_elems(dtype)) * gguf_block_bytes(dtype);
   return dtype == DType::q4 ? static_cast<size_t>((k + 1) / 2)
                             : static_cast<size_t>(k) * dtype_size(dtype);
 }

@@ -13,7 +13,8 @@ namespace einfer::testing {
 
 class ReferenceLlama {
  public:
-  // window 0: attend every earlier position; else sinks + the window - sinks latest positions.
+  // window 0: attend every earlier position; else sinks + the window - sinks latest positions
+  // (the current one included: window positions in all).
   ReferenceLlama(const Model& m, int window, int sinks)
       : m_(m), c_(m.config), window_(window), sinks_(sinks) {
     keys_.resize(c_.n_layers);
@@ -42,7 +43,7 @@ class ReferenceLlama {
         std::vector<double> scores;
         std::vector<int64_t> attended;
         for (int64_t p = 0; p <= pos; ++p) {
-          if (window_ > 0 && p >= sinks_ && p < pos - (window_ - sinks_)) continue;
+          if (window_ > 0 && p >= sinks_ && p <= pos - (window_ - sinks_)) continue;
           double s = 0;
           for (int i = 0; i < hd; ++i) s += q[head * hd + i] * keys_[l][p][g * hd + i];
           scores.push_back(s / std::sqrt(static_cast<double>(hd)));

@@ -26,6 +26,11 @@ float element(const TensorView& v, int64_t i) {
       std::memcpy(&h, static_cast<const unsigned char*>(v.data) + i * 2, 2);
       return f16_to_f32(h);
     }
+    case DType::bf16: {
+      uint16_t h;
+      std::memcpy(&h, static_cast<const unsigned char*>(v.data) + i * 2, 2);
+      return bf16_to_f32(h);
+    }
     case DType::q8: {
       const int8_t* q = static_cast<const int8_t*>(v.data) + r * cols;
       return q[c] * v.scales[r * quant_groups(cols, v.group_size) + c / v.group_size];
@@ -55,10 +60,11 @@ void check_round_trip(const ModelConfig& c) {
   CHECK(m.tokenizer[4] == 5);
   // Quantization error bound: half a step of the group's scale (absmax / 127 or / 7).
   const float max_abs = 1000.f / 997.f;
-  const float tol = c.weight_dtype == DType::q8    ? max_abs / 127.f * 0.5f + 1e-6f
-                    : c.weight_dtype == DType::q4  ? max_abs / 7.f * 0.5f + 1e-6f
-                    : c.weight_dtype == DType::f16 ? 1e-3f
-                                                   : 0.f;
+  const float tol = c.weight_dtype == DType::q8     ? max_abs / 127.f * 0.5f + 1e-6f
+                    : c.weight_dtype == DType::q4   ? max_abs / 7.f * 0.5f + 1e-6f
+                    : c.weight_dtype == DType::f16  ? 1e-3f
+                    : c.weight_dtype == DType::bf16 ? 4e-3f  // half an ulp of 8 bits at ~1
+                                                    : 0.f;
   int checked = 0;
   for (uint32_t r = 0; r < kTensorRoleCount; ++r) {
     const TensorRole role = static_cast<TensorRole>(r);
@@ -103,9 +109,10 @@ TEST_CASE("format: CRC32 matches the IEEE check value") {
   CHECK(crc32_ieee("", 0) == 0u);
 }
 
-TEST_CASE("format: llama round trip f32/f16/q8/q4") {
+TEST_CASE("format: llama round trip f32/f16/bf16/q8/q4") {
   check_round_trip(tiny_llama_config());
   check_round_trip(tiny_llama_config(DType::f16));
+  check_round_trip(tiny_llama_config(DType::bf16));
   check_round_trip(tiny_llama_config(DType::q8, 8));
   check_round_trip(tiny_llama_config(DType::q4, 8));
   ModelConfig odd = tiny_llama_config(DType::q4, 6);  // groups that do not divide the row

@@ -130,7 +130,16 @@ TEST_CASE("format corrupt: targeted table, each error names the problem") {
       {"group 0", kArch + 64, 4, 0, "group size out of range"},
       {"group max", kArch + 64, 4, 0x7FFFFFFF, "group size out of range"},
       {"group 4", kArch + 64, 4, 4, "group size disagrees"},
-      {"arch reserved", kArch + 100, 4, 1, "reserved arch"},
+      {"arch reserved", kArch + 124, 4, 1, "reserved arch"},
+      {"decoder layers in a llama", kArch + 120, 4, 1,
+       "only transformer models have decoder layers"},
+      {"version 4", 4, 4, 4, "version"},
+      {"rope scaling unknown", kArch + 96, 4, 7, "unknown RoPE scaling"},
+      {"rope scaling linear without factor", kArch + 96, 4, 1, "factor must be > 0"},
+      {"rope scaling llama3 without factors", kArch + 96, 4, 2, "llama3 RoPE scaling"},
+      {"rope factor without scaling", kArch + 100, 4, bits(2.f), "without a scaling type"},
+      {"rope original context without scaling", kArch + 112, 4, 8, "without a scaling type"},
+      {"sliding window negative", kArch + 116, 4, 0x80000000u, "sliding_window"},
       {"record role", kRec + 0, 4, 3, "canonical order"},
       {"record role max", kRec + 0, 4, 0xFFFFFFFF, "canonical order"},
       {"record layer", kRec + 4, 4, 0, "layer"},
@@ -208,10 +217,14 @@ TEST_CASE("format corrupt: every header, arch and record field at extreme values
         // Fields where small values are legitimately valid: tokenizer length (its bytes are opaque
         // to the loader), context length, activation (several valid kinds).
         if ((off == 64 || off == kArch + 32 || off == kArch + 44) && v < 0x10000u) continue;
+        // A llama's trained sliding window (0: none) takes any small value.
+        if (cfg.arch == ArchKind::llama && off == kArch + 116 && v < 0x10000u) continue;
         // Encoder attention variants (attention, positions, window/global/stride/block): small
         // values are valid choices; the block summary (kArch + 92) alone must stay refused.
         if (cfg.arch == ArchKind::encoder && off >= kArch + 68 && off <= kArch + 88 && v < 0x10000u)
           continue;
+        // llama decoders take linear-elu attention (1); every other value stays refused.
+        if (cfg.arch == ArchKind::llama && off == kArch + 68 && v == 1) continue;
         set_field<uint32_t>(b, off, v);
         reseal(b);
         const std::string msg = message_of(b);
@@ -238,5 +251,26 @@ TEST_CASE("format corrupt: random byte flips in the header region never crash") 
     if (message_of(b) != "ok") ++rejected;
   }
   CHECK(rejected > 2500);  // flips landing in float fields or padding may still be valid
+}
+
+TEST_CASE("format: version 2 images (before RoPE scaling, sliding window, q/k/v biases) load") {
+  const std::vector<uint8_t> v3 = synthetic_bytes(tiny_llama_config(DType::q8, 8), true);
+  std::vector<uint8_t> v2 = v3;
+  set_field<uint32_t>(v2, 4, kEinVersionPrevious);
+  reseal(v2);
+  CHECK(message_of(v2) == "ok");
+  // In version 2 the new fields were reserved: set, they are refused as such.
+  std::vector<uint8_t> v2_window = v2;
+  set_field<uint32_t>(v2_window, kArch + 116, 16);
+  reseal(v2_window);
+  CHECK(message_of(v2_window).find("reserved arch") != std::string::npos);
+  std::vector<uint8_t> v3_window = v3;  // the same bytes are a valid window in version 3
+  set_field<uint32_t>(v3_window, kArch + 116, 16);
+  reseal(v3_window);
+  CHECK(message_of(v3_window) == "ok");
+  std::vector<uint8_t> v2_bias = v2;
+  set_field<uint32_t>(v2_bias, kArch + 56, get_field<uint32_t>(v2, kArch + 56) | kArchQkvBias);
+  reseal(v2_bias);
+  CHECK(message_of(v2_bias).find("architecture flags") != std::string::npos);
 }
 #endif  // EINFER_HAS_PACK_LIB

@@ -10,6 +10,7 @@
 
 #if EINFER_HAS_PACK_LIB  // needs the host-side packer library
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -17,7 +18,9 @@
 #include <string>
 #include <vector>
 
+#include "models/llama.h"
 #include "models/session.h"
+#include "tools/einfer-pack/import_tokenizer.h"
 #include "tools/einfer-pack/importers.h"
 
 using namespace einfer;
@@ -42,9 +45,10 @@ struct Run {
   Arena arena;
   Session* session = nullptr;
 
-  Run(const SourceModel& source, DType dtype, int32_t group) {
+  Run(const SourceModel& source, DType dtype, int32_t group, int32_t max_batch = 0) {
     image = std::make_unique<AlignedBuffer>(write_ein(pack_source(source, dtype, group, nullptr)));
-    const RunOptions options;
+    RunOptions options;
+    options.max_batch = max_batch;
     size_t need = 0;
     REQUIRE(session_arena_bytes(source.config, options, &need).ok());
     storage.resize(need + 64);
@@ -149,6 +153,130 @@ TEST_CASE("import forward: llama2.c v1 and v2 checkpoints match the llama2.c ref
   // (kernels/matmul_quant.h); on this random tiny model that moves logits by up to ~16% of their
   // scale (a numpy simulation of exactly that arithmetic agrees), which is quantization, not
   // import semantics. test_llama.cpp covers quantized weights against float on real checkpoints.
+}
+
+TEST_CASE("import forward: llama decoder with linear-elu attention matches the float64 reference") {
+  // Issue 19: the v1 checkpoint (4 query heads over 2 kv heads) packed with causal linear-elu
+  // attention; the reference sums phi(k) v^T explicitly per position (llama_reference.forward),
+  // einfer runs the recurrence in the arena. Batched prefill in chunks of 4 (the state carries
+  // across chunks) and token-by-token decode both match.
+  SourceModel src = import_llama2c(read_file(kData + "llama2c_v1.bin"));
+  src.config.attention = AttentionKind::linear_elu;
+  Run r(src, DType::f32, 0, 4);
+  CHECK(r.session->state.linear_state != nullptr);
+  MESSAGE("llama2c v1 linear-elu f32: max error / scale "
+          << check_against_reference(r, "llama2c_ref_fwd_v1_linear", kF32Tol));
+  // Softmax logits differ: the variant is really in use.
+  const std::vector<float> softmax = read_raw<float>(kData + "llama2c_ref_fwd_v1.f32");
+  const std::vector<float> linear = read_raw<float>(kData + "llama2c_ref_fwd_v1_linear.f32");
+  float apart = 0;
+  for (size_t i = 0; i < softmax.size(); ++i)
+    apart = std::max(apart, std::fabs(softmax[i] - linear[i]));
+  CHECK(apart > 0.1f);
+  // A window means nothing to a sum over every position: refused.
+  RunOptions windowed;
+  windowed.window = 4;
+  size_t need = 0;
+  CHECK(session_arena_bytes(src.config, windowed, &need).code == StatusCode::invalid_argument);
+}
+
+// Issue 13 architectures (tests/gen/gen_arch.py): each HF folder / GGUF against the float64
+// reference written from the transformers source (llama.cpp semantics for GGUF), 72 positions
+// teacher-forced, batched and token by token, every position within 1e-3 of its largest logit
+// (the acceptance bound; float32 rounding here is ~1e-6) with the same argmax.
+constexpr double kArchTol = 1e-3;
+
+TEST_CASE(
+    "import forward: llama/mistral/qwen2 features match the transformers-semantics reference") {
+  struct Case {
+    const char* name;
+    const char* what;
+  };
+  const Case cases[] = {
+      {"hf_llama3_rope", "rope_scaling llama3"},
+      {"hf_linear_tied", "rope_scaling linear (\"type\" key), tie_word_embeddings"},
+      {"hf_head_dim_bf16", "explicit head_dim 16 (heads * head_dim != hidden), BF16 tensors"},
+      {"hf_qwen2", "qwen2 q/k/v biases, tied, use_sliding_window false"},
+      {"hf_mistral_window", "mistral sliding_window 16 over 72 positions (default from config)"},
+  };
+  for (const Case& c : cases) {
+    const SourceModel src = import_hf_llama(kData + "../arch/" + c.name);
+    Run r(src, DType::f32, 0);
+    MESSAGE(std::string(c.name) << " (" << std::string(c.what) << ") f32: max error / scale "
+                                << check_against_reference(
+                                       r, std::string("../arch/") + c.name + "_fwd", kArchTol));
+  }
+  // The configs became the right options.
+  const ModelConfig mistral = import_hf_llama(kData + "../arch/hf_mistral_window").config;
+  CHECK(mistral.sliding_window == 16);
+  // The trained window is the run's default; a run may narrow it, not widen it.
+  RunOptions resolved, asked;
+  REQUIRE(llama_resolve_options(mistral, asked, &resolved).ok());
+  CHECK(resolved.window == 16);
+  asked.window = 8;
+  REQUIRE(llama_resolve_options(mistral, asked, &resolved).ok());
+  CHECK(resolved.window == 8);
+  asked.window = 32;
+  CHECK(llama_resolve_options(mistral, asked, &resolved).code == StatusCode::invalid_argument);
+  CHECK(import_hf_llama(kData + "../arch/hf_qwen2").config.sliding_window == 0);
+  CHECK(import_hf_llama(kData + "../arch/hf_qwen2").config.qkv_bias == 1);
+  CHECK(import_hf_llama(kData + "../arch/hf_llama3_rope").config.rope_scaling ==
+        RopeScaling::llama3);
+  CHECK(import_hf_llama(kData + "../arch/hf_head_dim_bf16").config.head_dim == 16);
+  // bos_token_id / eos_token_id, a list for Qwen2 here, become the tokenizer's ends of generation.
+  const SourceModel qwen = import_hf_llama(kData + "../arch/hf_qwen2");
+  CHECK(qwen.bos == 1);
+  CHECK(qwen.eos == std::vector<int32_t>{2, 3});
+  TokenizerSpec tok;
+  tok.eog = {3};
+  add_model_special_ids(tok, qwen.bos, qwen.eos);
+  CHECK(tok.bos == 1);
+  CHECK(tok.eos == 2);
+  CHECK(tok.eog == std::vector<int32_t>{3, 2});
+}
+
+TEST_CASE("import forward: GGUF llama (linear RoPE scaling) and qwen2 (biases, NeoX RoPE)") {
+  for (const char* name : {"gguf_llama", "gguf_qwen2"}) {
+    const SourceModel src = import_gguf(read_file(kData + "../arch/" + name + ".gguf"));
+    Run r(src, DType::f32, 0);
+    MESSAGE(std::string(name) << " f32: max error / scale "
+                              << check_against_reference(r, std::string("../arch/") + name + "_fwd",
+                                                         kArchTol));
+  }
+  const SourceModel qwen = import_gguf(read_file(kData + "../arch/gguf_qwen2.gguf"));
+  CHECK(qwen.config.rope == RopeMode::half_split);
+  CHECK(qwen.config.qkv_bias == 1);
+}
+
+TEST_CASE("import: unknown architectures, unsupported values and missing tensors are refused") {
+  const std::string dir = kData + "../arch/";
+  struct Refusal {
+    const char* folder;
+    const char* expect;
+  };
+  const Refusal hf[] = {
+      {"bad_model_type", "model_type 'gemma' is not supported"},
+      {"bad_rope_yarn", "rope_scaling type 'yarn' is not supported"},
+      {"bad_attention_bias", "attention_bias true is not supported"},
+      {"bad_qwen2_sliding", "use_sliding_window true is not supported"},
+      {"bad_llama3_missing_key", "original_max_position_embeddings"},
+      {"bad_qwen2_missing_bias", "missing tensor model.layers.0.self_attn.k_proj.bias"},
+  };
+  for (const Refusal& r : hf) {
+    CAPTURE(r.folder);
+    CHECK_THROWS_WITH_AS(import_hf_llama(dir + r.folder), doctest::Contains(r.expect), PackError);
+  }
+  const Refusal gguf[] = {
+      {"bad_arch.gguf", "architecture 'gemma2' is not supported"},
+      {"bad_rope_freqs.gguf", "rope_freqs.weight"},
+      {"bad_gguf_yarn.gguf", "rope_scaling type 'yarn' is not supported"},
+      {"bad_gguf_missing.gguf", "missing tensor blk.0.attn_v.bias"},
+  };
+  for (const Refusal& r : gguf) {
+    CAPTURE(r.folder);
+    CHECK_THROWS_WITH_AS(import_gguf(read_file(dir + r.folder)), doctest::Contains(r.expect),
+                         PackError);
+  }
 }
 
 #endif  // EINFER_HAS_PACK_LIB

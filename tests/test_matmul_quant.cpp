@@ -167,9 +167,10 @@ TEST_CASE("matmul_quant: larger GEMV and GEMM shapes with the q4 group limit") {
 
 TEST_CASE("matmul_quant: AVX2 tiles, steps and group boundaries") {
   Rng rng{7};
-  // GEMV runs 1 x 8 tiles (4-row blocks, tail rows repeat the last row but are not stored), GEMM
-  // 4 x 4 tiles; q4 steps cover 64 elements, so groups of 96 change inside a step and k = 172
-  // ends in a short group and a half-empty step.
+  // GEMV runs 1 x 8 tiles (4-row blocks, tail rows repeat the last row but are not stored) or the
+  // 4-row q8 kernel (groups of 32, K not whole blocks of 8 groups), GEMM 4 x 2 (AVX2) or 4 x 4
+  // (AVX-512 VNNI) tiles; q4 steps cover 64 elements, so groups of 96 change inside a step and k =
+  // 172 ends in a short group and a half-empty step.
   const int64_t ns[] = {4, 7, 8, 9, 16, 21};
   const int64_t ks[] = {32, 64, 96, 160, 172, 300};
   for (DType dt : {DType::q8, DType::q4}) {
@@ -186,7 +187,35 @@ TEST_CASE("matmul_quant: AVX2 tiles, steps and group boundaries") {
   check_case(DType::q4, 1, 19, 4160, 32, false, rng);
   check_case(DType::q8, 128, 9, 200, 32, false, rng);
   check_case(DType::q4, 128, 9, 200, 32, true, rng);
+  // More than one K chunk of the prefill kernels (256 steps: 8192 q8 or 16384 q4 elements).
+  check_case(DType::q8, 5, 6, 9000, 32, false, rng);
+  check_case(DType::q4, 5, 6, 17000, 64, true, rng);
 }
+
+#if EINFER_HAS_SIMD && defined(__AVX2__) && defined(__x86_64__) && defined(__GNUC__) && \
+    !defined(__clang__)
+TEST_CASE("matmul_quant: the AVX2 prefill kernels on a CPU with AVX-512 VNNI") {
+  // The tests above ran the VNNI kernels where the CPU has them; these shapes run the AVX2 ones
+  // (4 x 2 tiles, q4 steps over group boundaries, K chunks of 256 steps) on every x86 machine.
+  if (!quant_detail::cpu_has_avx512_vnni()) {
+    MESSAGE("no AVX-512 VNNI: the AVX2 prefill kernels already ran above");
+  }
+  quant_detail::set_avx512_vnni_allowed(false);
+  Rng rng{11};
+  for (DType dt : {DType::q8, DType::q4}) {
+    for (int32_t group : {32, 64, 96}) {
+      for (int64_t m : {2, 5, 8}) {
+        for (int64_t n : {1, 3, 4, 7}) {
+          for (int64_t k : {32, 96, 172, 300})
+            check_case(dt, m, n, k, group, (n + k) % 2 == 0, rng);
+        }
+      }
+    }
+    check_case(dt, 6, 5, 9000, 32, true, rng);  // more than one K chunk
+  }
+  quant_detail::set_avx512_vnni_allowed(true);
+}
+#endif
 
 TEST_CASE("matmul_quant: exactly representable case gives the exact integer result") {
   // Each activation group holds +-127 so s_a = 1 and q_a = a exactly; weight scales are powers of
@@ -258,6 +287,30 @@ TEST_CASE("matmul_quant: activation quantization and the even/odd chunk order") 
   CHECK(qa[0] == -127);  // the group absmax maps to -+127
   CHECK(qa[3] == 0);
   for (int e = 0; e < 70; ++e) CHECK(std::fabs(qa[e] * sa[e / 32] - a[e]) <= sa[e / 32] * 0.5001f);
+#if EINFER_HAS_SIMD && defined(__AVX2__)
+  // The AVX2 twin: the same bytes and scales as the scalar function, bit for bit, over groups
+  // with and without a scalar tail, ties (x.5 after scaling) and zero groups.
+  {
+    Rng rng{99};
+    float x[300];
+    for (int e = 0; e < 300; ++e) x[e] = rng.uniform() * (e % 7 == 0 ? 40.f : 1.f);
+    for (int e = 0; e < 20; ++e) x[e] = static_cast<float>(e - 10) * 12.7f / 2.f;  // ties
+    for (int e = 100; e < 140; ++e) x[e] = 0.f;
+    for (int32_t group : {32, 8, 12, 64, 96}) {
+      for (int64_t k : {300, 257, 31, 1}) {
+        CAPTURE(group);
+        CAPTURE(k);
+        int8_t q_s[300], q_v[300];
+        float s_s[300], s_v[300];
+        quant_detail::quantize_activations_q8(x, k, group, q_s, s_s);
+        quant_detail::quantize_activations_q8_avx2(x, k, group, q_v, s_v);
+        CHECK(std::memcmp(q_s, q_v, static_cast<size_t>(k)) == 0);
+        CHECK(std::memcmp(s_s, s_v, sizeof(float) * static_cast<size_t>(quant_groups(k, group))) ==
+              0);
+      }
+    }
+  }
+#endif
   int8_t seq[128];
   for (int e = 0; e < 64; ++e) seq[e] = static_cast<int8_t>(e);
   quant_detail::permute_chunks_even_odd(seq, 64);

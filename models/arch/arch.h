@@ -6,6 +6,8 @@
 //
 // Adding an architecture: a new file here with its table (arch_<name>.cpp), a case in
 // arch_description(), its ArchKind and rules in runtime/, its forward pass beside llama.cpp.
+// Variants of the llama forward pass (Mistral, Qwen2) are descriptions in arch_llama.cpp that set
+// config options (ModelConfig qkv_bias, sliding_window, rope_scaling), not new ArchKinds.
 #pragma once
 
 #include <cstddef>
@@ -42,7 +44,12 @@ enum class ArchField : uint8_t {
   vocab_size,
   context_length,
   norm_eps,
-  rope_theta
+  rope_theta,
+  rope_factor,            // rope_scaling factor (linear, llama3)
+  rope_low_freq_factor,   // llama3
+  rope_high_freq_factor,  // llama3
+  rope_original_context,  // llama3 original_max_position_embeddings
+  sliding_window,         // trained window W (0: none)
 };
 enum class ArchDefault : uint8_t {
   required,        // the key must be there
@@ -52,8 +59,10 @@ enum class ArchDefault : uint8_t {
 };
 struct ArchConfigKey {
   ArchField field;
-  const char* hf;    // config.json key (null: not read from Hugging Face)
-  const char* gguf;  // GGUF metadata key, "{arch}." prefix included
+  // config.json key (null: not read from Hugging Face); "a.b" is key b of object a. An explicit
+  // JSON null counts as absent, except for sliding_window where null means no window.
+  const char* hf;
+  const char* gguf;  // GGUF metadata key, "{}" standing for the description's gguf_arch
   // When the key is absent (the two formats' tools disagree on some defaults).
   ArchDefault hf_rule;
   double hf_fallback;  // the value for ArchDefault::constant
@@ -75,10 +84,40 @@ struct ArchDescription {
   // llama2.c checkpoints (v1/v2): the matrices after the embedding, in file order.
   const TensorRole* llama2c_matrices;
   size_t llama2c_matrix_count;
+  // Read after config_keys: the keys whose defaults differ within a family (may be null).
+  const ArchConfigKey* extra_config_keys;
+  size_t extra_config_key_count;
+  // Llama family (Hugging Face and GGUF importers):
+  const char* hf_model_type;  // config.json model_type (null: none)
+  const char* gguf_arch;      // GGUF general.architecture (null: none, e.g. Mistral is "llama")
+  RopeMode gguf_rope;         // layout of GGUF q/k rows (llama.cpp permutes llama's, not qwen2's)
+  uint32_t qkv_bias;          // q, k, v projections have biases
+  // config.json booleans this architecture must not have true (features einfer does not run),
+  // refused by name; null-terminated list or null.
+  const char* const* hf_refused_if_true;
 };
 
+// RoPE scaling type keys: config.json rope_scaling.rope_type (older files: rope_scaling.type);
+// GGUF "{arch}.rope.scaling.type". And the per-frequency factors tensor llama.cpp writes for
+// llama3 scaling (refused: einfer takes llama3 scaling from Hugging Face folders).
+inline constexpr const char* kHfRopeTypeKeys[2] = {"rope_scaling.rope_type", "rope_scaling.type"};
+inline constexpr const char* kGgufRopeTypeKey = "{}.rope.scaling.type";
+inline constexpr const char* kGgufRopeFreqsTensor = "rope_freqs.weight";
+// A RoPE scaling type name ("linear", "llama3"; "none"/"default" mean none) to its kind; false
+// for a name einfer does not implement (yarn, dynamic, longrope, ...).
+bool arch_rope_scaling_from_name(const char* name, RopeScaling* kind);
+
 const ArchDescription& arch_llama();
+const ArchDescription& arch_mistral();  // llama + a trained sliding window
+const ArchDescription& arch_qwen2();    // llama + q/k/v biases
 const ArchDescription& arch_encoder();
+const ArchDescription& arch_transformer();
+// Transformer tables list every per-layer role twice: names beginning "decoder.layers." are the
+// decoder layers' (their "{}" counts from the first decoder layer), the others the encoder's.
+bool arch_names_decoder_layer(const ArchTensorNames& names);
+// The llama-family description whose hf_model_type (hugging_face) or gguf_arch is `name`, or null.
+const ArchDescription* arch_by_hf_model_type(const char* name);
+const ArchDescription* arch_by_gguf_arch(const char* name);
 // The description of `kind`, or null for an unknown kind.
 const ArchDescription* arch_description(ArchKind kind);
 
@@ -89,7 +128,9 @@ void arch_set_field(ModelConfig* config, ArchField field, double value);
 
 // Whether `field` holds an integer (dimensions, counts) rather than a float (epsilon, theta).
 inline bool arch_field_is_integer(ArchField field) {
-  return field != ArchField::norm_eps && field != ArchField::rope_theta;
+  return field != ArchField::norm_eps && field != ArchField::rope_theta &&
+         field != ArchField::rope_factor && field != ArchField::rope_low_freq_factor &&
+         field != ArchField::rope_high_freq_factor;
 }
 
 }  // namespace einfer

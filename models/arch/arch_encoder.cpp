@@ -44,6 +44,13 @@ constexpr ArchDescription kEncoder = {
     0,
     nullptr,
     0,
+    nullptr,
+    0,
+    nullptr,
+    nullptr,
+    RopeMode::none,
+    0,
+    nullptr,
 };
 
 }  // namespace
@@ -58,6 +65,8 @@ const ArchDescription* arch_description(ArchKind kind) {
       return &arch_llama();
     case ArchKind::encoder:
       return &arch_encoder();
+    case ArchKind::transformer:
+      return &arch_transformer();
   }
   return nullptr;
 }
@@ -99,6 +108,21 @@ void arch_set_field(ModelConfig* c, ArchField field, double v) {
       break;
     case ArchField::rope_theta:
       c->rope_theta = f;
+      break;
+    case ArchField::rope_factor:
+      c->rope_factor = static_cast<float>(v);
+      break;
+    case ArchField::rope_low_freq_factor:
+      c->rope_low_freq_factor = static_cast<float>(v);
+      break;
+    case ArchField::rope_high_freq_factor:
+      c->rope_high_freq_factor = static_cast<float>(v);
+      break;
+    case ArchField::rope_original_context:
+      c->rope_original_context = i;
+      break;
+    case ArchField::sliding_window:
+      c->sliding_window = i;
       break;
   }
 }

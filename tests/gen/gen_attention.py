@@ -9,7 +9,8 @@ Attention case `c` (files c_q, c_k, c_v, c_out, c_meta):
   q [P][H][k], k/v [P][G][k]: a sequence of P tokens at positions 0..P-1 (keys already "rotated")
   meta int64: H, G, k, P, window, sinks, causal, capacity (ring slots the test should use)
   out [P][H][k]: softmax(q.k * scale) v over the attended keys, scale = float32(1/sqrt(k)).
-  Query t attends key p when causal: p <= t and (window == 0 or p < sinks or t - p <= window - sinks);
+  Query t attends key p when causal: p <= t and (window == 0 or p < sinks or t - p < window - sinks)
+  (a window of W positions counts the current one, as HF / Mistral / llama.cpp do);
   non-causal (encoder): all P keys.
 """
 import os
@@ -34,7 +35,7 @@ def attention_case(name, H, G, k, P, window, sinks, causal, capacity, q_gain=2.0
         keys = []
         for p in range(P):
             if causal:
-                ok = p <= t and (window == 0 or p < sinks or t - p <= window - sinks)
+                ok = p <= t and (window == 0 or p < sinks or t - p < window - sinks)
             else:
                 ok = True
             if ok:

@@ -3,9 +3,10 @@
 from one set of random weights, plus reference tensors as raw little-endian float32 files.
 
 Output: tests/data/format/llama2c_{v0,v1,v2}.bin and llama2c_ref_*.f32. Run with /usr/bin/python3.
-Forward references llama2c_ref_fwd_{v1,v2}.{f32,i32}: float64 logits of every position of
+Forward references llama2c_ref_fwd_{v1,v2,v1_linear}.{f32,i32}: float64 logits of every position of
 llama_reference.TOKENS as llama2.c's run.c computes them (interleaved RoPE, eps 1e-5, theta 10000),
-on the float weights (v0 and v1 hold the same ones) and on v2's dequantized int8 groups.
+on the float weights (v0 and v1 hold the same ones) and on v2's dequantized int8 groups;
+v1_linear: v1's weights with causal linear-elu attention (llama_reference.forward).
 hidden_dim 36 with group 8 makes v2 groups straddle rows of w2 ([16, 36]: 36 % 8 != 0).
 """
 import os
@@ -79,21 +80,23 @@ for name, mats in [("tok", [tok]), ("wq", wq), ("wk", wk), ("wv", wv), ("wo", wo
         deq[(name, i)] = (q.reshape(-1, group).astype(np.float32) * s[:, None]).reshape(m.shape)
 
 
-def llama2c_forward(get):
-    """run.c's forward over every position of ref.TOKENS; get(name, i) gives matrix i of a kind."""
+def llama2c_forward(get, attention="softmax"):
+    """run.c's forward over every position of ref.TOKENS; get(name, i) gives matrix i of a kind.
+    attention="linear-elu": the same decoder with causal linear attention (issue 19)."""
     w = {"tok": get("tok", 0), "final_norm": final_norm, "cls": get("cls", 0),
          "att_norm": att_norm, "ffn_norm": ffn_norm}
     for kind, key in [("wq", "wq"), ("wk", "wk"), ("wv", "wv"), ("wo", "wo"), ("w1", "gate"),
                       ("w2", "down"), ("w3", "up")]:
         w[key] = [get(kind, l) for l in range(layers)]
     return ref.forward(w, ref.TOKENS, heads, kv_heads, eps=1e-5, theta=10000.0,
-                       mode="interleaved")
+                       mode="interleaved", attention=attention)
 
 
 floats = {"tok": [tok], "cls": [wcls], "wq": wq, "wk": wk, "wv": wv, "wo": wo, "w1": w1, "w2": w2,
           "w3": w3}
 fwd = {"v1": llama2c_forward(lambda k, i: floats[k][i]),
-       "v2": llama2c_forward(lambda k, i: deq[(k, i)])}
+       "v2": llama2c_forward(lambda k, i: deq[(k, i)]),
+       "v1_linear": llama2c_forward(lambda k, i: floats[k][i], attention="linear-elu")}
 
 os.makedirs(OUT, exist_ok=True)
 for version, logits in fwd.items():

@@ -33,9 +33,16 @@ def rope(x, pos, theta, mode):
     return x * np.concatenate([cos, cos]) + rot * np.concatenate([sin, sin])
 
 
-def forward(w, tokens, heads, kv_heads, eps, theta, mode):
+def elu1(x):
+    return np.where(x > 0, x + 1.0, np.exp(x))
+
+
+def forward(w, tokens, heads, kv_heads, eps, theta, mode, attention="softmax"):
     """w: dict with tok [V, D], final_norm [D], cls [V, D] and per-layer lists att_norm, wq, wk,
-    wv, wo, ffn_norm, gate, down, up. Returns float64 logits [len(tokens), V]."""
+    wv, wo, ffn_norm, gate, down, up. Returns float64 logits [len(tokens), V].
+    attention="linear-elu" (Katharopoulos et al. 2020, causal): head h of position i mixes
+    phi(q_i) . sum_{j<=i} phi(k_j) v_j^T / phi(q_i) . sum_{j<=i} phi(k_j), phi = elu + 1, on the
+    rotated q and k, no 1/sqrt(head) scaling; written as the explicit sums, not a recurrence."""
     w = {k: ([np.asarray(m, np.float64) for m in v] if isinstance(v, list)
              else np.asarray(v, np.float64)) for k, v in w.items()}
     dim = w["tok"].shape[1]
@@ -57,6 +64,11 @@ def forward(w, tokens, heads, kv_heads, eps, theta, mode):
             V = np.stack(values[l])
             att = np.empty((heads, head))
             for h in range(heads):
+                if attention == "linear-elu":
+                    fk = elu1(K[:, h // group, :])          # [pos + 1, head]
+                    fq = elu1(q[h])
+                    att[h] = (fq @ (fk.T @ V[:, h // group, :])) / (fq @ fk.sum(axis=0))
+                    continue
                 s = K[:, h // group, :] @ q[h] / np.sqrt(head)
                 p = np.exp(s - s.max())
                 p /= p.sum()

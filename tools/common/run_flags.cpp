@@ -7,9 +7,15 @@ void RunFlags::declare(cli::Parser& p, bool with_context) {
     p.option({"-c", "--ctx-size", "--context"}, &context, "N",
              "KV cache positions (default: the model's context)")
         .range(0, kMaxRunPositions);
-  p.option({"--window"}, &window, "W", "sliding window over a ring cache: decode past the context")
+  p.option(
+       {"--window"}, &window, "W",
+       "sliding window of W positions, the current one included (query i attends i-W < j <= i), "
+       "over a ring cache: decode past the context (default: the model's sliding_window)")
       .range(0, kMaxRunPositions);
-  p.option({"--sinks"}, &sinks, "S", "attention sinks kept with a window").range(0, 1 << 20);
+  p.option(
+       {"--sinks"}, &sinks, "S",
+       "attention sinks: positions 0..S-1 stay attended, plus the W-S most recent (HF SinkCache)")
+      .range(0, 1 << 20);
   p.option({"--kv"}, &kv, "f32|q8", "KV cache type (default f32)").choices({"f32", "q8", "i8"});
   p.option({"-b", "--batch-size", "--batch"}, &batch, "B", "prompt tokens per prefill step")
       .range(1, kMaxRunBatch);

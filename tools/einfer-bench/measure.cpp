@@ -43,6 +43,7 @@ size_t view_bytes(const TensorView& t) {
   int64_t rows = 1;
   for (int i = 0; i + 1 < t.rank; ++i) rows *= t.shape[i];
   const int64_t k = t.shape[t.rank - 1];
+  if (dtype_is_gguf_block(t.dtype)) return static_cast<size_t>(rows) * quant_row_bytes(t.dtype, k);
   if (dtype_is_quantized(t.dtype)) {
     return static_cast<size_t>(rows) *
            (quant_row_bytes(t.dtype, k) + static_cast<size_t>(quant_groups(k, t.group_size)) * 4);

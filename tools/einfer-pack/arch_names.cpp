@@ -1,5 +1,6 @@
 #include "tools/einfer-pack/arch_names.h"
 
+#include <cmath>
 #include <cstring>
 
 #include "runtime/format.h"
@@ -7,10 +8,11 @@
 
 namespace einfer::pack {
 
-std::string arch_tensor_name(const char* pattern, int32_t layer) {
+std::string arch_tensor_name(const char* pattern, int32_t layer, const char* arch) {
   std::string name = pattern;
   const size_t at = name.find("{}");
-  if (at != std::string::npos) name.replace(at, 2, std::to_string(layer));
+  if (at != std::string::npos)
+    name.replace(at, 2, arch ? std::string(arch) : std::to_string(layer));
   return name;
 }
 
@@ -22,38 +24,32 @@ std::vector<int64_t> arch_tensor_shape(const ModelConfig& config, TensorRole rol
 
 namespace {
 constexpr double kMaxConfigInteger = 16777216.0;  // 2^24: any dimension or count beyond is hostile
-}  // namespace
 
-bool arch_key_is_integer(const ArchDescription& arch, SourceFormat format, const char* key) {
-  const bool hf = format == SourceFormat::hugging_face;
-  for (size_t i = 0; i < arch.config_key_count; ++i) {
-    const ArchConfigKey& k = arch.config_keys[i];
-    const char* name = hf ? k.hf : k.gguf;
-    if (name && std::strcmp(name, key) == 0) return arch_field_is_integer(k.field);
-  }
-  return false;
-}
-
-void read_arch_config(const ArchDescription& arch, SourceFormat format,
-                      const std::function<bool(const char* key, double* value)>& lookup,
-                      const std::string& what, ModelConfig* c) {
-  const bool hf = format == SourceFormat::hugging_face;
-  for (size_t i = 0; i < arch.config_key_count; ++i) {
-    const ArchConfigKey& k = arch.config_keys[i];
-    const char* key = hf ? k.hf : k.gguf;
-    if (!key) continue;
+void read_keys(const ArchDescription& arch, const ArchConfigKey* keys, size_t count, bool hf,
+               const std::function<bool(const char* key, double* value)>& lookup,
+               const std::string& what, ModelConfig* c) {
+  for (size_t i = 0; i < count; ++i) {
+    const ArchConfigKey& k = keys[i];
+    if (!(hf ? k.hf : k.gguf)) continue;
+    const std::string key = hf ? k.hf : arch_tensor_name(k.gguf, -1, arch.gguf_arch);
     double v = 0;
-    if (lookup(key, &v)) {
-      if (arch_field_is_integer(k.field)) {
-        if (!(v >= 0 && v <= kMaxConfigInteger) ||
-            v != static_cast<double>(static_cast<int64_t>(v)))
-          throw PackError(what + key + " out of range (a whole number in 0..16777216), got " +
-                          std::to_string(v));
-      } else if (!(v >= -3.4e38 && v <= 3.4e38)) {
-        throw PackError(what + key + " out of range (not finite as a float)");
+    if (lookup(key.c_str(), &v)) {
+      if (!std::isnan(v)) {
+        if (arch_field_is_integer(k.field)) {
+          if (!(v >= 0 && v <= kMaxConfigInteger) ||
+              v != static_cast<double>(static_cast<int64_t>(v)))
+            throw PackError(what + key + " out of range (a whole number in 0..16777216), got " +
+                            std::to_string(v));
+        } else if (!(v >= -3.4e38 && v <= 3.4e38)) {
+          throw PackError(what + key + " out of range (not finite as a float)");
+        }
+        arch_set_field(c, k.field, v);
+        continue;
       }
-      arch_set_field(c, k.field, v);
-      continue;
+      if (k.field == ArchField::sliding_window) {  // explicit null: no window
+        arch_set_field(c, k.field, 0);
+        continue;
+      }
     }
     switch (hf ? k.hf_rule : k.gguf_rule) {
       case ArchDefault::required:
@@ -70,6 +66,56 @@ void read_arch_config(const ArchDescription& arch, SourceFormat format,
     }
   }
 }
+}  // namespace
+
+bool arch_key_is_integer(const ArchDescription& arch, SourceFormat format, const char* key) {
+  const bool hf = format == SourceFormat::hugging_face;
+  for (const auto& [keys, count] : {std::pair{arch.config_keys, arch.config_key_count},
+                                    std::pair{arch.extra_config_keys, arch.extra_config_key_count}})
+    for (size_t i = 0; i < count; ++i) {
+      const ArchConfigKey& k = keys[i];
+      const char* name = hf ? k.hf : k.gguf;
+      if (name && (hf ? std::string(name) : arch_tensor_name(name, -1, arch.gguf_arch)) == key)
+        return arch_field_is_integer(k.field);
+    }
+  return false;
+}
+
+void read_arch_config(const ArchDescription& arch, SourceFormat format,
+                      const std::function<bool(const char* key, double* value)>& lookup,
+                      const std::string& what, ModelConfig* c) {
+  const bool hf = format == SourceFormat::hugging_face;
+  read_keys(arch, arch.config_keys, arch.config_key_count, hf, lookup, what, c);
+  read_keys(arch, arch.extra_config_keys, arch.extra_config_key_count, hf, lookup, what, c);
+}
+
+void apply_rope_scaling(const std::string& type, const std::string& what, ModelConfig* c) {
+  RopeScaling kind = RopeScaling::none;
+  if (!type.empty() && !arch_rope_scaling_from_name(type.c_str(), &kind))
+    throw PackError(what + "rope_scaling type '" + type +
+                    "' is not supported (linear, llama3 or none)");
+  c->rope_scaling = kind;
+  auto need = [&](bool ok, const char* key) {
+    if (!ok) throw PackError(what + "rope_scaling '" + type + "' needs a positive " + key);
+  };
+  switch (kind) {
+    case RopeScaling::none:
+      c->rope_factor = c->rope_low_freq_factor = c->rope_high_freq_factor = 0.f;
+      c->rope_original_context = 0;
+      break;
+    case RopeScaling::linear:
+      need(c->rope_factor > 0.f, "factor");
+      c->rope_low_freq_factor = c->rope_high_freq_factor = 0.f;
+      c->rope_original_context = 0;
+      break;
+    case RopeScaling::llama3:
+      need(c->rope_factor > 0.f, "factor");
+      need(c->rope_low_freq_factor > 0.f, "low_freq_factor");
+      need(c->rope_high_freq_factor > 0.f, "high_freq_factor");
+      need(c->rope_original_context > 0, "original_max_position_embeddings");
+      break;
+  }
+}
 
 void for_each_arch_tensor(const ArchDescription& arch, const ModelConfig& config,
                           const std::function<void(const ArchTensorNames&, int32_t)>& visit) {
@@ -80,7 +126,13 @@ void for_each_arch_tensor(const ArchDescription& arch, const ModelConfig& config
       visit(t, -1);
       continue;
     }
-    for (int32_t l = 0; l < config.n_layers; ++l) visit(t, l);
+    // Transformer tables name encoder and decoder layers apart (arch_names_decoder_layer).
+    const bool split = arch.kind == ArchKind::transformer;
+    for (int32_t l = 0; l < ein_layer_count(config); ++l) {
+      if (!ein_role_in_layer(config, t.role, l)) continue;
+      if (split && arch_names_decoder_layer(t) != (l >= config.n_layers)) continue;
+      visit(t, l);
+    }
   }
 }
 

@@ -54,9 +54,10 @@ PackedTensor encode_tensor(TensorRole role, int32_t layer, const std::vector<int
       std::memcpy(t.data.data(), values, t.data.size());
       break;
     case DType::f16:
+    case DType::bf16:
       t.data.resize(static_cast<size_t>(n) * 2);
       for (int64_t i = 0; i < n; ++i) {
-        const uint16_t h = f32_to_f16(values[i]);
+        const uint16_t h = dtype == DType::f16 ? f32_to_f16(values[i]) : f32_to_bf16(values[i]);
         std::memcpy(t.data.data() + i * 2, &h, 2);
       }
       break;
@@ -108,15 +109,12 @@ std::vector<uint8_t> write_ein(const EinImage& image) {
     order.push_back(it->second);
     by_key.erase(it);
   };
-  if (ein_role_present(c, TensorRole::token_embedding)) take(TensorRole::token_embedding, -1);
-  for (int32_t l = 0; l < c.n_layers; ++l)
-    for (uint32_t r = 0; r < kTensorRoleCount; ++r) {
-      const TensorRole role = static_cast<TensorRole>(r);
-      if (ein_role_per_layer(role) && ein_role_present(c, role)) take(role, l);
-    }
-  for (TensorRole role :
-       {TensorRole::final_norm, TensorRole::final_norm_bias, TensorRole::classifier})
-    if (ein_role_present(c, role)) take(role, -1);
+  for (int64_t i = 0; i < count; ++i) {
+    TensorRole role;
+    int32_t layer;
+    ein_canonical_entry(c, i, &role, &layer);
+    take(role, layer);
+  }
   if (!by_key.empty()) {
     const PackedTensor* t = by_key.begin()->second;
     throw PackError(std::string("tensor not used by this architecture: ") +

@@ -1,17 +1,27 @@
-// GGUF (versions 2 and 3), llama architecture, tensors F32, F16, Q8_0, Q4_0.
+// GGUF (versions 2 and 3), architectures llama and qwen2 (models/arch/arch_llama.cpp: metadata
+// keys and tensor names, q/k/v biases as blk.N.attn_q.bias ...), tensors F32, F16, BF16, Q8_0,
+// Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K; IQ4_NL converted to Q8_0 (lossless);
+// anything else refused by name.
 //
 // Layout: "GGUF", uint32 version, uint64 tensor_count, uint64 kv_count, kv pairs (string key,
 // uint32 type, value), tensor infos (string name, uint32 n_dims, uint64 ne[n_dims], uint32 type,
 // uint64 offset), padding to general.alignment (default 32), data. ne[0] is the contiguous axis,
-// so a llama matrix [out, in] has ne = {in, out}. llama.cpp's converter already permuted q/k to
-// the interleaved RoPE layout, so rope=interleaved. Q8_0 blocks: f16 scale + 32 int8. Q4_0 blocks:
-// f16 scale + 16 bytes, element j in the low nibble of byte j, element j+16 in its high nibble,
-// value (nibble - 8) * scale. Both convert losslessly to einfer q8/q4 with group 32.
+// so a llama matrix [out, in] has ne = {in, out}. llama.cpp's converter already permuted llama's
+// q/k to the interleaved RoPE layout (rope=interleaved); qwen2's stay half-split (NeoX RoPE). Q8_0
+// blocks: f16 scale + 32 int8. Q4_0 blocks: f16 scale + 16 bytes, element j in the low nibble of
+// byte j, element j+16 in its high nibble, value (nibble - 8) * scale. Both convert losslessly to
+// einfer q8/q4 with group 32, which is what a file holding only those (and F32/F16) becomes. A file
+// with any other block type keeps every matrix in its own GGUF block encoding (runtime/dtype.h q8_0
+// .. q6_k, run natively by kernels/gguf_quant.h); F32/F16 matrices of such a file become f32.
+// IQ4_NL blocks (f16 d + 16 bytes of nibbles indexing a fixed 16-entry int8 table) are exactly Q8_0
+// blocks with the same d and the table's values, so they are converted to q8_0 (1.9x their bytes;
+// no accuracy lost).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <map>
 
+#include "kernels/gguf_quant.h"
 #include "kernels/quant.h"
 #include "runtime/checked.h"
 #include "tools/einfer-pack/arch_names.h"
@@ -23,7 +33,66 @@ namespace einfer::pack {
 namespace {
 
 constexpr uint32_t kGgufMagic = 0x46554747u;  // "GGUF"
-enum GgmlType : uint32_t { kF32 = 0, kF16 = 1, kQ4_0 = 2, kQ8_0 = 8 };
+enum GgmlType : uint32_t { kF32 = 0, kF16 = 1, kQ4_0 = 2, kQ8_0 = 8, kIQ4_NL = 20, kBF16 = 30 };
+
+// ggml type numbers (gguf-py GGMLQuantizationType) and names, for messages.
+const char* ggml_type_name(uint32_t t) {
+  static const char* const names[] = {
+      "F32",      "F16",      "Q4_0",    "Q4_1",  "Q4_2",   "Q4_3",  "Q5_0",  "Q5_1",
+      "Q8_0",     "Q8_1",     "Q2_K",    "Q3_K",  "Q4_K",   "Q5_K",  "Q6_K",  "Q8_K",
+      "IQ2_XXS",  "IQ2_XS",   "IQ3_XXS", "IQ1_S", "IQ4_NL", "IQ3_S", "IQ2_S", "IQ4_XS",
+      "I8",       "I16",      "I32",     "I64",   "F64",    "IQ1_M", "BF16",  "Q4_0_4_4",
+      "Q4_0_4_8", "Q4_0_8_8", "TQ1_0",   "TQ2_0"};
+  return t < sizeof(names) / sizeof(names[0]) ? names[t] : "unknown";
+}
+
+// The einfer dtype that holds a ggml block type as is (f32 for none).
+DType ggml_block_dtype(uint32_t t) {
+  switch (t) {
+    case 2:
+      return DType::q4_0;
+    case 3:
+      return DType::q4_1;
+    case 6:
+      return DType::q5_0;
+    case 7:
+      return DType::q5_1;
+    case 8:
+      return DType::q8_0;
+    case 10:
+      return DType::q2_k;
+    case 11:
+      return DType::q3_k;
+    case 12:
+      return DType::q4_k;
+    case 13:
+      return DType::q5_k;
+    case 14:
+      return DType::q6_k;
+    default:
+      return DType::f32;
+  }
+}
+
+// IQ4_NL's 16 levels (llama.cpp ggml-quants.c kvalues_iq4nl), a format constant.
+constexpr int8_t kIq4nlLevels[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                     1,    13,   25,  38,  53,  69,  89,  113};
+
+// IQ4_NL blocks (f16 d, 16 bytes: element j low nibble of byte j, j + 16 high) as Q8_0 blocks.
+std::vector<uint8_t> iq4nl_to_q8_0(const uint8_t* p, int64_t blocks) {
+  std::vector<uint8_t> out(static_cast<size_t>(blocks) * 34);
+  for (int64_t b = 0; b < blocks; ++b) {
+    const uint8_t* in = p + b * 18;
+    uint8_t* o = out.data() + b * 34;
+    o[0] = in[0];
+    o[1] = in[1];
+    for (int j = 0; j < 16; ++j) {
+      o[2 + j] = static_cast<uint8_t>(kIq4nlLevels[in[2 + j] & 0x0F]);
+      o[2 + j + 16] = static_cast<uint8_t>(kIq4nlLevels[in[2 + j] >> 4]);
+    }
+  }
+  return out;
+}
 
 using Cursor = GgufCursor;
 using Value = GgufValue;
@@ -55,15 +124,20 @@ uint64_t tensor_bytes(const std::string& name, uint32_t type, uint64_t n, int64_
     case kF32:
       return n * 4;
     case kF16:
+    case kBF16:
       return n * 2;
-    case kQ8_0:
-    case kQ4_0:
-      if (cols % 32 != 0)
-        throw PackError("gguf: quantized tensor " + name + " row not a multiple of 32");
-      return n / 32 * (type == kQ8_0 ? 34 : 18);
-    default:
-      throw PackError("gguf: tensor " + name + " has unsupported type " + std::to_string(type) +
-                      " (F32, F16, Q8_0, Q4_0 only)");
+    default: {
+      const DType bt = type == kIQ4_NL ? DType::q4_0 : ggml_block_dtype(type);
+      if (bt == DType::f32)
+        throw PackError("gguf: tensor " + name + ": GGUF type " + ggml_type_name(type) +
+                        " not supported (F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, "
+                        "Q4_K, Q5_K, Q6_K, IQ4_NL)");
+      const int64_t block = gguf_block_elems(bt);
+      if (cols % block != 0)
+        throw PackError("gguf: " + std::string(ggml_type_name(type)) + " tensor " + name +
+                        " row is not a multiple of " + std::to_string(block));
+      return n / static_cast<uint64_t>(block) * gguf_block_bytes(bt);  // IQ4_NL: 18 too
+    }
   }
 }
 
@@ -153,24 +227,25 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
   if (data_start > b.size()) throw PackError("gguf: file truncated before the tensor data");
   check_tensor_layout(infos, alignment, b.size() - data_start);
 
-  const ArchDescription& llama = arch_llama();
-  auto arch = kv.find("general.architecture");
-  if (arch == kv.end() || arch->second.str != llama.name)
-    throw PackError("gguf: architecture '" +
-                    (arch == kv.end() ? std::string("?") : arch->second.str) +
-                    "' is not supported (llama only)");
+  auto arch_kv = kv.find("general.architecture");
+  const std::string arch_name = arch_kv == kv.end() ? std::string("?") : arch_kv->second.str;
+  const ArchDescription* arch = arch_by_gguf_arch(arch_name.c_str());
+  if (!arch)
+    throw PackError("gguf: architecture '" + arch_name + "' is not supported (llama or qwen2)");
+  const ArchDescription& llama = *arch;
   SourceModel m;
-  m.kind = "gguf";
+  m.kind = "gguf-" + arch_name;
   if (auto it = kv.find("tokenizer.chat_template"); it != kv.end() && it->second.type == 8)
     m.chat_template = it->second.str;
   ModelConfig& cfg = m.config;
   cfg.arch = llama.kind;
   cfg.norm = llama.norm;
-  cfg.rope = llama.rope;
+  cfg.rope = llama.gguf_rope;  // llama.cpp permuted llama's q/k rows, not qwen2's
   cfg.activation = llama.activation;
+  cfg.qkv_bias = llama.qkv_bias;
   auto emb = infos.find(arch_tensor_name(llama.tensors[0].gguf, -1));
   if (emb == infos.end() || emb->second.ne.size() != 2)
-    throw PackError("gguf: missing token_embd.weight");
+    throw PackError("gguf: missing tensor token_embd.weight");
   // Hyperparameters by the table's keys: integer-typed for dimensions and counts (range-checked
   // by read_arch_config before any cast), float-typed for epsilon and theta. A present key of the
   // wrong type is an error, never replaced by the default.
@@ -179,7 +254,8 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
     if (it == kv.end()) return false;
     const uint32_t type = it->second.type;
     const bool integer = arch_key_is_integer(llama, SourceFormat::gguf, key) ||
-                         std::strcmp(key, "llama.vocab_size") == 0;
+                         key == arch_tensor_name("{}.vocab_size", -1, llama.gguf_arch) ||
+                         key == arch_tensor_name("{}.rope.dimension_count", -1, llama.gguf_arch);
     if (integer && !is_integer_type(type))
       throw PackError(std::string("gguf: metadata key ") + key + " must be an integer, has type " +
                       value_type_name(type));
@@ -192,15 +268,35 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
     return true;
   };
   read_arch_config(llama, SourceFormat::gguf, lookup, "gguf: ", &cfg);
-  // The vocabulary defaults to the embedding's rows (ne[1] < 2^63 as read; range-checked here).
+  auto key = [&](const char* pattern) { return arch_tensor_name(pattern, -1, llama.gguf_arch); };
+  std::string rope_type;
+  if (auto it = kv.find(key(kGgufRopeTypeKey)); it != kv.end() && it->second.type == 8)
+    rope_type = it->second.str;
+  apply_rope_scaling(rope_type, "gguf: ", &cfg);
+  if (infos.count(kGgufRopeFreqsTensor))
+    throw PackError(std::string("gguf: tensor ") + kGgufRopeFreqsTensor +
+                    " (llama3 RoPE frequency factors) is not supported: pack the Hugging Face "
+                    "folder, whose rope_scaling einfer implements");
+  double rope_dims = cfg.head_dim;
+  if (lookup(key("{}.rope.dimension_count").c_str(), &rope_dims) && rope_dims != cfg.head_dim)
+    throw PackError("gguf: " + key("{}.rope.dimension_count") +
+                    " differs from the head size (partial RoPE is not supported)");
   double vocab = static_cast<double>(emb->second.ne[1]);
-  lookup("llama.vocab_size", &vocab);
+  lookup(key("{}.vocab_size").c_str(), &vocab);
   if (!(vocab >= 0 && vocab <= (1 << 24)))
     throw PackError("gguf: vocabulary size out of range (0..16777216): " + std::to_string(vocab));
   cfg.vocab_size = static_cast<int32_t>(vocab);
   cfg.tied_classifier = infos.count("output.weight") ? 0 : 1;
   require_valid_config(cfg, "gguf: ");
 
+  // Legacy mode (einfer q8/q4 of group 32) when every tensor is F32/F16/BF16/Q8_0/Q4_0; else
+  // native.
+  bool native = false;
+  for (const auto& [name, info] : infos)
+    if (info.type != kF32 && info.type != kF16 && info.type != kBF16 && info.type != kQ8_0 &&
+        info.type != kQ4_0)
+      native = true;
+  int iq4nl_converted = 0;
   std::map<uint32_t, int> type_votes;
   auto load = [&](const std::string& name, TensorRole role, int32_t layer,
                   std::vector<int64_t> want) {
@@ -221,14 +317,32 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
     t.layer = layer;
     t.shape = want;
     t.values.resize(n);
-    if (want.size() == 2) type_votes[info.type]++;
+    if (native && info.type != kF32 && info.type != kF16 && info.type != kBF16) {
+      if (want.size() != 2) throw PackError("gguf: norm weight " + name + " must be F32 or F16");
+      std::vector<uint8_t> raw(p, p + info.bytes);
+      DType dt = ggml_block_dtype(info.type);
+      if (info.type == kIQ4_NL) {
+        raw = iq4nl_to_q8_0(p, n / 32);
+        dt = DType::q8_0;
+        ++iq4nl_converted;
+      }
+      type_votes[static_cast<uint32_t>(dt)]++;
+      t.native = dt;
+      t.native_data = std::move(raw);
+      for (int64_t r = 0; r < rows; ++r)
+        dequantize_row_gguf(dt, t.native_data.data() + r * quant_row_bytes(dt, cols), cols,
+                            t.values.data() + r * cols);
+      m.tensors.push_back(std::move(t));
+      return;
+    }
+    if (want.size() == 2) type_votes[native ? 0u : info.type]++;
     if (info.type == kF32) {
       std::memcpy(t.values.data(), p, n * 4);
-    } else if (info.type == kF16) {
+    } else if (info.type == kF16 || info.type == kBF16) {
       for (int64_t i = 0; i < n; ++i) {
         uint16_t h;
         std::memcpy(&h, p + i * 2, 2);
-        t.values[i] = f16_to_f32(h);
+        t.values[i] = info.type == kF16 ? f16_to_f32(h) : bf16_to_f32(h);
       }
     } else {
       const bool q8 = info.type == kQ8_0;
@@ -270,12 +384,26 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
   for (const SourceTensor& t : m.tensors)
     if (t.shape.size() == 1 && t.native != DType::f32)
       throw PackError("gguf: norm weights must be F32 or F16");
+  if (native) {
+    // Natural dtype: the most common block type (every matrix keeps its own in the packed file).
+    uint32_t best = 0;
+    int votes = -1;
+    for (auto [t, n] : type_votes)
+      if (t != 0 && n > votes) best = t, votes = n;
+    cfg.weight_dtype = votes < 0 ? DType::f32 : static_cast<DType>(best);
+    cfg.group_size = 0;
+    if (iq4nl_converted > 0)
+      m.notes = "gguf: " + std::to_string(iq4nl_converted) +
+                " IQ4_NL tensor(s) converted to q8_0 (lossless, 1.9x their bytes)";
+    return m;
+  }
   // Natural dtype: the most common matrix type.
   uint32_t best = kF32;
   int votes = -1;
   for (auto [t, n] : type_votes)
     if (n > votes) best = t, votes = n;
   cfg.weight_dtype = best == kF16    ? DType::f16
+                     : best == kBF16 ? DType::bf16
                      : best == kQ8_0 ? DType::q8
                      : best == kQ4_0 ? DType::q4
                                      : DType::f32;

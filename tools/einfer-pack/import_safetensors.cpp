@@ -3,11 +3,11 @@
 // safetensors: uint64 little-endian header length N, N bytes of JSON {name: {dtype, shape,
 // data_offsets: [begin, end]}, "__metadata__": {str: str}}, then the data (offsets relative to it).
 //
-// HF Llama q_proj/k_proj rows use the half-split RoPE layout (pairs (i, i + k/2)). We permute the
-// rows of each head to the interleaved layout (new row 2i = old row i, new row 2i+1 = old row
-// i + k/2) and record rope=interleaved: q.k and the rotation commute with this permutation applied
-// to both q and k, so the packed model computes the same function (tests/gen/gen_hf_llama.py checks
-// the identity numerically).
+// HF Llama/Mistral/Qwen2 q_proj/k_proj rows (and Qwen2's q/k biases) use the half-split RoPE
+// layout (pairs (i, i + k/2)). We permute the rows of each head to the interleaved layout (new row
+// 2i = old row i, new row 2i+1 = old row i + k/2) and record rope=interleaved: q.k and the rotation
+// commute with this permutation applied to both q and k, so the packed model computes the same
+// function (tests/gen/gen_hf_llama.py checks the identity numerically).
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -30,13 +30,6 @@ namespace einfer::pack {
 namespace {
 
 constexpr int64_t kMaxImportLayers = 4096;  // the loader's limit
-
-float bf16_to_f32(uint16_t h) {
-  const uint32_t b = uint32_t{h} << 16;
-  float f;
-  std::memcpy(&f, &b, 4);
-  return f;
-}
 
 struct SafeTensors {
   std::string what;
@@ -86,8 +79,9 @@ struct SafeTensors {
         if (v.type == Json::Type::string) m[k] = v.str;
     return m;
   }
-  // Float values and shape of a tensor.
-  std::vector<float> get(const std::string& name, std::vector<int64_t>* shape) const {
+  // Float values and shape of a tensor (and its stored dtype name, "F32", "F16" or "BF16").
+  std::vector<float> get(const std::string& name, std::vector<int64_t>* shape,
+                         std::string* stored = nullptr) const {
     const Json* t = header.find(name);
     if (!t) throw PackError(what + ": missing tensor " + name);
     const Json* dt = t->find("dtype");
@@ -112,6 +106,7 @@ struct SafeTensors {
       esize = 2;
     else
       throw PackError(what + ": unsupported dtype " + dt->str + " for " + name);
+    if (stored) *stored = dt->str;
     // check_layout() bounded both offsets by the data section.
     const uint64_t b0 = static_cast<uint64_t>(off->items[0].num);
     const uint64_t b1 = static_cast<uint64_t>(off->items[1].num);
@@ -188,17 +183,22 @@ SourceModel import_hf_llama(const std::string& folder) {
   const Json cfg = parse_json(std::string(cfg_bytes.begin(), cfg_bytes.end()), "config.json");
   if (cfg.type != Json::Type::object) throw PackError("config.json: not a JSON object");
   using T = Json::Type;
-  if (const Json* mt = json_typed(cfg, "model_type", T::string, "string"); mt && mt->str != "llama")
-    throw PackError("config.json: model_type '" + mt->str + "' is not supported (llama only)");
-  if (const Json* act = json_typed(cfg, "hidden_act", T::string, "string");
-      act && act->str != "silu")
+  // The architecture by model_type (LlamaForCausalLM-shaped SmolLM and TinyLlama say "llama").
+  const Json* mt = cfg.find("model_type");
+  if (!mt || mt->type != Json::Type::string)
+    throw PackError("config.json: no model_type (llama, mistral or qwen2)");
+  const ArchDescription* arch = arch_by_hf_model_type(mt->str.c_str());
+  if (!arch)
+    throw PackError("config.json: model_type '" + mt->str +
+                    "' is not supported (llama, mistral or qwen2)");
+  if (const Json* act = cfg.find("hidden_act"); act && act->str != "silu")
     throw PackError("config.json: hidden_act '" + act->str + "' is not supported (silu only)");
-  if (const Json* rs = cfg.find("rope_scaling"); rs && rs->type != Json::Type::null)
-    throw PackError("config.json: rope_scaling is not supported");
-  if (const Json* b = json_typed(cfg, "attention_bias", T::boolean, "boolean"); b && b->b)
-    throw PackError("config.json: attention_bias is not supported");
+  for (const char* const* key = arch->hf_refused_if_true; key && *key; ++key)
+    if (const Json* v = cfg.find(*key); v && v->type == Json::Type::boolean && v->b)
+      throw PackError("config.json: " + std::string(*key) + " true is not supported for " +
+                      mt->str);
   SourceModel m;
-  m.kind = "hf-llama";
+  m.kind = std::string("hf-") + arch->name;
   // The chat template, when the folder ships tokenizer_config.json with one.
   if (struct stat st; stat((folder + "/tokenizer_config.json").c_str(), &st) == 0) {
     const std::vector<uint8_t> tc = read_file(folder + "/tokenizer_config.json");
@@ -207,15 +207,30 @@ SourceModel import_hf_llama(const std::string& folder) {
       m.chat_template = t->str;
   }
   ModelConfig& c = m.config;
-  const ArchDescription& llama = arch_llama();
+  const ArchDescription& llama = *arch;
   c.arch = llama.kind;
   c.norm = llama.norm;
   c.activation = llama.activation;
   c.rope = llama.rope;  // rows permuted below
-  // A present key of the wrong type is an error, never replaced by the default.
+  c.qkv_bias = llama.qkv_bias;
+  // Keys by path ("rope_scaling.factor"); an explicit null reads as NaN (read_arch_config).
+  auto find = [&](const char* key) -> const Json* {
+    const Json* v = &cfg;
+    for (const char* part = key; v && part;) {
+      const char* dot = std::strchr(part, '.');
+      v = v->find(dot ? std::string(part, dot) : std::string(part));
+      part = dot ? dot + 1 : nullptr;
+    }
+    return v;
+  };
   auto lookup = [&](const char* key, double* value) {
-    const Json* v = cfg.find(key);
-    if (!v || v->type == Json::Type::null) return false;
+    const Json* v = find(key);
+    if (v && v->type == Json::Type::null) {
+      *value = std::nan("");
+      return true;
+    }
+    if (!v) return false;
+    // A present key of the wrong type is an error, never replaced by the default.
     const std::string what = std::string("config.json: ") + key;
     if (arch_key_is_integer(llama, SourceFormat::hugging_face, key)) {
       *value = static_cast<double>(json_to_int(*v, what, 0, INT32_MAX));
@@ -227,6 +242,31 @@ SourceModel import_hf_llama(const std::string& folder) {
     return true;
   };
   read_arch_config(llama, SourceFormat::hugging_face, lookup, "config.json: ", &c);
+  // transformers reads rope_scaling["rope_type"], falling back to the older "type".
+  std::string rope_type;
+  for (const char* key : kHfRopeTypeKeys)
+    if (const Json* t = find(key); t && t->type == Json::Type::string && rope_type.empty())
+      rope_type = t->str;
+  if (const Json* rs = cfg.find("rope_scaling");
+      rs && rs->type != Json::Type::null && rope_type.empty())
+    throw PackError("config.json: rope_scaling without a rope_type");
+  apply_rope_scaling(rope_type, "config.json: ", &c);
+  // Special ids: an integer, a list of integers (eos of Llama 3.x, Qwen2) or null.
+  auto ids = [&](const char* key) {
+    std::vector<int32_t> out;
+    const Json* v = cfg.find(key);
+    if (v && v->is_number()) out.push_back(static_cast<int32_t>(v->num));
+    if (v && v->type == Json::Type::array)
+      for (const Json& e : v->items)
+        if (e.is_number()) out.push_back(static_cast<int32_t>(e.num));
+    for (int32_t id : out)
+      if (id < 0 || id >= c.vocab_size)
+        throw PackError(std::string("config.json: ") + key + " " + std::to_string(id) +
+                        " is outside the vocabulary");
+    return out;
+  };
+  if (const std::vector<int32_t> bos = ids("bos_token_id"); !bos.empty()) m.bos = bos[0];
+  m.eos = ids("eos_token_id");
   const Json* tie = json_typed(cfg, "tie_word_embeddings", T::boolean, "boolean");
   c.tied_classifier = tie && tie->b ? 1 : 0;
   require_valid_config(c, "config.json: ");
@@ -250,6 +290,7 @@ SourceModel import_hf_llama(const std::string& folder) {
     }
   }
   std::map<std::string, std::unique_ptr<SafeTensors>> open;
+  int bf16_matrices = 0, matrices = 0;  // a checkpoint of BF16 matrices packs to bf16 by default
   auto tensor = [&](const std::string& name, std::vector<int64_t>* shape) {
     std::string file = "model.safetensors";
     if (!where.empty()) {
@@ -260,7 +301,13 @@ SourceModel import_hf_llama(const std::string& folder) {
     }
     auto& st = open[file];
     if (!st) st = std::make_unique<SafeTensors>(read_file(folder + "/" + file), file);
-    return st->get(name, shape);
+    std::string stored;
+    std::vector<float> v = st->get(name, shape, &stored);
+    if (shape->size() == 2) {
+      ++matrices;
+      bf16_matrices += stored == "BF16";
+    }
+    return v;
   };
   const int64_t d = c.dim, k = c.head_dim;
   std::vector<int64_t> sh;
@@ -272,22 +319,78 @@ SourceModel import_hf_llama(const std::string& folder) {
     const int64_t rope_heads = t.hf_rope_heads == 1   ? c.n_heads
                                : t.hf_rope_heads == 2 ? c.n_kv_heads
                                                       : 0;
-    if (rope_heads > 0) w = permute_rope_rows(w, rope_heads, k, d);
+    if (rope_heads > 0) w = permute_rope_rows(w, rope_heads, k, want.size() == 2 ? d : 1);
     add(m, t.role, layer, want, std::move(w), name);
   });
+  if (matrices > 0 && bf16_matrices == matrices) m.config.weight_dtype = DType::bf16;
   return m;
 }
 
-SourceModel import_torch_encoder(const std::vector<uint8_t>& bytes,
-                                 const TorchEncoderOptions& opt) {
-  SafeTensors st(std::vector<uint8_t>(bytes), "safetensors");
-  const auto md = st.metadata();
+// The options PyTorch does not store in a state dict, from the flags or the safetensors metadata:
+// heads, sequence bound, epsilon, activation, norm placement, causal mask (dim set before).
+void read_torch_options(const std::map<std::string, std::string>& md,
+                        const TorchEncoderOptions& opt, const std::string& what, ModelConfig* c) {
   auto meta = [&](std::initializer_list<const char*> keys) -> std::string {
     for (const char* k : keys)
       if (auto it = md.find(k); it != md.end()) return it->second;
     return "";
   };
   auto truthy = [](const std::string& s) { return s == "1" || s == "true" || s == "True"; };
+  int heads = opt.heads;
+  if (heads == 0) {
+    const std::string h = meta({"heads", "nhead", "num_heads"});
+    if (!h.empty()) heads = static_cast<int>(parse_decimal(h, what + ": metadata heads", 1, 4096));
+  }
+  if (heads <= 0)
+    throw PackError(what + ": --heads H is required (or 'nhead' in the safetensors metadata)");
+  if (c->dim % heads != 0) throw PackError(what + ": d_model is not a multiple of --heads");
+  c->n_heads = c->n_kv_heads = heads;
+  c->head_dim = c->dim / heads;
+  c->vocab_size = 0;
+  std::string ctx = meta({"context", "max_seq_len", "context_length"});
+  c->context_length =
+      opt.context > 0 ? opt.context
+                      : (ctx.empty() ? 0
+                                     : static_cast<int32_t>(parse_decimal(
+                                           ctx, what + ": metadata context", 0, int64_t{1} << 24)));
+  c->norm = NormKind::layernorm;
+  std::string eps = meta({"eps", "layer_norm_eps"});
+  c->norm_eps = opt.eps > 0
+                    ? opt.eps
+                    : (eps.empty() ? 1e-5f : parse_finite_float(eps, what + ": metadata eps"));
+  std::string act = opt.activation.empty() ? meta({"activation"}) : opt.activation;
+  if (act.empty() || act == "relu")
+    c->activation = Activation::relu;
+  else if (act == "gelu")
+    c->activation = Activation::gelu_erf;
+  else
+    throw PackError(what + ": unsupported activation '" + act + "' (relu or gelu)");
+  c->rope = RopeMode::none;
+  c->norm_first = opt.norm_first >= 0 ? opt.norm_first : (truthy(meta({"norm_first"})) ? 1 : 0);
+  c->causal = opt.causal >= 0 ? opt.causal : (truthy(meta({"causal", "is_causal"})) ? 1 : 0);
+}
+
+// Adds the tensor `name` as role t.role of `layer`; fused sources (in_proj_weight = [wq; wk; wv])
+// give the role its row block.
+void add_torch_tensor(const SafeTensors& st, const ModelConfig& c, const ArchTensorNames& t,
+                      const std::string& name, int32_t layer, SourceModel& m) {
+  const std::vector<int64_t> want = arch_tensor_shape(c, t.role);
+  std::vector<int64_t> whole = want, sh;
+  whole[0] *= t.torch_parts;
+  std::vector<float> v = st.get(name, &sh);
+  expect_shape(sh, whole, name);
+  if (t.torch_parts > 1) {
+    const size_t block = v.size() / static_cast<size_t>(t.torch_parts);
+    v = std::vector<float>(v.begin() + static_cast<std::ptrdiff_t>(t.torch_part * block),
+                           v.begin() + static_cast<std::ptrdiff_t>((t.torch_part + 1) * block));
+  }
+  add(m, t.role, layer, want, std::move(v), name);
+}
+
+SourceModel import_torch_encoder(const std::vector<uint8_t>& bytes,
+                                 const TorchEncoderOptions& opt) {
+  SafeTensors st(std::vector<uint8_t>(bytes), "safetensors");
+  const auto md = st.metadata();
 
   // Layer prefixes: "<p>layers.N." for a stack, "" for a single nn.TransformerEncoderLayer.
   std::string stack_prefix;
@@ -332,61 +435,65 @@ SourceModel import_torch_encoder(const std::vector<uint8_t>& bytes,
   if (sh.size() != 2) throw PackError("linear1.weight must be [f, d]");
   c.hidden_dim = static_cast<int32_t>(sh[0]);
   c.n_layers = n_layers;
-  int heads = opt.heads;
-  if (heads == 0) {
-    const std::string h = meta({"heads", "nhead", "num_heads"});
-    if (!h.empty())
-      heads = static_cast<int>(parse_decimal(h, "torch-encoder: metadata heads", 1, 4096));
-  }
-  if (heads <= 0)
-    throw PackError(
-        "torch-encoder: --heads H is required (or 'nhead' in the safetensors metadata)");
-  if (c.dim % heads != 0) throw PackError("torch-encoder: d_model is not a multiple of --heads");
-  c.n_heads = c.n_kv_heads = heads;
-  c.head_dim = c.dim / heads;
-  c.vocab_size = 0;
-  std::string ctx = meta({"context", "max_seq_len", "context_length"});
-  c.context_length =
-      opt.context > 0
-          ? opt.context
-          : (ctx.empty() ? 0
-                         : static_cast<int32_t>(parse_decimal(
-                               ctx, "torch-encoder: metadata context", 0, int64_t{1} << 24)));
-  c.norm = NormKind::layernorm;
-  std::string eps = meta({"eps", "layer_norm_eps"});
-  c.norm_eps = opt.eps > 0
-                   ? opt.eps
-                   : (eps.empty() ? 1e-5f : parse_finite_float(eps, "torch-encoder: metadata eps"));
-  std::string act = opt.activation.empty() ? meta({"activation"}) : opt.activation;
-  if (act.empty() || act == "relu")
-    c.activation = Activation::relu;
-  else if (act == "gelu")
-    c.activation = Activation::gelu_erf;
-  else
-    throw PackError("torch-encoder: unsupported activation '" + act + "' (relu or gelu)");
-  c.rope = RopeMode::none;
-  c.norm_first = opt.norm_first >= 0 ? opt.norm_first : (truthy(meta({"norm_first"})) ? 1 : 0);
-  c.causal = opt.causal >= 0 ? opt.causal : (truthy(meta({"causal", "is_causal"})) ? 1 : 0);
+  read_torch_options(md, opt, "torch-encoder", &c);
   c.has_bias = st.has(layer_prefix(0) + "self_attn.in_proj_bias") ? 1 : 0;
   c.final_norm = (!single && st.has(stack_prefix + "norm.weight")) ? 1 : 0;
 
   // Every tensor by the table's names; fused sources (in_proj_weight = [wq; wk; wv]) are split
   // into their row blocks.
   for_each_arch_tensor(arch_encoder(), c, [&](const ArchTensorNames& t, int32_t layer) {
-    const std::string name = (layer >= 0 ? layer_prefix(layer) : stack_prefix) + t.torch;
-    const std::vector<int64_t> want = arch_tensor_shape(c, t.role);
-    std::vector<int64_t> whole = want;
-    whole[0] *= t.torch_parts;
-    std::vector<float> v = st.get(name, &sh);
-    expect_shape(sh, whole, name);
-    if (t.torch_parts > 1) {
-      const size_t block = v.size() / static_cast<size_t>(t.torch_parts);
-      v = std::vector<float>(v.begin() + static_cast<std::ptrdiff_t>(t.torch_part * block),
-                             v.begin() + static_cast<std::ptrdiff_t>((t.torch_part + 1) * block));
-    }
-    add(m, t.role, layer, want, std::move(v), name);
+    add_torch_tensor(st, c, t, (layer >= 0 ? layer_prefix(layer) : stack_prefix) + t.torch, layer,
+                     m);
   });
   require_valid_config(c, "torch-encoder: ");
+  return m;
+}
+
+SourceModel import_torch_transformer(const std::vector<uint8_t>& bytes,
+                                     const TorchEncoderOptions& opt) {
+  const std::string what = "torch-transformer";
+  SafeTensors st(std::vector<uint8_t>(bytes), "safetensors");
+  int n_encoder = 0, n_decoder = 0;
+  const std::regex layer_key(R"(^(encoder|decoder)\.layers\.([0-9]+)\.self_attn\.in_proj_weight$)");
+  for (const auto& [name, _] : st.header.members) {
+    std::smatch mm;
+    if (!std::regex_match(name, mm, layer_key)) continue;
+    int& count = mm[1] == "encoder" ? n_encoder : n_decoder;
+    count = std::max(
+        count, static_cast<int>(parse_decimal(mm[2].str(), what + ": layer index", 0, 4095)) + 1);
+  }
+  if (n_encoder == 0 || n_decoder == 0)
+    throw PackError(what +
+                    ": no encoder.layers.N / decoder.layers.N self_attn.in_proj_weight tensors: "
+                    "not a PyTorch nn.Transformer state dict");
+  for (const char* norm : {"encoder.norm.weight", "decoder.norm.weight"})
+    if (!st.has(norm)) throw PackError(what + ": missing " + norm + " (nn.Transformer has both)");
+  if (opt.causal > 0)
+    throw PackError(what + ": --causal does not apply (the decoder is always causal)");
+
+  SourceModel m;
+  m.kind = what;
+  ModelConfig& c = m.config;
+  c.arch = ArchKind::transformer;
+  std::vector<int64_t> sh;
+  st.get("encoder.layers.0.self_attn.in_proj_weight", &sh);
+  if (sh.size() != 2 || sh[0] != 3 * sh[1]) throw PackError("in_proj_weight must be [3d, d]");
+  c.dim = static_cast<int32_t>(sh[1]);
+  st.get("encoder.layers.0.linear1.weight", &sh);
+  if (sh.size() != 2) throw PackError("linear1.weight must be [f, d]");
+  c.hidden_dim = static_cast<int32_t>(sh[0]);
+  c.n_layers = n_encoder;
+  c.n_decoder_layers = n_decoder;
+  TorchEncoderOptions o = opt;
+  o.causal = 0;
+  read_torch_options(st.metadata(), o, what, &c);
+  c.has_bias = st.has("encoder.layers.0.self_attn.in_proj_bias") ? 1 : 0;
+  c.final_norm = 1;
+  for_each_arch_tensor(arch_transformer(), c, [&](const ArchTensorNames& t, int32_t layer) {
+    const int32_t index = layer >= c.n_layers ? layer - c.n_layers : layer;
+    add_torch_tensor(st, c, t, arch_tensor_name(t.torch, index), layer, m);
+  });
+  require_valid_config(c, what + ": ");
   return m;
 }
 

@@ -2,6 +2,8 @@
 // protobuf reader of the fields einfer uses), and the EITK image writer.
 #include "tools/einfer-pack/import_tokenizer.h"
 
+#include <algorithm>
+
 #include <cstring>
 #include <filesystem>
 
@@ -311,6 +313,14 @@ bool read_folder_tokenizer(const std::string& dir, TokenizerSpec* out) {
     return true;
   }
   return false;
+}
+
+void add_model_special_ids(TokenizerSpec& s, int32_t bos, const std::vector<int32_t>& eos) {
+  if (s.bos < 0 && bos >= 0) s.bos = bos;
+  for (int32_t id : eos) {
+    if (std::find(s.eog.begin(), s.eog.end(), id) == s.eog.end()) s.eog.push_back(id);
+    if (s.eos < 0) s.eos = id;
+  }
 }
 
 void add_conventional_eog(TokenizerSpec& s) {

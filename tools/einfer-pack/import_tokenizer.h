@@ -33,6 +33,11 @@ TokenizerSpec read_tokenizer_file(const std::string& path);
 // The same for bytes already in memory; `name` is used in messages.
 TokenizerSpec read_tokenizer_bytes(const std::vector<uint8_t>& bytes, const std::string& name);
 
+// The model's own special ids (config.json bos_token_id / eos_token_id) onto its tokenizer: bos
+// when the tokenizer names none; every eos id an end of generation (eos the first one when the
+// tokenizer names none).
+void add_model_special_ids(TokenizerSpec& spec, int32_t bos, const std::vector<int32_t>& eos);
+
 // The vocabulary of a GGUF file's tokenizer.ggml.* keys (model "llama" or "gpt2"); throws when the
 // file has none or it is malformed.
 TokenizerSpec read_gguf_tokenizer(const std::string& path);

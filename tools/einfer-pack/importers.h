@@ -30,6 +30,10 @@ struct SourceModel {
   std::vector<SourceTensor> tensors;
   std::string notes;  // importer remarks for metadata (e.g. "rope: q/k permuted to interleaved")
   std::string chat_template;  // the Jinja chat template the checkpoint ships ("" when none)
+  // config.json bos_token_id / eos_token_id (a list for models with several ends of generation);
+  // -1 / empty when absent. einfer-pack adds them to the tokenizer (add_model_special_ids).
+  int32_t bos = -1;
+  std::vector<int32_t> eos;
 };
 
 // Appends a float32 tensor (values in C order, as many as the shape holds) to m.tensors.
@@ -59,6 +63,10 @@ struct TorchEncoderOptions {
 };
 SourceModel import_torch_encoder(const std::vector<uint8_t>& safetensors_bytes,
                                  const TorchEncoderOptions& options);
+// PyTorch nn.Transformer state dicts (encoder.layers.N., decoder.layers.N., encoder.norm,
+// decoder.norm; models/arch/arch_transformer.cpp): the same options, the mask is always causal.
+SourceModel import_torch_transformer(const std::vector<uint8_t>& safetensors_bytes,
+                                     const TorchEncoderOptions& options);
 
 // GGUF (v2/v3), llama architecture, F32/F16/Q8_0/Q4_0 tensors.
 bool looks_like_gguf(const std::vector<uint8_t>& bytes);

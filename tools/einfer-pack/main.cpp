@@ -1,8 +1,9 @@
 // einfer-pack: packs llama2.c, Hugging Face Llama, PyTorch encoder and GGUF checkpoints into the
 // flat .ein format (docs/format.md), inspects .ein files and emits them as C (model.c + model.h).
 //
-//   einfer-pack INPUT -o OUT.ein [--dtype f32|f16|q8|q4] [--group 32|64] [-z TOKENIZER]
-//               [--emit-c OUT.c] [--arch torch-encoder --heads H [--activation relu|gelu]
+//   einfer-pack INPUT -o OUT.ein [--dtype f32|f16|bf16|q8|q4] [--group 32|64] [-z TOKENIZER]
+//               [--emit-c OUT.c] [--arch torch-encoder|torch-transformer --heads H [--activation
+//               relu|gelu]
 //               [--norm-first] [--causal] [--eps E]] [run options]
 //   einfer-pack --inspect MODEL.ein [--json] [run options]
 //   einfer-pack --synthetic SPEC -o OUT.ein ...   (deterministic model + tokenizer, no input file)
@@ -12,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -52,9 +54,10 @@ void progress_bar(uint64_t done, uint64_t total) {
 DType parse_dtype(const std::string& s) {
   if (s == "f32") return DType::f32;
   if (s == "f16") return DType::f16;
+  if (s == "bf16") return DType::bf16;
   if (s == "q8") return DType::q8;
   if (s == "q4") return DType::q4;
-  throw PackError("unknown dtype '" + s + "' (f32, f16, q8 or q4)");
+  throw PackError("unknown dtype '" + s + "' (f32, f16, bf16, q8 or q4)");
 }
 
 bool is_c_identifier(const std::string& s) {
@@ -115,11 +118,11 @@ int run(int argc, char** argv) {
                 "Packs are byte-reproducible.");
   p.positional("INPUT", &input,
                "llama2.c checkpoint (v0/v1/v2), Hugging Face Llama folder, PyTorch encoder "
-               ".safetensors, or GGUF (llama; F32/F16/Q8_0/Q4_0)");
+               ".safetensors, or GGUF (llama; F32/F16/BF16/Q8_0/Q4_0)");
   p.section("packing");
   p.option({"-o", "--output"}, &output, "OUT.ein", "the packed model");
-  p.option({"--dtype"}, &dtype_arg, "TYPE", "weight type f32|f16|q8|q4 (default: the input's)")
-      .choices({"f32", "f16", "q8", "q4"});
+  p.option({"--dtype"}, &dtype_arg, "TYPE", "weight type f32|f16|bf16|q8|q4 (default: the input's)")
+      .choices({"f32", "f16", "bf16", "q8", "q4"});
   p.option({"--group"}, &group_arg, "N", "quantization group size (default 32)").range(1, 65536);
   p.option(
       {"-z", "--tokenizer"}, &tokenizer, "FILE",
@@ -135,8 +138,10 @@ int run(int argc, char** argv) {
            "recognised from the checkpoint's tokenizer_config.json or GGUF template)")
       .choices({"chatml", "llama2", "llama3", "zephyr", "none"});
   p.section("PyTorch encoders (safetensors)");
-  p.option({"--arch"}, &arch, "NAME", "torch-encoder (detected from .safetensors otherwise)")
-      .choices({"torch-encoder"});
+  p.option({"--arch"}, &arch, "NAME",
+           "torch-encoder or torch-transformer (nn.Transformer encoder-decoder); a .safetensors "
+           "input is detected as one or the other otherwise")
+      .choices({"torch-encoder", "torch-transformer"});
   p.option({"--heads"}, &heads, "H", "attention heads").range(1, 4096);
   p.option({"--activation"}, &enc.activation, "relu|gelu", "feed-forward activation")
       .choices({"relu", "gelu"});
@@ -235,12 +240,21 @@ int run(int argc, char** argv) {
     if (bytes.size() >= 9) std::memcpy(&st_len, bytes.data(), 8);
     const bool safetensors = bytes.size() >= 9 && st_len < bytes.size() && bytes[8] == '{';
     if (magic == kEinMagic) throw PackError(input + " is already an einfer model (use --inspect)");
-    if (arch == "torch-encoder" || (arch.empty() && safetensors)) {
+    // nn.Transformer state dicts are the ones with decoder layers.
+    const bool transformer = arch == "torch-transformer" ||
+                             (arch.empty() && safetensors &&
+                              std::string(reinterpret_cast<const char*>(bytes.data()) + 8,
+                                          std::min(static_cast<size_t>(st_len), bytes.size() - 8))
+                                      .find("\"decoder.layers.0.") != std::string::npos);
+    if (transformer || arch == "torch-encoder" || (arch.empty() && safetensors)) {
       if (!safetensors)
-        throw PackError(input + ": --arch torch-encoder expects a .safetensors file");
-      source = import_torch_encoder(bytes, enc);
+        throw PackError(input + ": --arch " +
+                        (transformer ? "torch-transformer" : "torch-encoder") +
+                        " expects a .safetensors file");
+      source =
+          transformer ? import_torch_transformer(bytes, enc) : import_torch_encoder(bytes, enc);
     } else if (!arch.empty()) {
-      throw PackError("unknown --arch '" + arch + "' (torch-encoder)");
+      throw PackError("unknown --arch '" + arch + "' (torch-encoder, torch-transformer)");
     } else if (looks_like_gguf(bytes)) {
       source = import_gguf(bytes);
     } else if (looks_like_llama2c(bytes)) {
@@ -275,6 +289,7 @@ int run(int argc, char** argv) {
     have_tok = gguf_tokenizer_if_any(input_bytes, input, &tok);
   } else if (S_ISDIR(st.st_mode) && source.config.vocab_size > 0) {
     have_tok = read_folder_tokenizer(input, &tok);
+    if (have_tok) add_model_special_ids(tok, source.bos, source.eos);
   }
   if (have_tok) {
     image.tokenizer = tokenizer_image_for_model(tok, source.config.vocab_size);
@@ -317,7 +332,9 @@ int run(int argc, char** argv) {
   }
   std::fprintf(stderr, "einfer-pack: %s -> %s: %s %s, %u tensors, %zu bytes\n", source.kind.c_str(),
                output.empty() ? emit_c_path.c_str() : output.c_str(),
-               model.config.arch == ArchKind::llama ? "llama" : "encoder",
+               model.config.arch == ArchKind::llama     ? "llama"
+               : model.config.arch == ArchKind::encoder ? "encoder"
+                                                        : "transformer",
                dtype_name(model.config.weight_dtype), model.tensor_count, out.size());
   return 0;
 }

@@ -19,7 +19,15 @@ namespace einfer::pack {
 namespace {
 
 const char* arch_name(ArchKind a) {
-  return a == ArchKind::llama ? "llama" : a == ArchKind::encoder ? "encoder" : "?";
+  switch (a) {
+    case ArchKind::llama:
+      return "llama";
+    case ArchKind::encoder:
+      return "encoder";
+    case ArchKind::transformer:
+      return "transformer";
+  }
+  return "?";
 }
 const char* norm_name(NormKind n) {
   return n == NormKind::rmsnorm ? "rmsnorm" : "layernorm";
@@ -58,6 +66,40 @@ const char* kv_name(DType d) {
 
 }  // namespace
 
+namespace {
+
+// A GGUF import packed as is: each matrix in its own GGUF block type (raw blocks, no scale
+// region), other tensors f32. `natural` is the config's weight dtype (the most common block type).
+EinImage pack_gguf_native(const SourceModel& source, DType natural, Progress progress) {
+  EinImage image;
+  image.config = source.config;
+  image.config.weight_dtype = natural;
+  image.config.group_size = 0;
+  uint64_t total = 0, done = 0;
+  for (const SourceTensor& t : source.tensors) total += t.values.size() * 4;
+  for (const SourceTensor& t : source.tensors) {
+    if (ein_role_is_matrix(t.role) && dtype_is_gguf_block(t.native)) {
+      PackedTensor p;
+      p.role = t.role;
+      p.layer = t.layer;
+      p.dtype = t.native;
+      p.rank = static_cast<int>(t.shape.size());
+      for (int i = 0; i < p.rank; ++i) p.shape[i] = t.shape[i];
+      p.group_size = 0;
+      p.data = t.native_data;
+      image.tensors.push_back(std::move(p));
+    } else {
+      image.tensors.push_back(
+          encode_tensor(t.role, t.layer, t.shape, t.values.data(), DType::f32, 0));
+    }
+    done += t.values.size() * 4;
+    if (progress) progress(done, total);
+  }
+  return image;
+}
+
+}  // namespace
+
 void add_float_tensor(SourceModel& m, TensorRole role, int32_t layer, std::vector<int64_t> shape,
                       std::vector<float> values) {
   SourceTensor t;
@@ -84,8 +126,10 @@ static void check_finite(const SourceTensor& t) {
 
 EinImage pack_source(const SourceModel& source, DType dtype, int32_t group, Progress progress) {
   for (const SourceTensor& t : source.tensors) check_finite(t);
-  if (dtype != DType::f32 && dtype != DType::f16 && dtype != DType::q8 && dtype != DType::q4)
-    throw PackError("target dtype must be f32, f16, q8 or q4");
+  if (dtype_is_gguf_block(dtype)) return pack_gguf_native(source, dtype, progress);
+  if (dtype != DType::f32 && dtype != DType::f16 && dtype != DType::bf16 && dtype != DType::q8 &&
+      dtype != DType::q4)
+    throw PackError("target dtype must be f32, f16, bf16, q8 or q4");
   EinImage image;
   image.config = source.config;
   image.config.weight_dtype = dtype;
@@ -197,6 +241,10 @@ std::string describe_model(const Model& model, const RunOptions& run, bool json)
             c.tied_classifier ? "true" : "false", c.has_bias ? "true" : "false",
             c.norm_first ? "true" : "false", c.causal ? "true" : "false",
             c.final_norm ? "true" : "false", wd, c.group_size);
+    if (c.arch == ArchKind::transformer) {
+      out.resize(out.size() - 3);  // reopen the arch object
+      out += fmt(", \"n_decoder_layers\": %d},\n", c.n_decoder_layers);
+    }
     out += "  \"attention\": \"" + describe_attention_variant(c) + "\",\n";
     out += "  \"tensors\": [\n";
     for (size_t i = 0; i < rows.size(); ++i) {
@@ -239,9 +287,41 @@ std::string describe_model(const Model& model, const RunOptions& run, bool json)
   out += fmt("              tied_classifier %u  bias %u  norm_first %u  causal %u  final_norm %u\n",
              c.tied_classifier, c.has_bias, c.norm_first, c.causal, c.final_norm);
   out += "              attention " + describe_attention_variant(c) + "\n";
-  out += fmt("quantization: weights %s", wd);
+  if (c.arch == ArchKind::transformer) {
+    // The arena's two K/V stores: cross-attention memory and the decoder's self-attention cache.
+    const int64_t rows = run.context > 0 ? run.context : c.context_length;
+    const int64_t kv = int64_t{2} * c.n_decoder_layers * rows * c.dim * 4;
+    out +=
+        fmt("              encoder-decoder: %d encoder layers (0..%d), %d decoder layers (%d..)\n",
+            c.n_layers, c.n_layers - 1, c.n_decoder_layers, c.n_layers);
+    out +=
+        fmt("              arena: cross-attention K/V %lld bytes + self-attention KV %lld bytes "
+            "for %lld source / target rows\n",
+            static_cast<long long>(kv), static_cast<long long>(kv), static_cast<long long>(rows));
+  }
+  if (dtype_is_gguf_block(c.weight_dtype)) {
+    out +=
+        fmt("quantization: GGUF blocks kept as the file stored them, per tensor (mostly %s)", wd);
+  } else {
+    out += fmt("quantization: weights %s", wd);
+  }
   if (c.group_size) out += fmt(", group %d", c.group_size);
-  out += "\n\n";
+  out += "\n";
+  // Importer remarks (e.g. GGUF IQ4_NL tensors converted to q8_0) from the metadata section.
+  FileHeader h;
+  std::memcpy(&h, model.image, sizeof h);
+  if ((h.flags & kEinFlagMetadata) && h.metadata_offset + h.metadata_bytes <= model.image_bytes) {
+    const std::string meta(reinterpret_cast<const char*>(model.image + h.metadata_offset),
+                           static_cast<size_t>(h.metadata_bytes));
+    for (size_t at = meta.find("notes="); at != std::string::npos;
+         at = meta.find("notes=", at + 1)) {
+      if (at != 0 && meta[at - 1] != '\n') continue;
+      const size_t end = meta.find('\n', at);
+      out += "notes:        " + meta.substr(at + 6, end == std::string::npos ? end : end - at - 6) +
+             "\n";
+    }
+  }
+  out += "\n";
   out += fmt("%-18s %5s %-5s %-16s %12s\n", "role", "layer", "dtype", "shape", "bytes");
   for (const Row& r : rows) {
     std::string shape;

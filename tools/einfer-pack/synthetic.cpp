@@ -150,12 +150,14 @@ SyntheticSpec parse_synthetic_spec(const std::string& text, const SyntheticSpec&
         s.dtype = DType::f32;
       else if (value == "f16")
         s.dtype = DType::f16;
+      else if (value == "bf16")
+        s.dtype = DType::bf16;
       else if (value == "q8")
         s.dtype = DType::q8;
       else if (value == "q4")
         s.dtype = DType::q4;
       else
-        spec_error("dtype must be f32, f16, q8 or q4, got '" + value + "'");
+        spec_error("dtype must be f32, f16, bf16, q8 or q4, got '" + value + "'");
       continue;
     }
     const bool is_seed = key == "seed";

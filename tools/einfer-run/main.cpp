@@ -5,6 +5,7 @@
 //              [--context N] [--batch B] [--ids] [--ignore-eos] [--logits FILE] [--no-crc]
 //   einfer-run MODEL.ein --tokenize -p PROMPT   (prints the prompt's ids, as the model is fed them)
 //   einfer-run ENCODER.ein --input X.npy --output Y.npy
+//   einfer-run TRANSFORMER.ein --input SRC.npy --target TGT.npy --output Y.npy [--incremental]
 //
 // Text streams to stdout as it is generated; timing and memory go to stderr at the end.
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -66,6 +68,26 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// A session for sequences of up to `longest` vectors in an exactly sized arena (encoders and
+// encoder-decoders); dies with the library's message when it cannot be made.
+struct VectorSession {
+  size_t need = 0;
+  std::unique_ptr<AlignedBuffer> memory;
+  Arena arena;
+  Session* session = nullptr;
+  VectorSession(const tools::MappedFile& file, const LoadOptions& load, const Model& model,
+                int64_t longest) {
+    SessionOptions options;
+    options.run.context = static_cast<int32_t>(longest);
+    Status s = session_arena_bytes(model, options, &need);
+    if (!s.ok()) die("sizing the arena", s);
+    memory = std::make_unique<AlignedBuffer>(need, "session arena");
+    arena = Arena(memory->p, need);
+    if (!(s = session_create(file.data, file.size, load, options, arena, &session)).ok())
+      die("creating the session", s);
+  }
+};
+
 int run_encoder(const Args& a, const tools::MappedFile& file, const LoadOptions& load,
                 const Model& model) {
   if (a.input.empty() || a.output.empty()) {
@@ -92,16 +114,11 @@ int run_encoder(const Args& a, const tools::MappedFile& file, const LoadOptions&
                  static_cast<long long>(seq), c.context_length);
     return 1;
   }
-  SessionOptions options;
-  options.run.context = static_cast<int32_t>(seq);
-  size_t need = 0;
-  Status s = session_arena_bytes(model, options, &need);
-  if (!s.ok()) die("sizing the arena", s);
-  AlignedBuffer mem(need, "encoder arena");
-  Arena arena(mem.p, need);
-  Session* session = nullptr;
-  if (!(s = session_create(file.data, file.size, load, options, arena, &session)).ok())
-    die("creating the session", s);
+  VectorSession vs(file, load, model, seq);
+  Session* session = vs.session;
+  const Arena& arena = vs.arena;
+  const size_t need = vs.need;
+  Status s;
   std::vector<float> y(x.data.size());
   const auto t0 = std::chrono::steady_clock::now();
   for (int64_t b = 0; b < batch; ++b) {
@@ -117,6 +134,84 @@ int run_encoder(const Args& a, const tools::MappedFile& file, const LoadOptions&
   std::fprintf(stderr, "encoder: %lld x %lld positions in %.3f ms (%.1f positions/s)\n",
                static_cast<long long>(batch), static_cast<long long>(seq), dt * 1e3,
                static_cast<double>(batch * seq) / dt);
+  std::fprintf(stderr, "memory: arena %zu bytes used of %zu reserved, weights %zu bytes\n",
+               arena.high_water(), need, model_weight_bytes(model));
+  return 0;
+}
+
+bool read_sequences(const std::string& path, const char* flag, int32_t dim, tools::NpyArray* x,
+                    int64_t* batch, int64_t* seq) {
+  std::string err;
+  if (!tools::read_npy(path, x, &err)) {
+    std::fprintf(stderr, "einfer-run: %s: %s\n", path.c_str(), err.c_str());
+    return false;
+  }
+  const size_t rank = x->shape.size();
+  if ((rank != 2 && rank != 3) || x->shape.back() != dim || x->shape[rank - 2] <= 0) {
+    std::fprintf(stderr, "einfer-run: %s must be [seq, %d] or [batch, seq, %d]\n", flag, dim, dim);
+    return false;
+  }
+  *batch = rank == 3 ? x->shape[0] : 1;
+  *seq = x->shape[rank - 2];
+  return true;
+}
+
+// nn.Transformer: memory = encoder(SRC), output = decoder(TGT, memory) with a causal target mask;
+// --incremental decodes one target row at a time through the KV cache.
+int run_transformer(const Args& a, const tools::MappedFile& file, const LoadOptions& load,
+                    const Model& model) {
+  if (a.input.empty() || a.target.empty() || a.output.empty()) {
+    std::fprintf(stderr,
+                 "einfer-run: an encoder-decoder model needs --input SRC.npy --target TGT.npy "
+                 "--output Y.npy\n");
+    return 2;
+  }
+  const ModelConfig& c = model.config;
+  tools::NpyArray src, tgt;
+  int64_t src_batch = 0, src_len = 0, tgt_batch = 0, tgt_len = 0;
+  if (!read_sequences(a.input, "--input", c.dim, &src, &src_batch, &src_len) ||
+      !read_sequences(a.target, "--target", c.dim, &tgt, &tgt_batch, &tgt_len))
+    return 1;
+  if (src.shape.size() != tgt.shape.size() || src_batch != tgt_batch) {
+    std::fprintf(stderr, "einfer-run: --input and --target must have the same batch\n");
+    return 1;
+  }
+  const int64_t longest = src_len > tgt_len ? src_len : tgt_len;
+  if (c.context_length > 0 && longest > c.context_length) {
+    std::fprintf(stderr, "einfer-run: sequence length %lld over the model's maximum %d\n",
+                 static_cast<long long>(longest), c.context_length);
+    return 1;
+  }
+  VectorSession vs(file, load, model, longest);
+  Session* session = vs.session;
+  const Arena& arena = vs.arena;
+  const size_t need = vs.need;
+  Status s;
+  std::vector<float> y(tgt.data.size());
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int64_t b = 0; b < src_batch; ++b) {
+    const float* sb = src.data.data() + b * src_len * c.dim;
+    const float* tb = tgt.data.data() + b * tgt_len * c.dim;
+    float* yb = y.data() + b * tgt_len * c.dim;
+    if (!(s = session_encode_memory(session, sb, static_cast<int32_t>(src_len))).ok())
+      die("encoding the source", s);
+    if (a.incremental) {
+      for (int64_t i = 0; i < tgt_len; ++i)
+        if (!(s = session_decode_step(session, tb + i * c.dim, yb + i * c.dim)).ok())
+          die("decode step", s);
+    } else if (!(s = session_decode_target(session, tb, static_cast<int32_t>(tgt_len), yb)).ok()) {
+      die("decoding the target", s);
+    }
+  }
+  const double dt = seconds_since(t0);
+  std::string err;
+  if (!tools::write_npy(a.output, y.data(), tgt.shape, &err)) {
+    std::fprintf(stderr, "einfer-run: %s: %s\n", a.output.c_str(), err.c_str());
+    return 1;
+  }
+  std::fprintf(stderr, "encoder-decoder: %lld x (%lld source, %lld target%s) in %.3f ms\n",
+               static_cast<long long>(src_batch), static_cast<long long>(src_len),
+               static_cast<long long>(tgt_len), a.incremental ? ", incremental" : "", dt * 1e3);
   std::fprintf(stderr, "memory: arena %zu bytes used of %zu reserved, weights %zu bytes\n",
                arena.high_water(), need, model_weight_bytes(model));
   return 0;
@@ -225,6 +320,7 @@ int main(int argc, char** argv) {
   Status s = load_model(file.data, file.size, load, &model);
   if (!s.ok()) die(a.model.c_str(), s);
   if (model.config.arch == ArchKind::encoder) return run_encoder(a, file, load, model);
+  if (model.config.arch == ArchKind::transformer) return run_transformer(a, file, load, model);
 
   const ModelConfig& c = model.config;
 

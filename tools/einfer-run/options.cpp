@@ -67,7 +67,13 @@ bool parse_args(int argc, char** argv, Args* a, int* exit_code) {
   p.option({"-sys", "--system-prompt"}, &a->system_prompt, "TEXT", "system prompt for -i");
   p.section("encoders");
   p.option({"--input"}, &a->input, "X.npy", "encoder input [seq, dim] or [batch, seq, dim]");
-  p.option({"--output"}, &a->output, "Y.npy", "encoder output");
+  p.option({"--output"}, &a->output, "Y.npy", "encoder (or encoder-decoder) output");
+  p.option(
+      {"--target"}, &a->target, "TGT.npy",
+      "encoder-decoder: decoder input [tgt, dim] or [batch, tgt, dim] (--input is the source); "
+      "the output has the target's shape");
+  p.flag({"--incremental"}, &a->incremental,
+         "encoder-decoder: feed the target rows one at a time through the KV cache");
   p.epilog(
       "examples:\n"
       "  einfer-run -m model.ein -p \"Once upon a time\" -n 128 --temp 0.8 -s 1\n"

@@ -33,6 +33,8 @@ struct Args {
   bool verify_crc = true;
   std::string logits;
   std::string input, output;
+  std::string target;        // encoder-decoder: --target TGT.npy
+  bool incremental = false;  // encoder-decoder: decode one target row at a time
   bool interactive = false;
   std::string chat_template;  // "" : from the model's metadata
   std::string system_prompt;

@@ -9,6 +9,8 @@
 //
 // Usage: einfer-vec-bench [--sample-ms MS] [--samples N]   (default 2 ms x 25: ~50 ms per variant;
 // the two values may also be given positionally)
+//        einfer-vec-bench --crc   GB/s of every CRC-32 path of this build (runtime/crc32.h), the
+//                                 paths' samples alternating, over a 1 MB and a 64 MB buffer
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -20,6 +22,7 @@
 
 #include "kernels/simd.h"
 #include "kernels/vec.h"
+#include "runtime/crc32.h"
 #include "tools/common/cli.h"
 
 namespace {
@@ -68,6 +71,40 @@ struct Inputs {
   }
 };
 
+// GB/s (median of alternating samples) of each CRC-32 path over `bytes` of pseudo-random data.
+void bench_crc(size_t bytes, int samples) {
+  std::vector<unsigned char> buf(bytes);
+  uint32_t state = 7;
+  for (auto& b : buf)
+    b = static_cast<unsigned char>((state = state * 1664525u + 1013904223u) >> 24);
+  struct Path {
+    const char* name;
+    uint32_t (*fn)(const void*, size_t, uint32_t);
+  };
+  std::vector<Path> paths = {{"bytewise", einfer::scalar::crc32_ieee_bytewise},
+                             {"nibble", einfer::crc32_ieee_nibble},
+                             {"slice8", einfer::crc32_ieee_slice8}};
+#if defined(EINFER_CRC32_PCLMUL)
+  if (einfer::crc32_pclmul_available()) paths.push_back({"pclmul", einfer::crc32_ieee_pclmul});
+#endif
+#if defined(EINFER_CRC32_ARMV8)
+  paths.push_back({"armv8", einfer::crc32_ieee_armv8});
+#endif
+  std::vector<std::vector<double>> gbs(paths.size());
+  uint32_t check = 0;
+  for (int s = 0; s < samples; ++s)
+    for (size_t i = 0; i < paths.size(); ++i) {
+      const auto t0 = Clock::now();
+      const uint32_t crc = paths[i].fn(buf.data(), buf.size(), 0);
+      const double sec = std::chrono::duration<double>(Clock::now() - t0).count();
+      gbs[i].push_back(static_cast<double>(bytes) / sec / 1e9);
+      if (i == 0) check = crc;
+      if (crc != check) std::printf("MISMATCH: %s\n", paths[i].name);
+    }
+  for (size_t i = 0; i < paths.size(); ++i)
+    std::printf("crc32 %-9s %8zu KB %8.3f GB/s\n", paths[i].name, bytes / 1024, median(gbs[i]));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -79,6 +116,8 @@ int main(int argc, char** argv) {
   p.option({"--sample-ms"}, &sample_ms, "MS", "length of one timed sample (default 2)")
       .range(1e-3, 1e4);
   p.option({"--samples"}, &samples_arg, "N", "samples per variant (default 25)").range(1, 1 << 20);
+  bool crc = false;
+  p.flag({"--crc"}, &crc, "time the CRC-32 paths instead (GB/s)");
   p.positional("SAMPLE_MS", &sample_ms_text, "as --sample-ms");
   p.positional("SAMPLES", &samples_text, "as --samples");
   if (int code; !p.parse(argc, argv, &code)) return code;
@@ -91,6 +130,13 @@ int main(int argc, char** argv) {
       !einfer::tools::cli::read_integer_in(samples_text, 1, 1 << 20, &samples_arg, &why))
     return p.fail("SAMPLES: " + why);
   const int samples = static_cast<int>(samples_arg);
+  if (crc) {
+    std::printf("einfer-vec-bench --crc: crc32_ieee uses %s, %d samples per path\n",
+                einfer::crc32_ieee_impl_name(), samples < 5 ? 5 : samples);
+    bench_crc(size_t{1} << 20, samples < 5 ? 5 : samples);
+    bench_crc(size_t{64} << 20, 5);
+    return 0;
+  }
   std::printf("einfer-vec-bench: SIMD %s (%d float lanes), %d samples of %.1f ms per variant\n",
               einfer::simd_arch_name(), einfer::simd_float_lanes(), samples, sample_ms);
   std::printf("%-10s %6s %12s %12s %12s %12s\n", "primitive", "n", "scalar ns", "simd ns",
