@@ -58,7 +58,16 @@ if(NOT EINFER_ISA_DISPATCH)
     set(EINFER_ISA_LEVELS scalar)
   endif()
 endif()
-message(STATUS "einfer: EINFER_ISA=${EINFER_ISA}, levels: ${EINFER_ISA_LEVELS}")
+# Every selection EINFER_ISA accepts besides "best" (kernels/isa.h): the levels and, on x86-64, the
+# avx2 level with each extension (used by the tests; a CPU may lack some).
+set(EINFER_ISA_SELECTIONS ${EINFER_ISA_LEVELS})
+if(EINFER_ISA_DISPATCH AND CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
+  list(APPEND EINFER_ISA_SELECTIONS avx2+avxvnni)
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")  # the avx512vnni kernels use a GCC target pragma
+    list(APPEND EINFER_ISA_SELECTIONS avx2+avx512vnni)
+  endif()
+endif()
+message(STATUS "einfer: EINFER_ISA=${EINFER_ISA}, selections: ${EINFER_ISA_SELECTIONS}")
 
 # Writes isa_levels.h for kernels/isa.cpp into `dir`.
 function(einfer_write_isa_levels dir)
@@ -86,9 +95,12 @@ function(einfer_add_isa_level level sources out_var)
     set(mode public)
   endif()
   set(out ${CMAKE_CURRENT_BINARY_DIR}/einfer_isa_${level}.o)
+  find_program(EINFER_CXXFILT NAMES c++filt)  # the host's: the Itanium mangling is the same
+  string(REPLACE ";" "|" baseline_only "${EINFER_ISA_BASELINE_ONLY}")
   add_custom_command(
     OUTPUT ${out}
     COMMAND ${CMAKE_COMMAND} -DCXX=${CMAKE_CXX_COMPILER} -DNM=${CMAKE_NM} -DOBJCOPY=${CMAKE_OBJCOPY}
+            -DCXXFILT=${EINFER_CXXFILT} "-DBASELINE_ONLY=${baseline_only}"
             -DLEVEL=${level} -DMODE=${mode} -DOUT=${out} "-DOBJECTS=$<JOIN:$<TARGET_OBJECTS:${obj}>,|>"
             -P ${PROJECT_SOURCE_DIR}/cmake/isa_rename.cmake
     DEPENDS ${obj} $<TARGET_OBJECTS:${obj}> ${PROJECT_SOURCE_DIR}/cmake/isa_rename.cmake

@@ -9,6 +9,10 @@
 #   MODE               all:    every defined external symbol except the table (an added level)
 #                      public: only the dispatched entry points the table takes (the baseline
 #                              level: its internals stay the library's baseline internals)
+#   CXXFILT            (public mode, optional) demangler: a function of namespace einfer defined
+#                      by the level but missing from the table fails the build, since every level
+#                      would run its baseline body; BASELINE_ONLY ("|"-separated names) lists the
+#                      ISA-independent ones allowed to stay out of the table
 string(REPLACE "|" ";" objects "${OBJECTS}")
 set(combined "${OUT}.combined.o")
 execute_process(COMMAND ${CXX} -r -nostdlib -o ${combined} ${objects} RESULT_VARIABLE rc
@@ -55,6 +59,36 @@ if(count EQUAL 0)
   message(FATAL_ERROR "isa_rename: no symbols to rename in level ${LEVEL}")
 endif()
 file(WRITE "${OUT}.map" "${map}")
+
+if(MODE STREQUAL "public" AND CXXFILT)
+  execute_process(COMMAND ${NM} --defined-only --extern-only --format=posix ${combined}
+                  OUTPUT_VARIABLE defined RESULT_VARIABLE rc)
+  string(REGEX REPLACE " [^\n]*" "" defined "${defined}")
+  file(WRITE "${OUT}.defined" "${defined}")
+  execute_process(COMMAND ${CXXFILT} INPUT_FILE "${OUT}.defined" OUTPUT_VARIABLE demangled
+                  RESULT_VARIABLE rc)
+  file(REMOVE "${OUT}.defined")
+  string(REPLACE "\n" ";" demangled "${demangled}")
+  string(REPLACE "|" ";" allowed "${BASELINE_ONLY}")
+  set(missing "")
+  foreach(fn ${demangled})
+    if(fn MATCHES "^einfer::([A-Za-z0-9_]+)\\(")
+      set(name ${CMAKE_MATCH_1})
+      string(LENGTH "${name}" len)
+      string(FIND "${map}" "N6einfer${len}${name}E" in_table)  # its mangled name is renamed
+      if(NOT name IN_LIST allowed AND in_table EQUAL -1)
+        list(APPEND missing ${fn})
+      endif()
+    endif()
+  endforeach()
+  if(missing)
+    string(REPLACE ";" "\n  " missing "${missing}")
+    message(FATAL_ERROR "isa_rename: functions defined in ISA sources are missing from the kernel "
+                        "table (kernels/kernel_table.h), so every level would run their ${LEVEL} "
+                        "body:\n  ${missing}\nAdd an X(...) line for each (or, if ISA-independent, "
+                        "list it in EINFER_ISA_BASELINE_ONLY, kernels/CMakeLists.txt).")
+  endif()
+endif()
 execute_process(COMMAND ${OBJCOPY} --redefine-syms=${OUT}.map ${combined} ${OUT}
                 RESULT_VARIABLE rc ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)

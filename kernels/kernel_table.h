@@ -15,6 +15,8 @@
 
 #include "kernels/attention.h"
 #include "kernels/gemm_f32.h"
+#include "kernels/gguf_quant.h"
+#include "kernels/matmul_half.h"
 #include "kernels/matmul_quant.h"
 #include "kernels/rope.h"
 #include "kernels/simd.h"
@@ -65,6 +67,25 @@
     (int64_t m, const TensorView& w, float* c, int64_t ldc, int64_t j0, int64_t j1, void* scratch, \
      size_t scratch_bytes),                                                                        \
     (m, w, c, ldc, j0, j1, scratch, scratch_bytes))                                                \
+  X(size_t, matmul_half_scratch_bytes, (int64_t m, int64_t n, int64_t k), (m, n, k))               \
+  X(Status, matmul_f32_half,                                                                       \
+    (const float* a, int64_t lda, int64_t m, const TensorView& w, float* c, int64_t ldc,           \
+     void* scratch, size_t scratch_bytes, const Threads* threads),                                 \
+    (a, lda, m, w, c, ldc, scratch, scratch_bytes, threads))                                       \
+  X(const char*, matmul_half_kernel_name, (DType w, int64_t m), (w, m))                            \
+  X(void, widen_f16_f32, (const uint16_t* src, float* dst, int64_t n), (src, dst, n))              \
+  X(void, widen_bf16_f32, (const uint16_t* src, float* dst, int64_t n), (src, dst, n))             \
+  X(void, gemv_f16,                                                                                \
+    (int64_t n, int64_t k, const uint16_t* w, int64_t w_j, const float* x, float* y),              \
+    (n, k, w, w_j, x, y))                                                                          \
+  X(void, gemv_bf16,                                                                               \
+    (int64_t n, int64_t k, const uint16_t* w, int64_t w_j, const float* x, float* y),              \
+    (n, k, w, w_j, x, y))                                                                          \
+  X(size_t, matmul_gguf_scratch_bytes, (int64_t m, int64_t k), (m, k))                             \
+  X(Status, matmul_f32_gguf,                                                                       \
+    (const float* a, int64_t lda, int64_t m, const TensorView& w, float* c, int64_t ldc,           \
+     void* scratch, size_t scratch_bytes, const Threads* threads),                                 \
+    (a, lda, m, w, c, ldc, scratch, scratch_bytes, threads))                                       \
   X(bool, attention_i8_dot_uses_vnni, (AttentionI8Dot choice), (choice))                           \
   X(size_t, attention_scratch_bytes,                                                               \
     (const AttentionShape& shape, int32_t n_queries, DType kv_dtype),                              \

@@ -13,11 +13,13 @@
 #include "kernels/attention.h"
 #include "kernels/gemm_f32.h"
 #include "kernels/isa.h"
+#include "kernels/matmul_half.h"
 #include "kernels/matmul_quant.h"
 #include "kernels/quant.h"
 #include "kernels/rope.h"
 #include "kernels/simd.h"
 #include "kernels/vec.h"
+#include "tests/isa_levels.h"
 
 using namespace einfer;
 
@@ -116,6 +118,24 @@ Outputs run_kernels() {
     }
   }
 
+  // f16 and bf16 weights: the GEMV (1 row) and widen + GEMM (9 rows) paths.
+  for (DType dt : {DType::f16, DType::bf16}) {
+    const int64_t hn = 21, hk = 83;
+    std::vector<uint16_t> hw(hn * hk);
+    for (auto& h : hw)
+      h = dt == DType::f16 ? f32_to_f16(rng.uniform()) : f32_to_bf16(rng.uniform());
+    const TensorView view = make_view(dt, hw.data(), {hn, hk});
+    for (int64_t rows : {int64_t{1}, int64_t{9}}) {
+      const auto act = rng.vec(rows * hk);
+      std::vector<float> out(rows * hn);
+      const size_t bytes = matmul_half_scratch_bytes(rows, hn, hk);
+      std::vector<unsigned char> hs(bytes + 64);
+      void* ha = hs.data() + (64 - reinterpret_cast<uintptr_t>(hs.data()) % 64) % 64;
+      REQUIRE(matmul_f32_half(act.data(), hk, rows, view, out.data(), hn, ha, bytes).ok());
+      o.add(out);
+    }
+  }
+
   // RoPE from the table.
   std::vector<double> rope_mem(rope_table_bytes(64, 16) / sizeof(double) + 1);
   RopeTable table;
@@ -161,7 +181,21 @@ TEST_CASE("isa: levels, names and errors") {
   int best = -1;
   for (int i = 0; i < isa_level_count(); ++i)
     if (isa_level_supported(i)) best = i;
-  CHECK(std::string(isa_name()) == isa_level_name(best));
+  CHECK(std::string(isa_name()).rfind(isa_level_name(best), 0) == 0);  // plus its extensions
+  for (int ext = 0; ext < isa_extension_count(); ++ext) {
+    const bool has = std::string(isa_name()).find(std::string("+") + isa_extension_name(ext)) !=
+                     std::string::npos;
+    CHECK(has == isa_extension_supported(best, ext));
+  }
+  CHECK(isa_select("best+avx512vnni").code == StatusCode::invalid_argument);
+  CHECK(isa_select((std::string(isa_level_name(0)) + "+no-such-extension").c_str()).code ==
+        StatusCode::invalid_argument);
+  if (isa_extension_count() > 0) {
+    // Extensions belong to the AVX2 code: the lowest level has no kernels for them.
+    CHECK(!isa_extension_supported(0, 0));
+    CHECK(isa_select((std::string(isa_level_name(0)) + "+" + isa_extension_name(0)).c_str()).code ==
+          StatusCode::invalid_argument);
+  }
   if (isa_dispatches()) {
     CHECK(isa_level_count() == 3);
     CHECK(std::strcmp(isa_level_name(0), "scalar") == 0);
@@ -173,8 +207,17 @@ TEST_CASE("isa: levels, names and errors") {
     CHECK(simd_float_lanes() == 4);
     if (level_index("avx2") >= 0 && isa_level_supported(level_index("avx2"))) {
       REQUIRE(isa_select("avx2").ok());
+      CHECK(std::strcmp(isa_name(), "avx2") == 0);
+      CHECK(!isa_extension_enabled(IsaExtension::avx512vnni));
       CHECK(std::strcmp(simd_arch_name(), "fma3+avx2") == 0);
       CHECK(std::strcmp(gemm_f32_kernel_name(), "gemm_f32_6x16_avx2") == 0);
+      if (isa_extension_supported(level_index("avx2"), 0)) {
+        REQUIRE(isa_select("avx2+avx512vnni").ok());
+        CHECK(std::strcmp(isa_name(), "avx2+avx512vnni") == 0);
+        CHECK(isa_extension_enabled(IsaExtension::avx512vnni));
+      } else {
+        CHECK(isa_select("avx2+avx512vnni").code == StatusCode::unsupported);
+      }
     }
   }
   REQUIRE(isa_select(before.c_str()).ok());
@@ -190,15 +233,14 @@ TEST_CASE("isa: every level this CPU runs agrees with the scalar level") {
   REQUIRE(isa_select("scalar").ok());
   const Outputs ref = run_kernels();
   int compared = 0;
-  for (int level = 0; level < isa_level_count(); ++level) {
-    if (level == scalar) continue;
-    if (!isa_level_supported(level)) {
+  for (int level = 0; level < isa_level_count(); ++level)
+    if (!isa_level_supported(level))
       MESSAGE("level " << isa_level_name(level) << " not supported by this CPU: not compared");
-      continue;
-    }
-    CAPTURE(isa_level_name(level));
-    REQUIRE(isa_select(isa_level_name(level)).ok());
-    CHECK(std::strcmp(isa_name(), isa_level_name(level)) == 0);
+  for (const std::string& name : einfer_test::isa_selections()) {
+    if (name == "scalar") continue;
+    CAPTURE(name);
+    REQUIRE(isa_select(name.c_str()).ok());
+    CHECK(name == isa_name());
     const Outputs got = run_kernels();
     REQUIRE(got.values.size() == ref.values.size());
     size_t bad = 0, first_bad = 0;
