@@ -6,9 +6,10 @@
 // output row: to "q8k" blocks of 256 (float scale, int8 values, int16 sums of each 16) for the
 // K-quants, to "q8a" blocks of 32 (float scale, int32 sum, int8 values) for the 32-element types,
 // as llama.cpp does with its Q8_K and Q8_0. Each weight block's integer dot products are summed
-// exactly in int32 and scaled once per block, so the SIMD kernels (dot_gguf_q8_avx2.cpp,
-// dot_gguf_q8_neon.cpp) return the same float as their scalar twins (dot_gguf_q8_scalar.cpp), bit
-// for bit, and every output element is computed by one call whatever the thread count.
+// exactly in int32 and scaled once per block, so the SIMD kernels (gemm_gguf_q8_4x4_avx2.cpp,
+// gemm_gguf_q8_4x4_neon.cpp: 4 weight rows x up to 4 activation rows per call) return the same
+// float as their scalar twins (dot_gguf_q8_scalar.cpp), bit for bit, whatever the grouping of rows
+// and the thread count.
 #pragma once
 
 #include <cstddef>

@@ -38,10 +38,26 @@ struct BlockQ8A {
 // nearest, so |qs| <= 127.
 void quantize_row_q8k(const float* x, int64_t k, BlockQ8K* out);
 void quantize_row_q8a(const float* x, int64_t k, BlockQ8A* out);
+// The same values by the build's SIMD twins (quantize_act_q8k_avx2.cpp), else these.
+void quantize_row_q8k_best(const float* x, int64_t k, BlockQ8K* out);
+void quantize_row_q8a_best(const float* x, int64_t k, BlockQ8A* out);
 
 // dot(weight row of nb blocks, activation row): one float per (row, row) pair. `act` points at
 // BlockQ8K (K-quants) or BlockQ8A (32-element types).
 using DotFn = float (*)(const uint8_t* w, const void* act, int64_t nb);
+
+// Four weight rows (w[0..3], each nb blocks) against na (1 to kMaxActRows) activation rows act,
+// act + act_bytes: out[ia * 4 + r] = dot(w[r], activation row ia). Each (row, activation row)
+// pair is computed with the same operations whatever its place in the call, so results do not
+// depend on how rows are grouped (a repeated row pads a short group).
+constexpr int kRowsPerCall = 4;
+constexpr int kMaxActRows = 4;
+using RowsFn = void (*)(const uint8_t* const* w, const void* act, size_t act_bytes, int na,
+                        int64_t nb, float* out);
+struct KernelPair {
+  RowsFn rows;
+  DotFn dot;
+};
 
 namespace scalar {
 DotFn dot_kernel(DType dtype);
@@ -50,6 +66,8 @@ DotFn dot_kernel(DType dtype);
 DotFn dot_kernel_best(DType dtype);
 // The SIMD kernel for dtype, or null when this build has none for it.
 DotFn dot_kernel_simd(DType dtype);
+// The SIMD multi-row kernel for dtype, or null (then one dot call per output element).
+RowsFn rows_kernel_simd(DType dtype);
 
 inline float load_f16(const uint8_t* p) {
   uint16_t h;

@@ -1,5 +1,6 @@
 // matmul_f32_gguf: argument checks, activation rows quantized once into scratch (q8k or q8a
-// blocks), then one dot kernel call per output element, columns split across threads.
+// blocks), then the multi-row kernel (4 weight rows x up to 4 activation rows per call) where the
+// build has one, else one dot kernel call per output element; output columns split across threads.
 #include <cstring>
 
 #include "kernels/gguf_quant.h"
@@ -55,9 +56,11 @@ Status run(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c
     for (int64_t i = r0; i < r1; ++i) {
       void* dst = act + i * row_bytes;
       if (kquant) {
-        gguf_detail::quantize_row_q8k(a + i * lda, k, static_cast<BlockQ8K*>(dst));
+        (simd ? gguf_detail::quantize_row_q8k_best : gguf_detail::quantize_row_q8k)(
+            a + i * lda, k, static_cast<BlockQ8K*>(dst));
       } else {
-        gguf_detail::quantize_row_q8a(a + i * lda, k, static_cast<BlockQ8A*>(dst));
+        (simd ? gguf_detail::quantize_row_q8a_best : gguf_detail::quantize_row_q8a)(
+            a + i * lda, k, static_cast<BlockQ8A*>(dst));
       }
     }
   };
@@ -69,9 +72,29 @@ Status run(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c
   const int64_t blocks = (n + kColumnAlign - 1) / kColumnAlign;
   const int tasks =
       static_cast<int>(blocks < thread_count(threads) ? blocks : thread_count(threads));
+  const gguf_detail::RowsFn rows = simd ? gguf_detail::rows_kernel_simd(w.dtype) : nullptr;
   auto columns = [&](int task) {
     long long j0 = 0, j1 = 0;
     split_range(n, task, tasks, kColumnAlign, &j0, &j1);
+    if (rows) {
+      // Four weight rows per pass, read from memory once and kept in L1 while every activation
+      // row (up to four per call) meets them; a short last group repeats its last row.
+      constexpr int kR = gguf_detail::kRowsPerCall;
+      for (int64_t j = j0; j < j1; j += kR) {
+        const int nr = j1 - j < kR ? static_cast<int>(j1 - j) : kR;
+        const uint8_t* wr[kR];
+        for (int r = 0; r < kR; ++r) wr[r] = wd + (j + (r < nr ? r : nr - 1)) * w_row;
+        for (int64_t i = 0; i < m; i += gguf_detail::kMaxActRows) {
+          const int na = m - i >= gguf_detail::kMaxActRows ? gguf_detail::kMaxActRows
+                                                           : static_cast<int>(m - i);
+          float out[gguf_detail::kMaxActRows * kR];
+          rows(wr, act + i * row_bytes, row_bytes, na, nb, out);
+          for (int ia = 0; ia < na; ++ia)
+            for (int r = 0; r < nr; ++r) c[(i + ia) * ldc + j + r] = out[ia * kR + r];
+        }
+      }
+      return;
+    }
     for (int64_t j = j0; j < j1; ++j) {
       const uint8_t* wr = wd + j * w_row;
       for (int64_t i = 0; i < m; ++i) c[i * ldc + j] = dot(wr, act + i * row_bytes, nb);
@@ -112,7 +135,21 @@ DotFn dot_kernel_best(DType dtype) {
 #if !defined(EINFER_GGUF_AVX2) && !defined(EINFER_GGUF_NEON)
 namespace einfer::gguf_detail {
 DotFn dot_kernel_simd(DType) {
-  return nullptr;  // no SIMD dot kernels in this build: the scalar twins run
+  return nullptr;  // no SIMD kernels in this build: the scalar twins run
+}
+RowsFn rows_kernel_simd(DType) {
+  return nullptr;
+}
+}  // namespace einfer::gguf_detail
+#endif
+
+#if !defined(EINFER_GGUF_AVX2)
+namespace einfer::gguf_detail {
+void quantize_row_q8k_best(const float* x, int64_t k, BlockQ8K* out) {
+  quantize_row_q8k(x, k, out);
+}
+void quantize_row_q8a_best(const float* x, int64_t k, BlockQ8A* out) {
+  quantize_row_q8a(x, k, out);
 }
 }  // namespace einfer::gguf_detail
 #endif

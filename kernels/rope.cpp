@@ -54,6 +54,12 @@ Status rope_table_init(RopeTable* table, void* mem, size_t bytes, int32_t head_d
        !(scaling.low_freq_factor > 0.0 && scaling.high_freq_factor > scaling.low_freq_factor &&
          scaling.original_context > 0.0)))
     return make_status(StatusCode::invalid_argument, "rope: bad frequency scaling");
+  for (int32_t i = 0; scaling.freq_factors != nullptr && i < head_dim / 2; ++i) {
+    const float f = scaling.freq_factors[i];
+    if (!(std::isfinite(f) && f > 0.f))
+      return make_status(StatusCode::invalid_argument,
+                         "rope: frequency factors must be finite and > 0", -1, -1, i);
+  }
   const size_t need = rope_table_bytes(head_dim, n_positions);
   if (mem == nullptr || bytes < need) {
     return make_status(StatusCode::out_of_memory, "rope: table memory too small",
@@ -72,6 +78,8 @@ Status rope_table_init(RopeTable* table, void* mem, size_t bytes, int32_t head_d
   for (int32_t i = 0; i < half; ++i) {
     inv_freq[i] =
         scaled_inv_freq(1.0 / std::pow(static_cast<double>(theta), (2.0 * i) / head_dim), scaling);
+    if (scaling.freq_factors != nullptr)
+      inv_freq[i] /= static_cast<double>(scaling.freq_factors[i]);
   }
   for (int32_t t = 0; t < n_positions; ++t) {
     for (int32_t i = 0; i < half; ++i) {

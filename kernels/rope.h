@@ -27,12 +27,15 @@ enum class RopeLayout : uint32_t { interleaved = 1, half_split = 2 };
 //   llama3 (_compute_llama3_parameters): with wavelen = 2*pi / inv_freq, L = original_context:
 //     wavelen < L / high_freq_factor: unchanged; wavelen > L / low_freq_factor: inv_freq / factor;
 //     else (1 - s) * inv_freq / factor + s * inv_freq, s = (L / wavelen - low) / (high - low).
+// Then, when freq_factors is set (llama.cpp's rope_freqs tensor, ggml_rope_ext freq_factors:
+// theta_i = pos * base^(-2i/d) / freq_factors[i]), inv_freq[i] / freq_factors[i].
 struct RopeFrequencyScaling {
   uint32_t kind = 0;
   double factor = 1.0;
   double low_freq_factor = 0.0;
   double high_freq_factor = 0.0;
   double original_context = 0.0;
+  const float* freq_factors = nullptr;  // [head_dim/2] divisors, finite and > 0, or null
 };
 
 struct RopeTable {
@@ -47,7 +50,7 @@ struct RopeTable {
 size_t rope_table_bytes(int32_t head_dim, int32_t n_positions);
 
 // head_dim must be even and > 0, n_positions >= 0, theta > 0; scaling as above (kind <= 2,
-// factors > 0).
+// factors > 0, every freq_factors entry finite and > 0).
 Status rope_table_init(RopeTable* table, void* mem, size_t bytes, int32_t head_dim,
                        int32_t n_positions, float theta,
                        const RopeFrequencyScaling& scaling = RopeFrequencyScaling{});

@@ -152,6 +152,12 @@ Status llama_bind_weights(const Model& model, Arena& arena, LlamaWeights* w) {
   } else {
     EINFER_TRY(bind(model, TensorRole::classifier, -1, V, d, &w->classifier));
   }
+  if (c.rope_freq_factors) {
+    EINFER_TRY(
+        bind(model, TensorRole::rope_freq_factors, -1, c.head_dim / 2, -1, &w->rope_freq_factors));
+    if (w->rope_freq_factors.dtype != DType::f32)
+      return make_status(StatusCode::bad_format, "llama: rope_freq_factors must be f32");
+  }
   (void)arena;
   w->model = &model;
   for (int32_t l = 0; l < c.n_layers; ++l) {
@@ -201,8 +207,14 @@ Status llama_resolve_options(const ModelConfig& c, const RunOptions& in, RunOpti
     return make_status(StatusCode::unsupported, "KV cache dtype must be f32 or i8");
   }
   // A model trained with a sliding window (Mistral) attends through it by default; a run may
-  // narrow it (less memory) but not widen it past what the model was trained with.
-  if (c.sliding_window > 0) {
+  // narrow it (less memory) but not widen it past what the model was trained with. With a window
+  // on the later layers only (Qwen2), the run's window (if any) is what the full layers attend.
+  if (c.sliding_window > 0 && c.sliding_window_first_layer > 0) {
+    if (o.sinks >= c.sliding_window)
+      return make_status(StatusCode::invalid_argument,
+                         "sinks must be fewer than the model's sliding_window", o.sinks,
+                         c.sliding_window);
+  } else if (c.sliding_window > 0) {
     if (o.window == 0) o.window = c.sliding_window;
     if (o.window > c.sliding_window) {
       return make_status(StatusCode::invalid_argument,
@@ -223,8 +235,13 @@ Status llama_resolve_options(const ModelConfig& c, const RunOptions& in, RunOpti
   return ok_status();
 }
 
+int32_t llama_layer_window(const ModelConfig& c, const RunOptions& o, int32_t layer) {
+  if (c.sliding_window <= 0 || layer < c.sliding_window_first_layer) return o.window;
+  return o.window > 0 && o.window < c.sliding_window ? o.window : c.sliding_window;
+}
+
 Status llama_state_init(const ModelConfig& c, const RunOptions& options, Arena& arena,
-                        LlamaState* s) {
+                        LlamaState* s, const float* rope_freq_factors) {
   *s = LlamaState{};
   EINFER_TRY(llama_resolve_options(c, options, &s->options));
   const RunOptions& o = s->options;
@@ -249,8 +266,15 @@ Status llama_state_init(const ModelConfig& c, const RunOptions& options, Arena& 
   void* rope_mem = nullptr;
   EINFER_TRY(arena.allocate(rope_bytes, kDefaultAlignment, &rope_mem));
   if (!arena.is_measuring()) {
+    RopeFrequencyScaling scaling = rope_scaling(c);
+    if (c.rope_freq_factors) {
+      if (rope_freq_factors == nullptr)
+        return make_status(StatusCode::invalid_argument,
+                           "llama: the model has rope_freq_factors; pass them to llama_state_init");
+      scaling.freq_factors = rope_freq_factors;
+    }
     EINFER_TRY(rope_table_init(&s->rope, rope_mem, rope_bytes, c.head_dim, rope_positions,
-                               c.rope_theta, rope_scaling(c)));
+                               c.rope_theta, scaling));
   }
 
   // Checked sizes: batch x width wraps a 32-bit size_t for large options.
@@ -431,6 +455,7 @@ Status forward_chunk(const LlamaWeights& w, LlamaState* s, const int32_t* tokens
     // Attention block: x += attention(rmsnorm(x)), keys and values kept in the ring cache; the
     // norm runs in the q/k/v row pass, the residual add in P_O's column pass.
     work.norm = attn_norm;
+    attn.window = llama_layer_window(c, s->options, l);  // Qwen2: only the later layers slide
     EINFER_TRY(bind_attention(w, l, s->attn));
     EINFER_TRY(mha_forward(*s->attn, attn, s->xb, n, pos0, &s->cache, l, buffers, s->xb));
 

@@ -36,6 +36,7 @@ struct LlamaWeights {
   TensorView token_embedding;    // [V, d], any dtype
   TensorView final_norm;         // [d]
   TensorView classifier;         // [V, d] (the embedding itself when tied)
+  TensorView rope_freq_factors;  // [head_dim/2] f32 with config.rope_freq_factors, else empty
 };
 
 // Checks the config (head counts, dims) and every tensor the architecture needs (roles and
@@ -74,12 +75,20 @@ struct LlamaState {
 // Fills in the defaults of `options` for `config` (context, max_batch, and the window: the
 // config's sliding_window when the run sets none; a wider one is refused) and validates them.
 // A window W attends W positions, the current one included; sinks S pin positions 0..S-1 and the
-// W - S most recent are attended (HF SinkCache).
+// W - S most recent are attended (HF SinkCache). A model whose window starts at a later layer
+// (sliding_window_first_layer > 0, Qwen2) keeps the run's window (default 0: its full layers
+// need every position, so the cache holds the whole context); see llama_layer_window.
 Status llama_resolve_options(const ModelConfig& config, const RunOptions& options, RunOptions* out);
 
+// The window layer `layer` attends through with resolved options: the model's sliding_window on
+// its windowed layers (narrowed by a smaller run window), the run's window elsewhere (0: all).
+int32_t llama_layer_window(const ModelConfig& config, const RunOptions& resolved, int32_t layer);
+
 // Allocates the state from the arena. Works on a measuring arena (then the pointers are null).
+// A model with rope_freq_factors passes that tensor's values (LlamaWeights::rope_freq_factors),
+// which the RoPE table is built from.
 Status llama_state_init(const ModelConfig& config, const RunOptions& options, Arena& arena,
-                        LlamaState* state);
+                        LlamaState* state, const float* rope_freq_factors = nullptr);
 
 // Forgets the stream: the next token is position 0 (the cache is not cleared: slots are only read
 // after being written).

@@ -45,7 +45,9 @@ inline constexpr uint32_t kArchNormFirst = 1u << 2;
 inline constexpr uint32_t kArchCausal = 1u << 3;
 inline constexpr uint32_t kArchFinalNorm = 1u << 4;
 inline constexpr uint32_t kArchQkvBias = 1u << 5;  // version 3
-inline constexpr uint32_t kArchKnownFlags = 0x3F;
+// Version 3, added later (older version 3 files have it clear): a rope_freq_factors tensor.
+inline constexpr uint32_t kArchRopeFreqFactors = 1u << 6;
+inline constexpr uint32_t kArchKnownFlags = 0x7F;
 
 struct FileHeader {             // 128 bytes at offset 0
   uint32_t magic;               //   0  kEinMagic ("EINF")
@@ -98,7 +100,8 @@ struct ArchBlock {           // 128 bytes
   int32_t rope_original;     // 112  llama3 original_max_position_embeddings
   int32_t sliding_window;    // 116  llama family: trained window W (i-W < j <= i), 0: none
   int32_t n_decoder_layers;  // 120  transformer: decoder layers, else 0
-  uint8_t reserved[4];       // 124  zero
+  int32_t window_first;      // 124  llama: first layer the sliding window applies to (0: all;
+                             //      version 3, added later: older version 3 files hold zero)
 };
 static_assert(sizeof(ArchBlock) == 128);
 

@@ -54,9 +54,9 @@ int per_layer_roles(const ModelConfig& c, int32_t layer, TensorRole* roles) {
   return n;
 }
 
-constexpr TensorRole kTrailing[5] = {TensorRole::final_norm, TensorRole::final_norm_bias,
+constexpr TensorRole kTrailing[6] = {TensorRole::final_norm,   TensorRole::final_norm_bias,
                                      TensorRole::decoder_norm, TensorRole::decoder_norm_bias,
-                                     TensorRole::classifier};
+                                     TensorRole::classifier,   TensorRole::rope_freq_factors};
 
 // Global roles that follow the layers, in canonical order.
 int trailing_roles(const ModelConfig& c, TensorRole* roles) {
@@ -140,6 +140,7 @@ bool ein_role_per_layer(TensorRole role) {
     case TensorRole::classifier:
     case TensorRole::decoder_norm:
     case TensorRole::decoder_norm_bias:
+    case TensorRole::rope_freq_factors:
       return false;
     default:
       return true;
@@ -217,6 +218,8 @@ bool ein_role_present(const ModelConfig& c, TensorRole role) {
       return final_norm && layernorm;
     case TensorRole::classifier:
       return c.vocab_size > 0 && c.tied_classifier == 0;
+    case TensorRole::rope_freq_factors:
+      return c.arch == ArchKind::llama && c.rope_freq_factors != 0;
   }
   return false;
 }
@@ -258,6 +261,8 @@ int ein_expected_shape(const ModelConfig& c, TensorRole role, int64_t shape[kEin
       return set(kv, -1);
     case TensorRole::b1:
       return set(f, -1);
+    case TensorRole::rope_freq_factors:
+      return set(c.head_dim / 2, -1);
     default:
       return set(d, -1);  // norms, their biases, bo, b2
   }
@@ -327,12 +332,14 @@ ModelConfig config_from_arch_block(const ArchBlock& a) {
   c.causal = (a.flags & kArchCausal) ? 1 : 0;
   c.final_norm = (a.flags & kArchFinalNorm) ? 1 : 0;
   c.qkv_bias = (a.flags & kArchQkvBias) ? 1 : 0;
+  c.rope_freq_factors = (a.flags & kArchRopeFreqFactors) ? 1 : 0;
   c.rope_scaling = static_cast<RopeScaling>(a.rope_scaling);
   c.rope_factor = a.rope_factor;
   c.rope_low_freq_factor = a.rope_low_freq;
   c.rope_high_freq_factor = a.rope_high_freq;
   c.rope_original_context = a.rope_original;
   c.sliding_window = a.sliding_window;
+  c.sliding_window_first_layer = a.window_first;
   c.weight_dtype = static_cast<DType>(a.weight_dtype);
   c.group_size = a.group_size;
   c.attention = static_cast<AttentionKind>(a.attention);
@@ -365,13 +372,15 @@ ArchBlock arch_block_from_config(const ModelConfig& c) {
   a.rope_theta = c.rope_theta;
   a.flags = (c.tied_classifier ? kArchTiedClassifier : 0) | (c.has_bias ? kArchHasBias : 0) |
             (c.norm_first ? kArchNormFirst : 0) | (c.causal ? kArchCausal : 0) |
-            (c.final_norm ? kArchFinalNorm : 0) | (c.qkv_bias ? kArchQkvBias : 0);
+            (c.final_norm ? kArchFinalNorm : 0) | (c.qkv_bias ? kArchQkvBias : 0) |
+            (c.rope_freq_factors ? kArchRopeFreqFactors : 0);
   a.rope_scaling = static_cast<uint32_t>(c.rope_scaling);
   a.rope_factor = c.rope_factor;
   a.rope_low_freq = c.rope_low_freq_factor;
   a.rope_high_freq = c.rope_high_freq_factor;
   a.rope_original = c.rope_original_context;
   a.sliding_window = c.sliding_window;
+  a.window_first = c.sliding_window_first_layer;
   a.weight_dtype = static_cast<uint32_t>(c.weight_dtype);
   a.group_size = c.group_size;
   a.attention = static_cast<uint32_t>(c.attention);
@@ -444,6 +453,13 @@ Status validate_llama_extras(const ModelConfig& c) {
       return inval("unknown RoPE scaling", static_cast<int64_t>(c.rope_scaling));
   }
   if (!in_range(c.sliding_window, 0, kMaxDim)) return inval("sliding_window out of range");
+  if (c.sliding_window == 0 ? c.sliding_window_first_layer != 0
+                            : !in_range(c.sliding_window_first_layer, 0, c.n_layers - 1))
+    return inval("sliding window first layer: 0 without a window, below n_layers with one",
+                 c.sliding_window_first_layer);
+  if (c.rope_freq_factors > 1) return inval("boolean flag out of range");
+  if (c.rope_freq_factors && c.rope_scaling == RopeScaling::llama3)
+    return inval("RoPE frequency factors and llama3 scaling both rescale the frequencies");
   return ok_status();
 }
 
@@ -490,8 +506,11 @@ Status ein_validate_config(const ModelConfig& c) {
     if (c.n_kv_heads != c.n_heads) return inval("encoder key/value heads must equal query heads");
     if (int64_t{c.head_dim} * c.n_heads != c.dim)
       return inval("encoder head_dim * n_heads must equal dim", c.head_dim);
-    if (c.qkv_bias || c.rope_scaling != RopeScaling::none || c.sliding_window != 0)
-      return inval("encoder models take no llama options (qkv_bias, rope_scaling, sliding_window)");
+    if (c.qkv_bias || c.rope_scaling != RopeScaling::none || c.sliding_window != 0 ||
+        c.rope_freq_factors)
+      return inval(
+          "encoder models take no llama options (qkv_bias, rope_scaling, rope_freq_factors, "
+          "sliding_window)");
     EINFER_TRY(validate_llama_extras(c));  // and no RoPE scaling parameters
   }
   if (c.tied_classifier > 1 || c.has_bias > 1 || c.qkv_bias > 1 || c.norm_first > 1 ||
@@ -576,13 +595,12 @@ Status load_model(const void* data, size_t size, const LoadOptions& options, Mod
 
   ArchBlock a;
   std::memcpy(&a, img + h.arch_offset, sizeof a);
-  for (uint8_t b : a.reserved)
-    if (b != 0) return bad("reserved arch bytes are not zero");
-  if (h.version == kEinVersionPrevious) {  // v2: bytes 96..123 and flag bit 5 were reserved
+  if (h.version == kEinVersionPrevious) {  // v2: bytes 96..127 and flag bits 5, 6 were reserved
     const unsigned char* v3 = img + h.arch_offset + offsetof(ArchBlock, rope_scaling);
-    for (size_t i = 0; i < offsetof(ArchBlock, reserved) - offsetof(ArchBlock, rope_scaling); ++i)
+    for (size_t i = 0; i < sizeof(ArchBlock) - offsetof(ArchBlock, rope_scaling); ++i)
       if (v3[i] != 0) return bad("reserved arch bytes are not zero");
-    if (a.flags & kArchQkvBias) return bad("unknown architecture flags", -1, a.flags);
+    if (a.flags & (kArchQkvBias | kArchRopeFreqFactors))
+      return bad("unknown architecture flags", -1, a.flags);
   }
   if (a.flags & ~kArchKnownFlags) return bad("unknown architecture flags", -1, a.flags);
   const ModelConfig c = config_from_arch_block(a);

@@ -62,6 +62,14 @@ struct ModelConfig {
   // Llama family: the trained sliding window W (Mistral): query i attends keys i-W < j <= i, the
   // current one included. 0: full causal attention. The run's default window (llama.h).
   int32_t sliding_window = 0;
+  // Llama family: the first layer the window applies to (Qwen2 max_window_layers: layers
+  // >= it slide, earlier ones attend every position). 0: every layer (Mistral). Must be 0
+  // without a window and below n_layers with one.
+  int32_t sliding_window_first_layer = 0;
+  // Llama family: RoPE frequency divisors per rotary pair (llama.cpp's rope_freqs.weight, how
+  // Llama 3.x GGUFs carry llama3 scaling): a global tensor rope_freq_factors [head_dim/2], each
+  // pair's frequency divided by its factor (after rope_scaling, which must then be none or linear).
+  uint32_t rope_freq_factors = 0;
   DType weight_dtype = DType::f32;  // dtype of the matrices (norms stay f32)
   int32_t group_size = 0;           // quantization group (q8/q4), else 0
   // Encoder attention variants (docs/attention-variants.md). A sparse pattern is the union of its
@@ -112,8 +120,10 @@ enum class TensorRole : uint32_t {
   cross_norm_bias = 30,    // [d]
   decoder_norm = 31,       // [d]  transformer: the decoder stack's final LayerNorm (global)
   decoder_norm_bias = 32,  // [d]
+  // llama family with rope_freq_factors: per rotary pair frequency divisors (global, f32, last).
+  rope_freq_factors = 33,  // [head_dim/2]
 };
-inline constexpr uint32_t kTensorRoleCount = 33;
+inline constexpr uint32_t kTensorRoleCount = 34;
 
 const char* tensor_role_name(TensorRole role);
 

@@ -71,6 +71,8 @@ const char* tensor_role_name(TensorRole role) {
       return "decoder_norm";
     case TensorRole::decoder_norm_bias:
       return "decoder_norm_bias";
+    case TensorRole::rope_freq_factors:
+      return "rope_freq_factors";
   }
   return "?";
 }

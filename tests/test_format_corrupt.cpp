@@ -130,7 +130,7 @@ TEST_CASE("format corrupt: targeted table, each error names the problem") {
       {"group 0", kArch + 64, 4, 0, "group size out of range"},
       {"group max", kArch + 64, 4, 0x7FFFFFFF, "group size out of range"},
       {"group 4", kArch + 64, 4, 4, "group size disagrees"},
-      {"arch reserved", kArch + 124, 4, 1, "reserved arch"},
+      {"window first layer without a window", kArch + 124, 4, 1, "window first layer"},
       {"decoder layers in a llama", kArch + 120, 4, 1,
        "only transformer models have decoder layers"},
       {"version 4", 4, 4, 4, "version"},
@@ -272,5 +272,24 @@ TEST_CASE("format: version 2 images (before RoPE scaling, sliding window, q/k/v 
   set_field<uint32_t>(v2_bias, kArch + 56, get_field<uint32_t>(v2, kArch + 56) | kArchQkvBias);
   reseal(v2_bias);
   CHECK(message_of(v2_bias).find("architecture flags") != std::string::npos);
+  // Bytes 124..127 (the first windowed layer) and flag bit 6 (RoPE frequency factors) came later
+  // in version 3: reserved in version 2, zero in the version 3 files written before them.
+  std::vector<uint8_t> v2_first = v2;
+  set_field<uint32_t>(v2_first, kArch + 124, 1);
+  reseal(v2_first);
+  CHECK(message_of(v2_first).find("reserved arch") != std::string::npos);
+  std::vector<uint8_t> v2_factors = v2;
+  set_field<uint32_t>(v2_factors, kArch + 56,
+                      get_field<uint32_t>(v2, kArch + 56) | kArchRopeFreqFactors);
+  reseal(v2_factors);
+  CHECK(message_of(v2_factors).find("architecture flags") != std::string::npos);
+  const int32_t layers = get_field<int32_t>(v3, kArch + 12);
+  for (int32_t first : {1, layers - 1, layers}) {
+    std::vector<uint8_t> v3_first = v3_window;
+    set_field<uint32_t>(v3_first, kArch + 124, static_cast<uint32_t>(first));
+    reseal(v3_first);
+    CAPTURE(first);
+    CHECK((message_of(v3_first) == "ok") == (first < layers));
+  }
 }
 #endif  // EINFER_HAS_PACK_LIB

@@ -152,6 +152,72 @@ TEST_CASE(
   });
 }
 
+TEST_CASE(
+    "gguf blocks: multi-row kernels equal their scalar twins for any row count, activation row "
+    "count and thread count") {
+  // Random blocks (finite positive f16 scales, every other byte random) of 13 rows, so the 4-row
+  // kernels meet a short last group, and 1, 2 and 5 activation rows (pairs and a single row).
+  std::mt19937 rng(1313);
+  std::normal_distribution<float> normal(0.f, 1.f);
+  constexpr int64_t n = 13, k = 768;
+  for (const TypeCase& t : kTypes) {
+    CAPTURE(t.name);
+    const int64_t block = gguf_block_elems(t.dtype);
+    const size_t bytes = gguf_block_bytes(t.dtype);
+    std::vector<uint8_t> raw(quant_row_bytes(t.dtype, k) * n);
+    for (uint8_t& b : raw) b = static_cast<uint8_t>(rng());
+    // Byte offsets of the block's f16 fields (docs/gguf-quant.md).
+    std::vector<size_t> f16_at;
+    switch (t.dtype) {
+      case DType::q2_k:
+        f16_at = {80, 82};
+        break;
+      case DType::q3_k:
+        f16_at = {108};
+        break;
+      case DType::q6_k:
+        f16_at = {208};
+        break;
+      case DType::q4_k:
+      case DType::q5_k:
+      case DType::q4_1:
+      case DType::q5_1:
+        f16_at = {0, 2};
+        break;
+      default:
+        f16_at = {0};
+    }
+    for (size_t at = 0; at < raw.size(); at += bytes)
+      for (size_t f : f16_at) {
+        const uint16_t h = static_cast<uint16_t>(0x1800 + rng() % 0x2000);  // 2^-9 .. 2
+        std::memcpy(&raw[at + f], &h, 2);
+      }
+    REQUIRE(raw.size() == static_cast<size_t>(n * (k / block)) * bytes);
+    TensorView w = make_view(t.dtype, raw.data(), {n, k});
+    for (int64_t m : {1, 2, 5}) {
+      CAPTURE(m);
+      std::vector<float> a(m * k);
+      for (float& x : a) x = normal(rng);
+      std::vector<unsigned char> scratch(matmul_gguf_scratch_bytes(m, k));
+      std::vector<float> best(m * n), twin(m * n), threaded(m * n);
+      REQUIRE(
+          matmul_f32_gguf(a.data(), k, m, w, best.data(), n, scratch.data(), scratch.size()).ok());
+      REQUIRE(
+          scalar::matmul_f32_gguf(a.data(), k, m, w, twin.data(), n, scratch.data(), scratch.size())
+              .ok());
+      CHECK(std::memcmp(best.data(), twin.data(), best.size() * sizeof(float)) == 0);
+      for (int threads : {2, 3}) {
+        einfer_test::TestPool pool(threads);
+        const Threads th = pool.threads();
+        REQUIRE(matmul_f32_gguf(a.data(), k, m, w, threaded.data(), n, scratch.data(),
+                                scratch.size(), &th)
+                    .ok());
+        CHECK(std::memcmp(best.data(), threaded.data(), best.size() * sizeof(float)) == 0);
+      }
+    }
+  }
+}
+
 TEST_CASE("gguf blocks: bad shapes and scratch are refused") {
   std::vector<uint8_t> raw(quant_row_bytes(DType::q4_k, 256) * 2);
   float a[300] = {}, c[4] = {};

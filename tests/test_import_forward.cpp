@@ -198,6 +198,7 @@ TEST_CASE(
       {"hf_head_dim_bf16", "explicit head_dim 16 (heads * head_dim != hidden), BF16 tensors"},
       {"hf_qwen2", "qwen2 q/k/v biases, tied, use_sliding_window false"},
       {"hf_mistral_window", "mistral sliding_window 16 over 72 positions (default from config)"},
+      {"hf_qwen2_layers", "qwen2 use_sliding_window, window 8 on layers >= max_window_layers 1"},
   };
   for (const Case& c : cases) {
     const SourceModel src = import_hf_llama(kData + "../arch/" + c.name);
@@ -219,6 +220,7 @@ TEST_CASE(
   asked.window = 32;
   CHECK(llama_resolve_options(mistral, asked, &resolved).code == StatusCode::invalid_argument);
   CHECK(import_hf_llama(kData + "../arch/hf_qwen2").config.sliding_window == 0);
+
   CHECK(import_hf_llama(kData + "../arch/hf_qwen2").config.qkv_bias == 1);
   CHECK(import_hf_llama(kData + "../arch/hf_llama3_rope").config.rope_scaling ==
         RopeScaling::llama3);
@@ -233,6 +235,57 @@ TEST_CASE(
   CHECK(tok.bos == 1);
   CHECK(tok.eos == 2);
   CHECK(tok.eog == std::vector<int32_t>{3, 2});
+}
+
+TEST_CASE(
+    "import forward: Qwen2 per-layer sliding window (max_window_layers), prefill and decode") {
+  const SourceModel src = import_hf_llama(kData + "../arch/hf_qwen2_layers");
+  CHECK(src.config.sliding_window == 8);
+  CHECK(src.config.sliding_window_first_layer == 1);
+  // The full layer needs every position: no run window by default, the cache holds the context.
+  RunOptions resolved;
+  REQUIRE(llama_resolve_options(src.config, RunOptions{}, &resolved).ok());
+  CHECK(resolved.window == 0);
+  CHECK(resolved.context == src.config.context_length);
+  CHECK(llama_layer_window(src.config, resolved, 0) == 0);
+  CHECK(llama_layer_window(src.config, resolved, 1) == 8);
+  CHECK(llama_layer_window(src.config, resolved, 2) == 8);
+  // A run window narrows every layer (the windowed ones to the smaller of the two).
+  RunOptions asked, narrowed;
+  asked.window = 16;
+  REQUIRE(llama_resolve_options(src.config, asked, &narrowed).ok());
+  CHECK(llama_layer_window(src.config, narrowed, 0) == 16);
+  CHECK(llama_layer_window(src.config, narrowed, 2) == 8);
+  asked.window = 4;
+  REQUIRE(llama_resolve_options(src.config, asked, &narrowed).ok());
+  CHECK(llama_layer_window(src.config, narrowed, 2) == 4);
+  // Batches of 5 cut the 72 positions across window boundaries; token by token is the decode path.
+  for (int32_t max_batch : {0, 5}) {
+    Run r(src, DType::f32, 0, max_batch);
+    CAPTURE(max_batch);
+    MESSAGE("hf_qwen2_layers max_batch "
+            << max_batch << " f32: max error / scale "
+            << check_against_reference(r, "../arch/hf_qwen2_layers_fwd", kArchTol));
+  }
+  // Written to .ein and loaded back, the first windowed layer survives.
+  Run r(src, DType::f32, 0);
+  CHECK(r.session->model.config.sliding_window_first_layer == 1);
+}
+
+TEST_CASE("import forward: GGUF llama3 RoPE scaling as rope_freqs.weight (Llama 3.x files)") {
+  const SourceModel src = import_gguf(read_file(kData + "../arch/gguf_llama3_freqs.gguf"));
+  CHECK(src.config.rope_freq_factors == 1);
+  CHECK(src.config.rope_scaling == RopeScaling::none);  // the factors carry the scaling
+  Run r(src, DType::f32, 0);
+  CHECK(r.session->model.config.rope_freq_factors == 1);
+  TensorView factors;
+  REQUIRE(model_tensor(r.session->model, TensorRole::rope_freq_factors, -1, &factors).ok());
+  CHECK(factors.shape[0] == 4);
+  MESSAGE("gguf_llama3_freqs f32: max error / scale "
+          << check_against_reference(r, "../arch/gguf_llama3_freqs_fwd", kArchTol));
+  // Packed as q8 too (the factors stay f32 beside the quantized matrices): it loads and runs.
+  Run q(src, DType::q8, 32);
+  CHECK(q.session->model.config.rope_freq_factors == 1);
 }
 
 TEST_CASE("import forward: GGUF llama (linear RoPE scaling) and qwen2 (biases, NeoX RoPE)") {
@@ -258,7 +311,7 @@ TEST_CASE("import: unknown architectures, unsupported values and missing tensors
       {"bad_model_type", "model_type 'gemma' is not supported"},
       {"bad_rope_yarn", "rope_scaling type 'yarn' is not supported"},
       {"bad_attention_bias", "attention_bias true is not supported"},
-      {"bad_qwen2_sliding", "use_sliding_window true is not supported"},
+      {"bad_qwen2_layer_types", "layer_types is not supported"},
       {"bad_llama3_missing_key", "original_max_position_embeddings"},
       {"bad_qwen2_missing_bias", "missing tensor model.layers.0.self_attn.k_proj.bias"},
   };
@@ -268,7 +321,8 @@ TEST_CASE("import: unknown architectures, unsupported values and missing tensors
   }
   const Refusal gguf[] = {
       {"bad_arch.gguf", "architecture 'gemma2' is not supported"},
-      {"bad_rope_freqs.gguf", "rope_freqs.weight"},
+      {"bad_rope_freqs.gguf", "tensor rope_freqs.weight has a shape that disagrees"},
+      {"bad_gguf_qwen2_window.gguf", "qwen2.attention.sliding_window is not supported"},
       {"bad_gguf_yarn.gguf", "rope_scaling type 'yarn' is not supported"},
       {"bad_gguf_missing.gguf", "missing tensor blk.0.attn_v.bias"},
   };

@@ -102,6 +102,40 @@ TEST_CASE("rope: bad arguments are rejected") {
   CHECK(rope_table_init(&t, nullptr, 0, 8, 4, 10000.f).code == StatusCode::out_of_memory);
 }
 
+TEST_CASE("rope: frequency factors divide each pair's frequency (llama.cpp rope_freqs)") {
+  // ggml_rope_ext freq_factors: theta_i = pos * base^(-2i/d) / freq_factors[i]; after linear
+  // scaling, which divides every frequency as well.
+  const int32_t head = 8, positions = 40;
+  std::vector<double> plain_mem(1024), scaled_mem(1024);
+  RopeTable plain, scaled;
+  RopeFrequencyScaling linear;
+  linear.kind = 1;
+  linear.factor = 2.0;
+  REQUIRE(rope_table_init(&plain, plain_mem.data(), plain_mem.size() * 8, head, positions, 500.f,
+                          linear)
+              .ok());
+  const float factors[4] = {1.f, 7.667385f, 8.f, 0.25f};
+  RopeFrequencyScaling with = linear;
+  with.freq_factors = factors;
+  REQUIRE(rope_table_init(&scaled, scaled_mem.data(), scaled_mem.size() * 8, head, positions, 500.f,
+                          with)
+              .ok());
+  for (int32_t i = 0; i < head / 2; ++i) {
+    CHECK(scaled.inv_freq[i] == plain.inv_freq[i] / factors[i]);
+    const double angle = 39.0 * plain.inv_freq[i] / factors[i];
+    CHECK(std::fabs(scaled.cos[39 * head / 2 + i] - std::cos(angle)) < 1e-6);
+    CHECK(std::fabs(scaled.sin[39 * head / 2 + i] - std::sin(angle)) < 1e-6);
+  }
+  for (float bad : {0.f, -1.f, NAN, INFINITY}) {
+    float f[4] = {1.f, 1.f, bad, 1.f};
+    with.freq_factors = f;
+    CAPTURE(bad);
+    CHECK(rope_table_init(&scaled, scaled_mem.data(), scaled_mem.size() * 8, head, positions, 500.f,
+                          with)
+              .code == StatusCode::invalid_argument);
+  }
+}
+
 TEST_CASE("sinusoidal encoding matches numpy") {
   const auto x = load_npy(attention_data("sinusoidal_x"));
   const auto want = load_npy(attention_data("sinusoidal_out"));

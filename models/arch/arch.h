@@ -95,14 +95,25 @@ struct ArchDescription {
   // config.json booleans this architecture must not have true (features einfer does not run),
   // refused by name; null-terminated list or null.
   const char* const* hf_refused_if_true;
+  // Per-layer sliding window (Qwen2Config): sliding_window counts only when the boolean
+  // hf_window_switch is true; then layer_types (hf_layer_types, a list of "full_attention" /
+  // "sliding_attention") says which layers slide, or, absent, every layer with index >=
+  // hf_window_first_layer (default hf_window_first_layer_default). Null: the window (if any)
+  // applies to every layer (Mistral).
+  const char* hf_window_switch;
+  const char* hf_layer_types;
+  const char* hf_window_first_layer;
+  int32_t hf_window_first_layer_default;
+  // GGUF metadata keys ("{}" = gguf_arch) this architecture refuses when present, each with why
+  // (null-terminated pairs: key, reason), or null.
+  const char* const* gguf_refused_keys;
 };
 
 // RoPE scaling type keys: config.json rope_scaling.rope_type (older files: rope_scaling.type);
-// GGUF "{arch}.rope.scaling.type". And the per-frequency factors tensor llama.cpp writes for
-// llama3 scaling (refused: einfer takes llama3 scaling from Hugging Face folders).
+// GGUF "{arch}.rope.scaling.type". llama.cpp's converter writes llama3 scaling as the tensor
+// rope_freqs.weight instead (TensorRole::rope_freq_factors, in the llama tensor table).
 inline constexpr const char* kHfRopeTypeKeys[2] = {"rope_scaling.rope_type", "rope_scaling.type"};
 inline constexpr const char* kGgufRopeTypeKey = "{}.rope.scaling.type";
-inline constexpr const char* kGgufRopeFreqsTensor = "rope_freqs.weight";
 // A RoPE scaling type name ("linear", "llama3"; "none"/"default" mean none) to its kind; false
 // for a name einfer does not implement (yarn, dynamic, longrope, ...).
 bool arch_rope_scaling_from_name(const char* name, RopeScaling* kind);

@@ -51,6 +51,11 @@ constexpr ArchDescription kEncoder = {
     RopeMode::none,
     0,
     nullptr,
+    nullptr,
+    nullptr,
+    nullptr,
+    0,
+    nullptr,
 };
 
 }  // namespace

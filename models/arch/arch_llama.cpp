@@ -42,6 +42,9 @@ constexpr ArchTensorNames kTensors[] = {
      0},
     {TensorRole::final_norm, "model.norm.weight", "output_norm.weight", nullptr, 0, 1, 0},
     {TensorRole::classifier, "lm_head.weight", "output.weight", nullptr, 0, 1, 0},
+    // llama.cpp convert_hf_to_gguf.py LlamaModel.generate_extra_tensors: llama3 rope_scaling as
+    // one divisor per rotary pair (read only when the GGUF has it; HF folders keep rope_scaling).
+    {TensorRole::rope_freq_factors, nullptr, "rope_freqs.weight", nullptr, 0, 1, 0},
 };
 
 constexpr ArchDefault kReq = ArchDefault::required;
@@ -84,12 +87,14 @@ constexpr ArchConfigKey kMistralKeys[] = {
     {ArchField::context_length, "max_position_embeddings", nullptr, kConst, 131072, kReq, 0},
     {ArchField::sliding_window, "sliding_window", nullptr, kConst, 4096, kConst, 0},
 };
-// Qwen2Config: max_position_embeddings 32768; sliding_window applies only with
-// use_sliding_window (refused below), so it is not read.
+// Qwen2Config: max_position_embeddings 32768; sliding_window 4096 (null: none), which applies
+// only with use_sliding_window and only to the layers layer_types / max_window_layers name (the
+// description's hf_window_* fields). llama.cpp's qwen2 reads no window (refused below if a GGUF
+// has one).
 constexpr ArchConfigKey kQwen2Keys[] = {
     {ArchField::context_length, "max_position_embeddings", "{}.context_length", kConst, 32768, kReq,
      0},
-    {ArchField::sliding_window, nullptr, "{}.attention.sliding_window", kConst, 0, kConst, 0},
+    {ArchField::sliding_window, "sliding_window", nullptr, kConst, 4096, kConst, 0},
 };
 
 // llama2.c v1/v2 (export.py): norms first, then the embedding, then these, then the classifier.
@@ -97,10 +102,15 @@ constexpr TensorRole kLlama2cMatrices[] = {TensorRole::wq, TensorRole::wk, Tenso
                                            TensorRole::wo, TensorRole::w1, TensorRole::w2,
                                            TensorRole::w3};
 
-// Biases on o_proj/MLP (LlamaConfig attention_bias, mlp_bias) are not in einfer's llama pass;
-// Qwen2's per-layer sliding window (use_sliding_window with max_window_layers) is not either.
+// Biases on o_proj/MLP (LlamaConfig attention_bias, mlp_bias) are not in einfer's llama pass.
 constexpr const char* kLlamaRefused[] = {"attention_bias", "mlp_bias", nullptr};
-constexpr const char* kQwen2Refused[] = {"use_sliding_window", nullptr};
+// llama.cpp (llama-model.cpp, LLM_ARCH_QWEN2) reads no sliding window for qwen2 and its converter
+// writes none; a qwen2 GGUF that has one does not say which layers slide.
+constexpr const char* kQwen2GgufRefused[] = {
+    "{}.attention.sliding_window",
+    "llama.cpp runs qwen2 without a window and GGUF does not say which layers slide "
+    "(pack the Hugging Face folder: use_sliding_window / max_window_layers)",
+    nullptr};
 
 constexpr size_t kTensorCount = sizeof kTensors / sizeof kTensors[0];
 constexpr size_t kKeyCount = sizeof kConfigKeys / sizeof kConfigKeys[0];
@@ -124,6 +134,11 @@ constexpr ArchDescription kLlama = {
     RopeMode::interleaved,
     0,
     kLlamaRefused,
+    nullptr,
+    nullptr,
+    nullptr,
+    0,
+    nullptr,
 };
 
 constexpr ArchDescription kMistral = {
@@ -145,6 +160,11 @@ constexpr ArchDescription kMistral = {
     RopeMode::interleaved,
     0,
     kLlamaRefused,
+    nullptr,
+    nullptr,
+    nullptr,
+    0,
+    nullptr,
 };
 
 constexpr ArchDescription kQwen2 = {
@@ -165,7 +185,12 @@ constexpr ArchDescription kQwen2 = {
     "qwen2",
     RopeMode::half_split,
     1,
-    kQwen2Refused,
+    nullptr,
+    "use_sliding_window",
+    "layer_types",
+    "max_window_layers",
+    28,
+    kQwen2GgufRefused,
 };
 
 bool same(const char* a, const char* b) {

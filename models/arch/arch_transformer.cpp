@@ -81,6 +81,11 @@ constexpr ArchDescription kTransformer = {
     RopeMode::none,
     0,
     nullptr,
+    nullptr,
+    nullptr,
+    nullptr,
+    0,
+    nullptr,
 };
 
 }  // namespace

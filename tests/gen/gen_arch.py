@@ -21,7 +21,16 @@ stored float32 [72, vocab]) computed by forward() below, written from the transf
     scaling head_dim ** -0.5, causal mask; Mistral's sliding window as masking_utils
     sliding_window_overlay: key j visible to query i when j > i - sliding_window (W positions,
     the current one included). Qwen2Attention: q/k/v Linear with bias=True, o_proj without.
+  - Qwen2's per-layer window as configuration_qwen2.py Qwen2Config.__post_init__ and
+    modeling_qwen2.py Qwen2Attention set it: sliding_window = sliding_window if use_sliding_window
+    else None; layer_types given, or "sliding_attention" for i >= max_window_layers when
+    sliding_window is not None; only "sliding_attention" layers mask with the window (same overlay).
   - MLP: down(silu(gate(x)) * up(x)); lm_head, tied to embed_tokens when tie_word_embeddings.
+  - GGUF rope_freqs.weight (gguf_llama3_freqs): written as llama.cpp's convert_hf_to_gguf.py
+    LlamaModel.generate_extra_tensors does (float32 frequencies, one divisor per rotary pair:
+    1 / factor / the smooth blend), used as ggml's rope freq_factors (theta_i = pos *
+    base^(-2i/d) / freq_factors[i]); the reference is transformers' _compute_llama3_parameters on
+    the HF rope_scaling the factors came from.
 Refusal cases (bad_*): config.json / GGUFs einfer must refuse, naming the offending key or tensor.
 """
 import json
@@ -85,13 +94,29 @@ def rmsnorm(x, w, eps):
     return x / np.sqrt(np.mean(x * x) + eps) * w
 
 
+def layer_windows(cfg):
+    """The sliding window of each layer (None: full causal attention)."""
+    L = cfg["num_hidden_layers"]
+    if cfg["model_type"] == "mistral":
+        return [cfg.get("sliding_window")] * L
+    if cfg["model_type"] != "qwen2":
+        return [None] * L
+    # Qwen2Config.__post_init__ (defaults: use_sliding_window False, sliding_window 4096,
+    # max_window_layers 28), then Qwen2Attention.sliding_window per layer_types[layer_idx].
+    sw = cfg.get("sliding_window", 4096) if cfg.get("use_sliding_window", False) else None
+    types = cfg.get("layer_types") or [
+        "sliding_attention" if sw is not None and i >= cfg.get("max_window_layers", 28)
+        else "full_attention" for i in range(L)]
+    return [sw if t == "sliding_attention" else None for t in types]
+
+
 def forward(w, cfg, tokens, layout):
     """w: float64 arrays by HF name; cfg: config.json dict. Logits [len(tokens), vocab]."""
     H, G = cfg["num_attention_heads"], cfg.get("num_key_value_heads", cfg["num_attention_heads"])
     head = cfg.get("head_dim") or cfg["hidden_size"] // H
     eps = cfg["rms_norm_eps"]
     inv = inv_freq_of(cfg, head)
-    window = cfg.get("sliding_window") if cfg["model_type"] == "mistral" else None
+    windows = layer_windows(cfg)
     K = [[] for _ in range(cfg["num_hidden_layers"])]
     V = [[] for _ in range(cfg["num_hidden_layers"])]
     out = []
@@ -110,6 +135,7 @@ def forward(w, cfg, tokens, layout):
             K[l].append(rope(proj["k"].reshape(G, head), i, inv, layout))
             V[l].append(proj["v"].reshape(G, head))
             keys, vals = np.stack(K[l]), np.stack(V[l])
+            window = windows[l]
             visible = np.arange(i + 1) > (i - window if window else -1)
             att = np.zeros((H, head))
             for h in range(H):
@@ -259,6 +285,29 @@ def gguf_case(name, arch, cfg, bias, extra_kv=None, extra_tensors=None, drop=Non
         save_ref(name, forward(stored, cfg, toks, layout), toks)
 
 
+def converter_rope_freqs(cfg):
+    """rope_freqs.weight as convert_hf_to_gguf.py LlamaModel.generate_extra_tensors computes it:
+    float32 inverse frequencies, then per pair 1 (high band), factor (low band) or
+    1 / ((1 - smooth) / factor + smooth) in between."""
+    rs = cfg["rope_scaling"]
+    dim = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
+    base = np.float32(cfg["rope_theta"])
+    freqs = np.float32(1.0) / base ** (np.arange(0, dim, 2, dtype=np.float32) / np.float32(dim))
+    factor, low, high = rs["factor"], rs["low_freq_factor"], rs["high_freq_factor"]
+    old = rs["original_max_position_embeddings"]
+    out = []
+    for f in freqs:
+        wavelen = 2 * math.pi / float(f)
+        if wavelen < old / high:
+            out.append(1.0)
+        elif wavelen > old / low:
+            out.append(factor)
+        else:
+            smooth = (old / wavelen - low) / (high - low)
+            out.append(1 / ((1 - smooth) / factor + smooth))
+    return np.array(out, np.float32)
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     # Llama 3.x RoPE scaling; L = 64 puts the 4 wavelengths (6.3, 63, 628, 6283) in the high,
@@ -291,7 +340,6 @@ def main():
     write_config_only("bad_rope_yarn", base_config("llama", rope_scaling={
         "rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 64}))
     write_config_only("bad_attention_bias", base_config("llama", attention_bias=True))
-    write_config_only("bad_qwen2_sliding", base_config("qwen2", use_sliding_window=True))
     write_config_only("bad_llama3_missing_key", base_config("llama", rope_scaling={
         "rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0}))
     # A Qwen2 folder without its k_proj biases.
@@ -303,12 +351,34 @@ def main():
              [(k, a, "F32") for k, a in w.items() if "k_proj.bias" not in k])
     small = base_config("llama", num_hidden_layers=1)
     gguf_case("bad_arch", "gemma2", small, False, ref=False)
+    # rope_freqs.weight of the wrong length (3 factors for 4 rotary pairs).
     gguf_case("bad_rope_freqs", "llama", small, False,
-              extra_tensors={"rope_freqs.weight": np.ones(4, np.float32)}, ref=False)
+              extra_tensors={"rope_freqs.weight": np.ones(3, np.float32)}, ref=False)
     gguf_case("bad_gguf_yarn", "llama", small, False, {"llama.rope.scaling.type": "yarn",
                                                         "llama.rope.scaling.factor": 4.0}, ref=False)
     gguf_case("bad_gguf_missing", "qwen2", base_config("qwen2", num_hidden_layers=1), True,
               drop="blk.0.attn_v.bias", ref=False)
+
+    # Later additions (appended so every file above stays byte for byte what it was).
+    # Llama 3.x GGUF: llama3 scaling as the rope_freqs.weight tensor, no scaling metadata.
+    rs = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+          "original_max_position_embeddings": 64}
+    l3 = base_config("llama", rope_theta=10000.0, rope_scaling=rs)
+    gguf_case("gguf_llama3_freqs", "llama", l3, False,
+              extra_tensors={"rope_freqs.weight": converter_rope_freqs(l3)})
+    # Qwen2 with use_sliding_window: 3 layers, max_window_layers 1 -> layer 0 full, 1 and 2 slide
+    # with W = 8 over 72 positions.
+    hf_case("hf_qwen2_layers", base_config("qwen2", architectures=["Qwen2ForCausalLM"],
+                                           num_hidden_layers=3, rope_theta=1e6,
+                                           use_sliding_window=True, sliding_window=8,
+                                           max_window_layers=1), bias=True)
+    # Refusals: a layer_types pattern einfer does not run (full after sliding), a qwen2 GGUF with
+    # a window (llama.cpp's qwen2 has none, GGUF says not which layers).
+    write_config_only("bad_qwen2_layer_types", base_config(
+        "qwen2", use_sliding_window=True, sliding_window=8,
+        layer_types=["sliding_attention", "full_attention"]))
+    gguf_case("bad_gguf_qwen2_window", "qwen2", base_config("qwen2", num_hidden_layers=1), True,
+              {"qwen2.attention.sliding_window": 8}, ref=False)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,9 @@ void RunFlags::declare(cli::Parser& p, bool with_context) {
   p.option(
        {"--window"}, &window, "W",
        "sliding window of W positions, the current one included (query i attends i-W < j <= i), "
-       "over a ring cache: decode past the context (default: the model's sliding_window)")
+       "over a ring cache: decode past the context (default: the model's sliding_window; none for "
+       "a model that windows only its later layers, like Qwen2, whose windowed layers then take "
+       "the smaller of the two)")
       .range(0, kMaxRunPositions);
   p.option(
        {"--sinks"}, &sinks, "S",

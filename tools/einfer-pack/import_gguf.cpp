@@ -273,10 +273,14 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
   if (auto it = kv.find(key(kGgufRopeTypeKey)); it != kv.end() && it->second.type == 8)
     rope_type = it->second.str;
   apply_rope_scaling(rope_type, "gguf: ", &cfg);
-  if (infos.count(kGgufRopeFreqsTensor))
-    throw PackError(std::string("gguf: tensor ") + kGgufRopeFreqsTensor +
-                    " (llama3 RoPE frequency factors) is not supported: pack the Hugging Face "
-                    "folder, whose rope_scaling einfer implements");
+  for (const char* const* r = llama.gguf_refused_keys; r && r[0]; r += 2)
+    if (kv.count(key(r[0]))) throw PackError("gguf: " + key(r[0]) + " is not supported: " + r[1]);
+  // llama3 RoPE scaling as llama.cpp's converter writes it: per-pair frequency divisors (the
+  // tensor's name is in the architecture's table; loaded below with the others).
+  for (size_t i = 0; i < llama.tensor_count; ++i)
+    if (llama.tensors[i].role == TensorRole::rope_freq_factors &&
+        infos.count(llama.tensors[i].gguf))
+      cfg.rope_freq_factors = 1;
   double rope_dims = cfg.head_dim;
   if (lookup(key("{}.rope.dimension_count").c_str(), &rope_dims) && rope_dims != cfg.head_dim)
     throw PackError("gguf: " + key("{}.rope.dimension_count") +
@@ -381,9 +385,14 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
     if (!info.used && name.rfind("blk.", 0) == 0)
       throw PackError("gguf: tensor " + name + " lies beyond llama.block_count (" +
                       std::to_string(cfg.n_layers) + ")");
-  for (const SourceTensor& t : m.tensors)
+  for (const SourceTensor& t : m.tensors) {
     if (t.shape.size() == 1 && t.native != DType::f32)
       throw PackError("gguf: norm weights must be F32 or F16");
+    if (t.role == TensorRole::rope_freq_factors)
+      for (float f : t.values)
+        if (!(std::isfinite(f) && f > 0.f))
+          throw PackError("gguf: rope_freqs.weight holds a factor that is not finite and > 0");
+  }
   if (native) {
     // Natural dtype: the most common block type (every matrix keeps its own in the packed file).
     uint32_t best = 0;

@@ -178,6 +178,53 @@ std::vector<uint8_t> read_file(const std::string& path) {
   return b;
 }
 
+namespace {
+// Qwen2Config.__post_init__: sliding_window counts only with use_sliding_window; layer_types
+// (given, or every layer >= max_window_layers when there is a window) says which layers slide
+// (Qwen2Attention: sliding_window only on "sliding_attention" layers). einfer runs the window from
+// one layer on (ModelConfig::sliding_window_first_layer): other patterns are refused by name.
+void apply_layer_windows(const Json& cfg, const ArchDescription& arch, ModelConfig* c) {
+  const std::string what = "config.json: ";
+  const Json* on = json_typed(cfg, arch.hf_window_switch, Json::Type::boolean, "boolean");
+  if (!(on && on->b)) c->sliding_window = 0;
+  std::vector<bool> sliding(static_cast<size_t>(c->n_layers), false);
+  const Json* types = cfg.find(arch.hf_layer_types);
+  if (types && types->type != Json::Type::null) {
+    if (types->type != Json::Type::array || types->items.size() != sliding.size())
+      throw PackError(what + arch.hf_layer_types + " must be a list of " +
+                      std::to_string(c->n_layers) + " layer types");
+    for (size_t i = 0; i < sliding.size(); ++i) {
+      const std::string& t = types->items[i].str;
+      if (types->items[i].type != Json::Type::string ||
+          (t != "full_attention" && t != "sliding_attention"))
+        throw PackError(what + arch.hf_layer_types + "[" + std::to_string(i) + "] '" + t +
+                        "' is not supported (full_attention or sliding_attention)");
+      sliding[i] = t == "sliding_attention";
+    }
+  } else {
+    int64_t first = arch.hf_window_first_layer_default;
+    if (const Json* v = cfg.find(arch.hf_window_first_layer); v && v->type != Json::Type::null)
+      first = json_to_int(*v, what + arch.hf_window_first_layer, 0, INT32_MAX);
+    for (size_t i = 0; i < sliding.size(); ++i)
+      sliding[i] = c->sliding_window > 0 && static_cast<int64_t>(i) >= first;
+  }
+  const auto first = std::find(sliding.begin(), sliding.end(), true);
+  if (first == sliding.end()) {  // no layer slides
+    c->sliding_window = 0;
+    c->sliding_window_first_layer = 0;
+    return;
+  }
+  if (c->sliding_window == 0)
+    throw PackError(what + arch.hf_layer_types + " has sliding_attention layers but there is no " +
+                    "sliding_window (" + arch.hf_window_switch + " false or sliding_window null)");
+  if (std::find(first, sliding.end(), false) != sliding.end())
+    throw PackError(what + arch.hf_layer_types +
+                    " is not supported: einfer slides every layer from the first sliding one on, "
+                    "this list has full_attention layers after it");
+  c->sliding_window_first_layer = static_cast<int32_t>(first - sliding.begin());
+}
+}  // namespace
+
 SourceModel import_hf_llama(const std::string& folder) {
   const std::vector<uint8_t> cfg_bytes = read_file(folder + "/config.json");
   const Json cfg = parse_json(std::string(cfg_bytes.begin(), cfg_bytes.end()), "config.json");
@@ -251,6 +298,7 @@ SourceModel import_hf_llama(const std::string& folder) {
       rs && rs->type != Json::Type::null && rope_type.empty())
     throw PackError("config.json: rope_scaling without a rope_type");
   apply_rope_scaling(rope_type, "config.json: ", &c);
+  if (llama.hf_window_switch) apply_layer_windows(cfg, llama, &c);
   // Special ids: an integer, a list of integers (eos of Llama 3.x, Qwen2) or null.
   auto ids = [&](const char* key) {
     std::vector<int32_t> out;

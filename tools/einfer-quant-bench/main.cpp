@@ -24,6 +24,7 @@
 #include <immintrin.h>
 #endif
 
+#include "kernels/gguf_quant.h"
 #include "kernels/matmul_quant.h"
 #include "kernels/quant.h"
 #include "kernels/simd.h"
@@ -256,11 +257,84 @@ int bench_cold(int64_t n, int64_t k, einfer::DType dt, int copies, int reps) {
   return 0;
 }
 
+// GGUF block types (--gguf): random blocks (every byte random but the f16 scale fields, set
+// to finite values) of an [n, k] matrix of dtype `dt`, `copies` copies cycled as bench_cold does;
+// m = 1 (decode) and, with m_gemm > 1, an m_gemm-row product (prefill) on one copy.
+int bench_gguf(int64_t n, int64_t k, einfer::DType dt, int copies, int reps, int64_t m_gemm) {
+  const size_t row = einfer::quant_row_bytes(dt, k), bytes = einfer::gguf_block_bytes(dt);
+  std::vector<uint8_t> base(row * static_cast<size_t>(n));
+  uint32_t s = 4242;
+  for (auto& b : base) {
+    s = s * 1664525u + 1013904223u;
+    b = static_cast<uint8_t>(s >> 24);
+  }
+  // The f16 fields of each block type (docs/gguf-quant.md).
+  size_t f16_at[2] = {0, 0};
+  int f16_count = 1;
+  switch (dt) {
+    case einfer::DType::q2_k:
+      f16_at[0] = 80, f16_at[1] = 82, f16_count = 2;
+      break;
+    case einfer::DType::q3_k:
+      f16_at[0] = 108;
+      break;
+    case einfer::DType::q6_k:
+      f16_at[0] = 208;
+      break;
+    case einfer::DType::q4_k:
+    case einfer::DType::q5_k:
+    case einfer::DType::q4_1:
+    case einfer::DType::q5_1:
+      f16_at[1] = 2, f16_count = 2;
+      break;
+    default:
+      break;
+  }
+  for (size_t at = 0; at < base.size(); at += bytes)
+    for (int f = 0; f < f16_count; ++f) {
+      const uint16_t h = 0x2000;  // 2^-7
+      std::memcpy(&base[at + f16_at[f]], &h, 2);
+    }
+  std::vector<std::vector<uint8_t>> mats(static_cast<size_t>(copies), base);
+  const int64_t m_max = m_gemm > 1 ? m_gemm : 1;
+  std::vector<float> x(static_cast<size_t>(m_max * k));
+  for (auto& v : x) {
+    s = s * 1664525u + 1013904223u;
+    v = static_cast<float>(s >> 8) / 16777216.f - 0.5f;
+  }
+  std::vector<float> y(static_cast<size_t>(m_max * n));
+  std::vector<uint8_t> scratch(einfer::matmul_gguf_scratch_bytes(m_max, k));
+  bool ok = true;
+  auto run = [&](const std::vector<uint8_t>& w, int64_t m) {
+    const einfer::TensorView v = einfer::make_view(dt, const_cast<uint8_t*>(w.data()), {n, k});
+    ok &= einfer::matmul_f32_gguf(x.data(), k, m, v, y.data(), n, scratch.data(), scratch.size())
+              .ok();
+  };
+  const double total = static_cast<double>(base.size()) * copies;
+  const double t_gemv = best_seconds(reps, [&] {
+    for (const auto& w : mats) run(w, 1);
+  });
+  double t_gemm = 0;
+  if (m_gemm > 1) t_gemm = best_seconds(reps, [&] { run(mats[0], m_gemm); });
+  if (!ok) {
+    std::fprintf(stderr, "einfer-quant-bench: matmul_f32_gguf failed\n");
+    return 1;
+  }
+  std::printf("  %-4s GEMV %5lld x %-5lld x %3d copies (%6.1f MB): %7.3f ms/pass  %6.2f GB/s",
+              einfer::dtype_name(dt), static_cast<long long>(n), static_cast<long long>(k), copies,
+              total * 1e-6, t_gemv * 1e3, total / t_gemv * 1e-9);
+  if (m_gemm > 1)
+    std::printf("  m=%lld %.1f GOP/s", static_cast<long long>(m_gemm),
+                2.0 * static_cast<double>(m_gemm * n * k) / t_gemm * 1e-9);
+  std::printf("\n");
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int64_t reps_arg = 20, copies = -1;
-  bool cold_only = false;
+  bool cold_only = false, gguf = false;
   einfer::tools::cli::Parser p("einfer-quant-bench", "[options]",
                                "Quantized matmul (q8/q4) throughput: warm GEMM/GEMV, then cold "
                                "GEMV with the weights in DRAM.");
@@ -269,12 +343,33 @@ int main(int argc, char** argv) {
   p.option({"--copies"}, &copies, "C",
            "weight copies cycled through for the cold runs (default 64 for q8, 128 for q4)")
       .range(1, 1 << 16);
+  p.flag({"--gguf"}, &gguf, "GGUF block types instead (q4 beside them): cold GEMV + m=32 GEMM");
   if (int code; !p.parse(argc, argv, &code)) return code;
   const int reps = static_cast<int>(reps_arg);
   const int copies_q8 = copies > 0 ? static_cast<int>(copies) : 64;
   const int copies_q4 = copies > 0 ? static_cast<int>(copies) : 128;
   std::printf("einfer-quant-bench: SIMD %s, single thread\n", einfer::simd_arch_name());
   int rc = 0;
+  if (gguf) {
+    // Same shapes as the cold q4 runs; copies: about 64 MB of weights each (DRAM), or --copies.
+    const int creps = reps / 4 > 3 ? reps / 4 : 3;
+    const einfer::DType types[] = {einfer::DType::q4_k, einfer::DType::q5_k, einfer::DType::q6_k,
+                                   einfer::DType::q2_k, einfer::DType::q3_k, einfer::DType::q8_0,
+                                   einfer::DType::q4_0, einfer::DType::q5_0};
+    const int64_t shapes[2][2] = {{2048, 768}, {768, 2048}};
+    for (const auto& sh : shapes) {
+      if (rc == 0) rc = bench_cold(sh[0], sh[1], einfer::DType::q4, copies_q4, creps);
+      for (einfer::DType dt : types) {
+        const int c =
+            copies > 0
+                ? static_cast<int>(copies)
+                : static_cast<int>(64e6 /
+                                   static_cast<double>(einfer::quant_row_bytes(dt, sh[1]) * sh[0]));
+        if (rc == 0) rc = bench_gguf(sh[0], sh[1], dt, c, creps, 32);
+      }
+    }
+    return rc;
+  }
   if (!cold_only) {
     rc = bench_size(4096, 4096, reps);
     if (rc == 0) rc = bench_size(1024, 1024, reps * 4);
