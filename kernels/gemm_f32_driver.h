@@ -12,7 +12,9 @@ namespace einfer::gemm_detail {
 
 // Cache blocking shared by every microkernel: KC x NC block of B (L3/L2), MC x KC block of A (L2),
 // KC x NR panel of B (L1). MC is a multiple of every MR (4, 6, 8), NC of every NR (4, 8, 16).
-constexpr int64_t kKC = 256;
+// K is cut into equal blocks of at most kKC (gemm_kc): K = 288 runs as one block of 288 rather
+// than 256 + 32, whose second pass reloads and stores every C tile for 32 steps of work.
+constexpr int64_t kKC = 320;
 constexpr int64_t kMC = 144;
 constexpr int64_t kNC = 1024;
 constexpr int64_t kMaxMR = 8;
@@ -20,6 +22,12 @@ constexpr int64_t kMaxNR = 16;
 
 inline int64_t min64(int64_t a, int64_t b) {
   return a < b ? a : b;
+}
+
+// K block size: K in ceil(K / kKC) blocks of equal size (the last one shorter by the rest).
+inline int64_t gemm_kc(int64_t k) {
+  const int64_t blocks = (k + kKC - 1) / kKC;
+  return blocks > 0 ? (k + blocks - 1) / blocks : 0;
 }
 
 using MicroKernel = void (*)(int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc,
@@ -65,7 +73,12 @@ void pack_b(const GemmF32Args& g, int64_t p0, int64_t kc, int64_t j0, int64_t nc
   }
 }
 
-template <int MR, int NR, MicroKernel UK, DirectMicroKernel UKD>
+// Packs one B panel, columns [j0, j0 + nr) (nr <= NR) of rows [p0, p0 + kc), as pack_b does; an
+// ISA file may pass a faster one (e.g. a register transpose when B's columns run along K).
+using PanelPacker = void (*)(const GemmF32Args& g, int64_t p0, int64_t kc, int64_t j0, int64_t nr,
+                             float* bp);
+
+template <int MR, int NR, MicroKernel UK, DirectMicroKernel UKD, PanelPacker PACK = pack_b<NR>>
 void gemm_driver(const GemmF32Args& g, void* scratch) {
   if (g.m <= 0 || g.n <= 0) return;
   if (g.k <= 0) {  // empty contraction: C = 0 (or unchanged)
@@ -78,46 +91,61 @@ void gemm_driver(const GemmF32Args& g, void* scratch) {
   }
   float* bp = static_cast<float*>(scratch);
   const int64_t nc_max = min64(kNC, g.n + kMaxNR);
-  const int64_t kc_max = min64(kKC, g.k);
+  const int64_t kc_max = gemm_kc(g.k);
   float* ap = bp + ((nc_max * kc_max + 15) & ~int64_t{15});
   alignas(64) float tile[MR * NR];
   auto col_off = [&g](int64_t j) {
     return g.n_inner > 0 ? (j / g.n_inner) * g.c_n_outer + (j % g.n_inner) * g.c_n : j * g.c_n;
   };
+  // One tile: C[i0 .. i0+mr, j .. j+nr) from the packed panel bpanel (and A in place or packed).
+  auto run_tile = [&](int64_t i0, int64_t mr, int64_t j, int64_t nr, int64_t pc, int64_t kc,
+                      const float* bpanel, const float* apanel, bool acc) {
+    float* c = g.c + i0 * g.c_m;
+    const float* a_rows = g.a + i0 * g.a_m + pc;
+    if (mr == MR && nr == NR && g.c_n == 1) {  // a full tile never straddles a split
+      if (!apanel)
+        UKD(kc, a_rows, g.a_m, mr, bpanel, c + col_off(j), g.c_m, acc);
+      else
+        UK(kc, apanel, bpanel, c + col_off(j), g.c_m, acc);
+    } else {  // edge tile or strided columns: through a register-sized buffer
+      if (!apanel)
+        UKD(kc, a_rows, g.a_m, mr, bpanel, tile, NR, false);
+      else
+        UK(kc, apanel, bpanel, tile, NR, false);
+      for (int64_t r = 0; r < mr; ++r)
+        for (int64_t jj = 0; jj < nr; ++jj) {
+          float& dst = c[r * g.c_m + col_off(j + jj)];
+          dst = acc ? dst + tile[r * NR + jj] : tile[r * NR + jj];
+        }
+    }
+  };
   for (int64_t jc = 0; jc < g.n; jc += kNC) {
     const int64_t nc = min64(kNC, g.n - jc);
-    for (int64_t pc = 0; pc < g.k; pc += kKC) {
-      const int64_t kc = min64(kKC, g.k - pc);
+    for (int64_t pc = 0; pc < g.k; pc += kc_max) {
+      const int64_t kc = min64(kc_max, g.k - pc);
       const bool acc = g.accumulate || pc > 0;
-      pack_b<NR>(g, pc, kc, jc, nc, bp);
-      // Row-contiguous A is read in place (no packing: the tile broadcasts from MR row streams).
-      const bool direct_a = g.a_k == 1;
-      for (int64_t ic = 0; ic < g.m; ic += kMC) {
-        const int64_t mc = min64(kMC, g.m - ic);
-        if (!direct_a) pack_a<MR>(g, ic, mc, pc, kc, ap);
+      if (g.a_k == 1) {
+        // Row-contiguous A is read in place (the tile broadcasts from MR row streams, all of A's
+        // K block stays in L2), so each B panel is packed right before the tiles that use it and
+        // is still in L1 for all of them: no KC x NC block of B round-trips through L2.
         for (int64_t jr = 0; jr < nc; jr += NR) {
           const int64_t nr = min64(NR, nc - jr);
-          for (int64_t ir = 0; ir < mc; ir += MR) {
-            const int64_t mr = min64(MR, mc - ir);
-            float* c = g.c + (ic + ir) * g.c_m;
-            const float* a_rows = g.a + (ic + ir) * g.a_m + pc;
-            if (mr == MR && nr == NR && g.c_n == 1) {  // a full tile never straddles a split
-              if (direct_a)
-                UKD(kc, a_rows, g.a_m, mr, bp + jr * kc, c + col_off(jc + jr), g.c_m, acc);
-              else
-                UK(kc, ap + ir * kc, bp + jr * kc, c + col_off(jc + jr), g.c_m, acc);
-            } else {  // edge tile or strided columns: through a register-sized buffer
-              if (direct_a)
-                UKD(kc, a_rows, g.a_m, mr, bp + jr * kc, tile, NR, false);
-              else
-                UK(kc, ap + ir * kc, bp + jr * kc, tile, NR, false);
-              for (int64_t r = 0; r < mr; ++r)
-                for (int64_t j = 0; j < nr; ++j) {
-                  float& dst = c[r * g.c_m + col_off(jc + jr + j)];
-                  dst = acc ? dst + tile[r * NR + j] : tile[r * NR + j];
-                }
-            }
-          }
+          PACK(g, pc, kc, jc + jr, nr, bp);
+          for (int64_t ir = 0; ir < g.m; ir += MR)
+            run_tile(ir, min64(MR, g.m - ir), jc + jr, nr, pc, kc, bp, nullptr, acc);
+        }
+        continue;
+      }
+      for (int64_t jr = 0; jr < nc; jr += NR)
+        PACK(g, pc, kc, jc + jr, min64(NR, nc - jr), bp + jr * kc);
+      for (int64_t ic = 0; ic < g.m; ic += kMC) {
+        const int64_t mc = min64(kMC, g.m - ic);
+        pack_a<MR>(g, ic, mc, pc, kc, ap);
+        for (int64_t jr = 0; jr < nc; jr += NR) {
+          const int64_t nr = min64(NR, nc - jr);
+          for (int64_t ir = 0; ir < mc; ir += MR)
+            run_tile(ic + ir, min64(MR, mc - ir), jc + jr, nr, pc, kc, bp + jr * kc, ap + ir * kc,
+                     acc);
         }
       }
     }

@@ -258,29 +258,23 @@ struct Tile {
   }
 };
 
-// Group-32 GEMV, one weight row at a time in blocks of 8 groups (256 elements): each step's dot
-// vector holds partial sums of one group (q8) or of two (q4: [group 2t x 4 | group 2t+1 x 4]);
-// an hadd tree turns a block's vectors into the 8 group sums [g0 .. g7] of the row, which one
-// cvt + fma scale by the contiguous weight and activation scales of those groups. Against the
-// tiles this needs no gather of scales across rows and no per-group flush, and the weights are
-// read as one sequential stream (software-prefetched kPrefetch bytes ahead, scales alike).
+// Group-32 q8 GEMV, one weight row at a time in blocks of 8 groups (256 elements): each step's dot
+// vector holds partial sums of one group; an hadd tree turns a block's vectors into the 8 group
+// sums [g0 .. g7] of the row, which one cvt + fma scale by the contiguous weight and activation
+// scales of those groups. Against the tiles this needs no gather of scales across rows and no
+// per-group flush, and the weights are read as one sequential stream (software-prefetched kPrefetch
+// bytes ahead, scales alike).
 template <class Q>
 struct RowG32 {
+  static_assert(Q::kStep == 32, "q4 GEMVs in groups of 32 run gemv_q4_1x4");
   static constexpr int kSteps = 256 / Q::kStep;  // steps per block of 8 groups
   static constexpr int64_t kBlockBytes = kSteps * 32;
 
-  static __m256i group_sums(const __m256i (&v)[kSteps], const int32_t* csum8) {
-    if constexpr (kSteps == 8) {
-      const __m256i x = reduce_rows4(v[0], v[1], v[2], v[3]);  // [g0..g3 lo | g0..g3 hi]
-      const __m256i y = reduce_rows4(v[4], v[5], v[6], v[7]);
-      return _mm256_add_epi32(_mm256_permute2x128_si256(x, y, 0x20),
-                              _mm256_permute2x128_si256(x, y, 0x31));
-    } else {
-      (void)csum8;
-      const __m256i x = reduce_rows4(v[0], v[1], v[2], v[3]);  // [g0 g2 g4 g6 | g1 g3 g5 g7]
-      const __m256i g = _mm256_permutevar8x32_epi32(x, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
-      return _mm256_sub_epi32(g, load32(csum8));  // dot(u - 8, a) = dot(u, a) - 8 * sum(a)
-    }
+  static __m256i group_sums(const __m256i (&v)[kSteps]) {
+    const __m256i x = reduce_rows4(v[0], v[1], v[2], v[3]);  // [g0..g3 lo | g0..g3 hi]
+    const __m256i y = reduce_rows4(v[4], v[5], v[6], v[7]);
+    return _mm256_add_epi32(_mm256_permute2x128_si256(x, y, 0x20),
+                            _mm256_permute2x128_si256(x, y, 0x31));
   }
 
   static void run(const QuantGemm& p) {
@@ -292,16 +286,12 @@ struct RowG32 {
     const uint8_t* const w_end = p.w + p.n * rb;
     // Scales stream 32 bytes per block against kBlockBytes of weights: prefetch as far ahead.
     constexpr int64_t kPrefetchScales = kPrefetch * 32 / kBlockBytes;
-    // Last, partial block: its activation scales and chunk sums zero-padded to 8 groups.
+    // Last, partial block: its activation scales zero-padded to 8 groups.
     const int64_t rest_g0 = full_blocks * 8;
     const int64_t rest_groups = p.groups - rest_g0;
     alignas(32) float sa_rest[8] = {};
-    alignas(32) int32_t cs_rest[8] = {};
     if (has_rest) {
-      for (int64_t g = 0; g < rest_groups; ++g) {
-        sa_rest[g] = p.sa[rest_g0 + g];
-        if (p.csum) cs_rest[g] = p.csum[rest_g0 + g];
-      }
+      for (int64_t g = 0; g < rest_groups; ++g) sa_rest[g] = p.sa[rest_g0 + g];
     }
     for (int64_t j = 0; j < p.n; ++j) {
       const uint8_t* wr = p.w + j * rb;
@@ -319,7 +309,7 @@ struct RowG32 {
         for (int t = 0; t < kSteps; ++t) {
           v[t] = Q::dot(Q::load_w(wb + t * 32), Q::load_a(p, 0, (b * kSteps + t) * Q::kStep));
         }
-        const __m256i sums = group_sums(v, kSteps == 8 ? nullptr : p.csum + 8 * b);
+        const __m256i sums = group_sums(v);
         const __m256 scale =
             _mm256_mul_ps(_mm256_loadu_ps(swr + 8 * b), _mm256_loadu_ps(p.sa + 8 * b));
         acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), scale, acc);
@@ -340,7 +330,7 @@ struct RowG32 {
             v[t] = _mm256_setzero_si256();
           }
         }
-        const __m256i sums = group_sums(v, cs_rest);
+        const __m256i sums = group_sums(v);
         const __m256 scale = _mm256_mul_ps(_mm256_load_ps(sw_rest), _mm256_load_ps(sa_rest));
         acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), scale, acc);
       }
@@ -352,14 +342,17 @@ struct RowG32 {
   }
 };
 
-// GEMV only (m == 1): prefill shapes run the 4x2 / VNNI 4x4 kernels (gemm_q8_q4_4x2_avx2.cpp).
+// GEMV only (m == 1): prefill shapes run the 4x2 / VNNI 4x4 kernels (gemm_q8_q4_4x2_avx2.cpp), q4
+// in groups of 32 gemv_q4_1x4 (gemm_q8_q4_1x4_avx2.cpp).
 template <class Q>
 void run(const QuantGemm& p) {
   // The row kernel works in whole blocks of 8 groups; a partial last block costs a full one, so it
   // only pays when that tail is small against the row (K = 288, 9 groups, would double the work).
-  if (p.m == 1 && p.group == 32 && (p.groups % 8 == 0 || p.groups >= 32)) {
-    RowG32<Q>::run(p);
-    return;
+  if constexpr (Q::kStep == 32) {
+    if (p.m == 1 && p.group == 32 && (p.groups % 8 == 0 || p.groups >= 32)) {
+      RowG32<Q>::run(p);
+      return;
+    }
   }
   for (int64_t j = 0; j < p.n; j += 8) {
     const int64_t nr = p.n - j < 8 ? p.n - j : 8;

@@ -28,14 +28,11 @@
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512vnni")
 
+#include "kernels/gemm_quant_gemv_driver.h"
 #include "kernels/gemm_quant_prefill_driver.h"
 
 namespace einfer::quant_detail {
 namespace {
-
-inline __m256i load32(const void* p) {
-  return _mm256_loadu_si256(static_cast<const __m256i*>(p));
-}
 
 struct Q8 {
   static constexpr int64_t kStep = 32;
@@ -75,8 +72,45 @@ struct Q4 {
   static __m256 scale(const float* prod, int j) { return prefill_scale_two_blocks(prod, j); }
 };
 
+// Decode (m == 1) q4 step: two vpdpbusd from the step's negated correction, no int16 stage.
+struct DotQ4Vnni {
+  static __m256i dot(__m256i lo, __m256i even, __m256i hi, __m256i odd, __m256i neg_corr) {
+    return _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(neg_corr, lo, even), hi, odd);
+  }
+};
+
+// Decode (m == 1) q8 step: the weights turned unsigned, w + 128 (xor 0x80), against the signed
+// activations in one vpdpbusd, from -128 sum(a) of each lane's four activations (computed once
+// per step for the 4 rows): dot(w + 128, a) - 128 sum(a) = dot(w, a), exact in int32.
+struct GemvQ8Vnni {
+  static constexpr int64_t kStep = 32;
+  static constexpr int64_t kScaleBytesPerStep = 4;
+  struct A {
+    __m256i a, neg_corr;
+    __m256 sa;
+  };
+  static A load_a(const QuantGemm& p, int64_t s, bool /*last_partial*/) {
+    const __m256i a = load32(p.qa + s * kStep);
+    const __m256i corr = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_set1_epi8(-128), a);
+    return {a, _mm256_sub_epi32(_mm256_setzero_si256(), corr), _mm256_broadcast_ss(p.sa + s)};
+  }
+  static __m256 fma_dot(__m256 acc, __m256i w, const A& a, const float* sw, int64_t s,
+                        bool /*last_partial*/) {
+    const __m256i d =
+        _mm256_dpbusd_epi32(a.neg_corr, _mm256_xor_si256(w, _mm256_set1_epi8(-128)), a.a);
+    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(d), _mm256_mul_ps(_mm256_broadcast_ss(sw + s), a.sa),
+                           acc);
+  }
+};
+
 }  // namespace
 
+void gemv_q4_1x4_avx512vnni(const QuantGemm& p) {
+  gemv_run<GemvQ4<DotQ4Vnni>>(p);
+}
+void gemv_q8_1x4_avx512vnni(const QuantGemm& p) {
+  gemv_run<GemvQ8Vnni>(p);
+}
 void gemm_q8_4x4_avx512vnni(const QuantGemm& p) {
   prefill_run<Q8>(p);
 }

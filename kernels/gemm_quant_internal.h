@@ -63,8 +63,9 @@ bool simd_supports_group(bool q4, int32_t group);
 #if EINFER_HAS_SIMD && defined(__AVX2__)
 // quantize_activations_q8 in AVX2 lanes (quantize_act_q8_avx2.cpp), same bytes and scales.
 void quantize_activations_q8_avx2(const float* a, int64_t k, int32_t group, int8_t* qa, float* sa);
-// q8 GEMV for groups of 32 when K is not whole blocks of 8 groups, 4 weight rows per pass.
+// GEMV for groups of 32, 4 weight rows per pass: q8 when K is not whole blocks of 8 groups, q4.
 void gemv_q8_1x4_avx2(const QuantGemm& p);
+void gemv_q4_1x4_avx2(const QuantGemm& p);
 // GEMV (m == 1; GEMM shapes go to the 4x2 kernels).
 void gemm_q8_4x4_avx2(const QuantGemm& p);
 void gemm_q4_4x4_avx2(const QuantGemm& p);
@@ -77,6 +78,9 @@ void gemm_q4_4x2_avx2(const QuantGemm& p);
 // The same prefill GEMM on AVX-512 VNNI (vpdpbusd on ymm), compiled for it whatever the build's
 // target; call only when isa_extension_enabled(IsaExtension::avx512vnni) (kernels/isa.h).
 void gemm_q8_4x4_avx512vnni(const QuantGemm& p);
+// The decode GEMVs of gemv_q8/q4_1x4_avx2 with vpdpbusd (same int32 group sums), groups of 32.
+void gemv_q8_1x4_avx512vnni(const QuantGemm& p);
+void gemv_q4_1x4_avx512vnni(const QuantGemm& p);
 void gemm_q4_4x4_avx512vnni(const QuantGemm& p);
 #endif
 #if EINFER_HAS_SIMD && defined(__ARM_NEON)

@@ -374,6 +374,14 @@ void run_kernel(const quant_detail::QuantGemm& p, DType dtype, bool simd, bool m
     }
     return;
   }
+  if (p.m == 1 && p.group == 32 && isa_extension_enabled(IsaExtension::avx512vnni)) {
+    if (q4) {
+      quant_detail::gemv_q4_1x4_avx512vnni(p);
+    } else {
+      quant_detail::gemv_q8_1x4_avx512vnni(p);
+    }
+    return;
+  }
 #endif
   if (p.m > 1) {
     if (q4) {
@@ -381,6 +389,8 @@ void run_kernel(const quant_detail::QuantGemm& p, DType dtype, bool simd, bool m
     } else {
       quant_detail::gemm_q8_4x2_avx2(p);
     }
+  } else if (q4 && p.group == 32) {
+    quant_detail::gemv_q4_1x4_avx2(p);
   } else if (!q4 && p.group == 32 && p.groups % 8 != 0) {
     quant_detail::gemv_q8_1x4_avx2(p);
   } else if (q4) {

@@ -6,6 +6,8 @@
 // xsimd type may be named outside `#if EINFER_HAS_SIMD`.
 #pragma once
 
+#include <cstdint>
+
 // EINFER_FORCE_SCALAR compiles SIMD out of one translation unit: the "scalar" level of runtime
 // dispatch (kernels/isa.h) is the per-ISA sources built with it.
 #if defined(EINFER_SIMD) && EINFER_SIMD && !defined(EINFER_FORCE_SCALAR)
@@ -27,5 +29,11 @@ const char* simd_arch_name();
 
 // Width in floats of the SIMD register the kernels use (1 for scalar).
 int simd_float_lanes();
+
+// FMA-peak probe for benchmarks, in the kernels' own instruction set: 12 independent chains of
+// simd_float_lanes() lanes each run x = fma(x, m, a) `iterations` times (24 * lanes * iterations
+// flops, enough chains to cover FMA latency x throughput on every core we target). Returns the
+// sum of the chains, which the caller consumes so the work cannot be optimized away.
+float fma_chains_f32(int64_t iterations, float m, float a);
 
 }  // namespace einfer

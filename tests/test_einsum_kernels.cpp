@@ -94,8 +94,8 @@ std::string check_against_reference(const char* spec, std::vector<TensorView> in
 }  // namespace
 
 TEST_CASE("gemm_f32: SIMD microkernel path equals the scalar twin on odd sizes and strides") {
-  const int64_t sizes[][3] = {{1, 1, 1},     {5, 7, 3},    {6, 16, 1},  {13, 33, 17},
-                              {37, 19, 300}, {150, 40, 9}, {7, 1030, 5}};
+  const int64_t sizes[][3] = {{1, 1, 1},     {5, 7, 3},    {6, 16, 1},   {13, 33, 17},
+                              {37, 19, 300}, {150, 40, 9}, {7, 1030, 5}, {10, 24, 700}};
   for (auto& s : sizes) {
     for (int layout = 0; layout < 4; ++layout) {
       const int64_t m = s[0], n = s[1], k = s[2];

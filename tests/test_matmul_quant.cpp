@@ -195,22 +195,25 @@ TEST_CASE("matmul_quant: AVX2 tiles, steps and group boundaries") {
 }
 
 TEST_CASE("matmul_quant: every ISA level and extension against the reference") {
-  // The tests above ran the build's best selection (e.g. the AVX-512 VNNI prefill kernels where
-  // the CPU has them); these shapes run every other one too (the AVX2 4 x 2 tiles on a VNNI CPU,
-  // q4 steps over group boundaries, K chunks of 256 steps, the baseline SSE2 / NEON kernels).
+  // The tests above ran the build's best selection (e.g. the AVX-512 VNNI kernels where the CPU
+  // has them); these shapes run every other one too (on a VNNI CPU the AVX2 4 x 2 tiles, q4 steps
+  // over group boundaries, K chunks of 256 steps; the q4 decode GEMV with half a step at the end
+  // of a row, k = 270 and 288, row tails of 1-3 bytes past whole int32s; the q8 decode GEMVs,
+  // 8-group rows at k = 256; and the baseline SSE2 / NEON kernels).
   einfer_test::for_each_isa([&](const std::string&) {
     Rng rng{11};
     for (DType dt : {DType::q8, DType::q4}) {
       for (int32_t group : {32, 64, 96}) {
         for (int64_t m : {1, 2, 5, 8}) {
           for (int64_t n : {1, 3, 4, 7}) {
-            for (int64_t k : {32, 96, 172, 300})
+            for (int64_t k : {32, 96, 172, 256, 270, 288, 300})
               check_case(dt, m, n, k, group, (n + k) % 2 == 0, rng);
           }
         }
       }
       check_case(dt, 6, 5, 9000, 32, true, rng);              // more than one K chunk
       check_case(dt, 1, 19, 4160, 32, dt == DType::q8, rng);  // GEMV past the prefetch distance
+      check_case(dt, 1, 9, 4160, 32, false, rng);  // GEMV rows past the prefetch distance
     }
   });
 }

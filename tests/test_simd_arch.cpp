@@ -21,3 +21,14 @@ TEST_CASE("simd: the build selected the expected instruction set") {
   if (std::strcmp(expected, "arm32+neon") == 0) CHECK(einfer::simd_float_lanes() == 4);
   if (std::strcmp(expected, "scalar") == 0) CHECK(einfer::simd_float_lanes() == 1);
 }
+
+// The FMA-peak probe of the benchmarks computes what it says: 12 chains x <- x * m + a, chain j
+// starting at 1 + 0.01 j, in every lane. Three steps with m = 2, a = 1 give 8 x0 + 7 per chain.
+TEST_CASE("simd: fma_chains_f32 runs 12 chains in every lane") {
+  double want = 0;
+  for (int j = 0; j < 12; ++j) want += 8.0 * (1.0 + 0.01 * j) + 7.0;
+  want *= einfer::simd_float_lanes();
+  CHECK(einfer::fma_chains_f32(3, 2.f, 1.f) == doctest::Approx(want).epsilon(1e-5));
+  CHECK(einfer::fma_chains_f32(0, 2.f, 1.f) ==
+        doctest::Approx((12 + 0.66) * einfer::simd_float_lanes()).epsilon(1e-5));
+}

@@ -112,39 +112,19 @@ double measure_bandwidth(StreamBuffer* buf, size_t bytes) {
   return percentile(gbps, 0.5);
 }
 
-// FMA peak of the selected SIMD path in GFLOP/s: 12 independent register-resident accumulators
-// hide the FMA latency on every core we target. Best of several runs.
+// FMA peak of the kernels' instruction set in GFLOP/s (fma_chains_f32, kernels/simd.h: 12
+// independent register-resident chains hide the FMA latency on every core we target). Best of
+// several runs.
 double measure_fma_peak() {
   volatile float seed = 0.999999f, add = 1e-7f;
-  const float m = seed, a = add;
   double best = 0;
   for (int run = 0; run < 5; ++run) {
     const int64_t iters = 2000000;
-    float sink = 0;
     const uint64_t t0 = g_now_ns();
-#if EINFER_HAS_SIMD
-    using B = xsimd::batch<float>;
-    const B vm(m), va(a);
-    B r[12];
-    for (int j = 0; j < 12; ++j) r[j] = B(1.f + 0.01f * float(j));
-    for (int64_t i = 0; i < iters; ++i) {
-      for (int j = 0; j < 12; ++j) r[j] = xsimd::fma(r[j], vm, va);
-    }
-    B total = r[0];
-    for (int j = 1; j < 12; ++j) total += r[j];
-    sink = xsimd::hadd(total);
-    const double flops = 2.0 * 12 * B::size * double(iters);
-#else
-    float r[12];
-    for (int j = 0; j < 12; ++j) r[j] = 1.f + 0.01f * float(j);
-    for (int64_t i = 0; i < iters; ++i) {
-      for (int j = 0; j < 12; ++j) r[j] = std::fma(r[j], m, a);
-    }
-    for (int j = 0; j < 12; ++j) sink += r[j];
-    const double flops = 2.0 * 12 * double(iters);
-#endif
+    const float sink = fma_chains_f32(iters, seed, add);
     const uint64_t t1 = g_now_ns();
     g_sink = g_sink + static_cast<uint32_t>(sink);
+    const double flops = 24.0 * simd_float_lanes() * double(iters);
     best = std::max(best, flops / double(std::max<uint64_t>(t1 - t0, 1)));
   }
   return best;

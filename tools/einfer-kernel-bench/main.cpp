@@ -1,11 +1,15 @@
 // einfer-kernel-bench: GFLOP/s of the einsum GEMM against OpenBLAS sgemm on one thread, and GEMV
 // bandwidth against a plain streaming-read loop over the same bytes, measured in the same run.
+// The f32 prefill projections of the llama shapes (M = 128 tokens) are also given as a fraction
+// of the FMA peak measured on the spot (independent FMA chains in the GEMM's own SIMD width).
 //
 // OpenBLAS picks its kernels when the library loads, so the tool re-executes itself with
 // OPENBLAS_CORETYPE=Haswell and OPENBLAS_NUM_THREADS=1 unless they are already set (Debian's
 // 0.3.21 does not recognise newer CPUs and would fall back to Prescott kernels).
+#include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -33,7 +37,16 @@ using namespace einfer;
 
 namespace {
 
+// Wall clock, or this thread's CPU time for the FMA-peak / prefill section (set by main): on a
+// shared machine time spent descheduled is not the kernel's.
+bool g_thread_clock = false;
+
 double now() {
+  if (g_thread_clock) {
+    timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+  }
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
@@ -164,6 +177,56 @@ void bench_attention() {
   }
 }
 
+// FMA peak in GFLOP/s of the kernels' instruction set (fma_chains_f32, kernels/simd.h: 12
+// independent FMA chains in the same SIMD width as the GEMM microkernel). Best of several runs.
+double fma_peak_gflops() {
+  volatile float seed_m = 0.999999f, seed_a = 1e-7f;
+  double best = 0;
+  volatile float sink = 0;
+  for (int run = 0; run < 7; ++run) {
+    constexpr int64_t kIters = 1000000;
+    const double t0 = now();
+    sink = sink + fma_chains_f32(kIters, seed_m, seed_a);
+    const double dt = now() - t0;
+    best = std::max(best, 24.0 * simd_float_lanes() * double(kIters) / dt * 1e-9);
+  }
+  return best;
+}
+
+// The f32 prefill projections of the llama shapes, y[128, N] = x[128, K] W[N, K]^T through the
+// einsum the models plan ("nd,ed->ne"), one thread, as GFLOP/s and as a fraction of the FMA
+// peak measured right before each (the machine may be shared: the pair is what counts).
+void bench_prefill_gemm(bool quick) {
+  const int m = 128;
+  struct Shape {
+    int k, n;
+    const char* what;
+  };
+  const Shape shapes[] = {{288, 288, "15M q/k/v/o"},  {288, 768, "15M w1/w3"},
+                          {768, 288, "15M w2"},       {288, 32000, "15M classifier"},
+                          {768, 768, "110M q/k/v/o"}, {768, 2048, "110M w1/w3"},
+                          {2048, 768, "110M w2"},     {768, 32000, "110M classifier"}};
+  std::printf("prefill f32 GEMM, M = %d tokens, one thread (einsum nd,ed->ne), thread CPU time:\n",
+              m);
+  double sum_ratio = 0;
+  int count = 0;
+  for (const Shape& sh : shapes) {
+    if (quick && sh.n > 2048) continue;
+    std::vector<float> x = random_vec(size_t(m) * sh.k), w = random_vec(size_t(sh.n) * sh.k),
+                       y(size_t(m) * sh.n);
+    const double peak = fma_peak_gflops();
+    const char* kernel = "";
+    const double t = time_einsum("nd,ed->ne", make_view(DType::f32, x.data(), {m, sh.k}),
+                                 make_view(DType::f32, w.data(), {sh.n, sh.k}), y.data(), &kernel);
+    const double gflops = 2.0 * m * sh.k * sh.n / t * 1e-9;
+    std::printf("  K=%-5d N=%-6d %-16s %7.1f GFLOP/s   peak %6.1f   of peak %.2f\n", sh.k, sh.n,
+                sh.what, gflops, peak, gflops / peak);
+    sum_ratio += gflops / peak;
+    ++count;
+  }
+  std::printf("  mean fraction of peak %.2f\n", sum_ratio / count);
+}
+
 // Sum of all floats with independent accumulators: the memory-bandwidth yardstick.
 float stream_sum(const float* p, size_t n) {
 #if EINFER_HAS_SIMD
@@ -235,10 +298,12 @@ void bench_gemv() {
 
 int main(int argc, char** argv) {
   bool quick = false;
-  einfer::tools::cli::Parser p("einfer-kernel-bench", "[--quick]",
+  einfer::tools::cli::Parser p("einfer-kernel-bench", "[--quick] [--prefill]",
                                "f32 GEMM against OpenBLAS (one thread, when found at build time), "
                                "attention, projections and GEMV against a streaming read.");
-  p.flag({"--quick"}, &quick, "square GEMMs up to n = 256 only");
+  bool prefill_only = false;
+  p.flag({"--quick"}, &quick, "square GEMMs up to n = 256 only, no classifier-sized prefill GEMM");
+  p.flag({"--prefill"}, &prefill_only, "only the FMA peak and the prefill GEMMs");
   if (int code; !p.parse(argc, argv, &code)) return code;
 #if defined(EINFER_HAVE_OPENBLAS)
   if (!std::getenv("OPENBLAS_CORETYPE") || !std::getenv("OPENBLAS_NUM_THREADS")) {
@@ -253,6 +318,12 @@ int main(int argc, char** argv) {
   std::printf("openblas: not found at build time (einfer numbers only)\n");
 #endif
   std::printf("einfer: %s, microkernel %s\n", simd_arch_name(), gemm_f32_kernel_name());
+  g_thread_clock = true;  // FMA peak and prefill GEMMs in thread CPU time
+  std::printf("FMA peak (12 independent chains, %s, thread CPU time): %.1f GFLOP/s\n",
+              simd_arch_name(), fma_peak_gflops());
+  bench_prefill_gemm(quick);
+  g_thread_clock = false;
+  if (prefill_only) return 0;
   for (int n : {64, 128, 256, 384, 512, 768, 1024}) {
     if (quick && n > 256) break;
     bench_square(n);
