@@ -11,15 +11,11 @@
 // translation unit boundary in the innermost loop.
 #include "kernels/attention.h"
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#endif
-
-#include <atomic>
 #include <cmath>
 #include <cstring>
 
 #include "kernels/attention_i8_rows.h"
+#include "kernels/isa.h"
 #include "kernels/kv_ring.h"
 #include "kernels/simd.h"
 
@@ -527,7 +523,7 @@ void attend_query(const float* q, int32_t r, int32_t k, float scale, const KeySo
 bool attention_i8_dot_uses_vnni(AttentionI8Dot choice) {
 #if EINFER_HAS_SIMD && defined(__AVX2__)
   if (choice == AttentionI8Dot::avx2) return false;
-  return cpu_has_avx_vnni();
+  return isa_extension_enabled(IsaExtension::avxvnni);
 #else
   (void)choice;
   return false;

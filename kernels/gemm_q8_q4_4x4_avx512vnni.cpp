@@ -15,35 +15,15 @@
 // The int32 block sums equal the scalar twin's exactly; only the float accumulation order differs.
 //
 // The rest of the build may target plain x86-64-v3: this file compiles its kernels for AVX-512
-// VNNI with a target pragma, and matmul_quant.cpp calls them only when cpu_has_avx512_vnni().
-// GCC only: clang has no `#pragma GCC target`, so clang builds (the fuzzers) use the AVX2 kernels.
+// VNNI with a target pragma, and matmul_quant.cpp calls them only when the ISA selection includes
+// the avx512vnni extension (kernels/isa.h: CPUID and OS support checked when selecting). GCC only:
+// clang has no `#pragma GCC target`, so clang builds (the fuzzers) use the AVX2 kernels.
 #include "kernels/gemm_quant_internal.h"
 
 #if EINFER_HAS_SIMD && defined(__AVX2__) && defined(__x86_64__) && defined(__GNUC__) && \
     !defined(__clang__)
 
 #include <immintrin.h>
-
-namespace einfer::quant_detail {
-
-bool cpu_has_avx512_vnni() {
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
-}
-
-namespace {
-bool g_vnni_disallowed = false;  // constant-initialized: no static constructor
-}  // namespace
-
-bool use_avx512_vnni() {
-  return !g_vnni_disallowed && cpu_has_avx512_vnni();
-}
-
-void set_avx512_vnni_allowed(bool allowed) {
-  g_vnni_disallowed = !allowed;
-}
-
-}  // namespace einfer::quant_detail
 
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512vnni")

@@ -76,12 +76,7 @@ void gemm_q4_4x2_avx2(const QuantGemm& p);
 #if EINFER_HAS_SIMD && defined(__AVX2__) && defined(__x86_64__) && defined(__GNUC__) && \
     !defined(__clang__)
 // The same prefill GEMM on AVX-512 VNNI (vpdpbusd on ymm), compiled for it whatever the build's
-// target; call only when cpu_has_avx512_vnni() (CPUID and OS support, checked at each call).
-bool cpu_has_avx512_vnni();
-// Whether matmul_f32_quant uses the VNNI prefill kernels: cpu_has_avx512_vnni() unless a test
-// turned them off to check the AVX2 ones on this CPU (not thread-safe; tests only).
-bool use_avx512_vnni();
-void set_avx512_vnni_allowed(bool allowed);
+// target; call only when isa_extension_enabled(IsaExtension::avx512vnni) (kernels/isa.h).
 void gemm_q8_4x4_avx512vnni(const QuantGemm& p);
 // The decode GEMVs of gemv_q8/q4_1x4_avx2 with vpdpbusd (same int32 group sums), groups of 32.
 void gemv_q8_1x4_avx512vnni(const QuantGemm& p);

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "kernels/gemm_quant_internal.h"
+#include "kernels/isa.h"
 #include "kernels/quant.h"
 
 namespace einfer {
@@ -365,7 +366,7 @@ void run_kernel(const quant_detail::QuantGemm& p, DType dtype, bool simd, bool m
   }
 #if EINFER_HAS_SIMD && defined(__AVX2__)
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-  if (p.m > 1 && quant_detail::use_avx512_vnni()) {
+  if (p.m > 1 && isa_extension_enabled(IsaExtension::avx512vnni)) {
     if (q4) {
       quant_detail::gemm_q4_4x4_avx512vnni(p);
     } else {
@@ -373,7 +374,7 @@ void run_kernel(const quant_detail::QuantGemm& p, DType dtype, bool simd, bool m
     }
     return;
   }
-  if (p.m == 1 && p.group == 32 && quant_detail::use_avx512_vnni()) {
+  if (p.m == 1 && p.group == 32 && isa_extension_enabled(IsaExtension::avx512vnni)) {
     if (q4) {
       quant_detail::gemv_q4_1x4_avx512vnni(p);
     } else {

@@ -8,7 +8,9 @@
 
 #include <cstdint>
 
-#if defined(EINFER_SIMD) && EINFER_SIMD
+// EINFER_FORCE_SCALAR compiles SIMD out of one translation unit: the "scalar" level of runtime
+// dispatch (kernels/isa.h) is the per-ISA sources built with it.
+#if defined(EINFER_SIMD) && EINFER_SIMD && !defined(EINFER_FORCE_SCALAR)
 #include <xsimd/xsimd.hpp>
 #if !defined(XSIMD_NO_SUPPORTED_ARCHITECTURE)
 #define EINFER_HAS_SIMD 1
@@ -21,8 +23,8 @@
 
 namespace einfer {
 
-// Name of the instruction set the kernels were compiled for: "fma3+avx2", "arm64+neon",
-// "arm32+neon" or "scalar".
+// Name of the instruction set of the kernels in use (with runtime dispatch: of the selected level):
+// "fma3+avx2", "arm64+neon", "arm32+neon" or "scalar".
 const char* simd_arch_name();
 
 // Width in floats of the SIMD register the kernels use (1 for scalar).

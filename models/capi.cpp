@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "kernels/isa.h"
 #include "models/session.h"
 
 using namespace einfer;
@@ -85,6 +86,7 @@ Status check_options(const einfer_options& o) {
 // creation.
 Status layout_all(const Model& model, const einfer_options& o, bool build, Arena& arena,
                   einfer_session** out) {
+  if (build) EINFER_TRY(isa_init());  // the kernels' ISA level, as session_create picks it
   einfer_session* e = nullptr;
   EINFER_TRY(arena.allocate_array(1, &e));
   if (e && build) *e = einfer_session{};

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/isa.h"
+
 namespace einfer {
 
 namespace {
@@ -157,6 +159,9 @@ Status session_arena_bytes(const Model& model, const SessionOptions& options, si
 Status session_create(const void* image, size_t image_bytes, const LoadOptions& load,
                       const SessionOptions& options, Arena& arena, Session** out) {
   *out = nullptr;
+  // The kernels' instruction set level is chosen once, here (EINFER_ISA or the best this CPU
+  // runs, kernels/isa.h); an unknown or unsupported EINFER_ISA is an error, not a fallback.
+  EINFER_TRY(isa_init());
   Model model;
   EINFER_TRY(load_model(image, image_bytes, load, &model));
   size_t need = 0;

@@ -2,7 +2,10 @@
 //
 // crc32_ieee picks, at compile time, the fastest path this build has:
 //   crc32_ieee_pclmul   x86-64 carry-less folding (PCLMULQDQ), used when the CPU reports it;
-//   crc32_ieee_armv8    aarch64 CRC32 instructions (__ARM_FEATURE_CRC32);
+//   crc32_ieee_armv8    aarch64 CRC32 instructions (__ARM_FEATURE_CRC32, or on Linux compiled
+//                       with a target attribute and used when HWCAP_CRC32 reports them: the
+//                       armv8-a baseline of dispatching builds lacks them, Cortex-A53/A72 have
+//                       them);
 //   crc32_ieee_slice8   slicing-by-8 tables (8 KB), the portable fallback;
 //   crc32_ieee_nibble   a 16-entry table (64 bytes) for microcontrollers (M profile).
 // All are bit-identical to the byte-at-a-time reference scalar::crc32_ieee_bytewise. Every
@@ -27,8 +30,10 @@ bool crc32_pclmul_available();
 uint32_t crc32_ieee_pclmul(const void* data, size_t size, uint32_t crc);
 #endif
 
-#if defined(__aarch64__) && defined(__ARM_FEATURE_CRC32)
+#if defined(__aarch64__) && (defined(__ARM_FEATURE_CRC32) || defined(__linux__))
 #define EINFER_CRC32_ARMV8 1
+// True when the CPU has the CRC32 instructions (crc32_ieee_armv8 may only run then).
+bool crc32_armv8_available();
 uint32_t crc32_ieee_armv8(const void* data, size_t size, uint32_t crc);
 #endif
 

@@ -10,9 +10,28 @@
 
 #include <cstring>
 
+#if !defined(__ARM_FEATURE_CRC32)
+#include <sys/auxv.h>
+#ifndef HWCAP_CRC32
+#define HWCAP_CRC32 (1 << 7)
+#endif
+// Compiled for the CRC extension whatever the build's baseline; called after the HWCAP check.
+#define EINFER_CRC_TARGET __attribute__((target("+crc")))
+#else
+#define EINFER_CRC_TARGET
+#endif
+
 namespace einfer {
 
-uint32_t crc32_ieee_armv8(const void* data, size_t size, uint32_t crc) {
+bool crc32_armv8_available() {
+#if defined(__ARM_FEATURE_CRC32)
+  return true;
+#else
+  return (getauxval(AT_HWCAP) & HWCAP_CRC32) != 0;
+#endif
+}
+
+EINFER_CRC_TARGET uint32_t crc32_ieee_armv8(const void* data, size_t size, uint32_t crc) {
   const unsigned char* p = static_cast<const unsigned char*>(data);
   crc = ~crc;
   for (; size > 0 && (reinterpret_cast<uintptr_t>(p) & 7u) != 0; --size) crc = __crc32b(crc, *p++);

@@ -87,8 +87,9 @@ const char* crc32_ieee_impl_name() {
   if (crc32_pclmul_available()) return "crc32_ieee_pclmul";
 #endif
 #if defined(EINFER_CRC32_ARMV8)
-  return "crc32_ieee_armv8";
-#elif defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
+  if (crc32_armv8_available()) return "crc32_ieee_armv8";
+#endif
+#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
   return "crc32_ieee_nibble";
 #else
   return "crc32_ieee_slice8";
@@ -100,8 +101,9 @@ uint32_t crc32_ieee(const void* data, size_t size, uint32_t crc) {
   if (crc32_pclmul_available()) return crc32_ieee_pclmul(data, size, crc);
 #endif
 #if defined(EINFER_CRC32_ARMV8)
-  return crc32_ieee_armv8(data, size, crc);
-#elif defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
+  if (crc32_armv8_available()) return crc32_ieee_armv8(data, size, crc);
+#endif
+#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
   return crc32_ieee_nibble(data, size, crc);
 #else
   return crc32_ieee_slice8(data, size, crc);

@@ -29,7 +29,7 @@ std::vector<Path> paths() {
   if (crc32_pclmul_available()) v.push_back({"pclmul", crc32_ieee_pclmul});
 #endif
 #if defined(EINFER_CRC32_ARMV8)
-  v.push_back({"armv8", crc32_ieee_armv8});
+  if (crc32_armv8_available()) v.push_back({"armv8", crc32_ieee_armv8});
 #endif
   return v;
 }

@@ -19,6 +19,7 @@
 #include "kernels/gguf_quant.h"
 #include "kernels/gguf_quant_internal.h"
 #include "test_pool.h"
+#include "tests/isa_levels.h"
 
 #if EINFER_HAS_PACK_LIB
 #include "models/session.h"
@@ -99,56 +100,56 @@ TEST_CASE("gguf blocks: dequantize_row_gguf equals the numpy decoder for every t
 }
 
 TEST_CASE(
-    "gguf blocks: SIMD dots equal their scalar twins; the product matches the dequantized "
-    "float product; any thread count gives the same bits") {
+    "gguf blocks: SIMD dots (every ISA level) equal their scalar twins; the product matches the "
+    "dequantized float product; any thread count gives the same bits") {
   std::mt19937 rng(13);
   std::normal_distribution<float> normal(0.f, 1.f);
   constexpr int64_t m = 3;
   std::vector<float> a(m * kCols);
   for (float& x : a) x = normal(rng);
-  for (const TypeCase& t : kTypes) {
-    CAPTURE(t.name);
-    const std::vector<uint8_t> raw = slurp(kQuantData + "blocks_" + t.name + ".bin");
-    const std::vector<float> deq = slurp_as<float>(kQuantData + "blocks_" + t.name + ".f32");
-    TensorView w = make_view(t.dtype, const_cast<uint8_t*>(raw.data()), {kRows, kCols});
-    std::vector<unsigned char> scratch(matmul_gguf_scratch_bytes(m, kCols));
-    std::vector<float> best(m * kRows), twin(m * kRows), threaded(m * kRows);
-    REQUIRE(
-        matmul_f32_gguf(a.data(), kCols, m, w, best.data(), kRows, scratch.data(), scratch.size())
-            .ok());
-    REQUIRE(scalar::matmul_f32_gguf(a.data(), kCols, m, w, twin.data(), kRows, scratch.data(),
-                                    scratch.size())
-                .ok());
-    // K-quants: the same bits; 32-element types on AVX2 sum float lanes: float rounding only.
-    for (size_t e = 0; e < best.size(); ++e) {
-      if (gguf_block_elems(t.dtype) == 256) {
-        CHECK(best[e] == twin[e]);
-      } else {
-        CHECK(std::fabs(best[e] - twin[e]) <= 1e-5f * (1.f + std::fabs(twin[e])));
-      }
-    }
-    einfer_test::TestPool pool(2);
-    const Threads th = pool.threads();
-    REQUIRE(matmul_f32_gguf(a.data(), kCols, m, w, threaded.data(), kRows, scratch.data(),
-                            scratch.size(), &th)
-                .ok());
-    CHECK(std::memcmp(best.data(), threaded.data(), best.size() * sizeof(float)) == 0);
-    // Against float: only the int8 activation rounding differs (<= 0.5/127 of each block's max).
-    for (int64_t i = 0; i < m; ++i) {
-      for (int64_t j = 0; j < kRows; ++j) {
-        double exact = 0, mag = 0;
-        for (int64_t e = 0; e < kCols; ++e) {
-          exact += static_cast<double>(a[i * kCols + e]) * deq[j * kCols + e];
-          mag += std::fabs(static_cast<double>(a[i * kCols + e]) * deq[j * kCols + e]);
+  einfer_test::for_each_isa([&](const std::string&) {
+    for (const TypeCase& t : kTypes) {
+      CAPTURE(t.name);
+      const std::vector<uint8_t> raw = slurp(kQuantData + "blocks_" + t.name + ".bin");
+      const std::vector<float> deq = slurp_as<float>(kQuantData + "blocks_" + t.name + ".f32");
+      TensorView w = make_view(t.dtype, const_cast<uint8_t*>(raw.data()), {kRows, kCols});
+      std::vector<unsigned char> scratch(matmul_gguf_scratch_bytes(m, kCols));
+      std::vector<float> best(m * kRows), twin(m * kRows), threaded(m * kRows);
+      REQUIRE(
+          matmul_f32_gguf(a.data(), kCols, m, w, best.data(), kRows, scratch.data(), scratch.size())
+              .ok());
+      REQUIRE(scalar::matmul_f32_gguf(a.data(), kCols, m, w, twin.data(), kRows, scratch.data(),
+                                      scratch.size())
+                  .ok());
+      // K-quants: the same bits; 32-element types on AVX2 sum float lanes: float rounding only.
+      for (size_t e = 0; e < best.size(); ++e) {
+        if (gguf_block_elems(t.dtype) == 256) {
+          CHECK(best[e] == twin[e]);
+        } else {
+          CHECK(std::fabs(best[e] - twin[e]) <= 1e-5f * (1.f + std::fabs(twin[e])));
         }
-        CAPTURE(i);
-        CAPTURE(j);
-        CHECK(std::fabs(best[i * kRows + j] - exact) <= 0.01 * mag);
+      }
+      einfer_test::TestPool pool(2);
+      const Threads th = pool.threads();
+      REQUIRE(matmul_f32_gguf(a.data(), kCols, m, w, threaded.data(), kRows, scratch.data(),
+                              scratch.size(), &th)
+                  .ok());
+      CHECK(std::memcmp(best.data(), threaded.data(), best.size() * sizeof(float)) == 0);
+      // Against float: only the int8 activation rounding differs (<= 0.5/127 of each block's max).
+      for (int64_t i = 0; i < m; ++i) {
+        for (int64_t j = 0; j < kRows; ++j) {
+          double exact = 0, mag = 0;
+          for (int64_t e = 0; e < kCols; ++e) {
+            exact += static_cast<double>(a[i * kCols + e]) * deq[j * kCols + e];
+            mag += std::fabs(static_cast<double>(a[i * kCols + e]) * deq[j * kCols + e]);
+          }
+          CAPTURE(i);
+          CAPTURE(j);
+          CHECK(std::fabs(best[i * kRows + j] - exact) <= 0.01 * mag);
+        }
       }
     }
-    const bool has_simd = gguf_detail::dot_kernel_simd(t.dtype) != nullptr;
-    MESSAGE(std::string(t.name) << ": " << std::string(has_simd ? "SIMD kernel" : "scalar kernel"));
-  }
+  });
 }
 
 TEST_CASE(

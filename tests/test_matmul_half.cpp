@@ -12,6 +12,7 @@
 #include "kernels/einsum.h"
 #include "kernels/matmul_half.h"
 #include "kernels/quant.h"
+#include "tests/isa_levels.h"
 
 using namespace einfer;
 
@@ -96,89 +97,97 @@ TEST_CASE("half: bf16 narrowing rounds to the nearest bf16, ties to even; wideni
   CHECK(bf16_to_f32(f32_to_bf16(-1.5f)) == -1.5f);
 }
 
-TEST_CASE("half: the build's widening matches the scalar twin on every 16-bit pattern") {
+TEST_CASE("half: every ISA level's widening matches the scalar twin on every 16-bit pattern") {
   std::vector<uint16_t> all(65536);
   for (uint32_t i = 0; i < 65536; ++i) all[i] = static_cast<uint16_t>(i);
-  for (DType d : {DType::f16, DType::bf16}) {
-    std::vector<float> fast(65536 + 5), ref(65536 + 5);
-    // An odd start and length exercise the vector loop's tail.
-    for (int off : {0, 3}) {
-      const int64_t n = 65536 - off - 2;
-      if (d == DType::f16) {
-        widen_f16_f32(all.data() + off, fast.data(), n);
-        scalar::widen_f16_f32(all.data() + off, ref.data(), n);
-      } else {
-        widen_bf16_f32(all.data() + off, fast.data(), n);
-        scalar::widen_bf16_f32(all.data() + off, ref.data(), n);
-      }
-      for (int64_t i = 0; i < n; ++i) {
-        INFO(dtype_name(d) << " pattern " << i + off);
-        if (std::isnan(ref[i]))
-          REQUIRE(std::isnan(fast[i]));
-        else
-          REQUIRE(bits(fast[i]) == bits(ref[i]));
-      }
-    }
-  }
-}
-
-TEST_CASE("half: GEMV kernels match their scalar twins over odd shapes") {
-  Rng rng{11};
-  for (DType d : {DType::f16, DType::bf16}) {
-    for (int64_t n : {1, 3, 4, 7, 33}) {
-      for (int64_t k : {1, 8, 15, 16, 17, 63, 288, 301}) {
-        const std::vector<uint16_t> w = random_half(d, static_cast<size_t>(n * k), rng);
-        std::vector<float> x(static_cast<size_t>(k));
-        for (auto& v : x) v = rng.uniform();
-        std::vector<float> y(static_cast<size_t>(n)), yr(static_cast<size_t>(n));
+  einfer_test::for_each_isa([&](const std::string&) {
+    for (DType d : {DType::f16, DType::bf16}) {
+      std::vector<float> fast(65536 + 5), ref(65536 + 5);
+      // An odd start and length exercise the vector loop's tail.
+      for (int off : {0, 3}) {
+        const int64_t n = 65536 - off - 2;
         if (d == DType::f16) {
-          gemv_f16(n, k, w.data(), k, x.data(), y.data());
-          scalar::gemv_f16(n, k, w.data(), k, x.data(), yr.data());
+          widen_f16_f32(all.data() + off, fast.data(), n);
+          scalar::widen_f16_f32(all.data() + off, ref.data(), n);
         } else {
-          gemv_bf16(n, k, w.data(), k, x.data(), y.data());
-          scalar::gemv_bf16(n, k, w.data(), k, x.data(), yr.data());
+          widen_bf16_f32(all.data() + off, fast.data(), n);
+          scalar::widen_bf16_f32(all.data() + off, ref.data(), n);
         }
-        const std::vector<double> ref = reference(d, x, 1, k, w, n, k);
-        for (int64_t j = 0; j < n; ++j) {
-          INFO(dtype_name(d) << " n=" << n << " k=" << k << " j=" << j);
-          const double tol = 1e-5 * (1.0 + std::sqrt(double(k)));
-          CHECK(std::fabs(y[j] - ref[j]) < tol);
-          CHECK(std::fabs(yr[j] - ref[j]) < tol);
+        for (int64_t i = 0; i < n; ++i) {
+          INFO(dtype_name(d) << " pattern " << i + off);
+          if (std::isnan(ref[i]))
+            REQUIRE(std::isnan(fast[i]));
+          else
+            REQUIRE(bits(fast[i]) == bits(ref[i]));
         }
       }
     }
-  }
+  });
 }
 
-TEST_CASE("half: matmul_f32_half (GEMV and GEMM paths, 3 tasks) against a double reference") {
-  Rng rng{13};
-  const Threads threads{nullptr, 3, run_reversed};
-  for (DType d : {DType::f16, DType::bf16}) {
-    for (int64_t m : {1, 2, 3, 4, 9, 37}) {
-      for (int64_t n : {5, 48, 300}) {
-        const int64_t k = m % 2 ? 77 : 288, lda = k + 3, ldc = n + 1;
-        const std::vector<uint16_t> w = random_half(d, static_cast<size_t>(n * k), rng);
-        std::vector<float> a(static_cast<size_t>(m * lda));
-        for (auto& v : a) v = rng.uniform();
-        const std::vector<double> ref = reference(d, a, m, lda, w, n, k);
-        const TensorView wv = make_view(d, const_cast<uint16_t*>(w.data()), {n, k});
-        const size_t slot = matmul_half_scratch_bytes(m, n, k);
-        std::vector<unsigned char> scratch_store(slot * 3 + 64);
-        void* scratch = reinterpret_cast<void*>(
-            (reinterpret_cast<uintptr_t>(scratch_store.data()) + 63) & ~uintptr_t{63});
-        std::vector<float> c1(static_cast<size_t>(m * ldc)), c3(c1.size());
-        REQUIRE(matmul_f32_half(a.data(), lda, m, wv, c1.data(), ldc, scratch, slot).ok());
-        REQUIRE(matmul_f32_half(a.data(), lda, m, wv, c3.data(), ldc, scratch, slot * 3, &threads)
-                    .ok());
-        for (int64_t i = 0; i < m; ++i)
-          for (int64_t j = 0; j < n; ++j) {
-            INFO(dtype_name(d) << " m=" << m << " n=" << n << " i=" << i << " j=" << j);
-            CHECK(std::fabs(c1[i * ldc + j] - ref[i * n + j]) < 1e-4);
-            CHECK(c3[i * ldc + j] == c1[i * ldc + j]);  // same tiles whatever the thread count
+TEST_CASE("half: every ISA level's GEMV kernels match their scalar twins over odd shapes") {
+  einfer_test::for_each_isa([&](const std::string&) {
+    Rng rng{11};
+    for (DType d : {DType::f16, DType::bf16}) {
+      for (int64_t n : {1, 3, 4, 7, 33}) {
+        for (int64_t k : {1, 8, 15, 16, 17, 63, 288, 301}) {
+          const std::vector<uint16_t> w = random_half(d, static_cast<size_t>(n * k), rng);
+          std::vector<float> x(static_cast<size_t>(k));
+          for (auto& v : x) v = rng.uniform();
+          std::vector<float> y(static_cast<size_t>(n)), yr(static_cast<size_t>(n));
+          if (d == DType::f16) {
+            gemv_f16(n, k, w.data(), k, x.data(), y.data());
+            scalar::gemv_f16(n, k, w.data(), k, x.data(), yr.data());
+          } else {
+            gemv_bf16(n, k, w.data(), k, x.data(), y.data());
+            scalar::gemv_bf16(n, k, w.data(), k, x.data(), yr.data());
           }
+          const std::vector<double> ref = reference(d, x, 1, k, w, n, k);
+          for (int64_t j = 0; j < n; ++j) {
+            INFO(dtype_name(d) << " n=" << n << " k=" << k << " j=" << j);
+            const double tol = 1e-5 * (1.0 + std::sqrt(double(k)));
+            CHECK(std::fabs(y[j] - ref[j]) < tol);
+            CHECK(std::fabs(yr[j] - ref[j]) < tol);
+          }
+        }
       }
     }
-  }
+  });
+}
+
+TEST_CASE(
+    "half: matmul_f32_half (GEMV and GEMM paths, 3 tasks, every ISA level) against a double "
+    "reference") {
+  const Threads threads{nullptr, 3, run_reversed};
+  einfer_test::for_each_isa([&](const std::string&) {
+    Rng rng{13};
+    for (DType d : {DType::f16, DType::bf16}) {
+      for (int64_t m : {1, 2, 3, 4, 9, 37}) {
+        for (int64_t n : {5, 48, 300}) {
+          const int64_t k = m % 2 ? 77 : 288, lda = k + 3, ldc = n + 1;
+          const std::vector<uint16_t> w = random_half(d, static_cast<size_t>(n * k), rng);
+          std::vector<float> a(static_cast<size_t>(m * lda));
+          for (auto& v : a) v = rng.uniform();
+          const std::vector<double> ref = reference(d, a, m, lda, w, n, k);
+          const TensorView wv = make_view(d, const_cast<uint16_t*>(w.data()), {n, k});
+          const size_t slot = matmul_half_scratch_bytes(m, n, k);
+          std::vector<unsigned char> scratch_store(slot * 3 + 64);
+          void* scratch = reinterpret_cast<void*>(
+              (reinterpret_cast<uintptr_t>(scratch_store.data()) + 63) & ~uintptr_t{63});
+          std::vector<float> c1(static_cast<size_t>(m * ldc)), c3(c1.size());
+          REQUIRE(matmul_f32_half(a.data(), lda, m, wv, c1.data(), ldc, scratch, slot).ok());
+          REQUIRE(matmul_f32_half(a.data(), lda, m, wv, c3.data(), ldc, scratch, slot * 3, &threads)
+                      .ok());
+          for (int64_t i = 0; i < m; ++i)
+            for (int64_t j = 0; j < n; ++j) {
+              INFO(dtype_name(d) << " m=" << m << " n=" << n << " i=" << i << " j=" << j);
+              CHECK(std::fabs(c1[i * ldc + j] - ref[i * n + j]) < 1e-4);
+              CHECK(c3[i * ldc + j] == c1[i * ldc + j]);  // same tiles whatever the thread count
+            }
+        }
+      }
+    }
+  });
   const std::vector<float> f(16);
   float c = 0;
   CHECK(!matmul_f32_half(f.data(), 4, 1,

@@ -6,11 +6,13 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "kernels/gemm_quant_internal.h"
 #include "kernels/matmul_quant.h"
 #include "kernels/quant.h"
+#include "tests/isa_levels.h"
 
 using namespace einfer;
 
@@ -192,34 +194,29 @@ TEST_CASE("matmul_quant: AVX2 tiles, steps and group boundaries") {
   check_case(DType::q4, 5, 6, 17000, 64, true, rng);
 }
 
-#if EINFER_HAS_SIMD && defined(__AVX2__) && defined(__x86_64__) && defined(__GNUC__) && \
-    !defined(__clang__)
-TEST_CASE("matmul_quant: the AVX2 kernels on a CPU with AVX-512 VNNI") {
-  // The tests above ran the VNNI kernels where the CPU has them; these shapes run the AVX2 ones
-  // (4 x 2 tiles, q4 steps over group boundaries, K chunks of 256 steps; the q4 decode GEMV with
-  // half a step at the end of a row, k = 270 and 288, row tails of 1-3 bytes past whole int32s;
-  // the q8 decode GEMVs, 8-group rows at k = 256)
-  // on every x86 machine.
-  if (!quant_detail::cpu_has_avx512_vnni()) {
-    MESSAGE("no AVX-512 VNNI: the AVX2 kernels already ran above");
-  }
-  quant_detail::set_avx512_vnni_allowed(false);
-  Rng rng{11};
-  for (DType dt : {DType::q8, DType::q4}) {
-    for (int32_t group : {32, 64, 96}) {
-      for (int64_t m : {1, 2, 5, 8}) {
-        for (int64_t n : {1, 3, 4, 7}) {
-          for (int64_t k : {32, 96, 172, 256, 270, 288, 300})
-            check_case(dt, m, n, k, group, (n + k) % 2 == 0, rng);
+TEST_CASE("matmul_quant: every ISA level and extension against the reference") {
+  // The tests above ran the build's best selection (e.g. the AVX-512 VNNI kernels where the CPU
+  // has them); these shapes run every other one too (on a VNNI CPU the AVX2 4 x 2 tiles, q4 steps
+  // over group boundaries, K chunks of 256 steps; the q4 decode GEMV with half a step at the end
+  // of a row, k = 270 and 288, row tails of 1-3 bytes past whole int32s; the q8 decode GEMVs,
+  // 8-group rows at k = 256; and the baseline SSE2 / NEON kernels).
+  einfer_test::for_each_isa([&](const std::string&) {
+    Rng rng{11};
+    for (DType dt : {DType::q8, DType::q4}) {
+      for (int32_t group : {32, 64, 96}) {
+        for (int64_t m : {1, 2, 5, 8}) {
+          for (int64_t n : {1, 3, 4, 7}) {
+            for (int64_t k : {32, 96, 172, 256, 270, 288, 300})
+              check_case(dt, m, n, k, group, (n + k) % 2 == 0, rng);
+          }
         }
       }
+      check_case(dt, 6, 5, 9000, 32, true, rng);              // more than one K chunk
+      check_case(dt, 1, 19, 4160, 32, dt == DType::q8, rng);  // GEMV past the prefetch distance
+      check_case(dt, 1, 9, 4160, 32, false, rng);  // GEMV rows past the prefetch distance
     }
-    check_case(dt, 6, 5, 9000, 32, true, rng);   // more than one K chunk
-    check_case(dt, 1, 9, 4160, 32, false, rng);  // GEMV rows past the prefetch distance
-  }
-  quant_detail::set_avx512_vnni_allowed(true);
+  });
 }
-#endif
 
 TEST_CASE("matmul_quant: exactly representable case gives the exact integer result") {
   // Each activation group holds +-127 so s_a = 1 and q_a = a exactly; weight scales are powers of

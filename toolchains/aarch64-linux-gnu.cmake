@@ -1,6 +1,6 @@
 # Cross toolchain: 64-bit Arm Linux (Debian g++-aarch64-linux-gnu), tests run under qemu-aarch64.
 #
-#   EINFER_AARCH64_MARCH  -march value (default armv8.2-a+dotprod: NEON + the int8 dot product)
+#   EINFER_AARCH64_MARCH  baseline -march (default armv8-a; dotprod kernels are a runtime level)
 #   EINFER_QEMU_CPU       CPU qemu emulates (default max, which has dotprod). The aarch64-nodot
 #                         preset builds for armv8-a and runs on cortex-a53 (no dotprod), so the
 #                         kernels' non-dotprod fallback is compiled and executed too.
@@ -11,7 +11,7 @@ set(CMAKE_SYSTEM_PROCESSOR aarch64)
 set(CMAKE_C_COMPILER aarch64-linux-gnu-gcc)
 set(CMAKE_CXX_COMPILER aarch64-linux-gnu-g++)
 
-set(EINFER_AARCH64_MARCH "armv8.2-a+dotprod" CACHE STRING "-march for the aarch64 build")
+set(EINFER_AARCH64_MARCH "armv8-a" CACHE STRING "-march (baseline) for the aarch64 build")
 set(EINFER_QEMU_CPU "max" CACHE STRING "qemu-aarch64 -cpu used to run the tests")
 list(APPEND CMAKE_TRY_COMPILE_PLATFORM_VARIABLES EINFER_AARCH64_MARCH EINFER_QEMU_CPU)
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "kernels/gemm_f32.h"
+#include "kernels/isa.h"
 #include "kernels/simd.h"
 #include "kernels/vec.h"
 #include "models/profile.h"

@@ -55,6 +55,7 @@ void write_json(const Report& r, const char* path) {
   std::string o = "{\n";
   o += "  \"tool\": \"einfer-bench\",\n";
   o += "  \"simd\": " + json_string(simd_arch_name()) + ",\n";
+  o += "  \"isa\": " + json_string(isa_name()) + ",\n";
   o += "  \"threads\": " + std::to_string(r.threads) + ",\n";
   o += "  \"clock\": " + json_string(g_clock_name) + ",\n";
   o += "  \"build\": {\"compiler\": " + json_string(EINFER_BENCH_COMPILER) +
@@ -228,9 +229,11 @@ void print_report(const Report& r, std::FILE* out) {
                c.context_length, dtype_name(c.weight_dtype),
                c.group_size ? (" g" + std::to_string(c.group_size)).c_str() : "");
   std::fprintf(out,
-               "build: %s, simd %s, %d thread%s, clock %s (wall clock in the table), commit %s\n",
-               EINFER_BENCH_COMPILER, simd_arch_name(), r.threads, r.threads > 1 ? "s" : "",
-               g_clock_name, EINFER_BENCH_COMMIT);
+               "build: %s, isa %s (%s), simd %s, %d thread%s, clock %s (wall clock in the table), "
+               "commit %s\n",
+               EINFER_BENCH_COMPILER, isa_name(), isa_dispatches() ? "runtime dispatch" : "pinned",
+               simd_arch_name(), r.threads, r.threads > 1 ? "s" : "", g_clock_name,
+               EINFER_BENCH_COMMIT);
   std::fprintf(out, "memory: weights %.2f MB, KV cache %.2f MB (%d positions, %s), arena %.2f MB\n",
                double(r.weights_bytes) / 1e6, double(r.kv_bytes) / 1e6, r.run.context,
                r.run.kv_dtype == DType::i8 ? "int8" : "f32", double(r.arena_bytes) / 1e6);

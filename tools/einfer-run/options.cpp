@@ -4,6 +4,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "kernels/isa.h"
+#include "kernels/simd.h"
 #include "tools/common/cli.h"
 #include "tools/common/run_flags.h"
 
@@ -126,8 +128,14 @@ std::unique_ptr<tools::ThreadPool> apply_threads(const Args& a, RunOptions* run)
   auto pool =
       std::make_unique<tools::ThreadPool>(a.threads > 0 ? a.threads : tools::online_cores());
   run->threads = pool->threads();
-  if (a.verbose)
+  if (a.verbose) {
     std::fprintf(stderr, "einfer-run: %d thread%s\n", pool->size(), pool->size() > 1 ? "s" : "");
+    // The session picks the level; picking it here first only makes the report name it.
+    const Status isa = isa_init();
+    std::fprintf(stderr, "einfer-run: isa %s (%s, simd %s)%s%s\n", isa_name(),
+                 isa_dispatches() ? "runtime dispatch" : "pinned at build time", simd_arch_name(),
+                 isa.ok() ? "" : ": ", isa.ok() ? "" : isa.message);
+  }
   return pool;
 }
 

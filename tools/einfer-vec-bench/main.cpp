@@ -88,7 +88,7 @@ void bench_crc(size_t bytes, int samples) {
   if (einfer::crc32_pclmul_available()) paths.push_back({"pclmul", einfer::crc32_ieee_pclmul});
 #endif
 #if defined(EINFER_CRC32_ARMV8)
-  paths.push_back({"armv8", einfer::crc32_ieee_armv8});
+  if (einfer::crc32_armv8_available()) paths.push_back({"armv8", einfer::crc32_ieee_armv8});
 #endif
   std::vector<std::vector<double>> gbs(paths.size());
   uint32_t check = 0;
