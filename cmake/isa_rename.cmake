@@ -63,7 +63,15 @@ file(WRITE "${OUT}.map" "${map}")
 if(MODE STREQUAL "public" AND CXXFILT)
   execute_process(COMMAND ${NM} --defined-only --extern-only --format=posix ${combined}
                   OUTPUT_VARIABLE defined RESULT_VARIABLE rc)
-  string(REGEX REPLACE " [^\n]*" "" defined "${defined}")
+  # Strong text symbols only: inline functions a -O0 build emits out of line (weak, W) are
+  # header helpers every level may share, not entry points a level would shadow.
+  string(REPLACE "\n" ";" defined_lines "${defined}")
+  set(defined "")
+  foreach(line ${defined_lines})
+    if(line MATCHES "^([^ ]+) T ")
+      string(APPEND defined "${CMAKE_MATCH_1}\n")
+    endif()
+  endforeach()
   file(WRITE "${OUT}.defined" "${defined}")
   execute_process(COMMAND ${CXXFILT} INPUT_FILE "${OUT}.defined" OUTPUT_VARIABLE demangled
                   RESULT_VARIABLE rc)
