@@ -46,9 +46,6 @@ inline __m128i reduce4(__m256i s0, __m256i s1, __m256i s2, __m256i s3) {
   const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(s0, s1), _mm256_hadd_epi32(s2, s3));
   return _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
 }
-inline __m128i reduce4(__m128i s0, __m128i s1, __m128i s2, __m128i s3) {
-  return _mm_hadd_epi32(_mm_hadd_epi32(s0, s1), _mm_hadd_epi32(s2, s3));
-}
 
 // The f16 pair (d, dmin) at byte `at` of each row's block, converted at once.
 inline void f16_pairs(const uint8_t* const* b, size_t at, __m128* d, __m128* dmin) {
