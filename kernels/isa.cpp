@@ -57,12 +57,48 @@ constexpr int kSets = kExts == 0 ? 1 : 4;
 std::atomic<int> g_level{-1};
 std::atomic<unsigned> g_extensions{0};
 
+#if EINFER_SIMD && defined(__x86_64__)
+// The x86 features the levels and extensions need, read from CPUID and XGETBV (rather than
+// __builtin_cpu_supports, whose feature names differ between GCC and clang releases). An AVX
+// feature counts only when the OS saves the YMM (and for AVX-512 the ZMM/opmask) state.
+struct X86Features {
+  bool avx2_level = false;  // AVX2 + FMA + F16C + BMI2 with YMM state enabled
+  bool avx512vnni = false;  // AVX-512 F/BW/VL/VNNI with ZMM state enabled
+  bool avxvnni = false;     // VEX-encoded VNNI (CPUID 7.1 EAX bit 4) on an avx2-level CPU
+};
+
+X86Features read_x86_features() {
+  X86Features f;
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(1, &a, &b, &c, &d)) return f;
+  const bool fma = (c >> 12) & 1u, osxsave = (c >> 27) & 1u, avx = (c >> 28) & 1u,
+             f16c = (c >> 29) & 1u;
+  if (!osxsave || !avx) return f;
+  unsigned xcr0_lo = 0, xcr0_hi = 0;
+  __asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+  const bool ymm_state = (xcr0_lo & 0x6u) == 0x6u;    // SSE and AVX state
+  const bool zmm_state = (xcr0_lo & 0xE6u) == 0xE6u;  // plus opmask, ZMM_Hi256, Hi16_ZMM
+  unsigned a7 = 0, b7 = 0, c7 = 0, d7 = 0;
+  if (!__get_cpuid_count(7, 0, &a7, &b7, &c7, &d7)) return f;
+  const bool avx2 = (b7 >> 5) & 1u, bmi2 = (b7 >> 8) & 1u, avx512f = (b7 >> 16) & 1u,
+             avx512bw = (b7 >> 30) & 1u, avx512vl = (b7 >> 31) & 1u, vnni = (c7 >> 11) & 1u;
+  f.avx2_level = ymm_state && avx2 && fma && f16c && bmi2;
+  f.avx512vnni = f.avx2_level && zmm_state && avx512f && avx512bw && avx512vl && vnni;
+  unsigned a71 = 0, b71 = 0, c71 = 0, d71 = 0;
+  f.avxvnni = f.avx2_level && a7 >= 1 && __get_cpuid_count(7, 1, &a71, &b71, &c71, &d71) &&
+              ((a71 >> 4) & 1u) != 0;
+  return f;
+}
+
+const X86Features& x86_features() {
+  static const X86Features features = read_x86_features();  // first use, not a static constructor
+  return features;
+}
+#endif
+
 bool cpu_runs(const char* level) {
-#if EINFER_ISA_DISPATCH && (defined(__x86_64__) || defined(__i386__))
-  __builtin_cpu_init();
-  if (std::strcmp(level, "avx2") == 0)
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-           __builtin_cpu_supports("f16c") && __builtin_cpu_supports("bmi2");
+#if EINFER_ISA_DISPATCH && defined(__x86_64__)
+  if (std::strcmp(level, "avx2") == 0) return x86_features().avx2_level;
 #elif EINFER_ISA_DISPATCH && defined(__aarch64__) && defined(__linux__)
   if (std::strcmp(level, "dotprod") == 0) return (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
 #endif
@@ -92,16 +128,8 @@ bool level_has_extension(int level, unsigned ext) {
 
 bool cpu_has_extension(unsigned ext) {
 #if defined(EINFER_ISA_X86_EXTENSIONS)
-  __builtin_cpu_init();
-  if (ext == static_cast<unsigned>(IsaExtension::avx512vnni))
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
-  if (ext == static_cast<unsigned>(IsaExtension::avxvnni)) {
-    // CPUID leaf 7, sub-leaf 1, EAX bit 4 (VEX-encoded VNNI); the AVX state is the avx2 level's.
-    unsigned a = 0, b = 0, c = 0, d = 0;
-    return __get_cpuid_count(7, 1, &a, &b, &c, &d) && ((a >> 4) & 1u) != 0 &&
-           __builtin_cpu_supports("avx2");
-  }
+  if (ext == static_cast<unsigned>(IsaExtension::avx512vnni)) return x86_features().avx512vnni;
+  if (ext == static_cast<unsigned>(IsaExtension::avxvnni)) return x86_features().avxvnni;
 #endif
   (void)ext;
   return false;
