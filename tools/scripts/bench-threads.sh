@@ -6,8 +6,11 @@
 #
 #   tools/scripts/bench-threads.sh [BUILD_DIR]       (default build/release; ~3-5 min on 2 cores)
 #
-# einfer: one einfer-bench -t 2 run per row alternates 1- and 2-thread passes itself and reports the
-# medians' ratio (prefill: whole 128-token prompt; decode: p50 step at context 128).
+# einfer: ROUNDS einfer-bench -t 2 processes per row; each alternates 1- and 2-thread passes itself
+# and reports its medians' ratio (prefill: whole 128-token prompt; decode: p50 step at context 128).
+# The row shows the medians over the processes (a load burst on a shared host, which often slows
+# one vCPU only and so only the 2-thread passes, then spoils one process, not the row).
+# VERBOSE=1 prints every process's ratios.
 # llama.cpp: llama-bench -t 1 and -t 2 (-p 128 -n 32 -r 1) in alternating order, ROUNDS times;
 # medians of tokens/s. Found in $LLAMA_BIN (default /work/scratch/llama.cpp/build/bin), GGUFs in
 # $GGUF_DIR (default /work/scratch/threads-gguf: s15m-{f32,q8_0,q4_0}.gguf, s110m-...). Either
@@ -60,7 +63,7 @@ have_llama=0
 [[ -x $llama_bin/llama-bench ]] && have_llama=1
 
 echo "# bench-threads: 2 threads vs 1, $(nproc) online cores, $(date -u +%FT%TZ), commit $(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)"
-echo "# einfer: einfer-bench --synthetic SHAPE,dtype=D -t 2 --contexts 128 --prompt 128 --gen 32 --repeat $rounds (alternated passes, medians, wall clock)"
+echo "# einfer: $rounds processes of einfer-bench --synthetic SHAPE,dtype=D -t 2 --contexts 128 --prompt 128 --gen 32 --repeat 5 (each alternates 1- and 2-thread passes; medians over the processes, wall clock)"
 if ((have_llama)); then
   echo "# llama.cpp: llama-bench -t 1|2 -p 128 -n 32 -r 1, $rounds alternated rounds, medians of t/s ($llama_bin)"
 else
@@ -79,11 +82,26 @@ for shape in $shapes; do
   fi
   for dtype in $dtypes; do
     load_before=$(load1)
-    out=$("$bench" --synthetic "$spec,dtype=$dtype" -t 2 --contexts 128 --prompt 128 --gen 32 \
-      --repeat "$rounds" -o text)
-    # threads  prefill 2 threads vs 1 (...): A ms vs B ms = Rx / threads  decode@128 p50 A ms vs B ms = Rx
-    pre=$(awk '/^threads +prefill/ {for (i = 1; i <= NF; ++i) if ($i == "vs") {two = $(i-2); one = $(i+1)}; r = $NF; sub(/x$/, "", r); printf "%s / %s = %sx", one, two, r}' <<<"$out")
-    dec=$(awk '/^threads +decode/ {for (i = 1; i <= NF; ++i) if ($i == "vs") {two = $(i-2); one = $(i+1)}; r = $NF; sub(/x$/, "", r); printf "%s / %s = %sx", one, two, r}' <<<"$out")
+    # ROUNDS separate processes, each alternating 1- and 2-thread passes (5 each) and reporting
+    # medians: a burst of load on a shared host then spoils one process, not the row. The row
+    # gives the medians over the processes of the 1- and 2-thread times and of their ratios.
+    p1=() p2=() pr=() d1=() d2=() dr=()
+    for ((r = 0; r < rounds; ++r)); do
+      out=$("$bench" --synthetic "$spec,dtype=$dtype" -t 2 --contexts 128 --prompt 128 --gen 32 \
+        --repeat 5 -o text)
+      # threads  prefill 2 threads vs 1 (...): A ms vs B ms = Rx / threads  decode@128 p50 A ms vs B ms = Rx
+      read -r two one ratio <<<"$(awk '/^threads +prefill/ {for (i = 1; i <= NF; ++i) if ($i == "vs") {two = $(i-2); one = $(i+1)}; r = $NF; sub(/x$/, "", r); print two, one, r}' <<<"$out")"
+      p1+=("$one") p2+=("$two") pr+=("$ratio")
+      read -r two one ratio <<<"$(awk '/^threads +decode/ {for (i = 1; i <= NF; ++i) if ($i == "vs") {two = $(i-2); one = $(i+1)}; r = $NF; sub(/x$/, "", r); print two, one, r}' <<<"$out")"
+      d1+=("$one") d2+=("$two") dr+=("$ratio")
+    done
+    row() {  # one-thread ms, two-thread ms, ratios (as arrays' names)
+      local -n a=$1 b=$2 c=$3
+      printf '%s / %s = %sx' "$(printf '%s\n' "${a[@]}" | median)" "$(printf '%s\n' "${b[@]}" | median)" \
+        "$(printf '%s\n' "${c[@]}" | median)"
+    }
+    pre=$(row p1 p2 pr) dec=$(row d1 d2 dr)
+    [[ -n ${VERBOSE:-} ]] && echo "# $shape $dtype prefill ratios: ${pr[*]}; decode ratios: ${dr[*]}"
     lpp="-" ltg="-"
     gguf=$(gguf_of "$shape" "$dtype")
     if ((have_llama)) && [[ -f $gguf ]]; then
