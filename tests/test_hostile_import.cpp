@@ -70,12 +70,21 @@ std::vector<uint8_t> tokenizer_bin(int32_t max_len, const std::vector<std::strin
 
 TEST_CASE("hostile JSON: nan, inf, hex, bad escapes, duplicate keys and overflow are refused") {
   CHECK(parse_json("{\"a\": [1, -2.5e3, 0]}", "t").members.at("a").items.size() == 3);
-  for (const char* bad :
-       {"nan", "NaN", "inf", "-Infinity", "0x40", "[0x40]", "{\"a\": nan}", "1e999", "-1e400", "01",
-        "1.", ".5", "+1", "-", "\"\\u00zz\"", "{\"a\": 1, \"a\": 2}", " 1 2"}) {
+  for (const char* bad : {"nan",         "NaN",         "inf",          "-Infinity",
+                          "0x40",        "[0x40]",      "{\"a\": nan}", "1e999",
+                          "-1e400",      "01",          "1.",           ".5",
+                          "+1",          "-",           "\"\\u00zz\"",  "{\"a\": 1, \"a\": 2}",
+                          " 1 2",        "\"\\ud83d\"", "\"\\ude00\"",  "\"\\ud83d\\u0041\"",
+                          "\"\\ud83dx\""}) {
     CAPTURE(bad);
     CHECK(refusal([&] { parse_json(bad, "t"); }).find("invalid JSON") != std::string::npos);
   }
+}
+
+TEST_CASE("JSON strings: \\u escapes decode to UTF-8, surrogate pairs to one code point") {
+  // What Python's json.dumps(ensure_ascii=True) writes for "é€😀".
+  CHECK(parse_json("\"\\u00e9\\u20ac\\ud83d\\ude00\"", "t").str ==
+        "\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80");
 }
 
 TEST_CASE("hostile JSON numbers: integer conversion is checked before the cast") {

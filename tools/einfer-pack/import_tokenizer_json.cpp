@@ -1,19 +1,17 @@
 // Hugging Face tokenizer.json (+ tokenizer_config.json beside it): BPE models, byte-level
 // (GPT-2, SmolLM, Llama 3, Qwen2 families) or character BPE with byte fallback (Llama 2's
 // conversion). Every component einfer cannot reproduce exactly is refused, by name.
+#include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <map>
-#include <nlohmann/json.hpp>
 
 #include "tools/einfer-pack/import_tokenizer.h"
 #include "tools/einfer-pack/importers.h"
+#include "tools/einfer-pack/json.h"
 
 namespace einfer::pack {
 namespace {
-
-using nlohmann::json;
 
 const char* const kLlama3Regex =
     "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| "
@@ -22,37 +20,173 @@ const char* const kQwen2Regex =
     "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| "
     "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 
-[[noreturn]] void unsupported(const std::string& what, const json& j) {
-  std::string dump = j.dump();
-  if (dump.size() > 200) dump = dump.substr(0, 200) + "...";
-  throw PackError("tokenizer.json: unsupported " + what + ": " + dump);
+// A value of the wrong JSON type where the format fixes one (a string "type", an array of
+// merges, ...): read_tokenizer_json turns it into "malformed tokenizer.json (...)".
+struct ShapeError {
+  std::string what;
+};
+
+const Json kNull;
+const Json kEmptyArray = [] {
+  Json a;
+  a.type = Json::Type::array;
+  return a;
+}();
+
+const char* type_name(Json::Type t) {
+  switch (t) {
+    case Json::Type::null:
+      return "null";
+    case Json::Type::boolean:
+      return "a boolean";
+    case Json::Type::number:
+      return "a number";
+    case Json::Type::string:
+      return "a string";
+    case Json::Type::array:
+      return "an array";
+    case Json::Type::object:
+      return "an object";
+  }
+  return "?";
 }
 
-bool is_byte_level(const json& pt) {
-  return pt.is_object() && pt.value("type", "") == "ByteLevel";
+void expect_type(const Json& v, Json::Type t, const std::string& what) {
+  if (v.type != t)
+    throw ShapeError{what + " must be " + type_name(t) + ", is " + type_name(v.type)};
+}
+
+// obj[key], or null when absent; obj must be an object.
+const Json& member(const Json& obj, const std::string& key) {
+  expect_type(obj, Json::Type::object, "the holder of \"" + key + "\"");
+  const Json* v = obj.find(key);
+  return v ? *v : kNull;
+}
+// obj[key], which must be present.
+const Json& at(const Json& obj, const std::string& key) {
+  expect_type(obj, Json::Type::object, "the holder of \"" + key + "\"");
+  const Json* v = obj.find(key);
+  if (!v) throw ShapeError{"key \"" + key + "\" is missing"};
+  return *v;
+}
+bool contains(const Json& obj, const std::string& key) {
+  return obj.type == Json::Type::object && obj.find(key) != nullptr;
+}
+// nlohmann-style value(): the default when absent, the value when of the right type, else an error.
+std::string str_or(const Json& obj, const std::string& key, const std::string& def) {
+  const Json& v = member(obj, key);
+  if (v.type == Json::Type::null && !obj.find(key)) return def;
+  expect_type(v, Json::Type::string, "\"" + key + "\"");
+  return v.str;
+}
+bool bool_or(const Json& obj, const std::string& key, bool def) {
+  const Json& v = member(obj, key);
+  if (v.type == Json::Type::null && !obj.find(key)) return def;
+  expect_type(v, Json::Type::boolean, "\"" + key + "\"");
+  return v.b;
+}
+const std::string& str(const Json& v, const std::string& what) {
+  expect_type(v, Json::Type::string, what);
+  return v.str;
+}
+const std::vector<Json>& items(const Json& v, const std::string& what) {
+  expect_type(v, Json::Type::array, what);
+  return v.items;
+}
+
+// Compact JSON text of a value, for messages.
+void dump_to(const Json& v, std::string* out) {
+  switch (v.type) {
+    case Json::Type::null:
+      *out += "null";
+      break;
+    case Json::Type::boolean:
+      *out += v.b ? "true" : "false";
+      break;
+    case Json::Type::number: {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.17g", v.num);
+      *out += buf;
+      break;
+    }
+    case Json::Type::string:
+      *out += '"';
+      for (const char c : v.str) {
+        if (c == '"' || c == '\\') {
+          *out += '\\';
+          *out += c;
+        } else if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
+          *out += buf;
+        } else {
+          *out += c;
+        }
+      }
+      *out += '"';
+      break;
+    case Json::Type::array: {
+      *out += '[';
+      const char* sep = "";
+      for (const Json& e : v.items) *out += sep, dump_to(e, out), sep = ",";
+      *out += ']';
+      break;
+    }
+    case Json::Type::object: {
+      *out += '{';
+      const char* sep = "";
+      for (const auto& [k, e] : v.members) {
+        *out += sep;
+        Json key;
+        key.type = Json::Type::string;
+        key.str = k;
+        dump_to(key, out);
+        *out += ':';
+        dump_to(e, out);
+        sep = ",";
+      }
+      *out += '}';
+      break;
+    }
+  }
+}
+std::string dump(const Json& v) {
+  std::string out;
+  dump_to(v, &out);
+  return out;
+}
+
+[[noreturn]] void unsupported(const std::string& what, const Json& j) {
+  std::string text = dump(j);
+  if (text.size() > 200) text = text.substr(0, 200) + "...";
+  throw PackError("tokenizer.json: unsupported " + what + ": " + text);
+}
+
+bool is_byte_level(const Json& pt) {
+  return pt.type == Json::Type::object && str_or(pt, "type", "") == "ByteLevel";
 }
 
 // The pre-tokenizer families einfer implements (models/tokenizer_pretokenize.h).
-Pretokenizer pretokenizer_of(const json& pt, bool* byte_level) {
+Pretokenizer pretokenizer_of(const Json& pt, bool* byte_level) {
   *byte_level = false;
-  if (pt.is_null()) return Pretokenizer::none;
+  if (pt.type == Json::Type::null) return Pretokenizer::none;
   if (is_byte_level(pt)) {
-    if (pt.value("add_prefix_space", false)) unsupported("ByteLevel add_prefix_space", pt);
+    if (bool_or(pt, "add_prefix_space", false)) unsupported("ByteLevel add_prefix_space", pt);
     *byte_level = true;
-    return pt.value("use_regex", true) ? Pretokenizer::gpt2 : Pretokenizer::none;
+    return bool_or(pt, "use_regex", true) ? Pretokenizer::gpt2 : Pretokenizer::none;
   }
-  if (pt.value("type", "") == "Sequence") {
-    const json& list = pt.at("pretokenizers");
-    if (list.size() == 2 && list[0].value("type", "") == "Digits" &&
-        list[0].value("individual_digits", false) && is_byte_level(list[1]) &&
-        list[1].value("use_regex", true) && !list[1].value("add_prefix_space", false)) {
+  if (str_or(pt, "type", "") == "Sequence") {
+    const std::vector<Json>& list = items(at(pt, "pretokenizers"), "\"pretokenizers\"");
+    if (list.size() == 2 && str_or(list[0], "type", "") == "Digits" &&
+        bool_or(list[0], "individual_digits", false) && is_byte_level(list[1]) &&
+        bool_or(list[1], "use_regex", true) && !bool_or(list[1], "add_prefix_space", false)) {
       *byte_level = true;
       return Pretokenizer::digits_gpt2;
     }
-    if (list.size() == 2 && list[0].value("type", "") == "Split" && is_byte_level(list[1]) &&
-        !list[1].value("use_regex", true) && !list[1].value("add_prefix_space", false) &&
-        list[0].value("behavior", "") == "Isolated" && !list[0].value("invert", false)) {
-      const std::string re = list[0].at("pattern").value("Regex", "");
+    if (list.size() == 2 && str_or(list[0], "type", "") == "Split" && is_byte_level(list[1]) &&
+        !bool_or(list[1], "use_regex", true) && !bool_or(list[1], "add_prefix_space", false) &&
+        str_or(list[0], "behavior", "") == "Isolated" && !bool_or(list[0], "invert", false)) {
+      const std::string re = str_or(at(list[0], "pattern"), "Regex", "");
       *byte_level = true;
       if (re == kLlama3Regex) return Pretokenizer::llama3;
       if (re == kQwen2Regex) return Pretokenizer::qwen2;
@@ -61,9 +195,9 @@ Pretokenizer pretokenizer_of(const json& pt, bool* byte_level) {
   unsupported("pre_tokenizer", pt);
 }
 
-std::string token_text(const json& j) {  // "x" or {"content": "x"}
-  if (j.is_string()) return j.get<std::string>();
-  if (j.is_object() && j.contains("content")) return j.at("content").get<std::string>();
+std::string token_text(const Json& j) {  // "x" or {"content": "x"}
+  if (j.type == Json::Type::string) return j.str;
+  if (contains(j, "content")) return str(at(j, "content"), "\"content\"");
   return "";
 }
 
@@ -108,46 +242,54 @@ TokenizerSpec read_json_checked(const std::string& path);
 TokenizerSpec read_tokenizer_json(const std::string& path) {
   try {
     return read_json_checked(path);
-  } catch (const nlohmann::json::exception& e) {
-    throw PackError(path + ": malformed tokenizer.json (" + e.what() + ")");
+  } catch (const ShapeError& e) {
+    throw PackError(path + ": malformed tokenizer.json (" + e.what + ")");
   }
 }
 
 namespace {
-TokenizerSpec read_json_checked(const std::string& path) {
+Json parse_file(const std::string& path) {
   const std::vector<uint8_t> bytes = read_file(path);
-  json j;
-  try {
-    j = json::parse(bytes.begin(), bytes.end());
-  } catch (const std::exception& e) {
-    throw PackError(path + ": not valid JSON: " + e.what());
-  }
-  if (!j.is_object() || !j.contains("model") || !j.at("model").is_object())
+  return parse_json(std::string(bytes.begin(), bytes.end()), path + ": not valid JSON");
+}
+
+TokenizerSpec read_json_checked(const std::string& path) {
+  const Json j = parse_file(path);
+  if (j.type != Json::Type::object || !j.find("model") ||
+      j.find("model")->type != Json::Type::object)
     throw PackError(path + ": no \"model\" object: not a Hugging Face tokenizer.json");
-  const json& model = j.at("model");
-  if (model.value("type", "BPE") != "BPE" || !model.contains("merges"))
-    unsupported("model type (only BPE)", model.value("type", json("?")));
-  if (model.contains("dropout") && !model.at("dropout").is_null() &&
-      model.at("dropout").get<double>() != 0.0)
-    unsupported("BPE dropout", model.at("dropout"));
+  const Json& model = at(j, "model");
+  if (str_or(model, "type", "BPE") != "BPE" || !contains(model, "merges")) {
+    Json type = member(model, "type");
+    if (!contains(model, "type")) type.type = Json::Type::string, type.str = "?";
+    unsupported("model type (only BPE)", type);
+  }
+  if (contains(model, "dropout") && member(model, "dropout").type != Json::Type::null) {
+    const Json& dropout = member(model, "dropout");
+    expect_type(dropout, Json::Type::number, "\"dropout\"");
+    if (dropout.num != 0.0) unsupported("BPE dropout", dropout);
+  }
   for (const char* k : {"continuing_subword_prefix", "end_of_word_suffix"})
-    if (model.contains(k) && model[k].is_string() && !model[k].get<std::string>().empty())
-      unsupported(k, model[k]);
+    if (member(model, k).type == Json::Type::string && !member(model, k).str.empty())
+      unsupported(k, member(model, k));
 
   TokenizerSpec s;
   s.algorithm = TokenizerAlgorithm::bpe;
   bool byte_level = false;
-  s.pretokenizer = pretokenizer_of(j.value("pre_tokenizer", json()), &byte_level);
-  const json norm = j.value("normalizer", json());
+  s.pretokenizer = pretokenizer_of(member(j, "pre_tokenizer"), &byte_level);
+  const Json& norm = member(j, "normalizer");
   bool spm_style = false;
-  if (!norm.is_null()) {
+  if (norm.type != Json::Type::null) {
     // Llama 2's conversion: Prepend("▁") then Replace(" ", "▁").
-    const json& list = norm.value("normalizers", json::array());
-    if (norm.value("type", "") == "Sequence" && list.size() == 2 &&
-        list[0].value("type", "") == "Prepend" && list[0].value("prepend", "") == "\xE2\x96\x81" &&
-        list[1].value("type", "") == "Replace" &&
-        list[1].at("pattern").value("String", "") == " " &&
-        list[1].value("content", "") == "\xE2\x96\x81" && !byte_level) {
+    const std::vector<Json>& list = contains(norm, "normalizers")
+                                        ? items(at(norm, "normalizers"), "\"normalizers\"")
+                                        : kEmptyArray.items;
+    if (str_or(norm, "type", "") == "Sequence" && list.size() == 2 &&
+        str_or(list[0], "type", "") == "Prepend" &&
+        str_or(list[0], "prepend", "") == "\xE2\x96\x81" &&
+        str_or(list[1], "type", "") == "Replace" &&
+        str_or(at(list[1], "pattern"), "String", "") == " " &&
+        str_or(list[1], "content", "") == "\xE2\x96\x81" && !byte_level) {
       spm_style = true;
     } else {
       unsupported("normalizer", norm);
@@ -155,29 +297,33 @@ TokenizerSpec read_json_checked(const std::string& path) {
   }
   if (byte_level) s.flags |= kTokFlagByteLevel;
   if (spm_style) s.flags |= kTokFlagDummyPrefix | kTokFlagPrefixEachSegment | kTokFlagSpaceEscape;
-  if (model.value("byte_fallback", false)) s.flags |= kTokFlagByteFallback;
-  if (model.value("ignore_merges", false)) s.flags |= kTokFlagIgnoreMerges;
+  if (bool_or(model, "byte_fallback", false)) s.flags |= kTokFlagByteFallback;
+  if (bool_or(model, "ignore_merges", false)) s.flags |= kTokFlagIgnoreMerges;
   s.flags |= kTokFlagMatchControl;
 
   // Vocabulary (+ added tokens) by id; no gaps.
   std::map<int64_t, std::string> by_id;
   std::map<std::string, int32_t> by_piece;  // the stored (json) spelling
-  for (auto it = model.at("vocab").begin(); it != model.at("vocab").end(); ++it) {
-    const int64_t id = it.value().get<int64_t>();
-    if (id < 0 || id >= (1 << 24)) throw PackError(path + ": vocab id out of range");
-    by_id[id] = it.key();
-    by_piece[it.key()] = static_cast<int32_t>(id);
+  const Json& vocab = at(model, "vocab");
+  expect_type(vocab, Json::Type::object, "\"vocab\"");
+  for (const auto& [piece, value] : vocab.members) {
+    const int64_t id =
+        json_to_int(value, path + ": vocab id of \"" + piece + "\"", 0, (int64_t{1} << 24) - 1);
+    by_id[id] = piece;
+    by_piece[piece] = static_cast<int32_t>(id);
   }
   std::map<int64_t, bool> added_special;
-  for (const json& a : j.value("added_tokens", json::array())) {
-    const int64_t id = a.at("id").get<int64_t>();
-    if (id < 0 || id >= (1 << 24)) throw PackError(path + ": added token id out of range");
-    if (a.value("single_word", false) || a.value("lstrip", false) || a.value("rstrip", false))
+  const Json& added = contains(j, "added_tokens") ? at(j, "added_tokens") : kEmptyArray;
+  for (const Json& a : items(added, "\"added_tokens\"")) {
+    const int64_t id =
+        json_to_int(at(a, "id"), path + ": added token id", 0, (int64_t{1} << 24) - 1);
+    if (bool_or(a, "single_word", false) || bool_or(a, "lstrip", false) ||
+        bool_or(a, "rstrip", false))
       unsupported("added token option (single_word/lstrip/rstrip)", a);
-    if (!a.value("special", false) && a.value("normalized", false) && spm_style)
+    if (!bool_or(a, "special", false) && bool_or(a, "normalized", false) && spm_style)
       unsupported("normalized added token", a);
-    by_id[id] = a.at("content").get<std::string>();
-    added_special[id] = a.value("special", false);
+    by_id[id] = str(at(a, "content"), "added token \"content\"");
+    added_special[id] = bool_or(a, "special", false);
   }
   const int64_t n = by_id.empty() ? 0 : by_id.rbegin()->first + 1;
   if (static_cast<int64_t>(by_id.size()) != n)
@@ -203,26 +349,26 @@ TokenizerSpec read_json_checked(const std::string& path) {
     s.pieces[id] = stored;
   }
   // Merges: "a b" strings or [a, b] pairs, in rank order.
-  for (const json& m : model.at("merges")) {
+  for (const Json& m : items(at(model, "merges"), "\"merges\"")) {
     std::string a, b;
-    if (m.is_string()) {
-      const std::string t = m.get<std::string>();
+    if (m.type == Json::Type::string) {
+      const std::string& t = m.str;
       const size_t sp = t.find(' ');
       if (sp == std::string::npos || t.find(' ', sp + 1) != std::string::npos)
         throw PackError(path + ": malformed merge \"" + t + "\"");
       a = t.substr(0, sp), b = t.substr(sp + 1);
-    } else if (m.is_array() && m.size() == 2) {
-      a = m[0].get<std::string>(), b = m[1].get<std::string>();
+    } else if (m.type == Json::Type::array && m.items.size() == 2) {
+      a = str(m.items[0], "a merge's first piece"), b = str(m.items[1], "a merge's second piece");
     } else {
-      throw PackError(path + ": malformed merge " + m.dump());
+      throw PackError(path + ": malformed merge " + dump(m));
     }
     const auto ia = by_piece.find(a), ib = by_piece.find(b), ic = by_piece.find(a + b);
     if (ia == by_piece.end() || ib == by_piece.end() || ic == by_piece.end())
       throw PackError(path + ": merge \"" + a + " " + b + "\" refers to a piece not in the vocab");
     s.merges.push_back({ia->second, ib->second, ic->second});
   }
-  if (model.contains("unk_token") && model.at("unk_token").is_string()) {
-    const auto it = by_piece.find(model.at("unk_token").get<std::string>());
+  if (member(model, "unk_token").type == Json::Type::string) {
+    const auto it = by_piece.find(member(model, "unk_token").str);
     if (it != by_piece.end()) {
       s.unk = it->second;
       s.types[s.unk] = static_cast<uint8_t>(TokenType::unknown);
@@ -234,41 +380,38 @@ TokenizerSpec read_json_checked(const std::string& path) {
     return -1;
   };
   // BOS: the post-processor's template (TemplateProcessing, possibly inside a Sequence).
-  std::function<void(const json&)> scan_post = [&](const json& pp) {
-    if (!pp.is_object()) return;
-    if (pp.value("type", "") == "Sequence")
-      for (const json& q : pp.at("processors")) scan_post(q);
-    if (pp.value("type", "") == "TemplateProcessing") {
-      const json& single = pp.at("single");
-      if (!single.empty() && single[0].contains("SpecialToken")) {
-        s.bos = id_of(single[0].at("SpecialToken").at("id").get<std::string>());
+  std::function<void(const Json&)> scan_post = [&](const Json& pp) {
+    if (pp.type != Json::Type::object) return;
+    if (str_or(pp, "type", "") == "Sequence")
+      for (const Json& q : items(at(pp, "processors"), "\"processors\"")) scan_post(q);
+    if (str_or(pp, "type", "") == "TemplateProcessing") {
+      const std::vector<Json>& single = items(at(pp, "single"), "\"single\"");
+      auto special_id = [&](const Json& piece) {
+        return str(at(at(piece, "SpecialToken"), "id"), "a SpecialToken's \"id\"");
+      };
+      if (!single.empty() && contains(single[0], "SpecialToken")) {
+        s.bos = id_of(special_id(single[0]));
         if (s.bos >= 0) s.flags |= kTokFlagAddBos;
       }
-      if (single.size() >= 2 && single[single.size() - 1].contains("SpecialToken")) {
-        s.eos = id_of(single[single.size() - 1].at("SpecialToken").at("id").get<std::string>());
+      if (single.size() >= 2 && contains(single.back(), "SpecialToken")) {
+        s.eos = id_of(special_id(single.back()));
         if (s.eos >= 0) s.flags |= kTokFlagAddEos;
       }
     }
   };
-  scan_post(j.value("post_processor", json()));
+  scan_post(member(j, "post_processor"));
   // tokenizer_config.json beside it: bos/eos names (add_bos_token is what transformers'
   // LlamaTokenizerFast turns into the template above, so the template stays authoritative).
   const std::filesystem::path config =
       std::filesystem::path(path).parent_path() / "tokenizer_config.json";
   if (std::filesystem::exists(config)) {
-    const std::vector<uint8_t> cb = read_file(config.string());
-    json c;
-    try {
-      c = json::parse(cb.begin(), cb.end());
-    } catch (const std::exception& e) {
-      throw PackError(config.string() + ": not valid JSON: " + e.what());
-    }
-    if (c.contains("bos_token") && s.bos < 0) s.bos = id_of(token_text(c.at("bos_token")));
-    if (c.contains("eos_token")) {
-      const int32_t e = id_of(token_text(c.at("eos_token")));
+    const Json c = parse_file(config.string());
+    if (contains(c, "bos_token") && s.bos < 0) s.bos = id_of(token_text(at(c, "bos_token")));
+    if (contains(c, "eos_token")) {
+      const int32_t e = id_of(token_text(at(c, "eos_token")));
       if (e >= 0 && !(s.flags & kTokFlagAddEos)) s.eos = e;
     }
-    if (c.contains("pad_token")) s.pad = id_of(token_text(c.at("pad_token")));
+    if (contains(c, "pad_token")) s.pad = id_of(token_text(at(c, "pad_token")));
   }
   if (s.eos >= 0 && !(s.flags & kTokFlagAddEos)) s.eog.push_back(s.eos);
   add_conventional_eog(s);

@@ -60,15 +60,20 @@ struct Parser {
             out += '\f';
             break;
           case 'u': {
-            if (i + 4 > s.size()) fail("bad \\u escape");
-            unsigned cp = 0;
-            for (size_t k = 0; k < 4; ++k) {
-              const int h = hex_digit(s[i + k]);
-              if (h < 0) fail("bad \\u escape");
-              cp = cp * 16 + static_cast<unsigned>(h);
-            }
-            i += 4;
-            if (cp < 0x80) {
+            unsigned cp = hex4();
+            // Outside the BMP: a UTF-16 surrogate pair, \uD8xx\uDCxx (one code point).
+            if (cp >= 0xDC00 && cp <= 0xDFFF) fail("lone low surrogate");
+            if (cp >= 0xD800 && cp <= 0xDBFF) {
+              if (i + 2 > s.size() || s[i] != '\\' || s[i + 1] != 'u') fail("lone high surrogate");
+              i += 2;
+              const unsigned lo = hex4();
+              if (lo < 0xDC00 || lo > 0xDFFF) fail("lone high surrogate");
+              cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+              out += static_cast<char>(0xF0 | (cp >> 18));
+              out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+              out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+              out += static_cast<char>(0x80 | (cp & 0x3F));
+            } else if (cp < 0x80) {
               out += static_cast<char>(cp);
             } else if (cp < 0x800) {
               out += static_cast<char>(0xC0 | (cp >> 6));
@@ -88,6 +93,17 @@ struct Parser {
       }
     }
     return out;
+  }
+  unsigned hex4() {  // the four hex digits after \\u
+    if (i + 4 > s.size()) fail("bad \\u escape");
+    unsigned cp = 0;
+    for (size_t k = 0; k < 4; ++k) {
+      const int h = hex_digit(s[i + k]);
+      if (h < 0) fail("bad \\u escape");
+      cp = cp * 16 + static_cast<unsigned>(h);
+    }
+    i += 4;
+    return cp;
   }
   static int hex_digit(char c) {
     if (c >= '0' && c <= '9') return c - '0';
