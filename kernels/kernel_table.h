@@ -68,6 +68,10 @@
     (int64_t m, const TensorView& w, float* c, int64_t ldc, int64_t j0, int64_t j1, void* scratch, \
      size_t scratch_bytes),                                                                        \
     (m, w, c, ldc, j0, j1, scratch, scratch_bytes))                                                \
+  X(Status, matmul_quant_row_block,                                                                \
+    (int64_t m, const TensorView& w, float* c, int64_t ldc, int64_t r0, int64_t r1, void* scratch, \
+     size_t scratch_bytes),                                                                        \
+    (m, w, c, ldc, r0, r1, scratch, scratch_bytes))                                                \
   X(size_t, matmul_half_scratch_bytes, (int64_t m, int64_t n, int64_t k), (m, n, k))               \
   X(Status, matmul_f32_half,                                                                       \
     (const float* a, int64_t lda, int64_t m, const TensorView& w, float* c, int64_t ldc,           \

@@ -352,6 +352,48 @@ Status matmul_quant_columns(int64_t m, const TensorView& w, float* c, int64_t ld
   return ok_status();
 }
 
+Status matmul_quant_row_block(int64_t m, const TensorView& w, float* c, int64_t ldc, int64_t r0,
+                              int64_t r1, void* scratch, size_t scratch_bytes) {
+  if (!dtype_is_quantized(w.dtype) || w.rank != 2 || w.group_size <= 0 || !w.data || !w.scales) {
+    return make_status(StatusCode::invalid_argument,
+                       "matmul_quant_row_block: weight must be a 2-D q8/q4 view with data");
+  }
+  EINFER_TRY(check_step_scratch(m, w, scratch, scratch_bytes));
+  const int64_t n = w.shape[0];
+  if (m < 0 || (m > 1 && ldc < n) || (m > 0 && n > 0 && c == nullptr)) {
+    return make_status(StatusCode::invalid_argument, "matmul_quant_row_block: bad C", m, ldc);
+  }
+  // Off the 4-row grid (or a lone row of a longer product, which would take the GEMV) the tiles
+  // would differ from matmul_f32_quant's, and so could the bits.
+  if (r0 < 0 || r1 > m || r0 > r1 || r0 % 4 != 0 || (r1 % 4 != 0 && r1 != m) ||
+      (m > 1 && r1 - r0 == 1)) {
+    return make_status(StatusCode::invalid_argument,
+                       "matmul_quant_row_block: rows outside A or off the 4-row grid", r0, r1, m);
+  }
+  if (r1 == r0 || n == 0) return ok_status();
+  const bool q4 = w.dtype == DType::q4;
+  const bool simd = quant_detail::simd_supports_group(q4, w.group_size);
+  const bool mcu = quant_detail::mcu_supports_group(q4, w.group_size);
+  const int64_t k = w.shape[1], groups = quant_groups(k, w.group_size), kpad = padded_k(k);
+  const ScratchLayout s = carve_scratch(scratch, m, groups, kpad);
+  const quant_detail::QuantGemm part{s.qa + r0 * kpad,
+                                     s.sa + r0 * groups,
+                                     s.csum + r0 * (kpad / quant_detail::kChunk),
+                                     static_cast<const uint8_t*>(w.data),
+                                     w.scales,
+                                     quant_row_bytes(w.dtype, k),
+                                     r1 - r0,
+                                     n,
+                                     k,
+                                     kpad,
+                                     groups,
+                                     w.group_size,
+                                     c + r0 * ldc,
+                                     ldc};
+  run_kernel(part, w.dtype, simd, mcu);
+  return ok_status();
+}
+
 namespace {
 
 void run_kernel(const quant_detail::QuantGemm& p, DType dtype, bool simd, bool mcu) {

@@ -36,6 +36,14 @@ Status matmul_quant_rows(const float* a, int64_t lda, int64_t m, const TensorVie
 Status matmul_quant_columns(int64_t m, const TensorView& w, float* c, int64_t ldc, int64_t j0,
                             int64_t j1, void* scratch, size_t scratch_bytes);
 
+// The row-block form of the second step, for callers whose tasks keep whole token rows (prefill:
+// a task then reads only the rows it quantized itself, and no join separates the two steps):
+// computes rows [r0, r1) of C, every column, from rows [r0, r1) of the quantized A. r0 and r1
+// must be multiples of 4 (r1 may be m) and the block at least 2 rows when m > 1, so the kernels'
+// 4-row tiles are those of the whole product: bit-identical to matmul_f32_quant.
+Status matmul_quant_row_block(int64_t m, const TensorView& w, float* c, int64_t ldc, int64_t r0,
+                              int64_t r1, void* scratch, size_t scratch_bytes);
+
 namespace scalar {
 // Same int8 activation quantization and int32 group sums as matmul_f32_quant, in plain C++ (the
 // path of builds without SIMD); results match the SIMD kernels up to float rounding.

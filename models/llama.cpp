@@ -402,6 +402,15 @@ void residual_columns(void* ctx, int64_t j0, int64_t j1) {
   }
 }
 
+// x[r] += xb[r] for rows [r0, r1) (the row-block form of residual_columns).
+void residual_rows(void* ctx, int64_t r0, int64_t r1) {
+  const LayerWork& k = *static_cast<const LayerWork*>(ctx);
+  for (int64_t i = r0; i < r1; ++i) {
+    float* x = k.s->x + i * k.d;
+    add_f32(x, k.s->xb + i * k.d, x, static_cast<size_t>(k.d));
+  }
+}
+
 void residual_block(void* ctx, const int64_t* j0, const int64_t* j1) {
   residual_columns(ctx, j0[0], j1[0]);
 }
@@ -412,6 +421,14 @@ void swiglu_block(void* ctx, const int64_t* j0, const int64_t* j1) {
   for (int32_t i = 0; i < k.n; ++i) {
     swiglu_f32(k.s->hb + i * k.f + j0[0], k.s->hb2 + i * k.f + j0[0],
                static_cast<size_t>(j1[0] - j0[0]));
+  }
+}
+
+// hb[r] = silu(hb[r]) * hb2[r] for rows [r0, r1) (the row-block form of swiglu_block).
+void swiglu_rows(void* ctx, int64_t r0, int64_t r1) {
+  const LayerWork& k = *static_cast<const LayerWork*>(ctx);
+  for (int64_t i = r0; i < r1; ++i) {
+    swiglu_f32(k.s->hb + i * k.f, k.s->hb2 + i * k.f, static_cast<size_t>(k.f));
   }
 }
 
@@ -428,12 +445,14 @@ __attribute__((noinline)) Status feed_forward(const LlamaWeights& w, int32_t lay
   up.ctx = work;
   up.before_rows = norm_rows;
   up.after_columns = swiglu_block;
+  up.after_rows = swiglu_rows;
   const Projection gate_up[2] = {{&w1, nullptr, s->hb, plans ? plans + kPlanW1 : nullptr},
                                  {&w3, nullptr, s->hb2, plans ? plans + kPlanW3 : nullptr}};
   EINFER_TRY(project_group(s->xb, work->n, gate_up, 2, up, s->scratch, s->scratch_bytes, threads));
   ProjectionHooks down;
   down.ctx = work;
   down.after_columns = residual_block;
+  down.after_rows = residual_rows;
   const Projection w2p{&w2, nullptr, s->xb, plans ? plans + kPlanW2 : nullptr};
   return project_group(s->hb, work->n, &w2p, 1, down, s->scratch, s->scratch_bytes, threads);
 }
@@ -450,6 +469,7 @@ Status forward_chunk(const LlamaWeights& w, LlamaState* s, const int32_t* tokens
   LayerWork work{s, nullptr, c.norm_eps, d, f, n};
   attn.input_rows = norm_rows;
   attn.output_columns = residual_columns;
+  attn.output_rows = residual_rows;
   attn.hook_ctx = &work;
   const MhaBuffers buffers{s->q, s->k, s->v, s->att, s->scratch, s->scratch_bytes, s->plans};
   if (w.model == nullptr || s->attn == nullptr) {

@@ -120,6 +120,12 @@ void add_bias_columns(const Projection& p, int64_t n, int64_t j0, int64_t j1) {
   }
 }
 
+void add_bias_rows(const Projection& p, int64_t r0, int64_t r1) {
+  if (p.bias == nullptr || !has(*p.bias)) return;
+  const int64_t e = p.w->shape[0];
+  for (int64_t i = r0; i < r1; ++i) add_f32(p.y + i * e, p.bias->f32(), p.y + i * e, e);
+}
+
 // Task `task` of `tasks`: its column block of every projection.
 void block_of(const Projection* ps, int count, int task, int tasks, int64_t align, int64_t* j0,
               int64_t* j1) {
@@ -169,6 +175,36 @@ __attribute__((noinline)) Status quant_group(const float* x, int64_t n, const Pr
   run_tasks(threads, tasks, columns);
   if (failed.load()) {
     return make_status(StatusCode::invalid_argument, "project_group: a quantized block failed");
+  }
+  return ok_status();
+}
+
+// The row-block form (prefill): a task takes rows [r0, r1) of x (multiples of 4) through
+// before_rows, their quantization, every column of every projection and after_rows. One region,
+// and each task reads only rows it wrote itself.
+__attribute__((noinline)) Status quant_row_blocks(const float* x, int64_t n, const Projection* ps,
+                                                  int count, const ProjectionHooks& h,
+                                                  void* scratch, size_t scratch_bytes, int tasks,
+                                                  const Threads* threads) {
+  std::atomic<bool> failed{false};
+  auto rows = [&](int task) {
+    long long r0 = 0, r1 = 0;
+    split_range(n, task, tasks, 4, &r0, &r1);
+    if (r1 <= r0) return;
+    if (h.before_rows) h.before_rows(h.ctx, r0, r1);
+    bool ok =
+        matmul_quant_rows(x, ps[0].w->shape[1], n, *ps[0].w, r0, r1, scratch, scratch_bytes).ok();
+    for (int p = 0; ok && p < count; ++p) {
+      const int64_t e = ps[p].w->shape[0];
+      ok = matmul_quant_row_block(n, *ps[p].w, ps[p].y, e, r0, r1, scratch, scratch_bytes).ok();
+      add_bias_rows(ps[p], r0, r1);
+    }
+    if (!ok) failed.store(true, std::memory_order_relaxed);
+    if (h.after_rows) h.after_rows(h.ctx, r0, r1);
+  };
+  run_tasks(threads, tasks, rows);
+  if (failed.load()) {
+    return make_status(StatusCode::invalid_argument, "project_group: a quantized row block failed");
   }
   return ok_status();
 }
@@ -257,6 +293,12 @@ Status project_group(const float* x, int64_t n, const Projection* ps, int count,
     if (scratch == nullptr || scratch_bytes < need) {
       return make_status(StatusCode::out_of_memory, "project_group: scratch too small",
                          static_cast<int64_t>(need), static_cast<int64_t>(scratch_bytes));
+    }
+    // Enough rows for 8 per task, and every hook in its row form: whole token rows per task.
+    const int T = thread_count(threads);
+    if (T > 1 && n >= 8 * static_cast<int64_t>(T) &&
+        (h.after_columns == nullptr || h.after_rows != nullptr)) {
+      return quant_row_blocks(x, n, ps, count, h, scratch, scratch_bytes, T, threads);
     }
     int64_t units = 1;
     for (int p = 0; p < count; ++p) {
@@ -347,6 +389,23 @@ void qkv_after_columns(void* ctx, const int64_t* j0, const int64_t* j1) {
   }
 }
 
+// RoPE on every head of rows [r0, r1) of q and k (the row-block form of qkv_after_columns).
+void qkv_after_rows(void* ctx, int64_t r0, int64_t r1) {
+  const QkvHooks& h = *static_cast<const QkvHooks*>(ctx);
+  const MhaConfig& c = *h.c;
+  const int64_t qd = static_cast<int64_t>(c.n_heads) * c.head_dim;
+  const int64_t kv = static_cast<int64_t>(c.n_kv_heads) * c.head_dim;
+  for (int64_t i = r0; i < r1; ++i) {
+    rope_apply(*c.rope, c.rope_layout, h.q + i * qd, c.n_heads, h.pos0 + i);
+    rope_apply(*c.rope, c.rope_layout, h.k + i * kv, c.n_kv_heads, h.pos0 + i);
+  }
+}
+
+void wo_after_rows(void* ctx, int64_t r0, int64_t r1) {
+  const MhaConfig& c = *static_cast<const MhaConfig*>(ctx);
+  c.output_rows(c.hook_ctx, r0, r1);
+}
+
 void wo_after_columns(void* ctx, const int64_t* j0, const int64_t* j1) {
   const MhaConfig& c = *static_cast<const MhaConfig*>(ctx);
   c.output_columns(c.hook_ctx, j0[0], j1[0]);
@@ -409,6 +468,7 @@ Status mha_forward(const MhaWeights& w, const MhaConfig& c, const float* x, int3
   hooks.before_rows = c.input_rows ? qkv_before_rows : nullptr;
   if (c.rope) {
     hooks.after_columns = qkv_after_columns;
+    hooks.after_rows = qkv_after_rows;
     hooks.align = 16 / gcd64(16, c.head_dim) * c.head_dim;  // lcm(16, head_dim)
   }
   const Projection qkv_projections[3] = {{&w.wq, &w.bq, b.q, plans ? plans + 0 : nullptr},
@@ -445,6 +505,7 @@ Status mha_forward(const MhaWeights& w, const MhaConfig& c, const float* x, int3
   ProjectionHooks wo_hooks;
   wo_hooks.ctx = const_cast<MhaConfig*>(&c);
   wo_hooks.after_columns = c.output_columns ? wo_after_columns : nullptr;
+  wo_hooks.after_rows = c.output_rows ? wo_after_rows : nullptr;
   const Projection wo{&w.wo, &w.bo, out, plans ? plans + 3 : nullptr};
   EINFER_TRY(project_group(b.att, n, &wo, 1, wo_hooks, b.scratch, b.scratch_bytes, c.threads));
   profile_charge(c.profile, Stage::projections, t);

@@ -48,6 +48,9 @@ struct MhaConfig {
   // every row of out (the residual add). Both must be elementwise in their rows/columns.
   void (*input_rows)(void* ctx, int64_t r0, int64_t r1) = nullptr;
   void (*output_columns)(void* ctx, int64_t j0, int64_t j1) = nullptr;
+  // output_columns for rows [r0, r1) of out, every column (project_group's row-block form);
+  // without it, P_O keeps the column form.
+  void (*output_rows)(void* ctx, int64_t r0, int64_t r1) = nullptr;
   void* hook_ctx = nullptr;
 };
 
@@ -88,6 +91,9 @@ struct ProjectionHooks {
   void (*before_rows)(void* ctx, int64_t r0, int64_t r1) = nullptr;
   // Runs on a task after it wrote its column blocks [j0[p], j1[p]) of every projection p.
   void (*after_columns)(void* ctx, const int64_t* j0, const int64_t* j1) = nullptr;
+  // The same work for a task that wrote rows [r0, r1) of every projection, all columns (the
+  // row-block form below). Null while after_columns is set: the row-block form is not used.
+  void (*after_rows)(void* ctx, int64_t r0, int64_t r1) = nullptr;
   void* ctx = nullptr;
   int64_t align = 16;  // column blocks are cut on multiples of this (a multiple of 16)
 };
@@ -97,10 +103,14 @@ constexpr int kMaxGroupProjections = 3;
 // Up to kMaxGroupProjections projections of one input (q, k and v; gate and up) in two parallel
 // regions instead of two per projection: a row pass (before_rows, then the activation
 // quantization all quantized projections of one dtype/group share) and a column pass, where task
-// t computes block t of every projection and runs after_columns on it. Weights the passes cannot
-// cut (or no threads with f32 weights) run one after another, hooks covering everything. Results
-// are bit-identical to linear_cached, for any thread count. Scratch: as for linear_cached (one
-// slot per worker).
+// t computes block t of every projection and runs after_columns on it. Quantized weights with
+// enough rows (prefill: n >= 8 per task) and every hook given in its row form take one region
+// instead: task t takes a block of whole token rows (multiples of 4) through before_rows, the
+// quantization, every column of every projection and after_rows, so the rows a task writes are
+// the rows it reads next, in its own core's cache, with no join in between. Weights the passes
+// cannot cut (or no threads with f32 weights) run one after another, hooks covering everything.
+// Results are bit-identical to linear_cached, for any thread count. Scratch: as for
+// linear_cached (one slot per worker).
 Status project_group(const float* x, int64_t n, const Projection* projections, int count,
                      const ProjectionHooks& hooks, void* scratch, size_t scratch_bytes,
                      const Threads* threads);

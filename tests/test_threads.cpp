@@ -41,12 +41,18 @@ pack::AlignedBuffer synthetic(DType dtype) {
   return pack::AlignedBuffer(pack::write_ein(pack::make_synthetic_image(spec)));
 }
 
-// Logits of a 21-token prompt (chunks of 8, so prefill meets the cache) then 6 greedy decode
-// steps, all concatenated.
-std::vector<float> run(const pack::AlignedBuffer& image, DType kv, einfer_threads threads) {
+// Logits of a prompt in chunks of max_batch (so prefill meets the cache) then 6 greedy decode
+// steps, all concatenated. Chunks of 8 cut every projection by columns; chunks of 30 give each of
+// up to 3 tasks 8+ token rows, so quantized weights take project_group's row-block form (30 is no
+// multiple of 4: the last block ends off the 4-row grid), and the 15-token rest the column form.
+struct Prompt {
+  int32_t max_batch, tokens;
+};
+std::vector<float> run(const pack::AlignedBuffer& image, DType kv, einfer_threads threads,
+                       Prompt p) {
   RunOptions o;
   o.kv_dtype = kv;
-  o.max_batch = 8;
+  o.max_batch = p.max_batch;
   o.threads = threads;
   Model m;
   REQUIRE(load_model(image.data, image.size, LoadOptions{}, &m).ok());
@@ -60,9 +66,9 @@ std::vector<float> run(const pack::AlignedBuffer& image, DType kv, einfer_thread
   CHECK(arena.high_water() == need);
   const int32_t V = m.config.vocab_size;
   std::vector<int32_t> prompt;
-  for (int32_t i = 0; i < 21; ++i) prompt.push_back((i * 37 + 1) % V);
-  std::vector<float> all(static_cast<size_t>(21) * V);
-  const Status st = session_eval(s, prompt.data(), 21, all.data());
+  for (int32_t i = 0; i < p.tokens; ++i) prompt.push_back((i * 37 + 1) % V);
+  std::vector<float> all(static_cast<size_t>(p.tokens) * V);
+  const Status st = session_eval(s, prompt.data(), p.tokens, all.data());
   REQUIRE_MESSAGE(st.ok(), st.message);
   for (int step = 0; step < 6; ++step) {
     const float* l = session_logits(*s);
@@ -80,17 +86,19 @@ TEST_CASE("threads: logits are bit-identical for 1, 2 and 3 workers") {
   for (DType dtype : {DType::f32, DType::q8, DType::q4}) {
     const pack::AlignedBuffer image = synthetic(dtype);
     for (DType kv : {DType::f32, DType::i8}) {
-      const std::string names =
-          std::string(dtype_name(dtype)) + " weights, " + dtype_name(kv) + " cache";
-      CAPTURE(names);
-      const std::vector<float> one = run(image, kv, einfer_threads{nullptr, 1, nullptr});
-      for (int n : {2, 3}) {
-        CAPTURE(n);
-        einfer_test::TestPool pool(n);
-        const std::vector<float> many = run(image, kv, pool.threads());
-        REQUIRE(many.size() == one.size());
-        CHECK(std::memcmp(many.data(), one.data(), one.size() * sizeof(float)) == 0);
-        CHECK(pool.remote_tasks() > 0);  // the other workers did take part
+      for (Prompt prompt : {Prompt{8, 21}, Prompt{30, 45}}) {
+        const std::string names = std::string(dtype_name(dtype)) + " weights, " + dtype_name(kv) +
+                                  " cache, chunks of " + std::to_string(prompt.max_batch);
+        CAPTURE(names);
+        const std::vector<float> one = run(image, kv, einfer_threads{nullptr, 1, nullptr}, prompt);
+        for (int n : {2, 3}) {
+          CAPTURE(n);
+          einfer_test::TestPool pool(n);
+          const std::vector<float> many = run(image, kv, pool.threads(), prompt);
+          REQUIRE(many.size() == one.size());
+          CHECK(std::memcmp(many.data(), one.data(), one.size() * sizeof(float)) == 0);
+          CHECK(pool.remote_tasks() > 0);  // the other workers did take part
+        }
       }
     }
   }
