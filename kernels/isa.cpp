@@ -12,6 +12,10 @@
 
 #if EINFER_SIMD && defined(__x86_64__)
 #include <cpuid.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 #endif
 
 #if EINFER_ISA_DISPATCH
@@ -36,11 +40,13 @@ constexpr int kLevels = static_cast<int>(sizeof(kLevelNames) / sizeof(kLevelName
 // Extensions (isa.h): x86-64 only; avx512vnni needs GCC (its kernels use a target pragma).
 #if EINFER_SIMD && defined(__x86_64__)
 #define EINFER_ISA_X86_EXTENSIONS 1
-constexpr const char* kExtNames[] = {"avx512vnni", "avxvnni"};
-constexpr int kExts = 2;
-// Every (level, extension set) name, index level * 4 + set (bit 0 avx512vnni, bit 1 avxvnni).
-#define EINFER_ISA_FULL_NAMES(name) \
-#name, #name "+avx512vnni", #name "+avxvnni", #name "+avx512vnni+avxvnni",
+constexpr const char* kExtNames[] = {"avx512vnni", "avxvnni", "amx"};
+constexpr int kExts = 3;
+// Every (level, extension set) name, index level * 8 + set (bit 0 avx512vnni, bit 1 avxvnni,
+// bit 2 amx).
+#define EINFER_ISA_FULL_NAMES(name)                                                        \
+#name, #name "+avx512vnni", #name "+avxvnni", #name "+avx512vnni+avxvnni", #name "+amx", \
+      #name "+avx512vnni+amx", #name "+avxvnni+amx", #name "+avx512vnni+avxvnni+amx",
 constexpr const char* kFullNames[] = {EINFER_ISA_LEVELS(EINFER_ISA_FULL_NAMES)};
 #undef EINFER_ISA_FULL_NAMES
 #else
@@ -50,7 +56,7 @@ constexpr int kExts = 0;
 constexpr const char* kFullNames[] = {EINFER_ISA_LEVELS(EINFER_ISA_FULL_NAMES)};
 #undef EINFER_ISA_FULL_NAMES
 #endif
-constexpr int kSets = kExts == 0 ? 1 : 4;
+constexpr int kSets = kExts == 0 ? 1 : 8;
 
 // Index of the selected level, -1 until one is chosen, and its extension bits. Constant-initialized
 // (no constructor). The extensions are stored before the level is published.
@@ -65,7 +71,20 @@ struct X86Features {
   bool avx2_level = false;  // AVX2 + FMA + F16C + BMI2 with YMM state enabled
   bool avx512vnni = false;  // AVX-512 F/BW/VL/VNNI with ZMM state enabled
   bool avxvnni = false;     // VEX-encoded VNNI (CPUID 7.1 EAX bit 4) on an avx2-level CPU
+  bool amx = false;  // AMX-TILE + AMX-INT8 with tile state enabled (and, on Linux, permitted),
+                     // on an avx512vnni CPU (the AMX kernel's scaling is AVX-512)
 };
+
+// Linux hands out the AMX tile data state only to a process that asks (arch_prctl
+// ARCH_REQ_XCOMP_PERM, kernel 5.16+); without the permission the first tile instruction faults.
+bool amx_permitted() {
+#if defined(__linux__)
+  constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+#else
+  return false;
+#endif
+}
 
 X86Features read_x86_features() {
   X86Features f;
@@ -87,6 +106,9 @@ X86Features read_x86_features() {
   unsigned a71 = 0, b71 = 0, c71 = 0, d71 = 0;
   f.avxvnni = f.avx2_level && a7 >= 1 && __get_cpuid_count(7, 1, &a71, &b71, &c71, &d71) &&
               ((a71 >> 4) & 1u) != 0;
+  const bool amx_tile = (d7 >> 24) & 1u, amx_int8 = (d7 >> 25) & 1u;
+  const bool tile_state = (xcr0_lo & 0x60000u) == 0x60000u;  // XTILECFG and XTILEDATA
+  f.amx = f.avx512vnni && amx_tile && amx_int8 && tile_state && amx_permitted();
   return f;
 }
 
@@ -114,11 +136,12 @@ bool level_has_extension(int level, unsigned ext) {
 #elif !defined(__AVX2__)
   return false;
 #endif
+  (void)level;
 #if defined(__clang__) || !defined(__GNUC__)
   if (ext == static_cast<unsigned>(IsaExtension::avx512vnni)) return false;
+  if (ext == static_cast<unsigned>(IsaExtension::amx)) return false;
 #endif
-  (void)level;
-  return ext == 1u || ext == 2u;
+  return ext == 1u || ext == 2u || ext == 4u;
 #else
   (void)level;
   (void)ext;
@@ -130,6 +153,7 @@ bool cpu_has_extension(unsigned ext) {
 #if defined(EINFER_ISA_X86_EXTENSIONS)
   if (ext == static_cast<unsigned>(IsaExtension::avx512vnni)) return x86_features().avx512vnni;
   if (ext == static_cast<unsigned>(IsaExtension::avxvnni)) return x86_features().avxvnni;
+  if (ext == static_cast<unsigned>(IsaExtension::amx)) return x86_features().amx;
 #endif
   (void)ext;
   return false;
@@ -183,7 +207,7 @@ Choice parse(const char* name) {
     for (int e = 0; e < kExts; ++e)
       if (std::strlen(kExtNames[e]) == len && std::strncmp(ext, kExtNames[e], len) == 0) found = e;
     if (found < 0) {
-      c.error = "unknown ISA extension (EINFER_ISA=<level>[+avx512vnni][+avxvnni] on x86-64)";
+      c.error = "unknown ISA extension (EINFER_ISA=<level>[+avx512vnni][+avxvnni][+amx] on x86-64)";
       return c;
     }
     if (!level_has_extension(c.level, 1u << found)) {

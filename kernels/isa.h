@@ -16,7 +16,10 @@
 //
 // Extensions: on x86-64 a level with AVX2 code (avx2; a pinned avx2/native build) also holds
 // kernels for instructions checked at each use, not a level of their own: "avx512vnni" (the q8/q4
-// prefill GEMMs, vpdpbusd on ymm) and "avxvnni" (the int8 KV-cache attention dots, vpdpwssd).
+// prefill GEMMs, vpdpbusd on ymm), "avxvnni" (the int8 KV-cache attention dots, vpdpwssd) and
+// "amx" (the q8 prefill GEMM on AMX tiles, TDPBSSD; on a CPU with AVX-512 VNNI, and on Linux
+// only once the kernel granted the process the tile state: arch_prctl ARCH_REQ_XCOMP_PERM,
+// asked for when the features are first read).
 // A selection names them after the level, "avx2+avx512vnni"; "avx2" alone runs AVX2+FMA+F16C
 // code only; "best" takes every extension the CPU has. isa_name() reports the selection the same
 // way, so it is always a valid EINFER_ISA value.
@@ -52,7 +55,7 @@ const char* isa_name();
 
 // Instruction set extensions (see top). Kernels ask isa_extension_enabled before using one: true
 // when the selection includes it (and hence the CPU has it).
-enum class IsaExtension : unsigned { avx512vnni = 1u, avxvnni = 2u };
+enum class IsaExtension : unsigned { avx512vnni = 1u, avxvnni = 2u, amx = 4u };
 bool isa_extension_enabled(IsaExtension ext);
 // Number of extensions this build knows (0 off x86-64), their names, and whether `level` has
 // kernels for extension `ext` and this CPU runs it.
