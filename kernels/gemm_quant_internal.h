@@ -82,11 +82,12 @@ void gemm_q8_4x4_avx512vnni(const QuantGemm& p);
 void gemv_q8_1x4_avx512vnni(const QuantGemm& p);
 void gemv_q4_1x4_avx512vnni(const QuantGemm& p);
 void gemm_q4_4x4_avx512vnni(const QuantGemm& p);
-// The q8 prefill GEMM on AMX tiles (gemm_q8_16x16_amx.cpp): groups of 32 or 64 dividing k, k small
-// enough for its stack buffer (gemm_q8_amx_supports); call only when
+// The q8 and q4 prefill GEMMs on AMX tiles (gemm_q8_q4_16x16_amx.cpp): groups of 32 or 64 dividing
+// k, k small enough for their stack buffers (gemm_amx_supports); call only when
 // isa_extension_enabled(IsaExtension::amx).
-bool gemm_q8_amx_supports(const QuantGemm& p);
+bool gemm_amx_supports(const QuantGemm& p, bool q4);
 void gemm_q8_16x16_amx(const QuantGemm& p);
+void gemm_q4_16x16_amx(const QuantGemm& p);
 #endif
 #if EINFER_HAS_SIMD && defined(__ARM_NEON)
 void gemm_q8_4x1_neon(const QuantGemm& p);  // sdot with __ARM_FEATURE_DOTPROD, else vmull/vpadal

@@ -410,9 +410,13 @@ void run_kernel(const quant_detail::QuantGemm& p, DType dtype, bool simd, bool m
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
   // AMX whenever m > 1 (not only for many rows): a row block of a threaded prefill must take the
   // kernel the whole product takes, or the bits would depend on the thread count.
-  if (p.m > 1 && !q4 && isa_extension_enabled(IsaExtension::amx) &&
-      quant_detail::gemm_q8_amx_supports(p)) {
-    quant_detail::gemm_q8_16x16_amx(p);
+  if (p.m > 1 && isa_extension_enabled(IsaExtension::amx) &&
+      quant_detail::gemm_amx_supports(p, q4)) {
+    if (q4) {
+      quant_detail::gemm_q4_16x16_amx(p);
+    } else {
+      quant_detail::gemm_q8_16x16_amx(p);
+    }
     return;
   }
   if (p.m > 1 && isa_extension_enabled(IsaExtension::avx512vnni)) {

@@ -211,6 +211,10 @@ TEST_CASE("matmul_quant: every ISA level and extension against the reference") {
           }
         }
       }
+      // Whole 16 x 16 AMX tiles and partial ones, several activation tiles, and at k = 4096
+      // more activation rows than the AMX kernel's buffer holds at once (several passes).
+      for (int32_t group : {32, 64})
+        for (int64_t k : {256, 288, 4096}) check_case(dt, 37, 35, k, group, k == 288, rng);
       check_case(dt, 6, 5, 9000, 32, true, rng);              // more than one K chunk
       check_case(dt, 1, 19, 4160, 32, dt == DType::q8, rng);  // GEMV past the prefetch distance
       check_case(dt, 1, 9, 4160, 32, false, rng);  // GEMV rows past the prefetch distance

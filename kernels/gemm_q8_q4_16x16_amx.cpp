@@ -1,16 +1,16 @@
-// AMX prefill GEMM of matmul_f32_quant for q8 weights (m > 1): 16 weight rows x 16 activation rows
-// per tile product, one TDPBSSD per scale group.
+// AMX prefill GEMMs of matmul_f32_quant for q8 and q4 weights (m > 1): 16 weight rows x 16
+// activation rows per tile product, one TDPBSSD per scale group.
 //
 // A q8 group (32 or 64 elements) carries one weight scale and one activation scale, so the int8
 // products of one group must be summed on their own before they are scaled. The tile product does
 // exactly that: A = 16 weight rows x one group (int8, loaded in place from the weight rows), B =
 // the same group of 16 activation rows in AMX's four-byte interleaved layout, C = the 16 x 16
-// exact int32 group sums. Each C row (one weight row, 16 activation rows) is then converted and
-// added into a float accumulator with one FMA by sa(i) * sw(j). Per element the float expression,
-// acc += float(sum_g) * (sa * sw) over the groups in order, does not depend on the tile an
-// element falls in, so any cut of rows or columns gives the same bits; the order differs from
-// the AVX2/VNNI kernels' (8 partial lanes, then a horizontal sum), as theirs differs from the
-// scalar twin's.
+// exact int32 group sums (q4 weights are first unpacked, per weight tile, to int8 u - 8). Each C
+// row (one weight row, 16 activation rows) is then converted and added into a float accumulator
+// with one FMA by sa(i) * sw(j). Per element the float expression, acc += float(sum_g) * (sa * sw)
+// over the groups in order, does not depend on the tile an element falls in, so any cut of rows or
+// columns gives the same bits; the order differs from the AVX2/VNNI kernels' (8 partial lanes, then
+// a horizontal sum), as theirs differs from the scalar twin's.
 //
 // The activations are interleaved once per call, per group of activation tiles that fits a
 // stack buffer, and reused by every weight tile. Compiled with a target pragma (GCC only, like
@@ -35,8 +35,9 @@
 namespace einfer::quant_detail {
 namespace {
 
-constexpr int kTile = 16;                 // rows of A, B's columns, C's rows and columns
-constexpr size_t kActBytes = 128 * 1024;  // interleaved activation tiles + their scales
+constexpr int kTile = 16;                   // rows of A, B's columns, C's rows and columns
+constexpr size_t kActBytes = 128 * 1024;    // interleaved activation tiles + their scales
+constexpr size_t kWeightBytes = 64 * 1024;  // q4: one weight tile unpacked to int8 (k <= 4096)
 
 // The ldtilecfg operand: palette 1, then bytes per row and rows of tiles 0-15.
 struct alignas(64) TileConfig {
@@ -52,18 +53,34 @@ size_t act_tile_bytes(int64_t k, int64_t groups) {
   return static_cast<size_t>(k) * kTile + static_cast<size_t>(groups) * kTile * sizeof(float);
 }
 
+// Where group g's elements sit in a quantized activation row, as two runs of `group / 2` bytes:
+// q8 rows are in natural order (one run after the other); q4 rows are, per 64 elements, the 32
+// even then the 32 odd elements (permute_blocks_even_odd64), so a group of 32 is 16 even and 16
+// odd elements, half a block apart. The weights are unpacked in the same order (unpack_q4).
+inline void group_runs(bool q4, int64_t group, int64_t g, int64_t* first, int64_t* second) {
+  if (!q4 || group == 64) {
+    *first = g * group;
+    *second = *first + group / 2;
+  } else {
+    *first = (g / 2) * 64 + (g % 2) * 16;
+    *second = *first + 32;
+  }
+}
+
 // Activation rows [i0, i0 + rows) (rows <= 16) into `dst`: per group g, group / 4 rows of 64
 // bytes, row r holding the four bytes 4r..4r+3 of the group of each activation row (zeros for the
 // missing rows); then per group the 16 activation scales.
-void interleave_tile(const QuantGemm& p, int64_t i0, int64_t rows, uint8_t* dst) {
+void interleave_tile(const QuantGemm& p, bool q4, int64_t i0, int64_t rows, uint8_t* dst) {
   const int64_t group = p.group, quads = group / 4;
   for (int64_t g = 0; g < p.groups; ++g) {
     uint32_t* out = reinterpret_cast<uint32_t*>(dst + g * group * kTile);
+    int64_t runs[2];
+    group_runs(q4, group, g, &runs[0], &runs[1]);
     for (int64_t i = 0; i < kTile; ++i) {
-      const int8_t* a = p.qa + (i0 + i) * p.kpad + g * group;
+      const int8_t* a = p.qa + (i0 + i) * p.kpad;
       for (int64_t r = 0; r < quads; ++r) {
         uint32_t v = 0;
-        if (i < rows) std::memcpy(&v, a + 4 * r, 4);
+        if (i < rows) std::memcpy(&v, a + runs[r / (quads / 2)] + 4 * (r % (quads / 2)), 4);
         out[r * kTile + i] = v;
       }
     }
@@ -72,6 +89,32 @@ void interleave_tile(const QuantGemm& p, int64_t i0, int64_t rows, uint8_t* dst)
   for (int64_t g = 0; g < p.groups; ++g)
     for (int64_t i = 0; i < kTile; ++i)
       scales[g * kTile + i] = i < rows ? p.sa[(i0 + i) * p.groups + g] : 0.f;
+}
+
+// q4 weight rows [j0, j0 + nr) of one 16-row tile as int8 values u - 8, per group g a 16 x group
+// block at dst + g * 16 * group (rows past nr zero): a group's bytes hold its even elements in the
+// low nibbles and its odd ones in the high nibbles, so the low nibbles come first, as the
+// activations' runs (group_runs).
+void unpack_q4(const QuantGemm& p, int64_t j0, int64_t nr, int8_t* dst) {
+  const int64_t group = p.group, half = group / 2;
+  const __m128i m4 = _mm_set1_epi8(0x0F), eight = _mm_set1_epi8(8);
+  for (int64_t g = 0; g < p.groups; ++g) {
+    int8_t* out = dst + g * kTile * group;
+    for (int64_t j = 0; j < kTile; ++j, out += group) {
+      if (j >= nr) {
+        std::memset(out, 0, static_cast<size_t>(group));
+        continue;
+      }
+      const uint8_t* w = p.w + (j0 + j) * p.w_row_bytes + g * half;
+      for (int64_t b = 0; b < half; b += 16) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w + b));
+        const __m128i lo = _mm_sub_epi8(_mm_and_si128(v, m4), eight);
+        const __m128i hi = _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(v, 4), m4), eight);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + b), lo);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + half + b), hi);
+      }
+    }
+  }
 }
 
 // r[j] = row j of a 16 x 16 float matrix -> r[i] = column i.
@@ -99,14 +142,8 @@ inline void transpose16(__m512* r) {
   }
 }
 
-}  // namespace
-
-bool gemm_q8_amx_supports(const QuantGemm& p) {
-  return (p.group == 32 || p.group == 64) && p.k % p.group == 0 &&
-         act_tile_bytes(p.k, p.groups) <= kActBytes;
-}
-
-void gemm_q8_16x16_amx(const QuantGemm& p) {
+template <bool kQ4>
+void gemm_16x16_amx(const QuantGemm& p) {
   const int64_t group = p.group;
   const int64_t rb = static_cast<int64_t>(p.w_row_bytes);
   TileConfig cfg;
@@ -119,7 +156,8 @@ void gemm_q8_16x16_amx(const QuantGemm& p) {
 
   alignas(64) uint8_t act[kActBytes];
   alignas(64) int32_t sums[kTile][kTile];
-  alignas(64) int8_t wpad[kTile][64];  // a last, partial weight tile's group, zero rows below
+  // q8: a last, partial weight tile's group, zero rows below; q4: the tile's unpacked weights.
+  alignas(64) int8_t wbuf[kQ4 ? kWeightBytes : kTile * 64];
   const size_t tile_bytes = (act_tile_bytes(p.k, p.groups) + 63) & ~size_t{63};
   const int64_t per_pass = static_cast<int64_t>(kActBytes / tile_bytes) * kTile;
   for (int64_t ia = 0; ia < p.m; ia += per_pass) {
@@ -127,25 +165,31 @@ void gemm_q8_16x16_amx(const QuantGemm& p) {
     const int64_t tiles = (rows_in_pass + kTile - 1) / kTile;
     for (int64_t t = 0; t < tiles; ++t) {
       const int64_t i0 = ia + t * kTile;
-      interleave_tile(p, i0, p.m - i0 < kTile ? p.m - i0 : kTile, act + t * tile_bytes);
+      interleave_tile(p, kQ4, i0, p.m - i0 < kTile ? p.m - i0 : kTile, act + t * tile_bytes);
     }
     for (int64_t j0 = 0; j0 < p.n; j0 += kTile) {
       const int64_t nr = p.n - j0 < kTile ? p.n - j0 : kTile;
       const float* sw[kTile];
       for (int j = 0; j < kTile; ++j) sw[j] = p.sw + (j0 + (j < nr ? j : nr - 1)) * p.groups;
-      if (nr < kTile) std::memset(wpad, 0, sizeof wpad);
+      if (kQ4) {
+        unpack_q4(p, j0, nr, wbuf);
+      } else if (nr < kTile) {
+        std::memset(wbuf, 0, sizeof wbuf);
+      }
       for (int64_t t = 0; t < tiles; ++t) {
         const uint8_t* at = act + t * tile_bytes;
         const float* sa = reinterpret_cast<const float*>(at + p.k * kTile);
         __m512 acc[kTile];
         for (__m512& v : acc) v = _mm512_setzero_ps();
         for (int64_t g = 0; g < p.groups; ++g) {
-          const uint8_t* w = p.w + j0 * rb + g * group;
-          if (nr == kTile) {
-            _tile_loadd(1, w, rb);
+          if (kQ4) {
+            _tile_loadd(1, wbuf + g * kTile * group, group);
+          } else if (nr == kTile) {
+            _tile_loadd(1, p.w + j0 * rb + g * group, rb);
           } else {
-            for (int64_t j = 0; j < nr; ++j) std::memcpy(wpad[j], w + j * rb, group);
-            _tile_loadd(1, wpad, 64);
+            for (int64_t j = 0; j < nr; ++j)
+              std::memcpy(wbuf + j * 64, p.w + (j0 + j) * rb + g * group, group);
+            _tile_loadd(1, wbuf, 64);
           }
           _tile_loadd(2, at + g * group * kTile, kTile * 4);
           _tile_zero(0);
@@ -167,6 +211,21 @@ void gemm_q8_16x16_amx(const QuantGemm& p) {
     }
   }
   _tile_release();
+}
+
+}  // namespace
+
+bool gemm_amx_supports(const QuantGemm& p, bool q4) {
+  return (p.group == 32 || p.group == 64) && p.k % p.group == 0 &&
+         act_tile_bytes(p.k, p.groups) <= kActBytes &&
+         (!q4 || static_cast<size_t>(p.k) * kTile <= kWeightBytes);
+}
+
+void gemm_q8_16x16_amx(const QuantGemm& p) {
+  gemm_16x16_amx<false>(p);
+}
+void gemm_q4_16x16_amx(const QuantGemm& p) {
+  gemm_16x16_amx<true>(p);
 }
 
 }  // namespace einfer::quant_detail
