@@ -37,7 +37,7 @@ namespace {
 
 constexpr int kTile = 16;                   // rows of A, B's columns, C's rows and columns
 constexpr size_t kActBytes = 128 * 1024;    // interleaved activation tiles + their scales
-constexpr size_t kWeightBytes = 64 * 1024;  // q4: one weight tile unpacked to int8 (k <= 4096)
+constexpr size_t kWeightBytes = 64 * 1024;  // one weight tile as int8 (k <= 4096)
 
 // The ldtilecfg operand: palette 1, then bytes per row and rows of tiles 0-15.
 struct alignas(64) TileConfig {
@@ -142,6 +142,33 @@ inline void transpose16(__m512* r) {
   }
 }
 
+// q8 weight rows [j0, j0 + nr) of a last, partial tile in unpack_q4's layout (rows past nr zero).
+void copy_q8_partial(const QuantGemm& p, int64_t j0, int64_t nr, int8_t* dst) {
+  const int64_t group = p.group;
+  for (int64_t g = 0; g < p.groups; ++g) {
+    int8_t* out = dst + g * kTile * group;
+    for (int64_t j = 0; j < kTile; ++j, out += group) {
+      if (j < nr) {
+        std::memcpy(out, p.w + (j0 + j) * p.w_row_bytes + g * group, static_cast<size_t>(group));
+      } else {
+        std::memset(out, 0, static_cast<size_t>(group));
+      }
+    }
+  }
+}
+
+constexpr int64_t kBatchGroups = 8;  // groups whose int32 sums are taken before they are scaled
+
+// The int32 sums of one group into tile C, tiles A and B taking its weights and activations.
+// GCC's tile intrinsics paste their tile numbers into the instruction text, so this is a macro.
+#define EINFER_AMX_GROUP_PRODUCT(C, A, B, w, w_stride, a) \
+  do {                                                    \
+    _tile_loadd(A, (w), (w_stride));                      \
+    _tile_loadd(B, (a), kTile * 4);                       \
+    _tile_zero(C);                                        \
+    _tile_dpbssd(C, A, B);                                \
+  } while (0)
+
 template <bool kQ4>
 void gemm_16x16_amx(const QuantGemm& p) {
   const int64_t group = p.group;
@@ -149,15 +176,17 @@ void gemm_16x16_amx(const QuantGemm& p) {
   TileConfig cfg;
   std::memset(&cfg, 0, sizeof cfg);
   cfg.palette = 1;
-  cfg.rows[0] = kTile, cfg.colsb[0] = kTile * 4;                            // C: int32 sums
-  cfg.rows[1] = kTile, cfg.colsb[1] = static_cast<uint16_t>(group);         // A: weight rows
-  cfg.rows[2] = static_cast<uint8_t>(group / 4), cfg.colsb[2] = kTile * 4;  // B: activations
+  for (int t = 0; t < 6; t += 3) {  // two sets, so two groups' products are in flight at once
+    cfg.rows[t] = kTile, cfg.colsb[t] = kTile * 4;                             // C: int32 sums
+    cfg.rows[t + 1] = kTile, cfg.colsb[t + 1] = static_cast<uint16_t>(group);  // A: weights
+    cfg.rows[t + 2] = static_cast<uint8_t>(group / 4), cfg.colsb[t + 2] = kTile * 4;  // B: acts
+  }
   _tile_loadconfig(&cfg);
 
   alignas(64) uint8_t act[kActBytes];
-  alignas(64) int32_t sums[kTile][kTile];
-  // q8: a last, partial weight tile's group, zero rows below; q4: the tile's unpacked weights.
-  alignas(64) int8_t wbuf[kQ4 ? kWeightBytes : kTile * 64];
+  alignas(64) int32_t sums[kBatchGroups][kTile][kTile];
+  // A last, partial q8 weight tile, or a q4 tile, as int8 in unpack_q4's layout.
+  alignas(64) int8_t wbuf[kWeightBytes];
   const size_t tile_bytes = (act_tile_bytes(p.k, p.groups) + 63) & ~size_t{63};
   const int64_t per_pass = static_cast<int64_t>(kActBytes / tile_bytes) * kTile;
   for (int64_t ia = 0; ia < p.m; ia += per_pass) {
@@ -171,34 +200,46 @@ void gemm_16x16_amx(const QuantGemm& p) {
       const int64_t nr = p.n - j0 < kTile ? p.n - j0 : kTile;
       const float* sw[kTile];
       for (int j = 0; j < kTile; ++j) sw[j] = p.sw + (j0 + (j < nr ? j : nr - 1)) * p.groups;
+      // Group g's weights: in place (whole q8 tiles) or from wbuf.
+      const bool in_place = !kQ4 && nr == kTile;
       if (kQ4) {
         unpack_q4(p, j0, nr, wbuf);
-      } else if (nr < kTile) {
-        std::memset(wbuf, 0, sizeof wbuf);
+      } else if (!in_place) {
+        copy_q8_partial(p, j0, nr, wbuf);
       }
+      const int64_t w_stride = in_place ? rb : group;
+      auto weights = [&](int64_t g) -> const uint8_t* {
+        return in_place ? p.w + j0 * rb + g * group
+                        : reinterpret_cast<const uint8_t*>(wbuf) + g * kTile * group;
+      };
       for (int64_t t = 0; t < tiles; ++t) {
         const uint8_t* at = act + t * tile_bytes;
         const float* sa = reinterpret_cast<const float*>(at + p.k * kTile);
         __m512 acc[kTile];
         for (__m512& v : acc) v = _mm512_setzero_ps();
-        for (int64_t g = 0; g < p.groups; ++g) {
-          if (kQ4) {
-            _tile_loadd(1, wbuf + g * kTile * group, group);
-          } else if (nr == kTile) {
-            _tile_loadd(1, p.w + j0 * rb + g * group, rb);
-          } else {
-            for (int64_t j = 0; j < nr; ++j)
-              std::memcpy(wbuf + j * 64, p.w + (j0 + j) * rb + g * group, group);
-            _tile_loadd(1, wbuf, 64);
+        for (int64_t g0 = 0; g0 < p.groups; g0 += kBatchGroups) {
+          const int64_t gn = p.groups - g0 < kBatchGroups ? p.groups - g0 : kBatchGroups;
+          int64_t b = 0;
+          for (; b + 1 < gn; b += 2) {
+            EINFER_AMX_GROUP_PRODUCT(0, 1, 2, weights(g0 + b), w_stride,
+                                     at + (g0 + b) * group * kTile);
+            EINFER_AMX_GROUP_PRODUCT(3, 4, 5, weights(g0 + b + 1), w_stride,
+                                     at + (g0 + b + 1) * group * kTile);
+            _tile_stored(0, sums[b], kTile * 4);
+            _tile_stored(3, sums[b + 1], kTile * 4);
           }
-          _tile_loadd(2, at + g * group * kTile, kTile * 4);
-          _tile_zero(0);
-          _tile_dpbssd(0, 1, 2);
-          _tile_stored(0, sums, kTile * 4);
-          const __m512 sav = _mm512_load_ps(sa + g * kTile);
-          for (int j = 0; j < kTile; ++j) {
-            const __m512 s = _mm512_cvtepi32_ps(_mm512_load_si512(sums[j]));
-            acc[j] = _mm512_fmadd_ps(s, _mm512_mul_ps(sav, _mm512_set1_ps(sw[j][g])), acc[j]);
+          if (b < gn) {
+            EINFER_AMX_GROUP_PRODUCT(0, 1, 2, weights(g0 + b), w_stride,
+                                     at + (g0 + b) * group * kTile);
+            _tile_stored(0, sums[b], kTile * 4);
+          }
+          for (b = 0; b < gn; ++b) {
+            const int64_t g = g0 + b;
+            const __m512 sav = _mm512_load_ps(sa + g * kTile);
+            for (int j = 0; j < kTile; ++j) {
+              const __m512 s = _mm512_cvtepi32_ps(_mm512_load_si512(sums[b][j]));
+              acc[j] = _mm512_fmadd_ps(s, _mm512_mul_ps(sav, _mm512_set1_ps(sw[j][g])), acc[j]);
+            }
           }
         }
         transpose16(acc);  // acc[i]: activation row i0 + i, weight rows j0..j0+15
@@ -213,12 +254,15 @@ void gemm_16x16_amx(const QuantGemm& p) {
   _tile_release();
 }
 
+#undef EINFER_AMX_GROUP_PRODUCT
+
 }  // namespace
 
 bool gemm_amx_supports(const QuantGemm& p, bool q4) {
+  (void)q4;  // both need k <= 4096: a q4 tile, or a last partial q8 tile, is copied whole
   return (p.group == 32 || p.group == 64) && p.k % p.group == 0 &&
          act_tile_bytes(p.k, p.groups) <= kActBytes &&
-         (!q4 || static_cast<size_t>(p.k) * kTile <= kWeightBytes);
+         static_cast<size_t>(p.k) * kTile <= kWeightBytes;
 }
 
 void gemm_q8_16x16_amx(const QuantGemm& p) {
