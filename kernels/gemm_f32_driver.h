@@ -11,14 +11,18 @@
 namespace einfer::gemm_detail {
 
 // Cache blocking shared by every microkernel: KC x NC block of B (L3/L2), MC x KC block of A (L2),
-// KC x NR panel of B (L1). MC is a multiple of every MR (4, 6, 8), NC of every NR (4, 8, 16).
+// KC x NR panel of B (L1). MC is a multiple of every MR (4, 6, 8), NC of every NR (4, 8, 16, 32).
 // K is cut into equal blocks of at most kKC (gemm_kc): K = 288 runs as one block of 288 rather
 // than 256 + 32, whose second pass reloads and stores every C tile for 32 steps of work.
 constexpr int64_t kKC = 320;
 constexpr int64_t kMC = 144;
 constexpr int64_t kNC = 1024;
 constexpr int64_t kMaxMR = 8;
+#if defined(__x86_64__)
+constexpr int64_t kMaxNR = 32;  // the AVX-512 tiles (gemm_f32_8x32_avx512.cpp)
+#else
 constexpr int64_t kMaxNR = 16;
+#endif
 
 inline int64_t min64(int64_t a, int64_t b) {
   return a < b ? a : b;
@@ -102,7 +106,10 @@ void gemm_driver(const GemmF32Args& g, void* scratch) {
                       const float* bpanel, const float* apanel, bool acc) {
     float* c = g.c + i0 * g.c_m;
     const float* a_rows = g.a + i0 * g.a_m + pc;
-    if (mr == MR && nr == NR && g.c_n == 1) {  // a full tile never straddles a split
+    // A full tile whose columns are contiguous in C (not straddling an n_inner split: the
+    // planner's splits are multiples of 16, not always of a 32-column tile).
+    const bool contiguous = g.c_n == 1 && (g.n_inner <= 0 || (j % g.n_inner) + NR <= g.n_inner);
+    if (mr == MR && nr == NR && contiguous) {
       if (!apanel)
         UKD(kc, a_rows, g.a_m, mr, bpanel, c + col_off(j), g.c_m, acc);
       else
@@ -151,5 +158,14 @@ void gemm_driver(const GemmF32Args& g, void* scratch) {
     }
   }
 }
+
+#if defined(__AVX2__) && defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+// gemm_f32 on 8 x 32 AVX-512 tiles (gemm_f32_8x32_avx512.cpp, a GCC target pragma): call only
+// when isa_extension_enabled(IsaExtension::avx512vnni). Per element the same FMA chain as the
+// AVX2 tiles, so the same bits.
+void gemm_f32_avx512(const GemmF32Args& args, void* scratch);
+// fma_chains_f32 on zmm (kernels/simd.h: fma_chains_gemm_f32).
+float fma_chains_f32_avx512(int64_t iterations, float m, float a);
+#endif
 
 }  // namespace einfer::gemm_detail

@@ -6,7 +6,11 @@
 
 #include "kernels/gemm_f32.h"
 #include "kernels/gemm_f32_driver.h"
+#include "kernels/isa.h"
 #include "kernels/simd.h"
+#if EINFER_HAS_SIMD && defined(__AVX2__)
+#include "kernels/gemm_f32_pack_x86.h"
+#endif
 
 namespace einfer {
 
@@ -69,50 +73,6 @@ inline void gemm_f32_simd_tile_direct(int64_t kc, const float* a, int64_t lda, i
 }
 
 #if defined(__AVX2__)
-// 8 x 8 register transpose: rows r[0..8) of 8 floats -> columns, stored at dst + t * ld_dst.
-inline void transpose8x8_store(const __m256 (&r)[8], float* dst, int64_t ld_dst) {
-  __m256 t[8], u[8];
-  for (int i = 0; i < 4; ++i) {
-    t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-    t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-  }
-  for (int h = 0; h < 2; ++h) {  // rows 0-3, 4-7
-    const __m256 *a = t + 4 * h, *b = t + 4 * h + 2;
-    u[4 * h + 0] = _mm256_shuffle_ps(a[0], b[0], 0x44);
-    u[4 * h + 1] = _mm256_shuffle_ps(a[0], b[0], 0xEE);
-    u[4 * h + 2] = _mm256_shuffle_ps(a[1], b[1], 0x44);
-    u[4 * h + 3] = _mm256_shuffle_ps(a[1], b[1], 0xEE);
-  }
-  for (int c = 0; c < 4; ++c) {
-    _mm256_store_ps(dst + c * ld_dst, _mm256_permute2f128_ps(u[c], u[4 + c], 0x20));
-    _mm256_store_ps(dst + (4 + c) * ld_dst, _mm256_permute2f128_ps(u[c], u[4 + c], 0x31));
-  }
-}
-
-// pack_b<16> for B whose columns run along K (b_k == 1: the rows of a [N, K] weight matrix, the
-// models' projections): eight columns at a time, 8 x 8 blocks transposed in registers instead of
-// one scalar store per element (the scalar pack took ~1/4 of the prefill GEMM time). Same bytes.
-void pack_b_panel_avx2(const GemmF32Args& g, int64_t p0, int64_t kc, int64_t j0, int64_t nr,
-                       float* bp) {
-  if (g.b_k != 1) return pack_b<16>(g, p0, kc, j0, nr, bp);
-  const int64_t k8 = kc / 8 * 8;
-  int64_t j = 0;
-  for (; j + 8 <= nr; j += 8) {
-    const float* src = g.b + p0 + (j0 + j) * g.b_n;
-    for (int64_t p = 0; p < k8; p += 8) {
-      __m256 r[8];
-      for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(src + i * g.b_n + p);
-      transpose8x8_store(r, bp + p * 16 + j, 16);
-    }
-    for (int64_t p = k8; p < kc; ++p)
-      for (int i = 0; i < 8; ++i) bp[p * 16 + j + i] = src[i * g.b_n + p];
-  }
-  for (; j < 16; ++j) {  // the panel's last columns, zero past nr
-    const float* src = g.b + p0 + (j0 + j) * g.b_n;
-    for (int64_t p = 0; p < kc; ++p) bp[p * 16 + j] = j < nr ? src[p] : 0.f;
-  }
-}
-
 constexpr int kMR = 6, kNV = 2;
 void gemm_f32_6x16_avx2(int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc,
                         bool acc) {
@@ -124,7 +84,7 @@ void gemm_f32_6x16_avx2_direct(int64_t kc, const float* a, int64_t lda, int64_t 
 }
 constexpr MicroKernel kSimdKernel = gemm_f32_6x16_avx2;
 constexpr DirectMicroKernel kSimdDirectKernel = gemm_f32_6x16_avx2_direct;
-constexpr PanelPacker kSimdPanelPacker = pack_b_panel_avx2;
+constexpr PanelPacker kSimdPanelPacker = pack_b_panel_x86<16>;
 constexpr const char* kSimdKernelName = "gemm_f32_6x16_avx2";
 #elif defined(__aarch64__)
 constexpr int kMR = 8, kNV = 2;
@@ -314,6 +274,9 @@ const char* gemm_f32_kernel_name() {
 
 void gemm_f32(const GemmF32Args& args, void* scratch) {
 #if EINFER_HAS_SIMD
+#if defined(__AVX2__) && defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+  if (isa_extension_enabled(IsaExtension::avx512vnni)) return gemm_f32_avx512(args, scratch);
+#endif
   gemm_driver<kMR, kNV * kLanes, kSimdKernel, kSimdDirectKernel, kSimdPanelPacker>(args, scratch);
 #else
   scalar::gemm_f32(args, scratch);

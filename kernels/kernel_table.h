@@ -26,6 +26,8 @@
   X(const char*, simd_arch_name, (), ())                                                           \
   X(int, simd_float_lanes, (), ())                                                                 \
   X(float, fma_chains_f32, (int64_t iterations, float m, float a), (iterations, m, a))             \
+  X(int, gemm_f32_lanes, (), ())                                                                   \
+  X(float, fma_chains_gemm_f32, (int64_t iterations, float m, float a), (iterations, m, a))        \
   X(float, dot_f32, (const float* a, const float* b, size_t n), (a, b, n))                         \
   X(void, axpy_f32, (float alpha, const float* x, float* y, size_t n), (alpha, x, y, n))           \
   X(void, scale_f32, (float* x, float s, size_t n), (x, s, n))                                     \

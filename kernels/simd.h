@@ -36,4 +36,10 @@ int simd_float_lanes();
 // sum of the chains, which the caller consumes so the work cannot be optimized away.
 float fma_chains_f32(int64_t iterations, float m, float a);
 
+// The same probe in the registers of the f32 GEMM's tiles, gemm_f32_lanes() floats wide: the
+// selection's widest (16 on an AVX-512 CPU with the avx512vnni extension selected, else
+// simd_float_lanes()). The f32 GEMM's fraction of peak is taken against this one.
+int gemm_f32_lanes();
+float fma_chains_gemm_f32(int64_t iterations, float m, float a);
+
 }  // namespace einfer

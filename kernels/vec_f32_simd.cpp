@@ -9,6 +9,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/gemm_f32_driver.h"
+#include "kernels/isa.h"
 #include "kernels/simd.h"
 #include "kernels/vec.h"
 
@@ -52,6 +54,23 @@ float fma_chains_f32(int64_t iterations, float m, float a) {
   for (int j = 0; j < 12; ++j) total += r[j];
   return total;
 #endif
+}
+
+int gemm_f32_lanes() {
+#if EINFER_HAS_SIMD && defined(__AVX2__) && defined(__x86_64__) && defined(__GNUC__) && \
+    !defined(__clang__)
+  if (isa_extension_enabled(IsaExtension::avx512vnni)) return 16;
+#endif
+  return simd_float_lanes();
+}
+
+float fma_chains_gemm_f32(int64_t iterations, float m, float a) {
+#if EINFER_HAS_SIMD && defined(__AVX2__) && defined(__x86_64__) && defined(__GNUC__) && \
+    !defined(__clang__)
+  if (isa_extension_enabled(IsaExtension::avx512vnni))
+    return gemm_detail::fma_chains_f32_avx512(iterations, m, a);
+#endif
+  return fma_chains_f32(iterations, m, a);
 }
 
 #if EINFER_HAS_SIMD

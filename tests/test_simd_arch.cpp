@@ -2,8 +2,10 @@
 
 #include <cstdio>
 #include <cstring>
+#include <string>
 
 #include "kernels/simd.h"
+#include "tests/isa_levels.h"
 
 // The build system states which instruction set this build must use (CMake EINFER_EXPECTED_SIMD,
 // set per preset): a toolchain or flag mistake that silently falls back to scalar, or to a
@@ -31,4 +33,16 @@ TEST_CASE("simd: fma_chains_f32 runs 12 chains in every lane") {
   CHECK(einfer::fma_chains_f32(3, 2.f, 1.f) == doctest::Approx(want).epsilon(1e-5));
   CHECK(einfer::fma_chains_f32(0, 2.f, 1.f) ==
         doctest::Approx((12 + 0.66) * einfer::simd_float_lanes()).epsilon(1e-5));
+}
+
+// Its twin in the f32 GEMM's registers (zmm where the AVX-512 tiles are selected), every
+// selection this CPU runs.
+TEST_CASE("simd: fma_chains_gemm_f32 runs 12 chains in every lane of the GEMM's registers") {
+  einfer_test::for_each_isa([](const std::string&) {
+    double want = 0;
+    for (int j = 0; j < 12; ++j) want += 8.0 * (1.0 + 0.01 * j) + 7.0;
+    want *= einfer::gemm_f32_lanes();
+    CHECK(einfer::gemm_f32_lanes() >= einfer::simd_float_lanes());
+    CHECK(einfer::fma_chains_gemm_f32(3, 2.f, 1.f) == doctest::Approx(want).epsilon(1e-5));
+  });
 }

@@ -121,10 +121,10 @@ double measure_fma_peak() {
   for (int run = 0; run < 5; ++run) {
     const int64_t iters = 2000000;
     const uint64_t t0 = g_now_ns();
-    const float sink = fma_chains_f32(iters, seed, add);
+    const float sink = fma_chains_gemm_f32(iters, seed, add);
     const uint64_t t1 = g_now_ns();
     g_sink = g_sink + static_cast<uint32_t>(sink);
-    const double flops = 24.0 * simd_float_lanes() * double(iters);
+    const double flops = 24.0 * gemm_f32_lanes() * double(iters);
     best = std::max(best, flops / double(std::max<uint64_t>(t1 - t0, 1)));
   }
   return best;

@@ -186,9 +186,9 @@ double fma_peak_gflops() {
   for (int run = 0; run < 7; ++run) {
     constexpr int64_t kIters = 1000000;
     const double t0 = now();
-    sink = sink + fma_chains_f32(kIters, seed_m, seed_a);
+    sink = sink + fma_chains_gemm_f32(kIters, seed_m, seed_a);
     const double dt = now() - t0;
-    best = std::max(best, 24.0 * simd_float_lanes() * double(kIters) / dt * 1e-9);
+    best = std::max(best, 24.0 * gemm_f32_lanes() * double(kIters) / dt * 1e-9);
   }
   return best;
 }
