@@ -15,8 +15,8 @@
 // chosen at compile time; the functions below then report it and accept only its name.
 //
 // Extensions: on x86-64 a level with AVX2 code (avx2; a pinned avx2/native build) also holds
-// kernels for instructions checked at each use, not a level of their own: "avx512vnni" (the q8/q4
-// prefill GEMMs, vpdpbusd on ymm), "avxvnni" (the int8 KV-cache attention dots, vpdpwssd) and
+// kernels for instructions checked at each use, not a level of their own: "avx512vnni" (AVX-512
+// F/BW/VL/VNNI: the q8/q4 prefill GEMMs, vpdpbusd on ymm, and the f32 GEMM's 8 x 32 zmm tiles), "avxvnni" (the int8 KV-cache attention dots, vpdpwssd) and
 // "amx" (the q8 prefill GEMM on AMX tiles, TDPBSSD; on a CPU with AVX-512 VNNI, and on Linux
 // only once the kernel granted the process the tile state: arch_prctl ARCH_REQ_XCOMP_PERM,
 // asked for when the features are first read).
