@@ -266,6 +266,9 @@ size_t gemm_f32_scratch_bytes(int64_t m, int64_t n, int64_t k) {
 
 const char* gemm_f32_kernel_name() {
 #if EINFER_HAS_SIMD
+#if defined(__AVX2__) && defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+  if (isa_extension_enabled(IsaExtension::avx512vnni)) return "gemm_f32_8x32_avx512";
+#endif
   return kSimdKernelName;
 #else
   return "gemm_f32_4x4_scalar";

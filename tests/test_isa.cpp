@@ -215,8 +215,19 @@ TEST_CASE("isa: levels, names and errors") {
         REQUIRE(isa_select("avx2+avx512vnni").ok());
         CHECK(std::strcmp(isa_name(), "avx2+avx512vnni") == 0);
         CHECK(isa_extension_enabled(IsaExtension::avx512vnni));
+        CHECK(std::strcmp(gemm_f32_kernel_name(), "gemm_f32_8x32_avx512") == 0);
       } else {
         CHECK(isa_select("avx2+avx512vnni").code == StatusCode::unsupported);
+      }
+      // amx: only with AVX-512 VNNI under it; named after the others when combined.
+      if (isa_extension_supported(level_index("avx2"), 2)) {
+        CHECK(std::strcmp(isa_extension_name(2), "amx") == 0);
+        CHECK(isa_extension_supported(level_index("avx2"), 0));
+        REQUIRE(isa_select("avx2+avx512vnni+amx").ok());
+        CHECK(std::strcmp(isa_name(), "avx2+avx512vnni+amx") == 0);
+        CHECK(isa_extension_enabled(IsaExtension::amx));
+      } else {
+        CHECK_FALSE(isa_select("avx2+amx").ok());  // unsupported (CPU) or no kernels (clang)
       }
     }
   }

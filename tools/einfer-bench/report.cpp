@@ -237,7 +237,8 @@ void print_report(const Report& r, std::FILE* out) {
   std::fprintf(out, "memory: weights %.2f MB, KV cache %.2f MB (%d positions, %s), arena %.2f MB\n",
                double(r.weights_bytes) / 1e6, double(r.kv_bytes) / 1e6, r.run.context,
                r.run.kv_dtype == DType::i8 ? "int8" : "f32", double(r.arena_bytes) / 1e6);
-  std::fprintf(out, "roofline: FMA peak %.1f GFLOP/s (%s)\n\n", r.peak_gflops, simd_arch_name());
+  std::fprintf(out, "roofline: FMA peak %.1f GFLOP/s (%s, %d-float registers as the f32 GEMM)\n\n",
+               r.peak_gflops, simd_arch_name(), gemm_f32_lanes());
   const PrefillResult& p = r.prefill;
   std::fprintf(out,
                "prefill  %lld tokens: %.2f ms, %.1f tokens/s; GEMMs %.1f GFLOP/s = %.2f of peak "

@@ -177,7 +177,7 @@ void bench_attention() {
   }
 }
 
-// FMA peak in GFLOP/s of the kernels' instruction set (fma_chains_f32, kernels/simd.h: 12
+// FMA peak in GFLOP/s of the f32 GEMM's registers (fma_chains_gemm_f32, kernels/simd.h: 12
 // independent FMA chains in the same SIMD width as the GEMM microkernel). Best of several runs.
 double fma_peak_gflops() {
   volatile float seed_m = 0.999999f, seed_a = 1e-7f;
@@ -319,8 +319,10 @@ int main(int argc, char** argv) {
 #endif
   std::printf("einfer: %s, microkernel %s\n", simd_arch_name(), gemm_f32_kernel_name());
   g_thread_clock = true;  // FMA peak and prefill GEMMs in thread CPU time
-  std::printf("FMA peak (12 independent chains, %s, thread CPU time): %.1f GFLOP/s\n",
-              simd_arch_name(), fma_peak_gflops());
+  std::printf(
+      "FMA peak (12 independent chains, %s, %d-float registers, thread CPU time): %.1f "
+      "GFLOP/s\n",
+      simd_arch_name(), gemm_f32_lanes(), fma_peak_gflops());
   bench_prefill_gemm(quick);
   g_thread_clock = false;
   if (prefill_only) return 0;
