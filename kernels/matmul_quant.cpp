@@ -292,6 +292,20 @@ Status check_step_scratch(int64_t m, const TensorView& w, const void* scratch,
   }
   return ok_status();
 }
+// The weight, scratch and C checks of the second step (matmul_quant_columns / _row_block).
+Status check_second_step(int64_t m, const TensorView& w, const float* c, int64_t ldc,
+                         const void* scratch, size_t scratch_bytes) {
+  if (!dtype_is_quantized(w.dtype) || w.rank != 2 || w.group_size <= 0 || !w.data || !w.scales) {
+    return make_status(StatusCode::invalid_argument,
+                       "matmul_quant: weight must be a 2-D q8/q4 view with data");
+  }
+  EINFER_TRY(check_step_scratch(m, w, scratch, scratch_bytes));
+  const int64_t n = w.shape[0];
+  if (m < 0 || (m > 1 && ldc < n) || (m > 0 && n > 0 && c == nullptr)) {
+    return make_status(StatusCode::invalid_argument, "matmul_quant: bad C", m, ldc);
+  }
+  return ok_status();
+}
 }  // namespace
 
 Status matmul_quant_rows(const float* a, int64_t lda, int64_t m, const TensorView& w, int64_t r0,
@@ -313,15 +327,8 @@ Status matmul_quant_rows(const float* a, int64_t lda, int64_t m, const TensorVie
 
 Status matmul_quant_columns(int64_t m, const TensorView& w, float* c, int64_t ldc, int64_t j0,
                             int64_t j1, void* scratch, size_t scratch_bytes) {
-  if (!dtype_is_quantized(w.dtype) || w.rank != 2 || w.group_size <= 0 || !w.data || !w.scales) {
-    return make_status(StatusCode::invalid_argument,
-                       "matmul_quant_columns: weight must be a 2-D q8/q4 view with data");
-  }
-  EINFER_TRY(check_step_scratch(m, w, scratch, scratch_bytes));
+  EINFER_TRY(check_second_step(m, w, c, ldc, scratch, scratch_bytes));
   const int64_t n = w.shape[0];
-  if (m < 0 || (m > 1 && ldc < n) || (m > 0 && n > 0 && c == nullptr)) {
-    return make_status(StatusCode::invalid_argument, "matmul_quant_columns: bad C", m, ldc);
-  }
   if (j0 < 0 || j1 > n || j0 > j1 || j0 % kColumnAlign != 0 ||
       (j1 % kColumnAlign != 0 && j1 != n)) {
     return make_status(StatusCode::invalid_argument,
@@ -354,15 +361,8 @@ Status matmul_quant_columns(int64_t m, const TensorView& w, float* c, int64_t ld
 
 Status matmul_quant_row_block(int64_t m, const TensorView& w, float* c, int64_t ldc, int64_t r0,
                               int64_t r1, void* scratch, size_t scratch_bytes) {
-  if (!dtype_is_quantized(w.dtype) || w.rank != 2 || w.group_size <= 0 || !w.data || !w.scales) {
-    return make_status(StatusCode::invalid_argument,
-                       "matmul_quant_row_block: weight must be a 2-D q8/q4 view with data");
-  }
-  EINFER_TRY(check_step_scratch(m, w, scratch, scratch_bytes));
+  EINFER_TRY(check_second_step(m, w, c, ldc, scratch, scratch_bytes));
   const int64_t n = w.shape[0];
-  if (m < 0 || (m > 1 && ldc < n) || (m > 0 && n > 0 && c == nullptr)) {
-    return make_status(StatusCode::invalid_argument, "matmul_quant_row_block: bad C", m, ldc);
-  }
   // Off the 4-row grid (or a lone row of a longer product, which would take the GEMV) the tiles
   // would differ from matmul_f32_quant's, and so could the bits.
   if (r0 < 0 || r1 > m || r0 > r1 || r0 % 4 != 0 || (r1 % 4 != 0 && r1 != m) ||
