@@ -1,7 +1,8 @@
 // CRC-32 (IEEE 802.3, the zlib/PNG CRC) implementations behind crc32_ieee (runtime/format.h).
 //
 // crc32_ieee picks, at compile time, the fastest path this build has:
-//   crc32_ieee_pclmul   x86-64 carry-less folding (PCLMULQDQ), used when the CPU reports it;
+//   crc32_ieee_pclmul   x86-64 carry-less folding (PCLMULQDQ, on zmm with VPCLMULQDQ), used when
+//                       the CPU reports it;
 //   crc32_ieee_armv8    aarch64 CRC32 instructions (__ARM_FEATURE_CRC32, or on Linux compiled
 //                       with a target attribute and used when HWCAP_CRC32 reports them: the
 //                       armv8-a baseline of dispatching builds lacks them, Cortex-A53/A72 have
@@ -27,6 +28,9 @@ uint32_t crc32_ieee_nibble(const void* data, size_t size, uint32_t crc);
 #define EINFER_CRC32_PCLMUL 1
 // True when the CPU has PCLMULQDQ and SSE4.1 (crc32_ieee_pclmul may only run then).
 bool crc32_pclmul_available();
+// True when crc32_ieee_pclmul folds on zmm registers (VPCLMULQDQ, AVX-512 with ZMM state; GCC
+// builds).
+bool crc32_vpclmul_available();
 uint32_t crc32_ieee_pclmul(const void* data, size_t size, uint32_t crc);
 #endif
 

@@ -84,7 +84,8 @@ uint32_t crc32_ieee_nibble(const void* data, size_t size, uint32_t crc) {
 
 const char* crc32_ieee_impl_name() {
 #if defined(EINFER_CRC32_PCLMUL)
-  if (crc32_pclmul_available()) return "crc32_ieee_pclmul";
+  if (crc32_pclmul_available())
+    return crc32_vpclmul_available() ? "crc32_ieee_pclmul (vpclmulqdq zmm)" : "crc32_ieee_pclmul";
 #endif
 #if defined(EINFER_CRC32_ARMV8)
   if (crc32_armv8_available()) return "crc32_ieee_armv8";

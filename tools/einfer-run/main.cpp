@@ -319,6 +319,8 @@ int main(int argc, char** argv) {
   Model model;
   Status s = load_model(file.data, file.size, load, &model);
   if (!s.ok()) die(a.model.c_str(), s);
+  // The mapped bytes were just verified: the session's own load need not read the file again.
+  load.verify_crc = false;
   if (model.config.arch == ArchKind::encoder) return run_encoder(a, file, load, model);
   if (model.config.arch == ArchKind::transformer) return run_transformer(a, file, load, model);
 
