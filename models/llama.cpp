@@ -458,8 +458,10 @@ __attribute__((noinline)) Status feed_forward(const LlamaWeights& w, int32_t lay
 }
 
 // One chunk of n <= max_batch tokens through the whole stack.
+// `classify`: compute the logits (of the last position, or of all into all_logits); a prompt's
+// earlier chunks skip them, since the last chunk's overwrite them (a whole classifier pass each).
 Status forward_chunk(const LlamaWeights& w, LlamaState* s, const int32_t* tokens, int32_t n,
-                     float* all_logits) {
+                     float* all_logits, bool classify) {
   const ModelConfig& c = w.config;
   const int64_t d = c.dim, V = c.vocab_size;
   const int64_t f = c.hidden_dim;
@@ -503,6 +505,10 @@ Status forward_chunk(const LlamaWeights& w, LlamaState* s, const int32_t* tokens
     t = profile_charge(prof, Stage::feed_forward, t);
   }
 
+  if (!classify) {
+    s->pos += n;
+    return ok_status();
+  }
   // Classifier: every position when asked for all logits, else only the last.
   const int32_t first = all_logits ? 0 : n - 1;
   const int32_t rows = n - first;
@@ -542,7 +548,8 @@ Status llama_forward(const LlamaWeights& w, LlamaState* s, const int32_t* tokens
   for (int32_t done = 0; done < n;) {
     const int32_t chunk = n - done < s->options.max_batch ? n - done : s->options.max_batch;
     float* logits = all_logits ? all_logits + static_cast<size_t>(done) * c.vocab_size : nullptr;
-    EINFER_TRY(forward_chunk(w, s, tokens + done, chunk, logits));
+    EINFER_TRY(forward_chunk(w, s, tokens + done, chunk, logits,
+                             all_logits != nullptr || done + chunk == n));
     done += chunk;
   }
   return ok_status();
