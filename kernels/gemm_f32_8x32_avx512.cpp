@@ -18,9 +18,10 @@
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq")
 // GCC 12's 512-bit intrinsics pass _mm512_undefined_ps() as the unused merge operand, which
-// -Wmaybe-uninitialized reports inside the header (a known false positive).
+// -W(maybe-)uninitialized reports inside the header (a known false positive).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 
 #include "kernels/gemm_f32_pack_x86.h"
 
