@@ -12,6 +12,9 @@
 #include "kernels/attention.h"
 
 #include <cmath>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 #include <cstring>
 
 #include "kernels/attention_i8_rows.h"
@@ -32,18 +35,31 @@ constexpr int kHeadBlock = 4;  // query heads whose scores / accumulators are co
 // A kv head's rows sit one after another in the cache, so while a row is used the bytes this far
 // past it are requested (into all cache levels): decode is bound by how fast K/V arrive, and at
 // tile boundaries, where the kernel switches between the K and V streams, the hardware
-// prefetchers alone fall behind. 8 KB measured best of 1-32 KB on the AMD EPYC dev host
-// (override with -DEINFER_ATTN_PREFETCH_BYTES=...; 0 disables).
-#ifndef EINFER_ATTN_PREFETCH_BYTES
-#define EINFER_ATTN_PREFETCH_BYTES 8192
+// prefetchers alone fall behind. The distance that measured best differs by CPU: 8 KB of 1-32 KB
+// on an AMD EPYC, 2 KB on an Intel Xeon with AVX-512/AMX, where 8 KB made decode at context 2000
+// 7-15% slower (15M shape, q4). It is chosen once from the CPU vendor; -DEINFER_ATTN_PREFETCH_BYTES
+// pins it (0 disables).
+size_t prefetch_bytes() {
+#if defined(EINFER_ATTN_PREFETCH_BYTES)
+  return EINFER_ATTN_PREFETCH_BYTES;
+#elif defined(__x86_64__)
+  static const size_t bytes = [] {  // first use, not a static constructor
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    const bool intel = __get_cpuid(0, &a, &b, &c, &d) && b == 0x756e6547u && d == 0x49656e69u &&
+                       c == 0x6c65746eu;  // "GenuineIntel"
+    return size_t{intel ? 2048u : 8192u};
+  }();
+  return bytes;
+#else
+  return 8192;
 #endif
-constexpr size_t kPrefetchBytes = EINFER_ATTN_PREFETCH_BYTES;
+}
 
 inline void prefetch_ahead(const void* row, size_t row_bytes) {
-  if constexpr (kPrefetchBytes > 0) {
-    const char* p = static_cast<const char*>(row) + kPrefetchBytes;
-    for (size_t b = 0; b < row_bytes; b += 64) __builtin_prefetch(p + b, 0, 3);
-  }
+  const size_t distance = prefetch_bytes();
+  if (distance == 0) return;
+  const char* p = static_cast<const char*>(row) + distance;
+  for (size_t b = 0; b < row_bytes; b += 64) __builtin_prefetch(p + b, 0, 3);
 }
 
 size_t align64(size_t n) {
