@@ -56,16 +56,19 @@ void expect_type(const Json& v, Json::Type t, const std::string& what) {
     throw ShapeError{what + " must be " + type_name(t) + ", is " + type_name(v.type)};
 }
 
-// obj[key], or null when absent; obj must be an object.
-const Json& member(const Json& obj, const std::string& key) {
+// obj[key] or null when absent; obj must be an object.
+const Json* find_in(const Json& obj, const std::string& key) {
   expect_type(obj, Json::Type::object, "the holder of \"" + key + "\"");
-  const Json* v = obj.find(key);
+  return obj.find(key);
+}
+// obj[key], a null value when absent.
+const Json& member(const Json& obj, const std::string& key) {
+  const Json* v = find_in(obj, key);
   return v ? *v : kNull;
 }
 // obj[key], which must be present.
 const Json& at(const Json& obj, const std::string& key) {
-  expect_type(obj, Json::Type::object, "the holder of \"" + key + "\"");
-  const Json* v = obj.find(key);
+  const Json* v = find_in(obj, key);
   if (!v) throw ShapeError{"key \"" + key + "\" is missing"};
   return *v;
 }
@@ -74,16 +77,16 @@ bool contains(const Json& obj, const std::string& key) {
 }
 // nlohmann-style value(): the default when absent, the value when of the right type, else an error.
 std::string str_or(const Json& obj, const std::string& key, const std::string& def) {
-  const Json& v = member(obj, key);
-  if (v.type == Json::Type::null && !obj.find(key)) return def;
-  expect_type(v, Json::Type::string, "\"" + key + "\"");
-  return v.str;
+  const Json* v = find_in(obj, key);
+  if (!v) return def;
+  expect_type(*v, Json::Type::string, "\"" + key + "\"");
+  return v->str;
 }
 bool bool_or(const Json& obj, const std::string& key, bool def) {
-  const Json& v = member(obj, key);
-  if (v.type == Json::Type::null && !obj.find(key)) return def;
-  expect_type(v, Json::Type::boolean, "\"" + key + "\"");
-  return v.b;
+  const Json* v = find_in(obj, key);
+  if (!v) return def;
+  expect_type(*v, Json::Type::boolean, "\"" + key + "\"");
+  return v->b;
 }
 const std::string& str(const Json& v, const std::string& what) {
   expect_type(v, Json::Type::string, what);
@@ -92,6 +95,24 @@ const std::string& str(const Json& v, const std::string& what) {
 const std::vector<Json>& items(const Json& v, const std::string& what) {
   expect_type(v, Json::Type::array, what);
   return v.items;
+}
+
+// A JSON string literal (quotes, backslashes and control characters escaped).
+void dump_string(const std::string& text, std::string* out) {
+  *out += '"';
+  for (const char c : text) {
+    if (c == '"' || c == '\\') {
+      *out += '\\';
+      *out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
+      *out += buf;
+    } else {
+      *out += c;
+    }
+  }
+  *out += '"';
 }
 
 // Compact JSON text of a value, for messages.
@@ -110,20 +131,7 @@ void dump_to(const Json& v, std::string* out) {
       break;
     }
     case Json::Type::string:
-      *out += '"';
-      for (const char c : v.str) {
-        if (c == '"' || c == '\\') {
-          *out += '\\';
-          *out += c;
-        } else if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
-          *out += buf;
-        } else {
-          *out += c;
-        }
-      }
-      *out += '"';
+      dump_string(v.str, out);
       break;
     case Json::Type::array: {
       *out += '[';
@@ -137,10 +145,7 @@ void dump_to(const Json& v, std::string* out) {
       const char* sep = "";
       for (const auto& [k, e] : v.members) {
         *out += sep;
-        Json key;
-        key.type = Json::Type::string;
-        key.str = k;
-        dump_to(key, out);
+        dump_string(k, out);
         *out += ':';
         dump_to(e, out);
         sep = ",";
