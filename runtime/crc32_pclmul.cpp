@@ -8,7 +8,6 @@
 
 #if defined(EINFER_CRC32_PCLMUL)
 
-#include <cpuid.h>
 #include <immintrin.h>
 
 // The 512-bit path (VPCLMULQDQ on zmm) needs GCC: clang 14 rejects some of these target names.
@@ -67,17 +66,6 @@ __attribute__((target("pclmul,sse4.1"))) inline __m128i fold_lanes_128(const uns
 // Folding 2048 bits: four zmm registers of four 128-bit lanes each move 256 bytes per step.
 constexpr long long kFold2048Lo = 0x11542778aLL, kFold2048Hi = 0x1322d1430LL;
 
-// VPCLMULQDQ with AVX-512 F/BW/VL, and the OS saving the ZMM state (CPUID and XGETBV).
-bool vpclmul_supported() {
-  unsigned a = 0, b = 0, c = 0, d = 0;
-  if (!__get_cpuid(1, &a, &b, &c, &d) || !((c >> 27) & 1u) || !((c >> 1) & 1u)) return false;
-  unsigned xcr0_lo = 0, xcr0_hi = 0;
-  __asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
-  if ((xcr0_lo & 0xE6u) != 0xE6u) return false;
-  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
-  return ((c >> 10) & 1u) && ((b >> 16) & 1u) && ((b >> 30) & 1u) && ((b >> 31) & 1u);
-}
-
 #define EINFER_CRC32_ZMM_TARGET target("vpclmulqdq,avx512f,avx512bw,avx512vl,pclmul,sse4.1")
 
 __attribute__((EINFER_CRC32_ZMM_TARGET)) inline __m512i fold_zmm(__m512i x, __m512i k,
@@ -127,8 +115,10 @@ __attribute__((EINFER_CRC32_ZMM_TARGET, noinline)) __m128i fold_lanes_512(const 
 
 bool crc32_vpclmul_available() {
 #if defined(EINFER_CRC32_VPCLMUL)
-  static const bool supported = vpclmul_supported();  // first use, not a static constructor
-  return supported;
+  // As crc32_pclmul_available: GCC's CPU model counts AVX-512 only when the OS saves its state.
+  return crc32_pclmul_available() && __builtin_cpu_supports("vpclmulqdq") &&
+         __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl");
 #else
   return false;
 #endif
