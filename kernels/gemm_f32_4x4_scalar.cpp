@@ -28,7 +28,8 @@ void gemm_f32_4x4_scalar(int64_t kc, const float* ap, const float* bp, float* c,
 }
 
 void gemm_f32_4x4_scalar_direct(int64_t kc, const float* a, int64_t lda, int64_t mr,
-                                const float* bp, float* c, int64_t ldc, bool accumulate) {
+                                const float* bp, float* c, int64_t ldc, bool accumulate,
+                                PrefetchStream*) {
   float acc[4][4] = {};
   for (int r = 0; r < 4; ++r) {
     const float* ar = a + (r < mr ? r : mr - 1) * lda;

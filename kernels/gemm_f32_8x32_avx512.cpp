@@ -33,12 +33,13 @@ constexpr int kMR = 8, kNR = 32;
 // A packed (ap[p * 8 + r]) or read in place (rows a + r * lda, rows >= mr repeating row mr - 1).
 template <bool kDirect>
 inline void tile_8x32(int64_t kc, const float* a, int64_t lda, int64_t mr, const float* bp,
-                      float* c, int64_t ldc, bool accumulate) {
+                      float* c, int64_t ldc, bool accumulate, PrefetchStream* pf) {
   const float* ar[kMR];
   for (int r = 0; r < kMR; ++r) ar[r] = kDirect ? a + (r < mr ? r : mr - 1) * lda : a + r;
   __m512 acc[kMR][2];
   for (int r = 0; r < kMR; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
   for (int64_t p = 0; p < kc; ++p) {
+    if (kDirect && (p & 1) == 0) pf->next();
     const __m512 b0 = _mm512_loadu_ps(bp + p * kNR), b1 = _mm512_loadu_ps(bp + p * kNR + 16);
     for (int r = 0; r < kMR; ++r) {
       const __m512 av = _mm512_set1_ps(kDirect ? ar[r][p] : ar[r][p * kMR]);
@@ -56,11 +57,12 @@ inline void tile_8x32(int64_t kc, const float* a, int64_t lda, int64_t mr, const
 
 void gemm_f32_8x32_avx512(int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc,
                           bool acc) {
-  tile_8x32<false>(kc, ap, 0, kMR, bp, c, ldc, acc);
+  tile_8x32<false>(kc, ap, 0, kMR, bp, c, ldc, acc, nullptr);
 }
 void gemm_f32_8x32_avx512_direct(int64_t kc, const float* a, int64_t lda, int64_t mr,
-                                 const float* bp, float* c, int64_t ldc, bool acc) {
-  tile_8x32<true>(kc, a, lda, mr, bp, c, ldc, acc);
+                                 const float* bp, float* c, int64_t ldc, bool acc,
+                                 PrefetchStream* pf) {
+  tile_8x32<true>(kc, a, lda, mr, bp, c, ldc, acc, pf);
 }
 
 static_assert(kMR <= kMaxMR && kNR <= kMaxNR && kMC % kMR == 0 && kNC % kNR == 0);
@@ -68,6 +70,10 @@ static_assert(kMR <= kMaxMR && kNR <= kMaxNR && kMC % kMR == 0 && kNC % kNR == 0
 }  // namespace
 
 void gemm_f32_avx512(const GemmF32Args& args, void* scratch) {
+  if (gemm_use_transposed<kNR>(args)) {
+    return gemm_driver_transposed<kMR, kNR, gemm_f32_8x32_avx512_direct, pack_b_panel_x86<kNR>,
+                                  store_transposed_x86<kNR>>(args, scratch);
+  }
   gemm_driver<kMR, kNR, gemm_f32_8x32_avx512, gemm_f32_8x32_avx512_direct, pack_b_panel_x86<kNR>>(
       args, scratch);
 }

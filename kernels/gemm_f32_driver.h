@@ -34,12 +34,63 @@ inline int64_t gemm_kc(int64_t k) {
   return blocks > 0 ? (k + blocks - 1) / blocks : 0;
 }
 
+// Lines a tile requests while it computes: `rows` runs of `row_bytes` bytes, `stride` bytes apart.
+// The driver hands each tile a slice of the next B panel's source. In a prefill chunk every weight
+// matrix comes from memory once; without this, each panel's pack waited for its rows with the FMA
+// units idle (15% of 110M f32 prefill at 64-token chunks went to the pack). The requests are spread
+// over the tile's K loop, one per two steps: issued in a burst they take every line fill buffer
+// and stall the tile instead.
+struct PrefetchStream {
+  const char* row = nullptr;
+  int64_t stride = 0;
+  int64_t rows = 0;
+  int64_t row_bytes = 0;
+  int64_t offset = 0;
+
+  // Requests the next line into L2, if any is left.
+  inline void next() {
+    if (rows <= 0) return;
+    __builtin_prefetch(row + offset, 0, 2);
+    offset += 64;
+    if (offset >= row_bytes) {
+      offset = 0;
+      row += stride;
+      --rows;
+    }
+  }
+};
+
 using MicroKernel = void (*)(int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc,
                              bool accumulate);
 // Same tile with A read in place (rows of contiguous K, row stride lda); rows >= mr repeat row
-// mr - 1 (their results are discarded), so edge tiles need no padding.
+// mr - 1 (their results are discarded), so edge tiles need no padding. pf (never null) is advanced
+// by the lines the kernel requested; the driver requests any it left.
 using DirectMicroKernel = void (*)(int64_t kc, const float* a, int64_t lda, int64_t mr,
-                                   const float* bp, float* c, int64_t ldc, bool accumulate);
+                                   const float* bp, float* c, int64_t ldc, bool accumulate,
+                                   PrefetchStream* pf);
+
+// Slice `part` of `parts` of B's block [p0, p0 + kc) x [j0, j0 + nr) as a prefetch stream: whole
+// columns when they run along K (b_k == 1), whole rows when B's rows are contiguous (b_n == 1),
+// nothing otherwise.
+inline PrefetchStream b_slice_stream(const GemmF32Args& g, int64_t p0, int64_t kc, int64_t j0,
+                                     int64_t nr, int64_t part, int64_t parts) {
+  PrefetchStream s;
+  const int64_t f = static_cast<int64_t>(sizeof(float));
+  if (g.b_k == 1) {
+    const int64_t first = nr * part / parts, last = nr * (part + 1) / parts;
+    s.row = reinterpret_cast<const char*>(g.b + p0 + (j0 + first) * g.b_n);
+    s.stride = g.b_n * f;
+    s.rows = last - first;
+    s.row_bytes = kc * f;
+  } else if (g.b_n == 1) {
+    const int64_t first = kc * part / parts, last = kc * (part + 1) / parts;
+    s.row = reinterpret_cast<const char*>(g.b + (p0 + first) * g.b_k + j0);
+    s.stride = g.b_k * f;
+    s.rows = last - first;
+    s.row_bytes = nr * f;
+  }
+  return s;
+}
 
 // A[i0 .. i0+mc, p0 .. p0+kc] -> panels of MR rows: ap[panel][p][r], zero-padded rows.
 template <int MR>
@@ -77,6 +128,28 @@ void pack_b(const GemmF32Args& g, int64_t p0, int64_t kc, int64_t j0, int64_t nc
   }
 }
 
+// Where column j of C lands (the optional n_inner split of GemmF32Args).
+inline int64_t gemm_col_offset(const GemmF32Args& g, int64_t j) {
+  return g.n_inner > 0 ? (j / g.n_inner) * g.c_n_outer + (j % g.n_inner) * g.c_n : j * g.c_n;
+}
+
+// Writes a tile of the transposed product: tile[r * NR + c] is C[i0 + c][j0 + r] (or is added to
+// it), for r < mr, c < nr. An ISA file may pass a register-transposing one.
+using TransposedStore = void (*)(const float* tile, int64_t mr, int64_t nr, const GemmF32Args& g,
+                                 int64_t i0, int64_t j0, bool accumulate);
+
+template <int NR>
+void store_transposed(const float* tile, int64_t mr, int64_t nr, const GemmF32Args& g, int64_t i0,
+                      int64_t j0, bool accumulate) {
+  for (int64_t c = 0; c < nr; ++c) {
+    float* crow = g.c + (i0 + c) * g.c_m;
+    for (int64_t r = 0; r < mr; ++r) {
+      float& dst = crow[gemm_col_offset(g, j0 + r)];
+      dst = accumulate ? dst + tile[r * NR + c] : tile[r * NR + c];
+    }
+  }
+}
+
 // Packs one B panel, columns [j0, j0 + nr) (nr <= NR) of rows [p0, p0 + kc), as pack_b does; an
 // ISA file may pass a faster one (e.g. a register transpose when B's columns run along K).
 using PanelPacker = void (*)(const GemmF32Args& g, int64_t p0, int64_t kc, int64_t j0, int64_t nr,
@@ -98,12 +171,11 @@ void gemm_driver(const GemmF32Args& g, void* scratch) {
   const int64_t kc_max = gemm_kc(g.k);
   float* ap = bp + ((nc_max * kc_max + 15) & ~int64_t{15});
   alignas(64) float tile[MR * NR];
-  auto col_off = [&g](int64_t j) {
-    return g.n_inner > 0 ? (j / g.n_inner) * g.c_n_outer + (j % g.n_inner) * g.c_n : j * g.c_n;
-  };
+  auto col_off = [&g](int64_t j) { return gemm_col_offset(g, j); };
   // One tile: C[i0 .. i0+mr, j .. j+nr) from the packed panel bpanel (and A in place or packed).
+  PrefetchStream no_prefetch;
   auto run_tile = [&](int64_t i0, int64_t mr, int64_t j, int64_t nr, int64_t pc, int64_t kc,
-                      const float* bpanel, const float* apanel, bool acc) {
+                      const float* bpanel, const float* apanel, bool acc, PrefetchStream* pf) {
     float* c = g.c + i0 * g.c_m;
     const float* a_rows = g.a + i0 * g.a_m + pc;
     // A full tile whose columns are contiguous in C (not straddling an n_inner split: the
@@ -111,12 +183,12 @@ void gemm_driver(const GemmF32Args& g, void* scratch) {
     const bool contiguous = g.c_n == 1 && (g.n_inner <= 0 || (j % g.n_inner) + NR <= g.n_inner);
     if (mr == MR && nr == NR && contiguous) {
       if (!apanel)
-        UKD(kc, a_rows, g.a_m, mr, bpanel, c + col_off(j), g.c_m, acc);
+        UKD(kc, a_rows, g.a_m, mr, bpanel, c + col_off(j), g.c_m, acc, pf);
       else
         UK(kc, apanel, bpanel, c + col_off(j), g.c_m, acc);
     } else {  // edge tile or strided columns: through a register-sized buffer
       if (!apanel)
-        UKD(kc, a_rows, g.a_m, mr, bpanel, tile, NR, false);
+        UKD(kc, a_rows, g.a_m, mr, bpanel, tile, NR, false, pf);
       else
         UK(kc, apanel, bpanel, tile, NR, false);
       for (int64_t r = 0; r < mr; ++r)
@@ -135,11 +207,29 @@ void gemm_driver(const GemmF32Args& g, void* scratch) {
         // Row-contiguous A is read in place (the tile broadcasts from MR row streams, all of A's
         // K block stays in L2), so each B panel is packed right before the tiles that use it and
         // is still in L1 for all of them: no KC x NC block of B round-trips through L2.
+        // While its tiles run, the next panel's source is requested (PrefetchStream).
+        const int64_t tiles = (g.m + MR - 1) / MR;
         for (int64_t jr = 0; jr < nc; jr += NR) {
           const int64_t nr = min64(NR, nc - jr);
           PACK(g, pc, kc, jc + jr, nr, bp);
-          for (int64_t ir = 0; ir < g.m; ir += MR)
-            run_tile(ir, min64(MR, g.m - ir), jc + jr, nr, pc, kc, bp, nullptr, acc);
+          int64_t next_j = jc + jr + NR, next_p = pc;  // the next panel, maybe of the next block
+          if (next_j >= min64(jc + kNC, g.n)) {
+            next_j = jc;
+            next_p = pc + kc_max;
+            if (next_p >= g.k) {
+              next_p = 0;
+              next_j = jc + kNC;
+            }
+          }
+          const int64_t next_nr = next_j < g.n ? min64(NR, g.n - next_j) : 0;
+          const int64_t next_kc = min64(kc_max, g.k - next_p);
+          int64_t t = 0;
+          for (int64_t ir = 0; ir < g.m; ir += MR, ++t) {
+            PrefetchStream pf;
+            if (next_nr > 0) pf = b_slice_stream(g, next_p, next_kc, next_j, next_nr, t, tiles);
+            run_tile(ir, min64(MR, g.m - ir), jc + jr, nr, pc, kc, bp, nullptr, acc, &pf);
+            while (pf.rows > 0) pf.next();
+          }
         }
         continue;
       }
@@ -152,11 +242,75 @@ void gemm_driver(const GemmF32Args& g, void* scratch) {
           const int64_t nr = min64(NR, nc - jr);
           for (int64_t ir = 0; ir < mc; ir += MR)
             run_tile(ic + ir, min64(MR, mc - ir), jc + jr, nr, pc, kc, bp + jr * kc, ap + ir * kc,
-                     acc);
+                     acc, &no_prefetch);
         }
       }
     }
   }
+}
+
+// gemm_driver for a product whose operands both run along K (A's rows and B's columns: x W^T, a
+// projection with the weights stored [N, K]), computed as its transpose: the weight rows are the
+// tiles' broadcast operand, read in place, and the activations are packed as panels of NR rows.
+// The pack then costs O(M K) per call instead of O(N K): at 64-token prefill chunks packing each
+// weight panel for only 64 rows took a fifth of the GEMM time. Each element gets the same FMA
+// chain over a K block and the same C + block sum as in gemm_driver (C + t == t + C), so the
+// same bits. Uses the scratch of gemm_driver (M <= N, so M's panels fit B's block).
+template <int MR, int NR, DirectMicroKernel UKD, PanelPacker PACK, TransposedStore STORE>
+void gemm_driver_transposed(const GemmF32Args& g, void* scratch) {
+  GemmF32Args x = g;  // the activations as the B operand: x(p, i) = A[i, p]
+  x.b = g.a;
+  x.b_k = g.a_k;
+  x.b_n = g.a_m;
+  float* xp = static_cast<float*>(scratch);
+  const int64_t kc_max = gemm_kc(g.k);
+  alignas(64) float tile[MR * NR];
+  for (int64_t ic = 0; ic < g.m; ic += kNC) {
+    const int64_t mc = min64(kNC, g.m - ic);
+    const int64_t panels = (mc + NR - 1) / NR;
+    for (int64_t pc = 0; pc < g.k; pc += kc_max) {
+      const int64_t kc = min64(kc_max, g.k - pc);
+      const bool acc = g.accumulate || pc > 0;
+      for (int64_t ip = 0; ip < mc; ip += NR)
+        PACK(x, pc, kc, ic + ip, min64(NR, mc - ip), xp + ip * kc);
+      for (int64_t jr = 0; jr < g.n; jr += MR) {
+        const int64_t mr = min64(MR, g.n - jr);
+        const float* w = g.b + jr * g.b_n + pc;
+        // The next weight rows (this K block's next tile, else the next K block's first) are
+        // requested while this tile's panels run, a slice per panel.
+        int64_t next_j = jr + MR, next_p = pc;
+        if (next_j >= g.n) {
+          next_j = 0;
+          next_p = pc + kc_max;
+        }
+        const bool more = next_p < g.k;
+        const int64_t next_rows = more ? min64(MR, g.n - next_j) : 0;
+        int64_t t = 0;
+        for (int64_t ip = 0; ip < mc; ip += NR, ++t) {
+          PrefetchStream pf;
+          if (more) {
+            const int64_t first = next_rows * t / panels, last = next_rows * (t + 1) / panels;
+            pf.row = reinterpret_cast<const char*>(g.b + (next_j + first) * g.b_n + next_p);
+            pf.stride = g.b_n * static_cast<int64_t>(sizeof(float));
+            pf.rows = last - first;
+            pf.row_bytes = min64(kc_max, g.k - next_p) * static_cast<int64_t>(sizeof(float));
+          }
+          UKD(kc, w, g.b_n, mr, xp + ip * kc, tile, NR, false, &pf);
+          while (pf.rows > 0) pf.next();
+          STORE(tile, mr, min64(NR, mc - ip), g, ic + ip, jr, acc);
+        }
+      }
+    }
+  }
+}
+
+// Whether gemm_driver_transposed suits: both operands along K, more weight rows than activation
+// rows, and activation panels of NR rows at least 7/8 full (a 64-token chunk fills two of 32).
+template <int NR>
+bool gemm_use_transposed(const GemmF32Args& g) {
+  if (g.a_k != 1 || g.b_k != 1 || g.n <= g.m || g.m < NR || g.m > 3 * NR) return false;
+  const int64_t padded = (g.m + NR - 1) / NR * NR;
+  return (padded - g.m) * 8 <= g.m;
 }
 
 #if defined(__AVX2__) && defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)

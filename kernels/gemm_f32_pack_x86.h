@@ -13,8 +13,8 @@
 namespace einfer::gemm_detail {
 namespace {
 
-// 8 x 8 register transpose: rows r[0..8) of 8 floats -> columns, stored at dst + t * ld_dst.
-inline void transpose8x8_store(const __m256 (&r)[8], float* dst, int64_t ld_dst) {
+// 8 x 8 register transpose: rows r[0..8) of 8 floats -> columns c[0..8).
+inline void transpose8x8(const __m256 (&r)[8], __m256 (&c)[8]) {
   __m256 t[8], u[8];
   for (int i = 0; i < 4; ++i) {
     t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
@@ -27,9 +27,36 @@ inline void transpose8x8_store(const __m256 (&r)[8], float* dst, int64_t ld_dst)
     u[4 * h + 2] = _mm256_shuffle_ps(a[1], b[1], 0x44);
     u[4 * h + 3] = _mm256_shuffle_ps(a[1], b[1], 0xEE);
   }
-  for (int c = 0; c < 4; ++c) {
-    _mm256_store_ps(dst + c * ld_dst, _mm256_permute2f128_ps(u[c], u[4 + c], 0x20));
-    _mm256_store_ps(dst + (4 + c) * ld_dst, _mm256_permute2f128_ps(u[c], u[4 + c], 0x31));
+  for (int i = 0; i < 4; ++i) {
+    c[i] = _mm256_permute2f128_ps(u[i], u[4 + i], 0x20);
+    c[4 + i] = _mm256_permute2f128_ps(u[i], u[4 + i], 0x31);
+  }
+}
+
+// The transposed rows stored at dst + t * ld_dst (32-byte aligned).
+inline void transpose8x8_store(const __m256 (&r)[8], float* dst, int64_t ld_dst) {
+  __m256 c[8];
+  transpose8x8(r, c);
+  for (int t = 0; t < 8; ++t) _mm256_store_ps(dst + t * ld_dst, c[t]);
+}
+
+// store_transposed (gemm_f32_driver.h) for tiles of 8 weight rows whose C columns are contiguous:
+// 8 x 8 blocks transposed in registers, each activation row gets its 8 columns in one store.
+template <int NR>
+void store_transposed_x86(const float* tile, int64_t mr, int64_t nr, const GemmF32Args& g,
+                          int64_t i0, int64_t j0, bool accumulate) {
+  const bool contiguous = g.c_n == 1 && (g.n_inner <= 0 || (j0 % g.n_inner) + 8 <= g.n_inner);
+  if (mr != 8 || !contiguous) return store_transposed<NR>(tile, mr, nr, g, i0, j0, accumulate);
+  float* c0 = g.c + i0 * g.c_m + gemm_col_offset(g, j0);
+  for (int64_t b = 0; b * 8 < nr; ++b) {
+    __m256 r[8], c[8];
+    for (int i = 0; i < 8; ++i) r[i] = _mm256_load_ps(tile + i * NR + b * 8);
+    transpose8x8(r, c);
+    const int64_t rows = nr - b * 8 < 8 ? nr - b * 8 : 8;
+    for (int64_t t = 0; t < rows; ++t) {
+      float* dst = c0 + (b * 8 + t) * g.c_m;
+      _mm256_storeu_ps(dst, accumulate ? _mm256_add_ps(_mm256_loadu_ps(dst), c[t]) : c[t]);
+    }
   }
 }
 

@@ -49,7 +49,8 @@ inline void gemm_f32_simd_tile(int64_t kc, const float* ap, const float* bp, flo
 
 template <int MR, int NV>
 inline void gemm_f32_simd_tile_direct(int64_t kc, const float* a, int64_t lda, int64_t mr,
-                                      const float* bp, float* c, int64_t ldc, bool accumulate) {
+                                      const float* bp, float* c, int64_t ldc, bool accumulate,
+                                      PrefetchStream* pf) {
   constexpr int NR = NV * kLanes;
   const float* ar[MR];
   for (int r = 0; r < MR; ++r) ar[r] = a + (r < mr ? r : mr - 1) * lda;
@@ -57,6 +58,7 @@ inline void gemm_f32_simd_tile_direct(int64_t kc, const float* a, int64_t lda, i
   for (int r = 0; r < MR; ++r)
     for (int v = 0; v < NV; ++v) acc[r][v] = Batch(0.f);
   for (int64_t p = 0; p < kc; ++p) {
+    if ((p & 1) == 0) pf->next();
     Batch b[NV];
     for (int v = 0; v < NV; ++v) b[v] = Batch::load_aligned(bp + p * NR + v * kLanes);
     for (int r = 0; r < MR; ++r) {
@@ -79,8 +81,8 @@ void gemm_f32_6x16_avx2(int64_t kc, const float* ap, const float* bp, float* c, 
   gemm_f32_simd_tile<6, 2>(kc, ap, bp, c, ldc, acc);
 }
 void gemm_f32_6x16_avx2_direct(int64_t kc, const float* a, int64_t lda, int64_t mr, const float* bp,
-                               float* c, int64_t ldc, bool acc) {
-  gemm_f32_simd_tile_direct<6, 2>(kc, a, lda, mr, bp, c, ldc, acc);
+                               float* c, int64_t ldc, bool acc, PrefetchStream* pf) {
+  gemm_f32_simd_tile_direct<6, 2>(kc, a, lda, mr, bp, c, ldc, acc, pf);
 }
 constexpr MicroKernel kSimdKernel = gemm_f32_6x16_avx2;
 constexpr DirectMicroKernel kSimdDirectKernel = gemm_f32_6x16_avx2_direct;
@@ -93,8 +95,8 @@ void gemm_f32_8x8_neon(int64_t kc, const float* ap, const float* bp, float* c, i
   gemm_f32_simd_tile<8, 2>(kc, ap, bp, c, ldc, acc);
 }
 void gemm_f32_8x8_neon_direct(int64_t kc, const float* a, int64_t lda, int64_t mr, const float* bp,
-                              float* c, int64_t ldc, bool acc) {
-  gemm_f32_simd_tile_direct<8, 2>(kc, a, lda, mr, bp, c, ldc, acc);
+                              float* c, int64_t ldc, bool acc, PrefetchStream* pf) {
+  gemm_f32_simd_tile_direct<8, 2>(kc, a, lda, mr, bp, c, ldc, acc, pf);
 }
 constexpr MicroKernel kSimdKernel = gemm_f32_8x8_neon;
 constexpr DirectMicroKernel kSimdDirectKernel = gemm_f32_8x8_neon_direct;
@@ -107,8 +109,8 @@ void gemm_f32_4x8_neon(int64_t kc, const float* ap, const float* bp, float* c, i
   gemm_f32_simd_tile<4, 2>(kc, ap, bp, c, ldc, acc);
 }
 void gemm_f32_4x8_neon_direct(int64_t kc, const float* a, int64_t lda, int64_t mr, const float* bp,
-                              float* c, int64_t ldc, bool acc) {
-  gemm_f32_simd_tile_direct<4, 2>(kc, a, lda, mr, bp, c, ldc, acc);
+                              float* c, int64_t ldc, bool acc, PrefetchStream* pf) {
+  gemm_f32_simd_tile_direct<4, 2>(kc, a, lda, mr, bp, c, ldc, acc, pf);
 }
 constexpr MicroKernel kSimdKernel = gemm_f32_4x8_neon;
 constexpr DirectMicroKernel kSimdDirectKernel = gemm_f32_4x8_neon_direct;

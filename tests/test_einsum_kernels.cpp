@@ -9,6 +9,7 @@
 
 #include "kernels/einsum.h"
 #include "kernels/gemm_f32.h"
+#include "kernels/isa.h"
 #include "kernels/quant.h"
 
 using namespace einfer;
@@ -94,8 +95,12 @@ std::string check_against_reference(const char* spec, std::vector<TensorView> in
 }  // namespace
 
 TEST_CASE("gemm_f32: SIMD microkernel path equals the scalar twin on odd sizes and strides") {
-  const int64_t sizes[][3] = {{1, 1, 1},     {5, 7, 3},    {6, 16, 1},   {13, 33, 17},
-                              {37, 19, 300}, {150, 40, 9}, {7, 1030, 5}, {10, 24, 700}};
+  // The last three take the AVX-512 build's transposed path where both operands run along K
+  // (M of 32-96 rows, N > M): weight tiles ending off the 8-row grid, activation panels ending
+  // off the 32-row grid, K in several blocks.
+  const int64_t sizes[][3] = {{1, 1, 1},      {5, 7, 3},    {6, 16, 1},   {13, 33, 17},
+                              {37, 19, 300},  {150, 40, 9}, {7, 1030, 5}, {10, 24, 700},
+                              {64, 203, 700}, {60, 96, 33}, {90, 1030, 9}};
   for (auto& s : sizes) {
     for (int layout = 0; layout < 4; ++layout) {
       const int64_t m = s[0], n = s[1], k = s[2];
@@ -130,6 +135,59 @@ TEST_CASE("gemm_f32: SIMD microkernel path equals the scalar twin on odd sizes a
       CHECK(std::fabs(c1[n - 1] - want) <= 1e-4 * (1 + k));
     }
   }
+}
+
+// The AVX-512 GEMM computes x W^T products as their transpose (weights read in place, activations
+// packed) for 32-96 rows, and promises the bits of the AVX2 tiles: same FMA chain per element,
+// same K blocks, C + block sum. Checked on head-split outputs (n_inner) and with accumulation.
+TEST_CASE("gemm_f32: AVX-512 tiles, transposed or not, give the AVX2 tiles' bits") {
+  const std::string before = isa_name();
+  if (!isa_select("avx2").ok() || !isa_select("avx2+avx512vnni").ok()) {
+    MESSAGE("skipped: this CPU or build has no AVX2 + AVX-512 selections");
+    REQUIRE(isa_select(before.c_str()).ok());
+    return;
+  }
+  const int64_t sizes[][4] = {// m, n, k, n_inner
+                              {64, 288, 288, 0}, {64, 768, 768, 64}, {45, 200, 700, 0},
+                              {96, 130, 40, 0},  {33, 96, 17, 48},   {128, 300, 64, 0}};
+  for (auto& s : sizes) {
+    const int64_t m = s[0], n = s[1], k = s[2], n_inner = s[3];
+    CAPTURE(m);
+    CAPTURE(n);
+    CAPTURE(k);
+    std::vector<float> a = random_vec(m * k, 5), b = random_vec(k * n, 6);
+    for (int accumulate = 0; accumulate < 2; ++accumulate) {
+      const std::vector<float> c_before = random_vec(m * n, 7);
+      std::vector<float> c[2] = {c_before, c_before};
+      GemmF32Args g;
+      g.m = m;
+      g.n = n;
+      g.k = k;
+      g.a = a.data();
+      g.a_m = k;
+      g.a_k = 1;
+      g.b = b.data();
+      g.b_k = 1;  // weights stored [N, K]
+      g.b_n = k;
+      g.c_m = n_inner > 0 ? n_inner : n;  // head-major output when split: [n / n_inner][m][n_inner]
+      g.c_n = 1;
+      g.n_inner = n_inner;
+      g.c_n_outer = n_inner > 0 ? m * n_inner : 0;
+      g.accumulate = accumulate == 1;
+      AlignedBuf sb;
+      void* scratch = sb.get(gemm_f32_scratch_bytes(m, n, k));
+      for (int i = 0; i < 2; ++i) {
+        REQUIRE(isa_select(i == 0 ? "avx2" : "avx2+avx512vnni").ok());
+        g.c = c[i].data();
+        gemm_f32(g, scratch);
+      }
+      CHECK(std::memcmp(c[0].data(), c[1].data(), c[0].size() * sizeof(float)) == 0);
+      double want = accumulate ? c_before[0] : 0.0;  // element (0, 0) by double accumulation
+      for (int64_t p = 0; p < k; ++p) want += double(a[p]) * b[p];
+      CHECK(std::fabs(c[1][0] - want) <= 1e-4 * (1 + k));
+    }
+  }
+  REQUIRE(isa_select(before.c_str()).ok());
 }
 
 TEST_CASE("gemv_f32: rows and columns kernels equal the scalar twin, tails included") {
