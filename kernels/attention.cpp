@@ -278,9 +278,70 @@ void tile_scores(const float* q, const ScratchLayout& s, int32_t h0, int32_t k, 
     i8_tile_scores<RB, false>(s, h0, k, t.n8, sc);
   }
   int32_t j = t.n8;
+  // RB x KB = 8 products per block where the heads allow: their sums come out of one
+  // transpose-reduce instead of a store and a scalar tree each (same tree, same bits).
+  if constexpr (RB == 1 || RB == 2) {
+    for (; j + 8 / RB <= t.cnt; j += 8 / RB)
+      f32_dots_RBxKB<RB, 8 / RB>(q + h0 * k, s.krow + j, k, sc + j, kTile);
+  }
   for (; j + 2 <= t.cnt; j += 2) f32_dots_RBxKB<RB, 2>(q + h0 * k, s.krow + j, k, sc + j, kTile);
   for (; j < t.cnt; ++j) f32_dots_RBxKB<RB, 1>(q + h0 * k, s.krow + j, k, sc + j, kTile);
 }
+
+#if EINFER_HAS_SIMD
+// f32_accumulate_v_RB<1> for rows of NV whole vectors: the accumulator stays in registers over the
+// tile instead of a load and a store per key pair. Per element the same FMA chain in key order.
+template <int NV>
+void f32_accumulate_v_regs(const float* p, const float* const* vrow, int32_t j0, int32_t j1,
+                           float* acc) {
+  Batch a[NV];
+#pragma GCC unroll 8
+  for (int v = 0; v < NV; ++v) a[v] = Batch::load_unaligned(acc + v * kLanes);
+  for (int32_t j = j0; j < j1; ++j) {
+    const Batch w(p[j]);
+    const float* x = vrow[j];
+    if ((j - j0) % 2 == 0) {  // the prefetch pace of f32_accumulate_v_RB: both rows of a pair
+      prefetch_ahead(x, NV * kLanes * sizeof(float));
+      if (j + 1 < j1) prefetch_ahead(vrow[j + 1], NV * kLanes * sizeof(float));
+    }
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) a[v] = xsimd::fma(w, Batch::load_unaligned(x + v * kLanes), a[v]);
+  }
+#pragma GCC unroll 8
+  for (int v = 0; v < NV; ++v) a[v].store_unaligned(acc + v * kLanes);
+}
+
+// Whether one head's f32 V rows take f32_accumulate_v_regs (2 to 8 whole vectors).
+bool f32_accumulate_v_regs_any(const float* p, const float* const* vrow, int32_t j0, int32_t j1,
+                               int32_t k, float* acc) {
+  if (k % kLanes != 0) return false;
+  switch (k / kLanes) {
+    case 2:
+      f32_accumulate_v_regs<2>(p, vrow, j0, j1, acc);
+      return true;
+    case 3:
+      f32_accumulate_v_regs<3>(p, vrow, j0, j1, acc);
+      return true;
+    case 4:
+      f32_accumulate_v_regs<4>(p, vrow, j0, j1, acc);
+      return true;
+    case 5:
+      f32_accumulate_v_regs<5>(p, vrow, j0, j1, acc);
+      return true;
+    case 6:
+      f32_accumulate_v_regs<6>(p, vrow, j0, j1, acc);
+      return true;
+    case 7:
+      f32_accumulate_v_regs<7>(p, vrow, j0, j1, acc);
+      return true;
+    case 8:
+      f32_accumulate_v_regs<8>(p, vrow, j0, j1, acc);
+      return true;
+    default:
+      return false;
+  }
+}
+#endif
 
 template <int RB>
 void tile_accumulate(const ScratchLayout& s, int32_t h0, int32_t k, TileRows t) {
@@ -300,7 +361,12 @@ void tile_accumulate(const ScratchLayout& s, int32_t h0, int32_t k, TileRows t) 
     i8_accumulate_v_RB<RB>(p, kTile, s.v8row, 0, t.n8, k, acc);
 #endif
   }
-  if (t.cnt > t.n8) f32_accumulate_v_RB<RB>(p, kTile, s.vrow, t.n8, t.cnt, k, acc);
+  if (t.cnt > t.n8) {
+#if EINFER_HAS_SIMD
+    if (RB == 1 && f32_accumulate_v_regs_any(p, s.vrow, t.n8, t.cnt, k, acc)) return;
+#endif
+    f32_accumulate_v_RB<RB>(p, kTile, s.vrow, t.n8, t.cnt, k, acc);
+  }
 }
 
 template <int RB>
