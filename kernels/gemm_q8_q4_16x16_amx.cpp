@@ -72,19 +72,25 @@ inline void group_runs(bool q4, int64_t group, int64_t g, int64_t* first, int64_
 // bytes, row r holding the four bytes 4r..4r+3 of the group of each activation row (zeros for the
 // missing rows); then per group the 16 activation scales.
 void interleave_tile(const QuantGemm& p, bool q4, int64_t i0, int64_t rows, uint8_t* dst) {
-  const int64_t group = p.group, quads = group / 4;
+  const int64_t group = p.group, quads = group / 4, half = quads / 2;
+  // Row r of a group's block is one gather: the four bytes at the same offset of each of the
+  // 16 activation rows (kpad bytes apart), missing rows masked to zero. (A byte-wise loop with
+  // an index division per four bytes took ~40% of the AMX prefill GEMM.)
+  const __m512i row_offsets =
+      _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                         _mm512_set1_epi32(static_cast<int>(p.kpad)));
+  const __mmask16 present = static_cast<__mmask16>((1u << rows) - 1u);
+  const int8_t* base = p.qa + i0 * p.kpad;
   for (int64_t g = 0; g < p.groups; ++g) {
-    uint32_t* out = reinterpret_cast<uint32_t*>(dst + g * group * kTile);
+    int32_t* out = reinterpret_cast<int32_t*>(dst + g * group * kTile);
     int64_t runs[2];
     group_runs(q4, group, g, &runs[0], &runs[1]);
-    for (int64_t i = 0; i < kTile; ++i) {
-      const int8_t* a = p.qa + (i0 + i) * p.kpad;
-      for (int64_t r = 0; r < quads; ++r) {
-        uint32_t v = 0;
-        if (i < rows) std::memcpy(&v, a + runs[r / (quads / 2)] + 4 * (r % (quads / 2)), 4);
-        out[r * kTile + i] = v;
+    for (int h = 0; h < 2; ++h)
+      for (int64_t r = 0; r < half; ++r) {
+        const __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), present, row_offsets,
+                                                      base + runs[h] + 4 * r, 1);
+        _mm512_store_si512(out + (h * half + r) * kTile, v);
       }
-    }
   }
   float* scales = reinterpret_cast<float*>(dst + p.k * kTile);
   for (int64_t g = 0; g < p.groups; ++g)
