@@ -714,7 +714,10 @@ Status attention_f32(const AttentionShape& shape, const float* q, const float* k
                        static_cast<int64_t>(scratch ? scratch_bytes : 0));
   }
   // Work items are (query, kv group) pairs, each attended wholly by one task with its own
-  // scratch slot: a task count changes who computes an item, never how.
+  // scratch slot: a task count changes who computes an item, never how. They are numbered kv
+  // group first (item = g * n + i), so a task's share is whole kv heads where it can be: equal
+  // work for every task (a query-major cut gave the later, longer queries of a causal block to
+  // the last task), and consecutive items reuse one head's keys.
   const int64_t items = static_cast<int64_t>(n) * G;
   int64_t tasks = thread_count(threads);
   if (tasks > items) tasks = items;
@@ -753,7 +756,7 @@ Status attention_f32(const AttentionShape& shape, const float* q, const float* k
   // queries of a block many more keys than the first, so tasks get equal work, not equal counts.
   auto item_cost = [&](int64_t item) -> int64_t {
     int64_t a1 = 0, b1 = 0, a2 = 0, b2 = 0;
-    intervals(pos0 + item / G, &a1, &b1, &a2, &b2);
+    intervals(pos0 + item % n, &a1, &b1, &a2, &b2);
     return (b1 - a1) + (b2 - a2) + 16;
   };
   auto attend_items = [&](int task) {
@@ -778,7 +781,7 @@ Status attention_f32(const AttentionShape& shape, const float* q, const float* k
     s.vnni = vnni;
     KeySource src = src0;
     for (int64_t item = first; item < last; ++item) {
-      const int32_t i = static_cast<int32_t>(item / G), g = static_cast<int32_t>(item % G);
+      const int32_t g = static_cast<int32_t>(item / n), i = static_cast<int32_t>(item % n);
       int64_t a1 = 0, b1 = 0, a2 = 0, b2 = 0;
       intervals(pos0 + i, &a1, &b1, &a2, &b2);
       src.g = g;

@@ -52,9 +52,11 @@ inline uint64_t gen_of(uint64_t c) {
 inline uint64_t count_of(uint64_t c) {
   return (c >> 16) & 0xFFFF;
 }
-inline uint64_t next_of(uint64_t c) {
+inline uint64_t next_of(uint64_t c) {  // the next index, or the taken mask (kMaskTasks)
   return c & 0xFFFF;
 }
+// Calls of at most this many tasks claim them by a mask of taken indices instead of a counter.
+constexpr uint64_t kMaskTasks = 16;
 
 }  // namespace
 
@@ -64,7 +66,7 @@ int online_cores() {
 }
 
 ThreadPool::ThreadPool(int n) : n_(n < 1 ? 1 : (n > 256 ? 256 : n)) {
-  for (int i = 1; i < n_; ++i) threads_.emplace_back([this] { worker(); });
+  for (int i = 1; i < n_; ++i) threads_.emplace_back([this, i] { worker(i); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -84,17 +86,32 @@ void ThreadPool::run_c(void* ctx, einfer_task_fn task, void* arg, int count) {
   static_cast<ThreadPool*>(ctx)->run(task, arg, count);
 }
 
-bool ThreadPool::work_on(uint64_t generation) {
+bool ThreadPool::work_on(uint64_t generation, int self) {
   bool ran = false;
   uint64_t c = claim_.load(std::memory_order_acquire);
   for (;;) {
-    if (gen_of(c) != generation || next_of(c) >= count_of(c)) return ran;
-    if (!claim_.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel,
+    if (gen_of(c) != generation) return ran;
+    const uint64_t count = count_of(c);
+    uint64_t index = 0, claimed = 0;
+    if (count <= kMaskTasks) {
+      // Task `self` first, else the lowest one left: with one task per thread, task i runs on
+      // the same thread call after call.
+      const uint64_t taken = next_of(c), all = (uint64_t{1} << count) - 1;
+      if (taken == all) return ran;
+      index = static_cast<uint64_t>(self) % count;
+      if (taken >> index & 1) index = static_cast<uint64_t>(__builtin_ctzll(~taken & all));
+      claimed = c | uint64_t{1} << index;
+    } else {
+      if (next_of(c) >= count) return ran;
+      index = next_of(c);
+      claimed = c + 1;
+    }
+    if (!claim_.compare_exchange_weak(c, claimed, std::memory_order_acq_rel,
                                       std::memory_order_acquire))
       continue;
     // Our claim keeps the call open (remaining_ > 0), so task_ and arg_ are this call's.
     task_.load(std::memory_order_relaxed)(arg_.load(std::memory_order_relaxed),
-                                          static_cast<int>(next_of(c)));
+                                          static_cast<int>(index));
     if (remaining_.fetch_sub(1, std::memory_order_seq_cst) == 1 &&
         caller_sleeps_.load(std::memory_order_seq_cst)) {
       std::lock_guard<std::mutex> lock(mu_);
@@ -121,7 +138,7 @@ void ThreadPool::run(einfer_task_fn task, void* arg, int count) {
     std::lock_guard<std::mutex> lock(mu_);
     wake_.notify_all();
   }
-  work_on(generation);
+  work_on(generation, 0);
   // Wait for tasks still running on workers: spin briefly, then sleep (on a loaded board a spinning
   // waiter only delays the preempted worker it waits for).
   if (!spin_until([&] { return remaining_.load(std::memory_order_acquire) == 0; })) {
@@ -132,7 +149,7 @@ void ThreadPool::run(einfer_task_fn task, void* arg, int count) {
   }
 }
 
-void ThreadPool::worker() {
+void ThreadPool::worker(int self) {
   uint64_t seen = 0;
   for (;;) {
     // Spin, then sleep, until a new call (or stop) is published.
@@ -152,7 +169,7 @@ void ThreadPool::worker() {
     }
     if (stop_.load()) return;
     seen = g;
-    work_on(g);
+    work_on(g, self);
   }
 }
 
