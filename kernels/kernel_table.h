@@ -34,6 +34,7 @@
   X(void, add_f32, (const float* a, const float* b, float* y, size_t n), (a, b, y, n))             \
   X(void, mul_f32, (const float* a, const float* b, float* y, size_t n), (a, b, y, n))             \
   X(float, max_f32, (const float* x, size_t n), (x, n))                                            \
+  X(size_t, argmax_f32, (const float* x, size_t n), (x, n))                                        \
   X(float, sum_f32, (const float* x, size_t n), (x, n))                                            \
   X(void, exp_f32, (const float* x, float* y, size_t n), (x, y, n))                                \
   X(void, softmax_f32, (float* x, size_t n), (x, n))                                               \

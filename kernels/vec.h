@@ -16,6 +16,9 @@ void scale_f32(float* x, float s, size_t n);                       // x[i] *= s
 void add_f32(const float* a, const float* b, float* y, size_t n);  // y[i] = a[i] + b[i]
 void mul_f32(const float* a, const float* b, float* y, size_t n);  // y[i] = a[i] * b[i]
 float max_f32(const float* x, size_t n);                           // -inf for n == 0
+// Index of the first largest x[i] (the greedy token), NaNs never chosen: the first i with
+// x[i] > x[best] for all earlier best, starting from 0 (so 0 when x[0] is NaN or n <= 1).
+size_t argmax_f32(const float* x, size_t n);
 float sum_f32(const float* x, size_t n);
 void exp_f32(const float* x, float* y, size_t n);  // y[i] = exp(x[i])
 void softmax_f32(float* x, size_t n);              // in place, max-subtracted
@@ -38,6 +41,7 @@ void scale_f32(float* x, float s, size_t n);
 void add_f32(const float* a, const float* b, float* y, size_t n);
 void mul_f32(const float* a, const float* b, float* y, size_t n);
 float max_f32(const float* x, size_t n);
+size_t argmax_f32(const float* x, size_t n);
 float sum_f32(const float* x, size_t n);
 void exp_f32(const float* x, float* y, size_t n);
 void softmax_f32(float* x, size_t n);

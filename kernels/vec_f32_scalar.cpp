@@ -27,6 +27,11 @@ float max_f32(const float* x, size_t n) {
   for (size_t i = 0; i < n; ++i) m = x[i] > m ? x[i] : m;
   return m;
 }
+size_t argmax_f32(const float* x, size_t n) {
+  size_t best = 0;
+  for (size_t i = 1; i < n; ++i) best = x[i] > x[best] ? i : best;
+  return best;
+}
 float sum_f32(const float* x, size_t n) {
   float s = 0.f;
   for (size_t i = 0; i < n; ++i) s += x[i];

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/vec.h"
+
 namespace einfer {
 namespace {
 
@@ -119,11 +121,7 @@ float sampler_random_f32(uint64_t* state) {
 }
 
 int32_t sampler_argmax(const float* values, int32_t n) {
-  int32_t best = 0;
-  for (int32_t i = 1; i < n; ++i) {
-    if (values[i] > values[best]) best = i;
-  }
-  return best;
+  return n > 0 ? static_cast<int32_t>(argmax_f32(values, static_cast<size_t>(n))) : 0;
 }
 
 void sampler_softmax(float* values, int32_t n) {

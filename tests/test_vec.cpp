@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
+#include <vector>
 
 #include "kernels/simd.h"
 #include "kernels/vec.h"
@@ -185,6 +186,35 @@ TEST_CASE("vec: max, scale, add, mul, relu are exact") {
   }
   CHECK(max_f32(nullptr, 0) == -INFINITY);
   check_unary(relu_f32, scalar::relu_f32, -3.f, 3.f, 0.0, 0.0);
+}
+
+TEST_CASE("vec: argmax finds the scalar scan's index: first of equal maxima, NaNs never chosen") {
+  Lcg rng{5};
+  for (size_t n : {size_t{1}, size_t{2}, size_t{15}, size_t{16}, size_t{17}, size_t{40}, kMaxN,
+                   size_t{32000}}) {
+    INFO("n=", n);
+    std::vector<float> storage(n + 1);
+    float* a = storage.data() + 1;  // misaligned
+    auto fill = [&] {
+      for (size_t i = 0; i < n; ++i) a[i] = rng.uniform(-5.f, 5.f);
+    };
+    fill();
+    CHECK(argmax_f32(a, n) == scalar::argmax_f32(a, n));
+    // Ties: the maximum at three places, the first one wins; -0 and +0 count as equal.
+    for (size_t at : {n - 1, n / 2, n / 3}) a[at] = 9.f;
+    CHECK(argmax_f32(a, n) == n / 3);
+    CHECK(argmax_f32(a, n) == scalar::argmax_f32(a, n));
+    for (size_t i = 0; i < n; ++i) a[i] = (i % 2) ? 0.f : -0.f;
+    CHECK(argmax_f32(a, n) == 0);
+    // NaNs are skipped, wherever they are; a NaN in slot 0 keeps the scan at 0.
+    fill();
+    for (size_t i = 1; i < n; i += 3) a[i] = NAN;
+    CHECK(argmax_f32(a, n) == scalar::argmax_f32(a, n));
+    CHECK(!std::isnan(a[argmax_f32(a, n)]));
+    a[0] = NAN;
+    CHECK(argmax_f32(a, n) == 0);
+  }
+  CHECK(argmax_f32(nullptr, 0) == 0);
 }
 
 TEST_CASE("vec: axpy matches the scalar twin up to the fused rounding, in place too") {
