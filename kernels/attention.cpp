@@ -84,6 +84,7 @@ struct ScratchLayout {
   int32_t* p16 = nullptr;          // [r][kTile/2] int16 weight pairs for int8 V rows
   float* p16_scale = nullptr;      // [r]
   bool vnni = false;               // int8 integer dots via AVX-VNNI (chosen per call)
+  bool prefetch = true;            // request f32 K/V rows ahead (decode; see attention_f32)
   size_t bytes = 0;
 
   ScratchLayout(void* base, int32_t r, int32_t k) {
@@ -175,12 +176,13 @@ inline void hsum_tree8(Batch v0, Batch v1, Batch v2, Batch v3, Batch v4, Batch v
 
 // out[h * out_stride + j] = dot(q + h*k, krow[j]) for RB heads and KB keys; q and K are read once
 // per block, the RB*KB products accumulate in registers.
-template <int RB, int KB>
+template <int RB, int KB, bool kPf>
 inline void f32_dots_RBxKB(const float* q, const float* const* krow, int32_t k, float* out,
                            int32_t out_stride) {
   float acc[RB * KB];
   int32_t d = 0;
-  for (int j = 0; j < KB; ++j) prefetch_ahead(krow[j], static_cast<size_t>(k) * sizeof(float));
+  if constexpr (kPf)
+    for (int j = 0; j < KB; ++j) prefetch_ahead(krow[j], static_cast<size_t>(k) * sizeof(float));
 #if EINFER_HAS_SIMD
   Batch a[RB * KB];
 #pragma GCC unroll 8
@@ -217,7 +219,7 @@ inline void f32_dots_RBxKB(const float* q, const float* const* krow, int32_t k, 
 // acc[h][:] += p[h * p_stride + j] * vrow[j][:] for RB heads over keys [j0, j1), one V row pair
 // at a time: the rows are read in order (sequential memory), the 2*RB weights stay in registers
 // and the accumulators (r*k floats, L1-resident) are loaded and stored once per pair.
-template <int RB>
+template <int RB, bool kPf>
 inline void f32_accumulate_v_RB(const float* p, int32_t p_stride, const float* const* vrow,
                                 int32_t j0, int32_t j1, int32_t k, float* acc) {
   int32_t kv = 0;
@@ -232,8 +234,10 @@ inline void f32_accumulate_v_RB(const float* p, int32_t p_stride, const float* c
     }
     const float* v0 = vrow[j];
     const float* v1 = vrow[j + 1];
-    prefetch_ahead(v0, static_cast<size_t>(k) * sizeof(float));
-    prefetch_ahead(v1, static_cast<size_t>(k) * sizeof(float));
+    if constexpr (kPf) {
+      prefetch_ahead(v0, static_cast<size_t>(k) * sizeof(float));
+      prefetch_ahead(v1, static_cast<size_t>(k) * sizeof(float));
+    }
     for (int32_t d = 0; d < kv; d += kLanes) {
       const Batch x0 = Batch::load_unaligned(v0 + d), x1 = Batch::load_unaligned(v1 + d);
       for (int h = 0; h < RB; ++h) {
@@ -269,7 +273,7 @@ struct TileRows {
   int32_t cnt = 0;
 };
 
-template <int RB>
+template <int RB, bool kPf>
 void tile_scores(const float* q, const ScratchLayout& s, int32_t h0, int32_t k, TileRows t) {
   float* sc = s.scores + h0 * kTile;
   if (s.vnni) {
@@ -282,16 +286,17 @@ void tile_scores(const float* q, const ScratchLayout& s, int32_t h0, int32_t k, 
   // transpose-reduce instead of a store and a scalar tree each (same tree, same bits).
   if constexpr (RB == 1 || RB == 2) {
     for (; j + 8 / RB <= t.cnt; j += 8 / RB)
-      f32_dots_RBxKB<RB, 8 / RB>(q + h0 * k, s.krow + j, k, sc + j, kTile);
+      f32_dots_RBxKB<RB, 8 / RB, kPf>(q + h0 * k, s.krow + j, k, sc + j, kTile);
   }
-  for (; j + 2 <= t.cnt; j += 2) f32_dots_RBxKB<RB, 2>(q + h0 * k, s.krow + j, k, sc + j, kTile);
-  for (; j < t.cnt; ++j) f32_dots_RBxKB<RB, 1>(q + h0 * k, s.krow + j, k, sc + j, kTile);
+  for (; j + 2 <= t.cnt; j += 2)
+    f32_dots_RBxKB<RB, 2, kPf>(q + h0 * k, s.krow + j, k, sc + j, kTile);
+  for (; j < t.cnt; ++j) f32_dots_RBxKB<RB, 1, kPf>(q + h0 * k, s.krow + j, k, sc + j, kTile);
 }
 
 #if EINFER_HAS_SIMD
 // f32_accumulate_v_RB<1> for rows of NV whole vectors: the accumulator stays in registers over the
 // tile instead of a load and a store per key pair. Per element the same FMA chain in key order.
-template <int NV>
+template <int NV, bool kPf>
 void f32_accumulate_v_regs(const float* p, const float* const* vrow, int32_t j0, int32_t j1,
                            float* acc) {
   Batch a[NV];
@@ -300,7 +305,7 @@ void f32_accumulate_v_regs(const float* p, const float* const* vrow, int32_t j0,
   for (int32_t j = j0; j < j1; ++j) {
     const Batch w(p[j]);
     const float* x = vrow[j];
-    if ((j - j0) % 2 == 0) {  // the prefetch pace of f32_accumulate_v_RB: both rows of a pair
+    if (kPf && (j - j0) % 2 == 0) {  // f32_accumulate_v_RB's prefetch pace: both rows of a pair
       prefetch_ahead(x, NV * kLanes * sizeof(float));
       if (j + 1 < j1) prefetch_ahead(vrow[j + 1], NV * kLanes * sizeof(float));
     }
@@ -312,30 +317,31 @@ void f32_accumulate_v_regs(const float* p, const float* const* vrow, int32_t j0,
 }
 
 // Whether one head's f32 V rows take f32_accumulate_v_regs (2 to 8 whole vectors).
+template <bool kPf>
 bool f32_accumulate_v_regs_any(const float* p, const float* const* vrow, int32_t j0, int32_t j1,
                                int32_t k, float* acc) {
   if (k % kLanes != 0) return false;
   switch (k / kLanes) {
     case 2:
-      f32_accumulate_v_regs<2>(p, vrow, j0, j1, acc);
+      f32_accumulate_v_regs<2, kPf>(p, vrow, j0, j1, acc);
       return true;
     case 3:
-      f32_accumulate_v_regs<3>(p, vrow, j0, j1, acc);
+      f32_accumulate_v_regs<3, kPf>(p, vrow, j0, j1, acc);
       return true;
     case 4:
-      f32_accumulate_v_regs<4>(p, vrow, j0, j1, acc);
+      f32_accumulate_v_regs<4, kPf>(p, vrow, j0, j1, acc);
       return true;
     case 5:
-      f32_accumulate_v_regs<5>(p, vrow, j0, j1, acc);
+      f32_accumulate_v_regs<5, kPf>(p, vrow, j0, j1, acc);
       return true;
     case 6:
-      f32_accumulate_v_regs<6>(p, vrow, j0, j1, acc);
+      f32_accumulate_v_regs<6, kPf>(p, vrow, j0, j1, acc);
       return true;
     case 7:
-      f32_accumulate_v_regs<7>(p, vrow, j0, j1, acc);
+      f32_accumulate_v_regs<7, kPf>(p, vrow, j0, j1, acc);
       return true;
     case 8:
-      f32_accumulate_v_regs<8>(p, vrow, j0, j1, acc);
+      f32_accumulate_v_regs<8, kPf>(p, vrow, j0, j1, acc);
       return true;
     default:
       return false;
@@ -343,7 +349,7 @@ bool f32_accumulate_v_regs_any(const float* p, const float* const* vrow, int32_t
 }
 #endif
 
-template <int RB>
+template <int RB, bool kPf>
 void tile_accumulate(const ScratchLayout& s, int32_t h0, int32_t k, TileRows t) {
   const float* p = s.scores + h0 * kTile;
   float* acc = s.acc + h0 * k;
@@ -363,19 +369,19 @@ void tile_accumulate(const ScratchLayout& s, int32_t h0, int32_t k, TileRows t) 
   }
   if (t.cnt > t.n8) {
 #if EINFER_HAS_SIMD
-    if (RB == 1 && f32_accumulate_v_regs_any(p, s.vrow, t.n8, t.cnt, k, acc)) return;
+    if (RB == 1 && f32_accumulate_v_regs_any<kPf>(p, s.vrow, t.n8, t.cnt, k, acc)) return;
 #endif
-    f32_accumulate_v_RB<RB>(p, kTile, s.vrow, t.n8, t.cnt, k, acc);
+    f32_accumulate_v_RB<RB, kPf>(p, kTile, s.vrow, t.n8, t.cnt, k, acc);
   }
 }
 
-template <int RB>
+template <int RB, bool kPf>
 void tile_heads(const float* q, const ScratchLayout& s, int32_t h0, int32_t k, TileRows t,
                 bool scores) {
   if (scores) {
-    tile_scores<RB>(q, s, h0, k, t);
+    tile_scores<RB, kPf>(q, s, h0, k, t);
   } else {
-    tile_accumulate<RB>(s, h0, k, t);
+    tile_accumulate<RB, kPf>(s, h0, k, t);
   }
 }
 
@@ -429,21 +435,23 @@ void tile_softmax(const ScratchLayout& s, int32_t h, int32_t k, float scale, int
   s.run_sum[h] += tile_sum;
 }
 
+template <bool kPf>
 void for_head_blocks(const float* q, const ScratchLayout& s, int32_t r, int32_t k, TileRows t,
                      bool scores) {
   int32_t h = 0;
-  for (; h + kHeadBlock <= r; h += kHeadBlock) tile_heads<kHeadBlock>(q, s, h, k, t, scores);
+  for (; h + kHeadBlock <= r; h += kHeadBlock) tile_heads<kHeadBlock, kPf>(q, s, h, k, t, scores);
   const int32_t rest = r - h;
-  if (rest == 3) tile_heads<3>(q, s, h, k, t, scores);
-  if (rest == 2) tile_heads<2>(q, s, h, k, t, scores);
-  if (rest == 1) tile_heads<1>(q, s, h, k, t, scores);
+  if (rest == 3) tile_heads<3, kPf>(q, s, h, k, t, scores);
+  if (rest == 2) tile_heads<2, kPf>(q, s, h, k, t, scores);
+  if (rest == 1) tile_heads<1, kPf>(q, s, h, k, t, scores);
 }
 
+template <bool kPf>
 void attend_tile(const float* q, int32_t r, int32_t k, float scale, const ScratchLayout& s,
                  TileRows t) {
-  for_head_blocks(q, s, r, k, t, true);
+  for_head_blocks<kPf>(q, s, r, k, t, true);
   for (int32_t h = 0; h < r; ++h) tile_softmax(s, h, k, scale, t.cnt);
-  for_head_blocks(q, s, r, k, t, false);
+  for_head_blocks<kPf>(q, s, r, k, t, false);
 }
 
 #include "kernels/attention_small_head_simd.inc"
@@ -543,6 +551,16 @@ void quantize_query_i16(const float* q, int32_t r, int32_t k, const ScratchLayou
   }
 }
 
+// attend_tile with or without requests ahead for the f32 K/V rows (ScratchLayout::prefetch).
+inline void attend_f32_tile(const float* q, int32_t r, int32_t k, float scale,
+                            const ScratchLayout& s, TileRows t) {
+  if (s.prefetch) {
+    attend_tile<true>(q, r, k, scale, s, t);
+  } else {
+    attend_tile<false>(q, r, k, scale, s, t);
+  }
+}
+
 // One query (r heads sharing kv head src.g) over the attended intervals [a1,b1) and [a2,b2)
 // (sorted, disjoint, the second possibly empty), tile by tile on the absolute-position grid.
 // small_vectors > 0: the small-head path with rows of that many SIMD vectors.
@@ -583,10 +601,10 @@ void attend_query(const float* q, int32_t r, int32_t k, float scale, const KeySo
       } else if (small_vectors == 4) {
         small_attend_tile<4>(q, r, scale, s, rows.cnt);
       } else {
-        attend_tile(q, r, k, scale, s, rows);
+        attend_f32_tile(q, r, k, scale, s, rows);
       }
 #else
-      attend_tile(q, r, k, scale, s, rows);
+      attend_f32_tile(q, r, k, scale, s, rows);
 #endif
     }
     ++tile;
@@ -779,6 +797,11 @@ Status attention_f32(const AttentionShape& shape, const float* q, const float* k
     }
     ScratchLayout s(reinterpret_cast<void*>(aligned + static_cast<size_t>(task) * slot), r, k);
     s.vnni = vnni;
+    // Decode reads each f32 K/V row once, from wherever the cache sits, and gains from requests
+    // ahead; a prefill block's queries re-read the same rows, already in L1/L2, where the
+    // requests only cost (15M q8 prefill: +9% without them). Two instantiations, so decode
+    // keeps its code as it was.
+    s.prefetch = n == 1;
     KeySource src = src0;
     for (int64_t item = first; item < last; ++item) {
       const int32_t g = static_cast<int32_t>(item / n), i = static_cast<int32_t>(item % n);
