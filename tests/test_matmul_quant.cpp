@@ -294,19 +294,22 @@ TEST_CASE("matmul_quant: activation quantization and the even/odd chunk order") 
   for (int e = 0; e < 70; ++e) CHECK(std::fabs(qa[e] * sa[e / 32] - a[e]) <= sa[e / 32] * 0.5001f);
 #if EINFER_HAS_SIMD && defined(__AVX2__)
   // The AVX2 twin: the same bytes and scales as the scalar function, bit for bit, over groups
-  // with and without a scalar tail, ties (x.5 after scaling) and zero groups.
+  // with and without a scalar tail, ties (x.5 after scaling) and zero groups; rows of whole
+  // groups (k = 288, 768, 96) take its batched path, and more than 512 groups (4160 / 8) not.
   {
     Rng rng{99};
-    float x[300];
-    for (int e = 0; e < 300; ++e) x[e] = rng.uniform() * (e % 7 == 0 ? 40.f : 1.f);
+    constexpr int kMax = 4160;
+    static float x[kMax];
+    for (int e = 0; e < kMax; ++e) x[e] = rng.uniform() * (e % 7 == 0 ? 40.f : 1.f);
     for (int e = 0; e < 20; ++e) x[e] = static_cast<float>(e - 10) * 12.7f / 2.f;  // ties
     for (int e = 100; e < 140; ++e) x[e] = 0.f;
+    for (int e = 3000; e < 3100; ++e) x[e] = 1e-40f * static_cast<float>(e - 3050);  // denormals
     for (int32_t group : {32, 8, 12, 64, 96}) {
-      for (int64_t k : {300, 257, 31, 1}) {
+      for (int64_t k : {300, 257, 31, 1, 288, 768, 96, kMax}) {
         CAPTURE(group);
         CAPTURE(k);
-        int8_t q_s[300], q_v[300];
-        float s_s[300], s_v[300];
+        static int8_t q_s[kMax], q_v[kMax];
+        static float s_s[kMax], s_v[kMax];
         quant_detail::quantize_activations_q8(x, k, group, q_s, s_s);
         quant_detail::quantize_activations_q8_avx2(x, k, group, q_v, s_v);
         CHECK(std::memcmp(q_s, q_v, static_cast<size_t>(k)) == 0);
