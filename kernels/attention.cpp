@@ -3,12 +3,13 @@
 //
 // Files: this driver (validation, scratch, gathering rows, the tile loop) with the f32 tile
 // kernels (xsimd, ISA-generic, with scalar fallbacks in place); the int8 cache paths in
-// attention_i8.inc and the small-head path in attention_small_head_simd.inc, both included below
-// into this one translation unit so the tile templates inline exactly as they did when it was one
-// file. Its scalar twin is attention_reference.cpp (unfused, einsum-based), which the tests compare
-// it with. At ~660 lines it is a little over the ~600 guide: the f32 tile kernels share
-// ScratchLayout and the tail helpers with the driver, and splitting them further would cross a
-// translation unit boundary in the innermost loop.
+// attention_i8.inc, the small-head path in attention_small_head_simd.inc and the prefill query
+// blocks in attention_query_block.inc, all included below into this one translation unit so the
+// tile templates inline exactly as they did when it was one file. Its scalar twin is
+// attention_reference.cpp (unfused, einsum-based), which the tests compare it with. At ~860 lines
+// it is over the ~600 guide: the f32 tile kernels share ScratchLayout and the tail helpers with
+// the driver, and splitting them further would cross a translation unit boundary in the innermost
+// loop.
 #include "kernels/attention.h"
 
 #include <cmath>
@@ -83,6 +84,7 @@ struct ScratchLayout {
   float* q16_scale = nullptr;      // [r]
   int32_t* p16 = nullptr;          // [r][kTile/2] int16 weight pairs for int8 V rows
   float* p16_scale = nullptr;      // [r]
+  float* qbuf = nullptr;           // [r][k] a query block's query vectors, one after another
   bool vnni = false;               // int8 integer dots via AVX-VNNI (chosen per call)
   bool prefetch = true;            // request f32 K/V rows ahead (decode; see attention_f32)
   size_t bytes = 0;
@@ -110,6 +112,7 @@ struct ScratchLayout {
     q16_scale = static_cast<float*>(take(rs * sizeof(float)));
     p16 = static_cast<int32_t*>(take(rs * (ts / 2) * sizeof(int32_t)));
     p16_scale = static_cast<float*>(take(rs * sizeof(float)));
+    qbuf = static_cast<float*>(take(rs * ks * sizeof(float)));
     bytes = off + 64;  // + room to align an unaligned scratch pointer
   }
 };
@@ -435,12 +438,14 @@ void tile_softmax(const ScratchLayout& s, int32_t h, int32_t k, float scale, int
   s.run_sum[h] += tile_sum;
 }
 
+// Rows [row0, row1) of the tile state (query heads; in a query block, (query, head) pairs).
 template <bool kPf>
-void for_head_blocks(const float* q, const ScratchLayout& s, int32_t r, int32_t k, TileRows t,
-                     bool scores) {
-  int32_t h = 0;
-  for (; h + kHeadBlock <= r; h += kHeadBlock) tile_heads<kHeadBlock, kPf>(q, s, h, k, t, scores);
-  const int32_t rest = r - h;
+void for_rows(const float* q, const ScratchLayout& s, int32_t row0, int32_t row1, int32_t k,
+              TileRows t, bool scores) {
+  int32_t h = row0;
+  for (; h + kHeadBlock <= row1; h += kHeadBlock)
+    tile_heads<kHeadBlock, kPf>(q, s, h, k, t, scores);
+  const int32_t rest = row1 - h;
   if (rest == 3) tile_heads<3, kPf>(q, s, h, k, t, scores);
   if (rest == 2) tile_heads<2, kPf>(q, s, h, k, t, scores);
   if (rest == 1) tile_heads<1, kPf>(q, s, h, k, t, scores);
@@ -449,9 +454,9 @@ void for_head_blocks(const float* q, const ScratchLayout& s, int32_t r, int32_t 
 template <bool kPf>
 void attend_tile(const float* q, int32_t r, int32_t k, float scale, const ScratchLayout& s,
                  TileRows t) {
-  for_head_blocks<kPf>(q, s, r, k, t, true);
+  for_rows<kPf>(q, s, 0, r, k, t, true);
   for (int32_t h = 0; h < r; ++h) tile_softmax(s, h, k, scale, t.cnt);
-  for_head_blocks<kPf>(q, s, r, k, t, false);
+  for_rows<kPf>(q, s, 0, r, k, t, false);
 }
 
 #include "kernels/attention_small_head_simd.inc"
@@ -616,6 +621,8 @@ void attend_query(const float* q, int32_t r, int32_t k, float scale, const KeySo
   }
 }
 
+#include "kernels/attention_query_block.inc"
+
 }  // namespace
 
 // AVX-VNNI where the CPU has it (one vpdpwssd per 16 int16 products instead of vpmaddwd + vpaddd)
@@ -665,7 +672,7 @@ size_t attention_scratch_bytes(const AttentionShape& shape, int32_t n_queries, D
   if (!attention_validate_shape(shape).ok()) return 0;
   const int32_t r = shape.n_heads / shape.n_kv_heads;
   (void)kv_dtype;  // rows are read in place, so every cache dtype needs the same
-  return ScratchLayout(nullptr, r, shape.head_dim).bytes;
+  return ScratchLayout(nullptr, scratch_rows(r), shape.head_dim).bytes;
 }
 
 Status attention_f32(const AttentionShape& shape, const float* q, const float* k_new,
@@ -724,7 +731,7 @@ Status attention_f32(const AttentionShape& shape, const float* q, const float* k
   }
   const uintptr_t base = reinterpret_cast<uintptr_t>(scratch);
   const uintptr_t aligned = (base + 63) & ~uintptr_t(63);
-  const ScratchLayout need(nullptr, r, k);
+  const ScratchLayout need(nullptr, scratch_rows(r), k);
   const size_t slot = (need.bytes + 63) & ~size_t{63};
   if (scratch == nullptr || scratch_bytes < need.bytes) {
     return make_status(StatusCode::out_of_memory, "attention: scratch too small",
@@ -755,6 +762,10 @@ Status attention_f32(const AttentionShape& shape, const float* q, const float* k
   if (small_head_path(k, cache, pos0)) small_vectors = k / kLanes;
 #endif
   const bool vnni = attention_i8_dot_uses_vnni(shape.i8_dot);
+  // Query blocks (attention_query_block.inc): prefill over f32 rows on the general path.
+  const int32_t per_block = queries_per_block(r);
+  const bool blocks = n > 1 && per_block > 1 && small_vectors == 0 &&
+                      !(cache != nullptr && cache->dtype != DType::f32 && pos0 > 0);
   // The attended intervals [a1,b1) and [a2,b2) of the query at position t: one formula for the
   // work estimate and the walk.
   auto intervals = [&](int64_t t, int64_t* a1, int64_t* b1, int64_t* a2, int64_t* b2) {
@@ -795,7 +806,8 @@ Status attention_f32(const AttentionShape& shape, const float* q, const float* k
       }
       if (first < 0 || first > last) first = last;
     }
-    ScratchLayout s(reinterpret_cast<void*>(aligned + static_cast<size_t>(task) * slot), r, k);
+    ScratchLayout s(reinterpret_cast<void*>(aligned + static_cast<size_t>(task) * slot),
+                    scratch_rows(r), k);
     s.vnni = vnni;
     // Decode reads each f32 K/V row once, from wherever the cache sits, and gains from requests
     // ahead; a prefill block's queries re-read the same rows, already in L1/L2, where the
@@ -803,7 +815,7 @@ Status attention_f32(const AttentionShape& shape, const float* q, const float* k
     // keeps its code as it was.
     s.prefetch = n == 1;
     KeySource src = src0;
-    for (int64_t item = first; item < last; ++item) {
+    for (int64_t item = first; item < last;) {
       const int32_t g = static_cast<int32_t>(item / n), i = static_cast<int32_t>(item % n);
       int64_t a1 = 0, b1 = 0, a2 = 0, b2 = 0;
       intervals(pos0 + i, &a1, &b1, &a2, &b2);
@@ -811,7 +823,33 @@ Status attention_f32(const AttentionShape& shape, const float* q, const float* k
       src.k_new = k_new + static_cast<size_t>(g) * k;
       src.v_new = v_new + static_cast<size_t>(g) * k;
       const size_t qoff = (static_cast<size_t>(i) * H + static_cast<size_t>(g) * r) * k;
-      attend_query(q + qoff, r, k, shape.scale, src, a1, b1, a2, b2, s, small_vectors, out + qoff);
+      // Consecutive queries of this kv head with one attended interval from the same start
+      // (causal without a window, or an encoder) go as a block.
+      int32_t nq = 1;
+      const float* qs[kQueryRows];
+      float* outs[kQueryRows];
+      int64_t ends[kQueryRows];
+      if (blocks && a2 >= b2 && a1 < b1) {
+        qs[0] = q + qoff;
+        outs[0] = out + qoff;
+        ends[0] = b1;
+        while (nq < per_block && item + nq < last && i + nq < n) {
+          int64_t c1 = 0, d1 = 0, c2 = 0, d2 = 0;
+          intervals(pos0 + i + nq, &c1, &d1, &c2, &d2);
+          if (c1 != a1 || c2 < d2 || d1 < ends[nq - 1]) break;
+          const size_t off = qoff + static_cast<size_t>(nq) * H * k;
+          qs[nq] = q + off;
+          outs[nq] = out + off;
+          ends[nq++] = d1;
+        }
+      }
+      if (nq > 1) {
+        attend_query_block(qs, nq, r, k, shape.scale, src, a1, ends, s, outs);
+      } else {
+        attend_query(q + qoff, r, k, shape.scale, src, a1, b1, a2, b2, s, small_vectors,
+                     out + qoff);
+      }
+      item += nq;
     }
   };
   run_tasks(threads, static_cast<int>(tasks), attend_items);
