@@ -826,9 +826,9 @@ Status attention_f32(const AttentionShape& shape, const float* q, const float* k
       // Consecutive queries of this kv head with one attended interval from the same start
       // (causal without a window, or an encoder) go as a block.
       int32_t nq = 1;
-      const float* qs[kQueryRows];
-      float* outs[kQueryRows];
-      int64_t ends[kQueryRows];
+      const float* qs[kMaxBlockQueries];
+      float* outs[kMaxBlockQueries];
+      int64_t ends[kMaxBlockQueries];
       if (blocks && a2 >= b2 && a1 < b1) {
         qs[0] = q + qoff;
         outs[0] = out + qoff;

@@ -25,9 +25,9 @@
 // what a cache that never wrapped gives.
 // Cache rows are read in place (no staging copy) and each is read once per group: scores use
 // a register-blocked 4 heads x 2 keys kernel, V rows are accumulated in order. In a prefill block
-// with one or two query heads per kv head, consecutive queries walk the key tiles together (4
-// (query, head) rows: one row gather per tile, each K and V row loaded once for all of them), with
-// the bits of one query at a time. For int8 caches the
+// with up to 8 query heads per kv head, consecutive queries walk the key tiles together (8 or more
+// (query, head) rows: one row gather per tile, each K and V row loaded once per 4 rows), with the
+// bits of one query at a time. For int8 caches the
 // query is quantized to int16 (one scale per head) for exact integer dots with the int8 keys, and
 // each tile's probabilities (times the V row scales) to int16 with one scale per (tile, head) for
 // integer V mixing (AVX2; NEON and scalar builds widen V to float); the K row scale is folded

@@ -186,11 +186,12 @@ Case random_case(int32_t H, int32_t G, int32_t k, int32_t P, bool causal, uint32
 }
 
 TEST_CASE("attention: prefill query blocks give the bits of one query at a time") {
-  // MHA and 2 heads per kv head take query blocks on the general path (head sizes that are not
-  // 1, 2 or 4 SIMD vectors, with and without a scalar tail), over several 64-key tiles: blocks
-  // that span a tile edge, end inside the diagonal tile, and start after cached chunks. Decoding
-  // token by token walks each query alone.
-  for (auto [H, G, k] : {std::tuple{6, 6, 48}, {4, 2, 20}, {3, 3, 13}, {2, 1, 40}}) {
+  // 1 to 8 heads per kv head take query blocks on the general path (head sizes that are not 1, 2
+  // or 4 SIMD vectors, with and without a scalar tail), over several 64-key tiles: blocks that
+  // span a tile edge, end inside the diagonal tile, and start after cached chunks. Decoding token
+  // by token walks each query alone.
+  for (auto [H, G, k] :
+       {std::tuple{6, 6, 48}, {4, 2, 20}, {3, 3, 13}, {2, 1, 40}, {9, 3, 24}, {14, 2, 20}}) {
     const Case c = random_case(H, G, k, 150, true, 7u + uint32_t(k));
     INFO("H " << H << " G " << G << " k " << k);
     const auto step = run_sequence(c, DType::f32, c.capacity, 1, 1);
