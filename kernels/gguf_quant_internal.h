@@ -68,6 +68,12 @@ DotFn dot_kernel_best(DType dtype);
 DotFn dot_kernel_simd(DType dtype);
 // The SIMD multi-row kernel for dtype, or null (then one dot call per output element).
 RowsFn rows_kernel_simd(DType dtype);
+// The same kernels with vpdpwssd (gemm_gguf_q8_4x4_avxvnni.cpp, gemm_gguf_q8_4x4_avx512vnni.cpp;
+// x86-64 GCC builds with AVX2 code): call only when the ISA selection includes the extension.
+RowsFn rows_kernel_avxvnni(DType dtype);
+RowsFn rows_kernel_avx512vnni(DType dtype);
+// The multi-row kernel matmul_f32_gguf runs for dtype under the current ISA selection, or null.
+RowsFn rows_kernel_best(DType dtype);
 
 inline float load_f16(const uint8_t* p) {
   uint16_t h;

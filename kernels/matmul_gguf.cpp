@@ -5,6 +5,7 @@
 
 #include "kernels/gguf_quant.h"
 #include "kernels/gguf_quant_internal.h"
+#include "kernels/isa.h"
 
 namespace einfer {
 
@@ -72,7 +73,7 @@ Status run(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c
   const int64_t blocks = (n + kColumnAlign - 1) / kColumnAlign;
   const int tasks =
       static_cast<int>(blocks < thread_count(threads) ? blocks : thread_count(threads));
-  const gguf_detail::RowsFn rows = simd ? gguf_detail::rows_kernel_simd(w.dtype) : nullptr;
+  const gguf_detail::RowsFn rows = simd ? gguf_detail::rows_kernel_best(w.dtype) : nullptr;
   auto columns = [&](int task) {
     long long j0 = 0, j1 = 0;
     split_range(n, task, tasks, kColumnAlign, &j0, &j1);
@@ -127,6 +128,14 @@ namespace gguf_detail {
 DotFn dot_kernel_best(DType dtype) {
   const DotFn simd = dot_kernel_simd(dtype);
   return simd ? simd : scalar::dot_kernel(dtype);
+}
+
+RowsFn rows_kernel_best(DType dtype) {
+#if defined(EINFER_GGUF_AVX2) && defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+  if (isa_extension_enabled(IsaExtension::avxvnni)) return rows_kernel_avxvnni(dtype);
+  if (isa_extension_enabled(IsaExtension::avx512vnni)) return rows_kernel_avx512vnni(dtype);
+#endif
+  return rows_kernel_simd(dtype);
 }
 }  // namespace gguf_detail
 

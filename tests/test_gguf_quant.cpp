@@ -194,27 +194,29 @@ TEST_CASE(
       }
     REQUIRE(raw.size() == static_cast<size_t>(n * (k / block)) * bytes);
     TensorView w = make_view(t.dtype, raw.data(), {n, k});
-    for (int64_t m : {1, 2, 5}) {
-      CAPTURE(m);
-      std::vector<float> a(m * k);
-      for (float& x : a) x = normal(rng);
-      std::vector<unsigned char> scratch(matmul_gguf_scratch_bytes(m, k));
-      std::vector<float> best(m * n), twin(m * n), threaded(m * n);
-      REQUIRE(
-          matmul_f32_gguf(a.data(), k, m, w, best.data(), n, scratch.data(), scratch.size()).ok());
-      REQUIRE(
-          scalar::matmul_f32_gguf(a.data(), k, m, w, twin.data(), n, scratch.data(), scratch.size())
-              .ok());
-      CHECK(std::memcmp(best.data(), twin.data(), best.size() * sizeof(float)) == 0);
-      for (int threads : {2, 3}) {
-        einfer_test::TestPool pool(threads);
-        const Threads th = pool.threads();
-        REQUIRE(matmul_f32_gguf(a.data(), k, m, w, threaded.data(), n, scratch.data(),
-                                scratch.size(), &th)
+    einfer_test::for_each_isa([&](const std::string&) {  // AVX2, AVX-VNNI, AVX-512 VNNI kernels
+      for (int64_t m : {1, 2, 5}) {
+        CAPTURE(m);
+        std::vector<float> a(m * k);
+        for (float& x : a) x = normal(rng);
+        std::vector<unsigned char> scratch(matmul_gguf_scratch_bytes(m, k));
+        std::vector<float> best(m * n), twin(m * n), threaded(m * n);
+        REQUIRE(matmul_f32_gguf(a.data(), k, m, w, best.data(), n, scratch.data(), scratch.size())
                     .ok());
-        CHECK(std::memcmp(best.data(), threaded.data(), best.size() * sizeof(float)) == 0);
+        REQUIRE(scalar::matmul_f32_gguf(a.data(), k, m, w, twin.data(), n, scratch.data(),
+                                        scratch.size())
+                    .ok());
+        CHECK(std::memcmp(best.data(), twin.data(), best.size() * sizeof(float)) == 0);
+        for (int threads : {2, 3}) {
+          einfer_test::TestPool pool(threads);
+          const Threads th = pool.threads();
+          REQUIRE(matmul_f32_gguf(a.data(), k, m, w, threaded.data(), n, scratch.data(),
+                                  scratch.size(), &th)
+                      .ok());
+          CHECK(std::memcmp(best.data(), threaded.data(), best.size() * sizeof(float)) == 0);
+        }
       }
-    }
+    });
   }
 }
 
