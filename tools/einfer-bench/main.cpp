@@ -86,7 +86,8 @@ int main(int argc, char** argv) {
   if (a.smoke) smoke_status = run_smoke(a.ratio_check);
   if (a.model.empty() && a.synthetic.empty()) return smoke_status;
 
-  // The model image: a file, or synthetic weights packed in memory.
+  // The model image, in huge-page memory: a file, or synthetic weights packed in memory.
+  tools::LargeBuffer image;
   std::vector<uint8_t> bytes;
   Report rep;
   rep.args = a;
@@ -106,17 +107,23 @@ int main(int argc, char** argv) {
     }
     rep.source = std::string("synthetic ") + a.synthetic;
   } else {
-    if (!tools::read_file(a.model.c_str(), &bytes) || bytes.empty()) {
+    if (!tools::read_file_large(a.model.c_str(), &image)) {
       std::fprintf(stderr, "einfer-bench: cannot read model file %s\n", a.model.c_str());
       return 1;
     }
     rep.source = a.model;
   }
-  pack::AlignedBuffer image(bytes);
-  bytes.clear();
-  bytes.shrink_to_fit();
+  if (!bytes.empty()) {  // the synthetic image, into huge-page memory as a file's would be
+    if (!image.allocate(bytes.size())) {
+      std::fprintf(stderr, "einfer-bench: cannot allocate %zu bytes for the model\n", bytes.size());
+      return 1;
+    }
+    std::memcpy(image.data(), bytes.data(), bytes.size());
+    bytes.clear();
+    bytes.shrink_to_fit();
+  }
   Model model;
-  Status s = load_model(image.data, image.size, LoadOptions{}, &model);
+  Status s = load_model(image.data(), image.size(), LoadOptions{}, &model);
   if (!s.ok()) fail("loading the model", s);
   const ModelConfig& c = model.config;
   if (c.arch != ArchKind::llama) {
@@ -139,15 +146,16 @@ int main(int argc, char** argv) {
   }
   size_t arena_bytes = 0;
   if (!(s = session_arena_bytes(c, run, &arena_bytes)).ok()) fail("run options", s);
-  void* arena_mem = std::aligned_alloc(64, (arena_bytes + 63) / 64 * 64);
-  if (!arena_mem) {
+  tools::LargeBuffer arena_mem(arena_bytes);
+  if (!arena_mem.data()) {
     std::fprintf(stderr, "einfer-bench: cannot allocate a %zu-byte arena\n", arena_bytes);
     return 1;
   }
-  Arena arena(arena_mem, arena_bytes);
+  Arena arena(arena_mem.data(), arena_bytes);
   Bench b;
   b.workers = pool.threads();
-  if (!(s = session_create(image.data, image.size, LoadOptions{}, run, arena, &b.session)).ok()) {
+  if (!(s = session_create(image.data(), image.size(), LoadOptions{}, run, arena, &b.session))
+           .ok()) {
     fail("creating the session", s);
   }
   std::vector<uint8_t> sampler_mem(sampler_scratch_bytes(c.vocab_size));
@@ -194,6 +202,5 @@ int main(int argc, char** argv) {
   if (a.verbose && a.output != "text") print_report(rep, stderr);
   if (!a.json.empty()) write_json(rep, a.json.c_str());
   if (!a.svg.empty()) write_svg(rep, a.svg.c_str());
-  std::free(arena_mem);
   return smoke_status;
 }

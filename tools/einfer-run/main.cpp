@@ -46,22 +46,22 @@ namespace {
   std::exit(1);
 }
 
-// A 64-byte aligned heap buffer for the arena (the tool may allocate; the libraries never do).
-// A failed allocation ends the run with one line: a null buffer would make a *measuring* arena.
+// The arena's memory (the tool may allocate; the libraries never do): 2 MiB aligned, huge pages
+// asked for (tools::LargeBuffer: the KV cache is streamed every step). A failed allocation ends
+// the run with one line: a null buffer would make a *measuring* arena.
 struct AlignedBuffer {
+  tools::LargeBuffer mem;
   void* p = nullptr;
   AlignedBuffer(size_t n, const char* what) {
-    const size_t rounded = n > SIZE_MAX - 63 ? 0 : (n + 63) / 64 * 64;
-    p = rounded ? std::aligned_alloc(64, rounded) : nullptr;
-    if (p == nullptr) {
+    if (n == 0 || n > (SIZE_MAX >> 1) || !mem.allocate(n)) {
       std::fprintf(stderr,
                    "einfer-run: cannot allocate %zu bytes for the %s (reduce --context, "
                    "--window or --batch)\n",
                    n, what);
       std::exit(1);
     }
+    p = mem.data();
   }
-  ~AlignedBuffer() { std::free(p); }
 };
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
@@ -310,7 +310,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   tools::MappedFile file;
-  if (!tools::map_file(a.model.c_str(), &file)) {
+  if (!tools::map_file(a.model.c_str(), &file, a.no_mmap)) {
     std::fprintf(stderr, "einfer-run: cannot read model file %s\n", a.model.c_str());
     return 1;
   }

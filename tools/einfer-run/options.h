@@ -31,6 +31,7 @@ struct Args {
   bool tokenize = false;  // print the prompt's ids and exit
   bool ignore_eos = false;
   bool verify_crc = true;
+  bool no_mmap = false;  // read the model into (huge-page) memory instead of mapping it
   std::string logits;
   std::string input, output;
   std::string target;        // encoder-decoder: --target TGT.npy
