@@ -2,6 +2,9 @@
 // blocks), then the multi-row kernel (4 weight rows x up to 4 activation rows per call) where the
 // build has one, else one dot kernel call per output element; output columns split across threads.
 #include <cstring>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 #include "kernels/gguf_quant.h"
 #include "kernels/gguf_quant_internal.h"
@@ -130,9 +133,24 @@ DotFn dot_kernel_best(DType dtype) {
   return simd ? simd : scalar::dot_kernel(dtype);
 }
 
+#if defined(EINFER_GGUF_AVX2) && defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+namespace {
+// GFNI (CPUID 7.0 ECX bit 8), which the AVX-VNNI kernels also use. Every CPU with AVX-VNNI so far
+// has it; checked anyway, once (first use, not a static constructor).
+bool cpu_has_gfni() {
+  static const bool has = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (c >> 8 & 1u) != 0;
+  }();
+  return has;
+}
+}  // namespace
+#endif
+
 RowsFn rows_kernel_best(DType dtype) {
 #if defined(EINFER_GGUF_AVX2) && defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-  if (isa_extension_enabled(IsaExtension::avxvnni)) return rows_kernel_avxvnni(dtype);
+  if (isa_extension_enabled(IsaExtension::avxvnni) && cpu_has_gfni())
+    return rows_kernel_avxvnni(dtype);
   if (isa_extension_enabled(IsaExtension::avx512vnni)) return rows_kernel_avx512vnni(dtype);
 #endif
   return rows_kernel_simd(dtype);
