@@ -102,10 +102,12 @@ struct StepCost {
 // Bytes one decode step reads and flops it does when the token attends `attended` positions.
 StepCost decode_cost(const LlamaWeights& w, const KVCache& cache, int64_t attended);
 
+// The bandwidth probe's buffer: huge-page memory like the model's (tools::LargeBuffer), so the
+// bound is read through the same page size as the weights.
 struct StreamBuffer {
+  tools::LargeBuffer mem;
   int32_t* p = nullptr;
   size_t n = 0;
-  ~StreamBuffer() { std::free(p); }
 };
 
 // Nearest-rank percentile (q in [0, 1]) of unsorted samples.

@@ -91,8 +91,7 @@ volatile uint32_t g_sink;
 double measure_bandwidth(StreamBuffer* buf, size_t bytes) {
   const size_t n = std::max<size_t>(bytes / 4, 1024);
   if (n > buf->n) {
-    std::free(buf->p);
-    buf->p = static_cast<int32_t*>(std::aligned_alloc(64, (n * 4 + 63) / 64 * 64));
+    buf->p = buf->mem.allocate(n * 4) ? reinterpret_cast<int32_t*>(buf->mem.data()) : nullptr;
     if (!buf->p) {
       std::fprintf(stderr, "einfer-bench: out of memory for the bandwidth probe\n");
       std::exit(1);
