@@ -84,12 +84,13 @@ struct ScratchLayout {
   float* q16_scale = nullptr;      // [r]
   int32_t* p16 = nullptr;          // [r][kTile/2] int16 weight pairs for int8 V rows
   float* p16_scale = nullptr;      // [r]
-  float* qbuf = nullptr;           // [r][k] a query block's query vectors, one after another
+  float* qbuf = nullptr;           // [r][k] a query block's query vectors (when sized for blocks)
   bool vnni = false;               // int8 integer dots via AVX-VNNI (chosen per call)
   bool prefetch = true;            // request f32 K/V rows ahead (decode; see attention_f32)
   size_t bytes = 0;
 
-  ScratchLayout(void* base, int32_t r, int32_t k) {
+  // query_blocks: room for a query block's vectors (qbuf; attention_query_block.inc).
+  ScratchLayout(void* base, int32_t r, int32_t k, bool query_blocks = false) {
     unsigned char* b = static_cast<unsigned char*>(base);
     size_t off = 0;
     auto take = [&](size_t n) -> void* {
@@ -112,7 +113,7 @@ struct ScratchLayout {
     q16_scale = static_cast<float*>(take(rs * sizeof(float)));
     p16 = static_cast<int32_t*>(take(rs * (ts / 2) * sizeof(int32_t)));
     p16_scale = static_cast<float*>(take(rs * sizeof(float)));
-    qbuf = static_cast<float*>(take(rs * ks * sizeof(float)));
+    qbuf = static_cast<float*>(take(query_blocks ? rs * ks * sizeof(float) : 0));
     bytes = off + 64;  // + room to align an unaligned scratch pointer
   }
 };
@@ -672,7 +673,8 @@ size_t attention_scratch_bytes(const AttentionShape& shape, int32_t n_queries, D
   if (!attention_validate_shape(shape).ok()) return 0;
   const int32_t r = shape.n_heads / shape.n_kv_heads;
   (void)kv_dtype;  // rows are read in place, so every cache dtype needs the same
-  return ScratchLayout(nullptr, scratch_rows(r), shape.head_dim).bytes;
+  const int32_t rows = scratch_rows(r, shape.head_dim);
+  return ScratchLayout(nullptr, rows, shape.head_dim, rows > r).bytes;
 }
 
 Status attention_f32(const AttentionShape& shape, const float* q, const float* k_new,
@@ -731,7 +733,8 @@ Status attention_f32(const AttentionShape& shape, const float* q, const float* k
   }
   const uintptr_t base = reinterpret_cast<uintptr_t>(scratch);
   const uintptr_t aligned = (base + 63) & ~uintptr_t(63);
-  const ScratchLayout need(nullptr, scratch_rows(r), k);
+  const int32_t rows = scratch_rows(r, k);
+  const ScratchLayout need(nullptr, rows, k, rows > r);
   const size_t slot = (need.bytes + 63) & ~size_t{63};
   if (scratch == nullptr || scratch_bytes < need.bytes) {
     return make_status(StatusCode::out_of_memory, "attention: scratch too small",
@@ -806,8 +809,8 @@ Status attention_f32(const AttentionShape& shape, const float* q, const float* k
       }
       if (first < 0 || first > last) first = last;
     }
-    ScratchLayout s(reinterpret_cast<void*>(aligned + static_cast<size_t>(task) * slot),
-                    scratch_rows(r), k);
+    ScratchLayout s(reinterpret_cast<void*>(aligned + static_cast<size_t>(task) * slot), rows, k,
+                    rows > r);
     s.vnni = vnni;
     // Decode reads each f32 K/V row once, from wherever the cache sits, and gains from requests
     // ahead; a prefill block's queries re-read the same rows, already in L1/L2, where the
