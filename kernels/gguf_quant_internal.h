@@ -74,13 +74,14 @@ RowsFn rows_kernel_avxvnni(DType dtype);
 RowsFn rows_kernel_avx512vnni(DType dtype);
 // The multi-row kernel matmul_f32_gguf runs for dtype under the current ISA selection, or null.
 RowsFn rows_kernel_best(DType dtype);
-// AMX Q4_K product (gemm_gguf_q4k_16x16_amx.cpp; x86-64 GCC builds with AVX2 code, call only when
-// the ISA selection includes amx): c[i * ldc + j] for the m activation rows (q8_K blocks,
-// act_bytes apart) and weight rows [j0, j1) (w_row bytes apart), nb blocks each; the scalar
-// twin's bits. Supported for m > 1 and K <= 8192.
-bool gemm_q4k_amx_supports(int64_t m, int64_t k);
-void gemm_q4k_16x16_amx(const uint8_t* w, size_t w_row, int64_t j0, int64_t j1, const uint8_t* act,
-                        size_t act_bytes, int64_t m, int64_t nb, float* c, int64_t ldc);
+// AMX Q4_K / Q5_K (five) product (gemm_gguf_q45k_16x16_amx.cpp; x86-64 GCC builds with AVX2 code,
+// call only when the ISA selection includes amx): c[i * ldc + j] for the m activation rows (q8_K
+// blocks, act_bytes apart) and weight rows [j0, j1) (w_row bytes apart), nb blocks each; the
+// scalar twin's bits. Supported for m > 1 and K <= 8192.
+bool gemm_q45k_amx_supports(int64_t m, int64_t k);
+void gemm_q45k_16x16_amx(bool five, const uint8_t* w, size_t w_row, int64_t j0, int64_t j1,
+                         const uint8_t* act, size_t act_bytes, int64_t m, int64_t nb, float* c,
+                         int64_t ldc);
 
 inline float load_f16(const uint8_t* p) {
   uint16_t h;

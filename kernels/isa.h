@@ -18,7 +18,7 @@
 // kernels for instructions checked at each use, not a level of their own: "avx512vnni" (AVX-512
 // F/BW/VL/VNNI: the q8/q4 prefill GEMMs, vpdpbusd on ymm, the f32 GEMM's 8 x 32 zmm tiles and
 // the GGUF K-quant kernels' vpdpwssd), "avxvnni" (vpdpwssd in the int8 KV-cache attention dots and,
-// with GFNI, the GGUF K-quant kernels) and "amx" (the q8/q4 and GGUF Q4_K prefill GEMMs on AMX
+// with GFNI, the GGUF K-quant kernels) and "amx" (the q8/q4 and GGUF Q4_K/Q5_K prefill GEMMs on AMX
 // tiles, TDPBSSD; on a CPU with AVX-512 VNNI, and on Linux only once the kernel granted the process
 // the tile state: arch_prctl ARCH_REQ_XCOMP_PERM, asked for when the features are first read). A
 // selection names them after the level, "avx2+avx512vnni"; "avx2" alone runs AVX2+FMA+F16C code

@@ -78,8 +78,9 @@ Status run(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c
       static_cast<int>(blocks < thread_count(threads) ? blocks : thread_count(threads));
   const gguf_detail::RowsFn rows = simd ? gguf_detail::rows_kernel_best(w.dtype) : nullptr;
 #if defined(EINFER_GGUF_AVX2) && defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-  const bool amx = simd && w.dtype == DType::q4_k && isa_extension_enabled(IsaExtension::amx) &&
-                   gguf_detail::gemm_q4k_amx_supports(m, k);
+  const bool amx = simd && (w.dtype == DType::q4_k || w.dtype == DType::q5_k) &&
+                   isa_extension_enabled(IsaExtension::amx) &&
+                   gguf_detail::gemm_q45k_amx_supports(m, k);
 #endif
   auto columns = [&](int task) {
     long long j0 = 0, j1 = 0;
@@ -87,7 +88,8 @@ Status run(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c
 #if defined(EINFER_GGUF_AVX2) && defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
     if (amx) {  // prefill: 16 x 16 tiles, the same bits as the 4-row kernels and the twin
       if (j1 > j0)
-        gguf_detail::gemm_q4k_16x16_amx(wd, w_row, j0, j1, act, row_bytes, m, nb, c, ldc);
+        gguf_detail::gemm_q45k_16x16_amx(w.dtype == DType::q5_k, wd, w_row, j0, j1, act, row_bytes,
+                                         m, nb, c, ldc);
       return;
     }
 #endif

@@ -1,12 +1,14 @@
-// AMX prefill GEMM for Q4_K weights (m > 1 activation rows in q8_K blocks): 16 weight rows x 16
-// activation rows per tile product, the same bits as the scalar twin (dot_gguf_q8_scalar.cpp).
+// AMX prefill GEMM for Q4_K and Q5_K weights (m > 1 activation rows in q8_K blocks): 16 weight
+// rows x 16 activation rows per tile product, the same bits as the scalar twin
+// (dot_gguf_q8_scalar.cpp).
 //
 // Per 256-element block the twin forms two exact integers, sumi = sum_j sc_j * dot_j over the 8
 // sub-blocks of 32 and summ = sum_j m_j * asum_j, then acc += da * (d * sumi - dmin * summ). The
-// scales are 6-bit, too large to fold into int8 weights (63 * 15), so each is split in two 3-bit
-// halves, sc = 8 * hi + lo, and the weights are unpacked per block into two int8 matrices hi * q
-// and lo * q (at most 7 * 15 = 105): then sumi = 8 * (A_hi . a) + (A_lo . a), each a plain dot over
-// the whole block, four TDPBSSD of K = 64 into one int32 tile apiece, exact. summ comes from
+// scales are 6-bit, too large to fold into 8-bit weights (63 * 31), so each is split in two 3-bit
+// halves, sc = 8 * hi + lo, and the weights are unpacked per block into two unsigned 8-bit
+// matrices hi * q and lo * q (at most 7 * 31 = 217 for Q5_K's 5-bit q): then
+// sumi = 8 * (A_hi . a) + (A_lo . a), each a plain dot over the whole block, four TDPBUSD of K = 64
+// into one int32 tile apiece, exact. summ comes from
 // vpdpwssd on the (min, min) pairs and the activation sub-block sums. The float expression runs
 // per weight row on the 16 activation rows' lanes, multiplies and subtractions as the twin writes
 // them (compiled with -ffp-contract=off). Weight rows are unpacked once per block for all
@@ -34,6 +36,7 @@ namespace {
 constexpr int kTile = 16;
 constexpr int64_t kBlock = 256;
 constexpr size_t kQ4KBytes = 144;
+constexpr size_t kQ5KBytes = 176;   // as Q4_K plus 32 bytes of fifth bits (qh) before the nibbles
 constexpr int64_t kMaxBlocks = 32;  // K <= 8192
 constexpr int kMaxActTiles = 4;     // up to 64 activation rows per pass
 constexpr int kActBlocks = 36;      // interleaved (tile, block) pairs on the stack (~160 KB)
@@ -87,8 +90,11 @@ struct alignas(64) WeightBlock {
   int32_t min_pairs[kTile][4];
 };
 
+template <bool kFive>
 void unpack_weights(const uint8_t* w, size_t w_row, int64_t rows, int64_t blk, WeightBlock* out) {
+  constexpr size_t kBytes = kFive ? kQ5KBytes : kQ4KBytes;
   const __m512i m4 = _mm512_set1_epi8(0x0F);
+  const __m256i bit = _mm256_set1_epi8(0x01);
   for (int64_t r = 0; r < kTile; ++r) {
     if (r >= rows) {
       for (int c = 0; c < 4; ++c) {
@@ -99,7 +105,7 @@ void unpack_weights(const uint8_t* w, size_t w_row, int64_t rows, int64_t blk, W
       for (int p = 0; p < 4; ++p) out->min_pairs[r][p] = 0;
       continue;
     }
-    const uint8_t* b = w + r * w_row + blk * kQ4KBytes;
+    const uint8_t* b = w + r * w_row + blk * kBytes;
     out->d[r] = load_f16(b);
     out->dmin[r] = load_f16(b + 2);
     int sc[8], mn[8];
@@ -107,11 +113,21 @@ void unpack_weights(const uint8_t* w, size_t w_row, int64_t rows, int64_t blk, W
     for (int p = 0; p < 4; ++p) out->min_pairs[r][p] = mn[2 * p] | (mn[2 * p + 1] << 16);
     // Chunk c holds sub-blocks 2c (low nibbles of qs[32c..32c+31]) and 2c+1 (their high ones),
     // in element order. Products s * q (s <= 7, q <= 15) by 16-bit multiplies.
+    const __m256i qh = kFive ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 16))
+                             : _mm256_setzero_si256();
     for (int c = 0; c < 4; ++c) {
-      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 16 + 32 * c));
-      const __m512i q = _mm512_and_si512(
+      const __m256i v =
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + (kFive ? 48 : 16) + 32 * c));
+      __m512i q = _mm512_and_si512(
           _mm512_inserti64x4(_mm512_castsi256_si512(v), _mm256_srli_epi16(v, 4), 1),
-          m4);  // bytes 0-31: low nibbles, 32-63: high nibbles
+          m4);      // bytes 0-31: low nibbles, 32-63: high nibbles
+      if (kFive) {  // bit 2c of qh[l] is the low nibble's fifth bit, bit 2c + 1 the high one's
+        const __m256i b_lo =
+            _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * c), bit), 4);
+        const __m256i b_hi =
+            _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * c + 1), bit), 4);
+        q = _mm512_or_si512(q, _mm512_inserti64x4(_mm512_castsi256_si512(b_lo), b_hi, 1));
+      }
       const __m512i q_lo16 = _mm512_cvtepu8_epi16(_mm512_castsi512_si256(q));
       const __m512i q_hi16 = _mm512_cvtepu8_epi16(_mm512_extracti64x4_epi64(q, 1));
       const int s0 = sc[2 * c], s1 = sc[2 * c + 1];
@@ -129,12 +145,14 @@ void unpack_weights(const uint8_t* w, size_t w_row, int64_t rows, int64_t blk, W
 
 }  // namespace
 
-bool gemm_q4k_amx_supports(int64_t m, int64_t k) {
+bool gemm_q45k_amx_supports(int64_t m, int64_t k) {
   return m > 1 && k % kBlock == 0 && k / kBlock <= kMaxBlocks;
 }
 
-void gemm_q4k_16x16_amx(const uint8_t* w, size_t w_row, int64_t j0, int64_t j1, const uint8_t* act,
-                        size_t act_bytes, int64_t m, int64_t nb, float* c, int64_t ldc) {
+namespace {
+template <bool kFive>
+void gemm_k45_amx(const uint8_t* w, size_t w_row, int64_t j0, int64_t j1, const uint8_t* act,
+                  size_t act_bytes, int64_t m, int64_t nb, float* c, int64_t ldc) {
   TileConfig cfg;
   std::memset(&cfg, 0, sizeof cfg);
   cfg.palette = 1;
@@ -163,7 +181,7 @@ void gemm_q4k_16x16_amx(const uint8_t* w, size_t w_row, int64_t j0, int64_t j1, 
       const int64_t nr = j1 - jt < kTile ? j1 - jt : kTile;
       std::memset(acc, 0, sizeof(float) * kTile * kTile * static_cast<size_t>(tiles));
       for (int64_t blk = 0; blk < nb; ++blk) {
-        unpack_weights(w + jt * w_row, w_row, nr, blk, &wb);
+        unpack_weights<kFive>(w + jt * w_row, w_row, nr, blk, &wb);
         for (int t = 0; t < tiles; ++t) {
           const ActBlock& ab = acts[t * nb + blk];
           _tile_zero(0);
@@ -172,8 +190,8 @@ void gemm_q4k_16x16_amx(const uint8_t* w, size_t w_row, int64_t j0, int64_t j1, 
             _tile_loadd(3, ab.b[ch], 64);
             _tile_loadd(2, wb.hi[ch], 64);
             _tile_loadd(4, wb.lo[ch], 64);
-            _tile_dpbssd(0, 2, 3);
-            _tile_dpbssd(1, 4, 3);
+            _tile_dpbusd(0, 2, 3);  // weights unsigned (<= 217), activations signed
+            _tile_dpbusd(1, 4, 3);
           }
           _tile_stored(0, hi_sums, 64);
           _tile_stored(1, lo_sums, 64);
@@ -202,6 +220,17 @@ void gemm_q4k_16x16_amx(const uint8_t* w, size_t w_row, int64_t j0, int64_t j1, 
     }
   }
   _tile_release();
+}
+}  // namespace
+
+void gemm_q45k_16x16_amx(bool five, const uint8_t* w, size_t w_row, int64_t j0, int64_t j1,
+                         const uint8_t* act, size_t act_bytes, int64_t m, int64_t nb, float* c,
+                         int64_t ldc) {
+  if (five) {
+    gemm_k45_amx<true>(w, w_row, j0, j1, act, act_bytes, m, nb, c, ldc);
+  } else {
+    gemm_k45_amx<false>(w, w_row, j0, j1, act, act_bytes, m, nb, c, ldc);
+  }
 }
 
 }  // namespace einfer::gguf_detail
