@@ -22,6 +22,8 @@
 
 #include <immintrin.h>
 
+#include "kernels/amx_tile_config.h"
+
 #include <cstring>
 
 #pragma GCC push_options
@@ -41,13 +43,7 @@ constexpr int64_t kMaxBlocks = 32;  // K <= 8192
 constexpr int kMaxActTiles = 4;     // up to 64 activation rows per pass
 constexpr int kActBlocks = 36;      // interleaved (tile, block) pairs on the stack (~160 KB)
 
-struct alignas(64) TileConfig {
-  uint8_t palette;
-  uint8_t start_row;
-  uint8_t reserved[14];
-  uint16_t colsb[16];
-  uint8_t rows[16];
-};
+using TileConfig = AmxTileConfig;
 
 // One activation tile's data for one block: the 4 chunks of 64 elements in AMX's B layout (16
 // rows of 4 bytes per activation row), the rows' scales, and per pair of sub-blocks p the int16

@@ -23,6 +23,8 @@
 
 #include <immintrin.h>
 
+#include "kernels/amx_tile_config.h"
+
 #include <cstring>
 
 #pragma GCC push_options
@@ -40,14 +42,7 @@ constexpr int kTile = 16;                   // rows of A, B's columns, C's rows 
 constexpr size_t kActBytes = 128 * 1024;    // interleaved activation tiles + their scales
 constexpr size_t kWeightBytes = 64 * 1024;  // one weight tile as int8 (k <= 4096)
 
-// The ldtilecfg operand: palette 1, then bytes per row and rows of tiles 0-15.
-struct alignas(64) TileConfig {
-  uint8_t palette;
-  uint8_t start_row;
-  uint8_t reserved[14];
-  uint16_t colsb[16];
-  uint8_t rows[16];
-};
+using TileConfig = AmxTileConfig;
 
 // Bytes of one interleaved activation tile (every group) and its scales.
 size_t act_tile_bytes(int64_t k, int64_t groups) {
