@@ -8,11 +8,11 @@
 // halves, sc = 8 * hi + lo, and the weights are unpacked per block into two unsigned 8-bit
 // matrices hi * q and lo * q (at most 7 * 31 = 217 for Q5_K's 5-bit q): then
 // sumi = 8 * (A_hi . a) + (A_lo . a), each a plain dot over the whole block, four TDPBUSD of K = 64
-// into one int32 tile apiece, exact. summ comes from
-// vpdpwssd on the (min, min) pairs and the activation sub-block sums. The float expression runs
-// per weight row on the 16 activation rows' lanes, multiplies and subtractions as the twin writes
-// them (compiled with -ffp-contract=off). Weight rows are unpacked once per block for all
-// activation tiles; each activation tile's bytes are interleaved once per call.
+// into one int32 tile apiece, exact. summ comes from vpdpwssd on the (min, min) pairs and the
+// activation sub-block sums. The float expression runs per weight row on the 16 activation rows'
+// lanes, multiplies and subtractions as the twin writes them (compiled with -ffp-contract=off).
+// Weight rows are unpacked once per block for all activation tiles; each activation tile's bytes
+// are interleaved once per call.
 //
 // GCC only, with a target pragma like the other AMX kernel (gemm_q8_q4_16x16_amx.cpp);
 // matmul_gguf.cpp calls it when the ISA selection includes amx.
@@ -42,6 +42,7 @@ constexpr size_t kQ5KBytes = 176;   // as Q4_K plus 32 bytes of fifth bits (qh) 
 constexpr int64_t kMaxBlocks = 32;  // K <= 8192
 constexpr int kMaxActTiles = 4;     // up to 64 activation rows per pass
 constexpr int kActBlocks = 36;      // interleaved (tile, block) pairs on the stack (~160 KB)
+static_assert(kActBlocks >= kMaxBlocks, "a pass must hold at least one tile's blocks");
 
 using TileConfig = AmxTileConfig;
 
@@ -77,11 +78,11 @@ void interleave_act(const uint8_t* act, size_t act_bytes, int64_t i0, int64_t ro
   }
 }
 
-// One block of 16 weight rows: A_hi/A_lo as 4 chunks of 16 rows x 64 int8 (hi * q, lo * q), the
-// rows' d and dmin, and the (min_2p, min_2p+1) int16 pairs.
+// One block of 16 weight rows: A_hi/A_lo as 4 chunks of 16 rows x 64 unsigned bytes (hi * q,
+// lo * q), the rows' d and dmin, and the (min_2p, min_2p+1) int16 pairs.
 struct alignas(64) WeightBlock {
-  int8_t hi[4][kTile][64];
-  int8_t lo[4][kTile][64];
+  uint8_t hi[4][kTile][64];
+  uint8_t lo[4][kTile][64];
   float d[kTile], dmin[kTile];
   int32_t min_pairs[kTile][4];
 };
@@ -108,7 +109,7 @@ void unpack_weights(const uint8_t* w, size_t w_row, int64_t rows, int64_t blk, W
     for (int j = 0; j < 8; ++j) kquant_scale_min(b + 4, j, &sc[j], &mn[j]);
     for (int p = 0; p < 4; ++p) out->min_pairs[r][p] = mn[2 * p] | (mn[2 * p + 1] << 16);
     // Chunk c holds sub-blocks 2c (low nibbles of qs[32c..32c+31]) and 2c+1 (their high ones),
-    // in element order. Products s * q (s <= 7, q <= 15) by 16-bit multiplies.
+    // in element order. Products s * q (s <= 7, q <= 31) by 16-bit multiplies, narrowed to bytes.
     const __m256i qh = kFive ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 16))
                              : _mm256_setzero_si256();
     for (int c = 0; c < 4; ++c) {
