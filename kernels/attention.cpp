@@ -320,36 +320,26 @@ void f32_accumulate_v_regs(const float* p, const float* const* vrow, int32_t j0,
   for (int v = 0; v < NV; ++v) a[v].store_unaligned(acc + v * kLanes);
 }
 
+// f32_accumulate_v_regs<NV> for the first NV in [kFrom, 8] equal to nv; false when none is.
+template <int kFrom, bool kPf>
+bool f32_accumulate_v_regs_nv(int32_t nv, const float* p, const float* const* vrow, int32_t j0,
+                              int32_t j1, float* acc) {
+  if (nv == kFrom) {
+    f32_accumulate_v_regs<kFrom, kPf>(p, vrow, j0, j1, acc);
+    return true;
+  }
+  if constexpr (kFrom < 8) {
+    return f32_accumulate_v_regs_nv<kFrom + 1, kPf>(nv, p, vrow, j0, j1, acc);
+  } else {
+    return false;
+  }
+}
+
 // Whether one head's f32 V rows take f32_accumulate_v_regs (2 to 8 whole vectors).
 template <bool kPf>
 bool f32_accumulate_v_regs_any(const float* p, const float* const* vrow, int32_t j0, int32_t j1,
                                int32_t k, float* acc) {
-  if (k % kLanes != 0) return false;
-  switch (k / kLanes) {
-    case 2:
-      f32_accumulate_v_regs<2, kPf>(p, vrow, j0, j1, acc);
-      return true;
-    case 3:
-      f32_accumulate_v_regs<3, kPf>(p, vrow, j0, j1, acc);
-      return true;
-    case 4:
-      f32_accumulate_v_regs<4, kPf>(p, vrow, j0, j1, acc);
-      return true;
-    case 5:
-      f32_accumulate_v_regs<5, kPf>(p, vrow, j0, j1, acc);
-      return true;
-    case 6:
-      f32_accumulate_v_regs<6, kPf>(p, vrow, j0, j1, acc);
-      return true;
-    case 7:
-      f32_accumulate_v_regs<7, kPf>(p, vrow, j0, j1, acc);
-      return true;
-    case 8:
-      f32_accumulate_v_regs<8, kPf>(p, vrow, j0, j1, acc);
-      return true;
-    default:
-      return false;
-  }
+  return k % kLanes == 0 && f32_accumulate_v_regs_nv<2, kPf>(k / kLanes, p, vrow, j0, j1, acc);
 }
 #endif
 
