@@ -742,6 +742,12 @@ Status attention_f32(const AttentionShape& shape, const float* q, const float* k
   const size_t slots = (scratch_bytes - (aligned - base) + (slot - need.bytes)) / slot;
   if (tasks > static_cast<int64_t>(slots)) tasks = static_cast<int64_t>(slots);
   if (tasks < 1) tasks = 1;
+  // Slots a page apart where the scratch has room: the L2 streamer prefetches ahead within a
+  // 4 KiB page, and pulling the next task's running state (written all the time) into this core
+  // cost both tasks of a 2-thread prefill ~8% (15M shape, 128 queries: 142 -> 131 us).
+  size_t stride = slot;
+  if (tasks > 1 && (static_cast<size_t>(tasks) - 1) * (slot + 4096) + slot <= slots * slot)
+    stride = slot + 4096;
 
   KeySource src0;
   src0.k_new = k_new;
@@ -799,7 +805,7 @@ Status attention_f32(const AttentionShape& shape, const float* q, const float* k
       }
       if (first < 0 || first > last) first = last;
     }
-    ScratchLayout s(reinterpret_cast<void*>(aligned + static_cast<size_t>(task) * slot), rows, k,
+    ScratchLayout s(reinterpret_cast<void*>(aligned + static_cast<size_t>(task) * stride), rows, k,
                     rows > r);
     s.vnni = vnni;
     // Decode reads each f32 K/V row once, from wherever the cache sits, and gains from requests
