@@ -154,8 +154,8 @@ const char* einfer_error(const einfer_session* session);      /* message of the 
  * counter (the firmware example passes SysTick ticks). einfer_profile_times adds nothing itself:
  * it copies the totals since the clock was set into times[EINFER_STAGE_COUNT]. */
 enum {
-  EINFER_STAGE_PROJECTIONS = 0, /* attention projections Q, K, V, O */
-  EINFER_STAGE_ATTENTION = 1,   /* fused attention over the cache, KV cache writes */
+  EINFER_STAGE_PROJECTIONS = 0, /* attention projections Q, K, V, O (+ KV cache writes) */
+  EINFER_STAGE_ATTENTION = 1,   /* fused attention over the cache */
   EINFER_STAGE_FEED_FORWARD = 2,
   EINFER_STAGE_NORMS_ROPE = 3, /* embedding, RMSNorms, RoPE, residual adds */
   EINFER_STAGE_CLASSIFIER = 4,

@@ -69,7 +69,8 @@ int32_t kv_cache_slot(const KVCacheConfig& c, int64_t pos) {
   return static_cast<int32_t>(kv_ring_slot(pos, c.capacity, c.sinks));
 }
 
-Status kv_cache_write(KVCache& cache, int32_t layer, int64_t pos, const float* k, const float* v) {
+Status kv_cache_check_write(const KVCache& cache, int32_t layer, int64_t pos, const float* k,
+                            const float* v) {
   const KVCacheConfig& c = cache.config;
   if (cache.k == nullptr || cache.n_positions == nullptr) {
     return make_status(StatusCode::invalid_argument, "kv cache: not initialised (or measuring)");
@@ -80,6 +81,11 @@ Status kv_cache_write(KVCache& cache, int32_t layer, int64_t pos, const float* k
   if (pos < 0) return make_status(StatusCode::out_of_range, "kv cache: negative position");
   if (k == nullptr || v == nullptr)
     return make_status(StatusCode::invalid_argument, "kv cache: null k or v");
+  return ok_status();
+}
+
+void kv_cache_store(KVCache& cache, int32_t layer, int64_t pos, const float* k, const float* v) {
+  const KVCacheConfig& c = cache.config;
   const size_t slot = static_cast<size_t>(kv_cache_slot(c, pos));
   const size_t kd = static_cast<size_t>(c.head_dim);
   for (int32_t g = 0; g < c.n_kv_heads; ++g) {
@@ -97,7 +103,16 @@ Status kv_cache_write(KVCache& cache, int32_t layer, int64_t pos, const float* k
                       cache.v_scales + row);
     }
   }
-  if (pos + 1 > cache.n_positions[layer]) cache.n_positions[layer] = pos + 1;
+}
+
+void kv_cache_mark(KVCache& cache, int32_t layer, int64_t end) {
+  if (end > cache.n_positions[layer]) cache.n_positions[layer] = end;
+}
+
+Status kv_cache_write(KVCache& cache, int32_t layer, int64_t pos, const float* k, const float* v) {
+  EINFER_TRY(kv_cache_check_write(cache, layer, pos, k, v));
+  kv_cache_store(cache, layer, pos, k, v);
+  kv_cache_mark(cache, layer, pos + 1);
   return ok_status();
 }
 

@@ -55,7 +55,18 @@ void kv_cache_reset(KVCache& cache);
 int32_t kv_cache_slot(const KVCacheConfig& config, int64_t pos);
 
 // Stores position pos of `layer`: k, v [n_kv_heads][head_dim] float32 (quantized for i8).
+// The same as kv_cache_check_write, kv_cache_store, then kv_cache_mark(cache, layer, pos + 1).
 Status kv_cache_write(KVCache& cache, int32_t layer, int64_t pos, const float* k, const float* v);
+
+// The split form, for writers on several threads: check once, store rows from any thread (each
+// position's slot is its own, so distinct positions never share memory), then mark on one thread.
+// Checks what kv_cache_write checks: an initialised cache, the layer, pos >= 0, k and v set.
+Status kv_cache_check_write(const KVCache& cache, int32_t layer, int64_t pos, const float* k,
+                            const float* v);
+// Stores position pos (k_cache_check_write must have passed); leaves n_positions alone.
+void kv_cache_store(KVCache& cache, int32_t layer, int64_t pos, const float* k, const float* v);
+// Records that positions below `end` are written: n_positions[layer] = max(itself, end).
+void kv_cache_mark(KVCache& cache, int32_t layer, int64_t end);
 
 // The view the attention kernel reads; n_positions is the layer's count so far.
 KVLayerView kv_cache_layer(const KVCache& cache, int32_t layer);

@@ -11,8 +11,8 @@
 namespace einfer {
 
 enum class Stage : int {
-  projections,   // attention projections Q, K, V, O (+ the block's RMSNorm, RoPE, residual add)
-  attention,     // fused attention over the cache, KV cache writes
+  projections,   // Q, K, V, O (+ the block's RMSNorm, RoPE, residual add, KV cache writes)
+  attention,     // fused attention over the cache
   feed_forward,  // RMSNorm, W1, W3, SwiGLU, W2, residual add (fused in the projection groups)
   norms_rope,    // embedding lookup, final RMSNorm (and any norm or RoPE run outside a group)
   classifier,    // final projection to logits

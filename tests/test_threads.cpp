@@ -45,14 +45,17 @@ pack::AlignedBuffer synthetic(DType dtype) {
 // steps, all concatenated. Chunks of 8 cut every projection by columns; chunks of 30 give each of
 // up to 3 tasks 8+ token rows, so quantized weights take project_group's row-block form (30 is no
 // multiple of 4: the last block ends off the 4-row grid), and the 15-token rest the column form.
+// A window of 16 (chunks clamp to it) wraps the ring from the second chunk on, with each chunk's
+// keys and values stored by the tasks of the output projection.
 struct Prompt {
-  int32_t max_batch, tokens;
+  int32_t max_batch, tokens, window = 0;
 };
 std::vector<float> run(const pack::AlignedBuffer& image, DType kv, einfer_threads threads,
                        Prompt p) {
   RunOptions o;
   o.kv_dtype = kv;
   o.max_batch = p.max_batch;
+  o.window = p.window;
   o.threads = threads;
   Model m;
   REQUIRE(load_model(image.data, image.size, LoadOptions{}, &m).ok());
@@ -86,9 +89,10 @@ TEST_CASE("threads: logits are bit-identical for 1, 2 and 3 workers") {
   for (DType dtype : {DType::f32, DType::q8, DType::q4}) {
     const pack::AlignedBuffer image = synthetic(dtype);
     for (DType kv : {DType::f32, DType::i8}) {
-      for (Prompt prompt : {Prompt{8, 21}, Prompt{30, 45}}) {
+      for (Prompt prompt : {Prompt{8, 21}, Prompt{30, 45}, Prompt{30, 45, 16}}) {
         const std::string names = std::string(dtype_name(dtype)) + " weights, " + dtype_name(kv) +
-                                  " cache, chunks of " + std::to_string(prompt.max_batch);
+                                  " cache, chunks of " + std::to_string(prompt.max_batch) +
+                                  ", window " + std::to_string(prompt.window);
         CAPTURE(names);
         const std::vector<float> one = run(image, kv, einfer_threads{nullptr, 1, nullptr}, prompt);
         for (int n : {2, 3}) {
