@@ -68,7 +68,7 @@ typedef struct einfer_options {
   int32_t window;           /* sliding window W (0: none; then decoding stops at `context`) */
   int32_t sinks;            /* attention sinks kept with a window */
   int32_t kv_int8;          /* 1: int8 KV cache with per-(slot, head) scales; 0: float32 */
-  int32_t max_batch;        /* prompt tokens evaluated per prefill step (0: 64) */
+  int32_t max_batch;        /* prompt tokens evaluated per prefill step (0: 128) */
   int32_t skip_crc;         /* 1: skip the CRC pass when loading (large flash images) */
   int32_t no_plan_cache;    /* 1: plan each projection's einsum per call instead of keeping 8 plans
                                (~1 KB each) in the arena: for tight RAM, costs a little speed */

@@ -14,7 +14,13 @@ namespace einfer {
 
 namespace {
 
-constexpr int32_t kDefaultMaxBatch = 64;
+// The default prefill chunk: 128 tokens give each of two threads a 64-row block (AMX and the
+// register-blocked GEMMs reuse each weight tile over 4+ activation tiles) and stream the weights
+// once per 128 prompt tokens. Measured against 64 (einfer-bench, prompt 128): 110M shape 8-9%
+// faster on one thread and 14-16% on two (q8, q4), 15M q8/q4 2-thread 4-12% faster, one thread
+// within 5% either way. Memory: activations of 128 tokens (15M: +0.9 MB, 110M: +2.4 MB over 64);
+// MCU builds pass 1.
+constexpr int32_t kDefaultMaxBatch = 128;
 
 Status bind(const Model& model, TensorRole role, int32_t layer, int64_t d0, int64_t d1,
             TensorView* out) {

@@ -20,7 +20,7 @@ struct RunOptions {
   int32_t window = 0;   // sliding-window size W (0: no window, cache holds `context` positions)
   int32_t sinks = 0;    // attention sinks pinned in the cache (window mode only)
   DType kv_dtype = DType::f32;  // f32 or i8 (one float scale per slot and kv head)
-  int32_t max_batch = 0;        // most prompt tokens evaluated in one prefill call (0: 64)
+  int32_t max_batch = 0;        // most prompt tokens evaluated in one prefill call (0: 128)
   bool cache_plans = true;      // keep the projections' einsum plans in the arena (about 1 KB each,
                                 // 8 of them) instead of planning every call: off where RAM is tight
   // The caller's workers (runtime/threads.h). threads.n sizes one kernel-scratch slot per worker

@@ -19,7 +19,8 @@ void RunFlags::declare(cli::Parser& p, bool with_context) {
        "attention sinks: positions 0..S-1 stay attended, plus the W-S most recent (HF SinkCache)")
       .range(0, 1 << 20);
   p.option({"--kv"}, &kv, "f32|q8", "KV cache type (default f32)").choices({"f32", "q8", "i8"});
-  p.option({"-b", "--batch-size", "--batch"}, &batch, "B", "prompt tokens per prefill step")
+  p.option({"-b", "--batch-size", "--batch"}, &batch, "B",
+           "prompt tokens per prefill step (default 128, at most the context)")
       .range(1, kMaxRunBatch);
 }
 
