@@ -177,7 +177,16 @@ void gemm_k45_amx(const uint8_t* w, size_t w_row, int64_t j0, int64_t j1, const 
     for (int64_t jt = j0; jt < j1; jt += kTile) {
       const int64_t nr = j1 - jt < kTile ? j1 - jt : kTile;
       std::memset(acc, 0, sizeof(float) * kTile * kTile * static_cast<size_t>(tiles));
+      // The next weight tile's block is requested into L2 while this one is unpacked and
+      // multiplied (as in the q8/q4 AMX kernel: prefill weights stream from L3).
+      const int64_t next_rows = j1 - jt - kTile < kTile ? j1 - jt - kTile : kTile;
+      constexpr size_t kBytes = kFive ? kQ5KBytes : kQ4KBytes;
       for (int64_t blk = 0; blk < nb; ++blk) {
+        for (int64_t r = 0; r < next_rows; ++r) {
+          const char* b =
+              reinterpret_cast<const char*>(w + (jt + kTile + r) * w_row + blk * kBytes);
+          for (size_t o = 0; o < kBytes; o += 64) _mm_prefetch(b + o, _MM_HINT_T1);
+        }
         unpack_weights<kFive>(w + jt * w_row, w_row, nr, blk, &wb);
         for (int t = 0; t < tiles; ++t) {
           const ActBlock& ab = acts[t * nb + blk];
