@@ -126,6 +126,22 @@ void add_bias_rows(const Projection& p, int64_t r0, int64_t r1) {
   for (int64_t i = r0; i < r1; ++i) add_f32(p.y + i * e, p.bias->f32(), p.y + i * e, e);
 }
 
+// The row-block form's block height for weights that stay in L2, and what "stay" means: a
+// group's values and scales (15M: q/k/v 280 KB, gate+up 498 KB in q8; 110M: 663 KB and up).
+constexpr int64_t kRowBlockRows = 64;
+constexpr size_t kL2ResidentWeightBytes = 512 * 1024;
+
+size_t group_weight_bytes(const Projection* ps, int count) {
+  size_t bytes = 0;
+  for (int p = 0; p < count; ++p) {
+    const TensorView& w = *ps[p].w;
+    const int64_t groups = quant_groups(w.shape[1], w.group_size);
+    bytes += static_cast<size_t>(w.shape[0]) *
+             (quant_row_bytes(w.dtype, w.shape[1]) + static_cast<size_t>(groups) * sizeof(float));
+  }
+  return bytes;
+}
+
 // Task `task` of `tasks`: its column block of every projection.
 void block_of(const Projection* ps, int count, int task, int tasks, int64_t align, int64_t* j0,
               int64_t* j1) {
@@ -179,28 +195,32 @@ __attribute__((noinline)) Status quant_group(const float* x, int64_t n, const Pr
   return ok_status();
 }
 
-// The row-block form (prefill): a task takes rows [r0, r1) of x (multiples of 4) through
-// before_rows, their quantization, every column of every projection and after_rows. One region,
-// and each task reads only rows it wrote itself.
+// The row-block form (prefill): x's rows are cut into `blocks` blocks (multiples of 4), and a
+// block [r0, r1) goes through before_rows, its quantization, every column of every projection and
+// after_rows. Task t of min(blocks, threads) takes blocks t, t + tasks, ...: one region, and each
+// task reads only rows it wrote itself.
 __attribute__((noinline)) Status quant_row_blocks(const float* x, int64_t n, const Projection* ps,
                                                   int count, const ProjectionHooks& h,
-                                                  void* scratch, size_t scratch_bytes, int tasks,
+                                                  void* scratch, size_t scratch_bytes, int blocks,
                                                   const Threads* threads) {
   std::atomic<bool> failed{false};
+  const int tasks = blocks < thread_count(threads) ? blocks : thread_count(threads);
   auto rows = [&](int task) {
-    long long r0 = 0, r1 = 0;
-    split_range(n, task, tasks, 4, &r0, &r1);
-    if (r1 <= r0) return;
-    if (h.before_rows) h.before_rows(h.ctx, r0, r1);
-    bool ok =
-        matmul_quant_rows(x, ps[0].w->shape[1], n, *ps[0].w, r0, r1, scratch, scratch_bytes).ok();
-    for (int p = 0; ok && p < count; ++p) {
-      const int64_t e = ps[p].w->shape[0];
-      ok = matmul_quant_row_block(n, *ps[p].w, ps[p].y, e, r0, r1, scratch, scratch_bytes).ok();
-      add_bias_rows(ps[p], r0, r1);
+    for (int b = task; b < blocks; b += tasks) {
+      long long r0 = 0, r1 = 0;
+      split_range(n, b, blocks, 4, &r0, &r1);
+      if (r1 <= r0) continue;
+      if (h.before_rows) h.before_rows(h.ctx, r0, r1);
+      bool ok =
+          matmul_quant_rows(x, ps[0].w->shape[1], n, *ps[0].w, r0, r1, scratch, scratch_bytes).ok();
+      for (int p = 0; ok && p < count; ++p) {
+        const int64_t e = ps[p].w->shape[0];
+        ok = matmul_quant_row_block(n, *ps[p].w, ps[p].y, e, r0, r1, scratch, scratch_bytes).ok();
+        add_bias_rows(ps[p], r0, r1);
+      }
+      if (!ok) failed.store(true, std::memory_order_relaxed);
+      if (h.after_rows) h.after_rows(h.ctx, r0, r1);
     }
-    if (!ok) failed.store(true, std::memory_order_relaxed);
-    if (h.after_rows) h.after_rows(h.ctx, r0, r1);
   };
   run_tasks(threads, tasks, rows);
   if (failed.load()) {
@@ -294,11 +314,22 @@ Status project_group(const float* x, int64_t n, const Projection* ps, int count,
       return make_status(StatusCode::out_of_memory, "project_group: scratch too small",
                          static_cast<int64_t>(need), static_cast<int64_t>(scratch_bytes));
     }
-    // Enough rows for 8 per task, and every hook in its row form: whole token rows per task.
+    // Every hook in its row form: whole token rows per task, one block per thread when there
+    // are 8 rows or more for each. Weights small enough to stay in L2 from one block to the
+    // next are taken in blocks of about kRowBlockRows rows instead (at least one per thread):
+    // a block's activations and outputs then stay in L2 as well (15M q8 prefill, chunks of 128
+    // on one thread: 5.6 -> 5.3 ms, as fast as chunks of 64). Larger weights take one pass per
+    // thread, since every block streams them again (110M: two blocks of 64 were 5% slower).
     const int T = thread_count(threads);
-    if (T > 1 && n >= 8 * static_cast<int64_t>(T) &&
-        (h.after_columns == nullptr || h.after_rows != nullptr)) {
-      return quant_row_blocks(x, n, ps, count, h, scratch, scratch_bytes, T, threads);
+    if (h.after_columns == nullptr || h.after_rows != nullptr) {
+      int blocks = T > 1 && n >= 8 * static_cast<int64_t>(T) ? T : 0;
+      const int64_t by_size = n / kRowBlockRows;
+      if (by_size >= 2 && group_weight_bytes(ps, count) <= kL2ResidentWeightBytes) {
+        const int64_t b = by_size > T ? by_size : T;
+        blocks = static_cast<int>((b + T - 1) / T * T);
+      }
+      if (blocks > 0)
+        return quant_row_blocks(x, n, ps, count, h, scratch, scratch_bytes, blocks, threads);
     }
     int64_t units = 1;
     for (int p = 0; p < count; ++p) {

@@ -107,7 +107,9 @@ constexpr int kMaxGroupProjections = 3;
 // enough rows (prefill: n >= 8 per task) and every hook given in its row form take one region
 // instead: task t takes a block of whole token rows (multiples of 4) through before_rows, the
 // quantization, every column of every projection and after_rows, so the rows a task writes are
-// the rows it reads next, in its own core's cache, with no join in between. Weights the passes
+// the rows it reads next, in its own core's cache, with no join in between (with weights small
+// enough to stay in L2, in blocks of about 64 rows, several per task or on one thread; see
+// project_group in mha.cpp). Weights the passes
 // cannot cut (or no threads with f32 weights) run one after another, hooks covering everything.
 // Results are bit-identical to linear_cached, for any thread count. Scratch: as for
 // linear_cached (one slot per worker).

@@ -34,7 +34,7 @@ pack::AlignedBuffer synthetic(DType dtype) {
   spec.heads = 6;
   spec.kv_heads = 3;
   spec.vocab = 1003;
-  spec.seq = 64;
+  spec.seq = 160;
   spec.tied = 0;
   spec.dtype = dtype;
   spec.seed = 7;
@@ -46,7 +46,9 @@ pack::AlignedBuffer synthetic(DType dtype) {
 // up to 3 tasks 8+ token rows, so quantized weights take project_group's row-block form (30 is no
 // multiple of 4: the last block ends off the 4-row grid), and the 15-token rest the column form.
 // A window of 16 (chunks clamp to it) wraps the ring from the second chunk on, with each chunk's
-// keys and values stored by the tasks of the output projection.
+// keys and values stored by the tasks of the output projection. Chunks of 130 take the row-block
+// form in blocks of about 64 rows (weights this small stay in L2): two blocks on one thread, one
+// per worker on 2, three on 3.
 struct Prompt {
   int32_t max_batch, tokens, window = 0;
 };
@@ -89,7 +91,7 @@ TEST_CASE("threads: logits are bit-identical for 1, 2 and 3 workers") {
   for (DType dtype : {DType::f32, DType::q8, DType::q4}) {
     const pack::AlignedBuffer image = synthetic(dtype);
     for (DType kv : {DType::f32, DType::i8}) {
-      for (Prompt prompt : {Prompt{8, 21}, Prompt{30, 45}, Prompt{30, 45, 16}}) {
+      for (Prompt prompt : {Prompt{8, 21}, Prompt{30, 45}, Prompt{30, 45, 16}, Prompt{130, 140}}) {
         const std::string names = std::string(dtype_name(dtype)) + " weights, " + dtype_name(kv) +
                                   " cache, chunks of " + std::to_string(prompt.max_batch) +
                                   ", window " + std::to_string(prompt.window);
