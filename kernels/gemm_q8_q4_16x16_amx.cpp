@@ -203,9 +203,10 @@ void gemm_16x16_amx(const QuantGemm& p) {
       // The next weight tile is requested into L2 a few lines per group batch while this one is
       // multiplied: a tile's first loads otherwise wait on L3 (prefill weights do not fit L2),
       // which cost 32-row blocks (2-thread prefill of 64-token chunks) 5-8% of their GEMM time.
-      const char* ahead = reinterpret_cast<const char*>(p.w + (j0 + kTile) * rb);
       const int64_t ahead_rows = p.n - j0 - kTile < kTile ? p.n - j0 - kTile : kTile;
       int64_t ahead_bytes = ahead_rows > 0 ? ahead_rows * rb : 0;
+      const char* ahead =
+          ahead_bytes > 0 ? reinterpret_cast<const char*>(p.w + (j0 + kTile) * rb) : nullptr;
       const int64_t batches = tiles * ((p.groups + kBatchGroups - 1) / kBatchGroups);
       const int64_t ahead_step = (ahead_bytes / 64 + batches - 1) / batches * 64;
       const float* sw[kTile];
