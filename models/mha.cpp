@@ -318,7 +318,7 @@ Status project_group(const float* x, int64_t n, const Projection* ps, int count,
     // are 8 rows or more for each. Weights small enough to stay in L2 from one block to the
     // next are taken in blocks of about kRowBlockRows rows instead (at least one per thread):
     // a block's activations and outputs then stay in L2 as well (15M q8 prefill, chunks of 128
-    // on one thread: 5.6 -> 5.3 ms, as fast as chunks of 64). Larger weights take one pass per
+    // on one thread: 5.6 -> 5.4 ms, as fast as chunks of 64). Larger weights take one pass per
     // thread, since every block streams them again (110M: two blocks of 64 were 5% slower).
     const int T = thread_count(threads);
     if (h.after_columns == nullptr || h.after_rows != nullptr) {
