@@ -679,6 +679,14 @@ Status attention_f32(const AttentionShape& shape, const float* q, const float* k
     return make_status(StatusCode::invalid_argument, "attention: null q, k_new, v_new or out");
   }
   const int32_t H = shape.n_heads, G = shape.n_kv_heads, k = shape.head_dim, r = H / G;
+  const int64_t q_stride = shape.q_row_stride > 0 ? shape.q_row_stride : int64_t{H} * k;
+  const int64_t out_stride = shape.out_row_stride > 0 ? shape.out_row_stride : int64_t{H} * k;
+  if (shape.q_row_stride < 0 || shape.kv_row_stride < 0 || shape.out_row_stride < 0 ||
+      q_stride < int64_t{H} * k || out_stride < int64_t{H} * k ||
+      (shape.kv_row_stride > 0 && shape.kv_row_stride < int64_t{G} * k)) {
+    return make_status(StatusCode::invalid_argument,
+                       "attention: row strides must be 0 (dense) or cover a row's heads");
+  }
   if (!shape.causal && cache != nullptr) {
     return make_status(StatusCode::invalid_argument,
                        "attention: non-causal attention takes no cache");
@@ -753,7 +761,7 @@ Status attention_f32(const AttentionShape& shape, const float* q, const float* k
   src0.k_new = k_new;
   src0.v_new = v_new;
   src0.pos0 = pos0;
-  src0.new_stride = static_cast<int64_t>(G) * k;
+  src0.new_stride = shape.kv_row_stride > 0 ? shape.kv_row_stride : static_cast<int64_t>(G) * k;
   src0.cache = cache;
   src0.k = k;
   int32_t small_vectors = 0;  // chosen per call from k and the cache dtype only (see above)
@@ -821,7 +829,9 @@ Status attention_f32(const AttentionShape& shape, const float* q, const float* k
       src.g = g;
       src.k_new = k_new + static_cast<size_t>(g) * k;
       src.v_new = v_new + static_cast<size_t>(g) * k;
-      const size_t qoff = (static_cast<size_t>(i) * H + static_cast<size_t>(g) * r) * k;
+      const size_t hoff = static_cast<size_t>(g) * r * k;
+      const size_t qoff = static_cast<size_t>(i) * q_stride + hoff;
+      const size_t ooff = static_cast<size_t>(i) * out_stride + hoff;
       // Consecutive queries of this kv head with one attended interval from the same start
       // (causal without a window, or an encoder) go as a block.
       int32_t nq = 1;
@@ -830,15 +840,14 @@ Status attention_f32(const AttentionShape& shape, const float* q, const float* k
       int64_t ends[kMaxBlockQueries];
       if (blocks && a2 >= b2 && a1 < b1) {
         qs[0] = q + qoff;
-        outs[0] = out + qoff;
+        outs[0] = out + ooff;
         ends[0] = b1;
         while (nq < per_block && item + nq < last && i + nq < n) {
           int64_t c1 = 0, d1 = 0, c2 = 0, d2 = 0;
           intervals(pos0 + i + nq, &c1, &d1, &c2, &d2);
           if (c1 != a1 || c2 < d2 || d1 < ends[nq - 1]) break;
-          const size_t off = qoff + static_cast<size_t>(nq) * H * k;
-          qs[nq] = q + off;
-          outs[nq] = out + off;
+          qs[nq] = q + qoff + static_cast<size_t>(nq) * q_stride;
+          outs[nq] = out + ooff + static_cast<size_t>(nq) * out_stride;
           ends[nq++] = d1;
         }
       }
@@ -846,7 +855,7 @@ Status attention_f32(const AttentionShape& shape, const float* q, const float* k
         attend_query_block(qs, nq, r, k, shape.scale, src, a1, ends, s, outs);
       } else {
         attend_query(q + qoff, r, k, shape.scale, src, a1, b1, a2, b2, s, small_vectors,
-                     out + qoff);
+                     out + ooff);
       }
       item += nq;
     }

@@ -62,6 +62,12 @@ struct AttentionShape {
   int32_t sinks = 0;       // first positions always attended (window > 0 only); < window
   bool causal = true;
   AttentionI8Dot i8_dot = AttentionI8Dot::auto_select;  // int8 caches only; see AttentionI8Dot
+  // Row strides in floats between consecutive positions (0: dense, H * k for q and out, G * k for
+  // k_new and v_new; otherwise at least that). A caller attending a subset of heads that sit
+  // apart in its own arrays (models/mha.cpp, prefill on several threads) sets them.
+  int64_t q_row_stride = 0;
+  int64_t kv_row_stride = 0;
+  int64_t out_row_stride = 0;
 };
 
 // Read-only view of one layer of a KV cache: element (g, slot, d) of K is at

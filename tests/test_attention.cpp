@@ -74,9 +74,11 @@ float max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
 // Runs the sequence through a one-layer cache of `capacity` slots (cache sinks = case sinks):
 // a first block of `first` tokens, then blocks of `block`. K/V are written after each block's
 // attention, as the model does. Returns out [P][H][k].
+// With pad > 0, q, k_new, v_new and out are handed over in rows `pad` floats longer than dense
+// (the row strides of AttentionShape); the result is copied back to [P][H][k].
 std::vector<float> run_sequence(const Case& c, DType dtype, int32_t capacity, int32_t first,
-                                int32_t block,
-                                AttentionI8Dot i8_dot = AttentionI8Dot::auto_select) {
+                                int32_t block, AttentionI8Dot i8_dot = AttentionI8Dot::auto_select,
+                                int32_t pad = 0) {
   AttentionShape sh = c.shape();
   sh.i8_dot = i8_dot;
   KVCacheConfig cfg{1, c.G, c.k, capacity, c.sinks, dtype};
@@ -89,14 +91,27 @@ std::vector<float> run_sequence(const Case& c, DType dtype, int32_t capacity, in
   std::vector<unsigned char> scratch(attention_scratch_bytes(sh, maxb, dtype));
   std::vector<float> out(c.q.size(), NAN);
   const size_t qrow = size_t(c.H) * c.k, krow = size_t(c.G) * c.k;
+  const size_t qs = qrow + pad, ks = krow + pad;
+  std::vector<float> q(c.P * qs, NAN), kk(c.P * ks, NAN), v(c.P * ks, NAN), o(c.P * qs, NAN);
+  for (int32_t i = 0; i < c.P; ++i) {
+    std::memcpy(q.data() + i * qs, c.q.data() + i * qrow, qrow * sizeof(float));
+    std::memcpy(kk.data() + i * ks, c.kk.data() + i * krow, krow * sizeof(float));
+    std::memcpy(v.data() + i * ks, c.v.data() + i * krow, krow * sizeof(float));
+  }
+  if (pad > 0) {
+    sh.q_row_stride = sh.out_row_stride = static_cast<int64_t>(qs);
+    sh.kv_row_stride = static_cast<int64_t>(ks);
+  }
   for (int32_t pos0 = 0; pos0 < c.P;) {
     const int32_t want = pos0 == 0 ? first : block;
     const int32_t n = want < c.P - pos0 ? want : c.P - pos0;
     const KVLayerView view = kv_cache_layer(cache, 0);
-    const Status s = attention_f32(sh, c.q.data() + pos0 * qrow, c.kk.data() + pos0 * krow,
-                                   c.v.data() + pos0 * krow, n, pos0, &view,
-                                   out.data() + pos0 * qrow, scratch.data(), scratch.size());
+    const Status s =
+        attention_f32(sh, q.data() + pos0 * qs, kk.data() + pos0 * ks, v.data() + pos0 * ks, n,
+                      pos0, &view, o.data() + pos0 * qs, scratch.data(), scratch.size());
     REQUIRE_MESSAGE(s.ok(), s.message);
+    for (int32_t i = 0; i < n; ++i)
+      std::memcpy(out.data() + (pos0 + i) * qrow, o.data() + (pos0 + i) * qs, qrow * sizeof(float));
     for (int32_t i = 0; i < n; ++i) {
       const int64_t p = pos0 + i;
       REQUIRE(kv_cache_write(cache, 0, p, c.kk.data() + p * krow, c.v.data() + p * krow).ok());
@@ -170,6 +185,24 @@ TEST_CASE("attention: prefill then decode equals decoding token by token, bit fo
     const size_t from = size_t(13) * c.H * c.k;
     CHECK(std::memcmp(step8.data() + from, pre8.data() + from,
                       (step8.size() - from) * sizeof(float)) == 0);
+  }
+}
+
+TEST_CASE("attention: row strides give the bits of the dense layout") {
+  // Padded rows (the layout models/mha.cpp hands each task's heads in on several threads): every
+  // causal case, prefill in blocks over an f32 and an int8 cache, and decoding.
+  for (const char* name : kCausalCases) {
+    const Case c = load_case(name);
+    INFO("case " << std::string(name));
+    for (DType dtype : {DType::f32, DType::i8}) {
+      for (auto [first, block] : {std::pair{c.P, 1}, {13, 7}, {1, 1}}) {
+        INFO("first block " << first << ", then blocks of " << block);
+        const auto dense = run_sequence(c, dtype, c.capacity, first, block);
+        const auto padded =
+            run_sequence(c, dtype, c.capacity, first, block, AttentionI8Dot::auto_select, 37);
+        CHECK(std::memcmp(dense.data(), padded.data(), dense.size() * sizeof(float)) == 0);
+      }
+    }
   }
 }
 
@@ -330,6 +363,14 @@ TEST_CASE("attention: invalid shapes, caches and buffers return statuses") {
   CHECK(attention_f32(sh, q.data(), kv.data(), kv.data(), 1, 3, nullptr, out.data(), scratch.data(),
                       scratch.size())
             .code == StatusCode::invalid_argument);
+  // Row strides shorter than a row's heads.
+  for (int which = 0; which < 3; ++which) {
+    AttentionShape bad = sh;
+    (which == 0 ? bad.q_row_stride : which == 1 ? bad.kv_row_stride : bad.out_row_stride) = 8;
+    CHECK(attention_f32(bad, q.data(), kv.data(), kv.data(), 1, 0, nullptr, out.data(),
+                        scratch.data(), scratch.size())
+              .code == StatusCode::invalid_argument);
+  }
 
   KVCacheConfig cfg{1, 2, 8, 4, 1, DType::f32};
   std::vector<unsigned char> mem(kv_cache_bytes(cfg) + 64);
