@@ -85,13 +85,18 @@ Status kv_cache_check_write(const KVCache& cache, int32_t layer, int64_t pos, co
 }
 
 void kv_cache_store(KVCache& cache, int32_t layer, int64_t pos, const float* k, const float* v) {
+  kv_cache_store_heads(cache, layer, pos, 0, cache.config.n_kv_heads, k, v);
+}
+
+void kv_cache_store_heads(KVCache& cache, int32_t layer, int64_t pos, int32_t g0, int32_t g1,
+                          const float* k, const float* v) {
   const KVCacheConfig& c = cache.config;
   const size_t slot = static_cast<size_t>(kv_cache_slot(c, pos));
   const size_t kd = static_cast<size_t>(c.head_dim);
-  for (int32_t g = 0; g < c.n_kv_heads; ++g) {
+  for (int32_t g = g0; g < g1; ++g) {
     const size_t row = (static_cast<size_t>(layer) * c.n_kv_heads + g) * c.capacity + slot;
-    const float* ks = k + g * kd;
-    const float* vs = v + g * kd;
+    const float* ks = k + (g - g0) * kd;
+    const float* vs = v + (g - g0) * kd;
     if (c.dtype == DType::f32) {
       std::memcpy(static_cast<float*>(cache.k) + row * kd, ks, kd * sizeof(float));
       std::memcpy(static_cast<float*>(cache.v) + row * kd, vs, kd * sizeof(float));

@@ -63,8 +63,11 @@ Status kv_cache_write(KVCache& cache, int32_t layer, int64_t pos, const float* k
 // Checks what kv_cache_write checks: an initialised cache, the layer, pos >= 0, k and v set.
 Status kv_cache_check_write(const KVCache& cache, int32_t layer, int64_t pos, const float* k,
                             const float* v);
-// Stores position pos (k_cache_check_write must have passed); leaves n_positions alone.
+// Stores position pos (kv_cache_check_write must have passed); leaves n_positions alone.
 void kv_cache_store(KVCache& cache, int32_t layer, int64_t pos, const float* k, const float* v);
+// The same for kv heads [g0, g1) only, k and v holding those heads ([g1 - g0][head_dim]).
+void kv_cache_store_heads(KVCache& cache, int32_t layer, int64_t pos, int32_t g0, int32_t g1,
+                          const float* k, const float* v);
 // Records that positions below `end` are written: n_positions[layer] = max(itself, end).
 void kv_cache_mark(KVCache& cache, int32_t layer, int64_t end);
 

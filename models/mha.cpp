@@ -10,11 +10,11 @@
 #include "kernels/kv_ring.h"
 #include "kernels/matmul_quant.h"
 #include "kernels/vec.h"
+#include "models/mha_parts.h"
 
 namespace einfer {
 
-namespace {
-AttentionShape attention_shape(const MhaConfig& c) {
+AttentionShape mha_attention_shape(const MhaConfig& c) {
   AttentionShape a{};
   a.n_heads = c.n_heads;
   a.n_kv_heads = c.n_kv_heads;
@@ -24,6 +24,11 @@ AttentionShape attention_shape(const MhaConfig& c) {
   a.sinks = c.sinks;
   a.causal = c.causal;
   return a;
+}
+
+namespace {
+AttentionShape attention_shape(const MhaConfig& c) {
+  return mha_attention_shape(c);
 }
 bool has(const TensorView& t) {
   return t.data != nullptr && t.rank > 0;
@@ -292,7 +297,7 @@ Status project_group(const float* x, int64_t n, const Projection* ps, int count,
                      const Threads* threads) {
   if (count < 1 || count > kMaxGroupProjections || n < 0 || h.align <= 0 || h.align % 16 != 0) {
     return make_status(StatusCode::invalid_argument,
-                       "project_group: 1 to 3 projections, n >= 0, align a multiple of 16", count);
+                       "project_group: 1 to 12 projections, n >= 0, align a multiple of 16", count);
   }
   bool quant = true, gguf = false;
   for (int p = 0; p < count; ++p) {
@@ -442,11 +447,16 @@ struct WoHooks {
   int32_t n;
   const float* k;
   const float* v;
+  int parts;  // k and v in mha_parts.h's part-major layout (0: dense)
 };
 
 void wo_before_rows(void* ctx, int64_t r0, int64_t r1) {
   const WoHooks& h = *static_cast<const WoHooks*>(ctx);
   const MhaConfig& c = *h.c;
+  if (h.parts > 0) {
+    mha_parts_store_rows(c, *h.cache, h.layer, h.pos0, h.n, h.k, h.v, h.parts, r0, r1);
+    return;
+  }
   const int64_t kv = static_cast<int64_t>(c.n_kv_heads) * c.head_dim;
   // Skips the positions a later one of the same block overwrites at once (a windowed cache
   // holds exactly `window` slots), so no two rows of the block share a slot.
@@ -511,10 +521,46 @@ Status linear_attention_steps(const MhaConfig& c, int32_t layer, int32_t n, cons
 }
 }  // namespace
 
+namespace {
+// P_O and, in its row pass, the chunk's keys and values into the cache: after attending (so a ring
+// smaller than the chunk never loses a key a query of the same chunk still needs), each task its
+// own rows (on the calling thread the store was ~4% of a 2-thread prefill). `parts`: k and v in
+// mha_parts.h's layout (0: dense). `t`: the profile clock of the stage so far.
+Status output_projection(const MhaWeights& w, const MhaConfig& c, int32_t n, int64_t pos0,
+                         KVCache* cache, int32_t layer, const MhaBuffers& b, float* out, int parts,
+                         uint64_t t) {
+  const bool store = cache != nullptr && c.linear_state == nullptr;
+  if (store) EINFER_TRY(kv_cache_check_write(*cache, layer, pos0, b.k, b.v));
+  WoHooks wo_ctx{&c, store ? cache : nullptr, layer, pos0, n, b.k, b.v, parts};
+  ProjectionHooks wo_hooks;
+  wo_hooks.ctx = &wo_ctx;
+  wo_hooks.before_rows = store ? wo_before_rows : nullptr;
+  wo_hooks.after_columns = c.output_columns ? wo_after_columns : nullptr;
+  wo_hooks.after_rows = c.output_rows ? wo_after_rows : nullptr;
+  const Projection wo{&w.wo, &w.bo, out, b.plans ? b.plans + 3 : nullptr};
+  EINFER_TRY(project_group(b.att, n, &wo, 1, wo_hooks, b.scratch, b.scratch_bytes, c.threads));
+  if (store) kv_cache_mark(*cache, layer, pos0 + n);
+  profile_charge(c.profile, Stage::projections, t);
+  return ok_status();
+}
+}  // namespace
+
 Status mha_forward(const MhaWeights& w, const MhaConfig& c, const float* x, int32_t n, int64_t pos0,
                    KVCache* cache, int32_t layer, const MhaBuffers& b, float* out) {
   uint64_t t = profile_start(c.profile);
   LinearPlan* plans = b.plans;  // q, k, v, o (or null)
+  // A prefill chunk on several threads lays each task's heads out apart (mha_parts.h).
+  const int parts = mha_head_parts(c, w, n);
+  if (parts > 0) {
+    EINFER_TRY(mha_parts_project_qkv(w, c, x, n, pos0, b, parts));
+    t = profile_charge(c.profile, Stage::projections, t);
+    KVLayerView view{};
+    const bool cached = cache != nullptr && pos0 > 0;
+    if (cached) view = kv_cache_layer(*cache, layer);
+    EINFER_TRY(mha_parts_attention(c, n, pos0, cached ? &view : nullptr, b, parts));
+    t = profile_charge(c.profile, Stage::attention, t);
+    return output_projection(w, c, n, pos0, cache, layer, b, out, parts, t);
+  }
   // q, k and v in one group (one shared activation quantization, one column pass); RoPE runs on
   // each task's blocks, which are then cut on whole heads.
   QkvHooks qkv{&c, b.q, b.k, n, pos0};
@@ -547,22 +593,7 @@ Status mha_forward(const MhaWeights& w, const MhaConfig& c, const float* x, int3
     }
   }
   t = profile_charge(c.profile, Stage::attention, t);
-  // The block's keys and values go into the cache after attending (so a ring smaller than the
-  // block never loses a key a query of the same block still needs), in the output projection's
-  // row pass: each task stores its own rows (serial, the store was ~4% of a 2-thread prefill).
-  const bool store = cache != nullptr && c.linear_state == nullptr;
-  if (store) EINFER_TRY(kv_cache_check_write(*cache, layer, pos0, b.k, b.v));
-  WoHooks wo_ctx{&c, store ? cache : nullptr, layer, pos0, n, b.k, b.v};
-  ProjectionHooks wo_hooks;
-  wo_hooks.ctx = &wo_ctx;
-  wo_hooks.before_rows = store ? wo_before_rows : nullptr;
-  wo_hooks.after_columns = c.output_columns ? wo_after_columns : nullptr;
-  wo_hooks.after_rows = c.output_rows ? wo_after_rows : nullptr;
-  const Projection wo{&w.wo, &w.bo, out, plans ? plans + 3 : nullptr};
-  EINFER_TRY(project_group(b.att, n, &wo, 1, wo_hooks, b.scratch, b.scratch_bytes, c.threads));
-  if (store) kv_cache_mark(*cache, layer, pos0 + n);
-  profile_charge(c.profile, Stage::projections, t);
-  return ok_status();
+  return output_projection(w, c, n, pos0, cache, layer, b, out, 0, t);
 }
 
 }  // namespace einfer

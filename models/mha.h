@@ -74,6 +74,10 @@ struct MhaBuffers {
   LinearPlan* plans = nullptr;  // 4 cached plans (q, k, v, o), or null: plan every call
 };
 
+// The attention kernel's shape for this configuration (heads, head size, 1/sqrt(head size) scale,
+// window, sinks, causal).
+AttentionShape mha_attention_shape(const MhaConfig& config);
+
 // Floats of one layer's linear-elu state (see MhaConfig::linear_state).
 size_t mha_linear_state_floats(const MhaConfig& config);
 
@@ -98,7 +102,8 @@ struct ProjectionHooks {
   int64_t align = 16;  // column blocks are cut on multiples of this (a multiple of 16)
 };
 
-constexpr int kMaxGroupProjections = 3;
+// Three for q, k and v; the head-parted prefill (models/mha_parts.h) passes three per part.
+constexpr int kMaxGroupProjections = 12;
 
 // Up to kMaxGroupProjections projections of one input (q, k and v; gate and up) in two parallel
 // regions instead of two per projection: a row pass (before_rows, then the activation
