@@ -7,7 +7,6 @@
 #include "kernels/attention_linear.h"
 #include "kernels/einsum.h"
 #include "kernels/gguf_quant.h"
-#include "kernels/kv_ring.h"
 #include "kernels/matmul_quant.h"
 #include "kernels/vec.h"
 #include "models/mha_parts.h"
@@ -27,9 +26,6 @@ AttentionShape mha_attention_shape(const MhaConfig& c) {
 }
 
 namespace {
-AttentionShape attention_shape(const MhaConfig& c) {
-  return mha_attention_shape(c);
-}
 bool has(const TensorView& t) {
   return t.data != nullptr && t.rank > 0;
 }
@@ -377,14 +373,14 @@ Status linear_scratch_bytes(int64_t n, const TensorView& w, size_t* bytes) {
 }
 
 size_t mha_attention_scratch_bytes(const MhaConfig& c, int32_t n) {
-  const size_t dense = attention_scratch_bytes(attention_shape(c), n);
+  const size_t dense = attention_scratch_bytes(mha_attention_shape(c), n);
   if (!c.patterned) return dense;
   const size_t sparse = attention_pattern_decoder_scratch_bytes(1);
   return sparse > dense ? sparse : dense;
 }
 
 Status mha_scratch_bytes(const MhaConfig& c, const MhaWeights& w, int32_t n, size_t* bytes) {
-  size_t most = attention_scratch_bytes(attention_shape(c), n);
+  size_t most = attention_scratch_bytes(mha_attention_shape(c), n);
   for (const TensorView* t : {&w.wq, &w.wk, &w.wv, &w.wo}) {
     for (int64_t rows : {static_cast<int64_t>(1), static_cast<int64_t>(n)}) {
       size_t b = 0;
@@ -447,24 +443,12 @@ struct WoHooks {
   int32_t n;
   const float* k;
   const float* v;
-  int parts;  // k and v in mha_parts.h's part-major layout (0: dense)
+  int parts;  // k and v in mha_parts.h's part-major layout of `parts` parts (1: dense)
 };
 
 void wo_before_rows(void* ctx, int64_t r0, int64_t r1) {
   const WoHooks& h = *static_cast<const WoHooks*>(ctx);
-  const MhaConfig& c = *h.c;
-  if (h.parts > 0) {
-    mha_parts_store_rows(c, *h.cache, h.layer, h.pos0, h.n, h.k, h.v, h.parts, r0, r1);
-    return;
-  }
-  const int64_t kv = static_cast<int64_t>(c.n_kv_heads) * c.head_dim;
-  // Skips the positions a later one of the same block overwrites at once (a windowed cache
-  // holds exactly `window` slots), so no two rows of the block share a slot.
-  for (int64_t i = r0; i < r1; ++i) {
-    const int64_t p = h.pos0 + i;
-    if (c.window > 0 && kv_ring_overwritten_before(p, h.pos0 + h.n, c.window, c.sinks)) continue;
-    kv_cache_store(*h.cache, h.layer, p, h.k + i * kv, h.v + i * kv);
-  }
+  mha_parts_store_rows(*h.c, *h.cache, h.layer, h.pos0, h.n, h.k, h.v, h.parts, r0, r1);
 }
 
 void wo_after_rows(void* ctx, int64_t r0, int64_t r1) {
@@ -525,7 +509,7 @@ namespace {
 // P_O and, in its row pass, the chunk's keys and values into the cache: after attending (so a ring
 // smaller than the chunk never loses a key a query of the same chunk still needs), each task its
 // own rows (on the calling thread the store was ~4% of a 2-thread prefill). `parts`: k and v in
-// mha_parts.h's layout (0: dense). `t`: the profile clock of the stage so far.
+// mha_parts.h's layout (1: dense). `t`: the profile clock of the stage so far.
 Status output_projection(const MhaWeights& w, const MhaConfig& c, int32_t n, int64_t pos0,
                          KVCache* cache, int32_t layer, const MhaBuffers& b, float* out, int parts,
                          uint64_t t) {
@@ -584,16 +568,17 @@ Status mha_forward(const MhaWeights& w, const MhaConfig& c, const float* x, int3
     const bool cached = cache != nullptr && pos0 > 0;
     if (cached) view = kv_cache_layer(*cache, layer);
     if (c.patterned) {
-      EINFER_TRY(attention_pattern_decoder_f32(c.pattern, attention_shape(c), b.q, b.k, b.v, n,
+      EINFER_TRY(attention_pattern_decoder_f32(c.pattern, mha_attention_shape(c), b.q, b.k, b.v, n,
                                                pos0, cached ? &view : nullptr, b.att, b.scratch,
                                                b.scratch_bytes, c.threads));
     } else {
-      EINFER_TRY(attention_f32(attention_shape(c), b.q, b.k, b.v, n, pos0, cached ? &view : nullptr,
-                               b.att, b.scratch, b.scratch_bytes, c.threads));
+      EINFER_TRY(attention_f32(mha_attention_shape(c), b.q, b.k, b.v, n, pos0,
+                               cached ? &view : nullptr, b.att, b.scratch, b.scratch_bytes,
+                               c.threads));
     }
   }
   t = profile_charge(c.profile, Stage::attention, t);
-  return output_projection(w, c, n, pos0, cache, layer, b, out, 0, t);
+  return output_projection(w, c, n, pos0, cache, layer, b, out, 1, t);
 }
 
 }  // namespace einfer

@@ -36,8 +36,9 @@ Status mha_parts_project_qkv(const MhaWeights& w, const MhaConfig& c, const floa
 Status mha_parts_attention(const MhaConfig& c, int32_t n, int64_t pos0, const KVLayerView* cache,
                            const MhaBuffers& b, int parts);
 
-// Stores rows [r0, r1) of the part-major k and v (positions pos0 + r) in the cache, skipping
-// those a later position of the chunk overwrites at once.
+// Stores rows [r0, r1) of the part-major k and v (positions pos0 + r; parts = 1: the dense
+// [n][G][k] layout) in the cache, skipping those a later position of the chunk overwrites at once
+// (a windowed cache holds exactly `window` slots), so no two rows of the chunk share a slot.
 void mha_parts_store_rows(const MhaConfig& c, KVCache& cache, int32_t layer, int64_t pos0,
                           int32_t n, const float* k, const float* v, int parts, int64_t r0,
                           int64_t r1);
