@@ -443,12 +443,11 @@ struct WoHooks {
   int32_t n;
   const float* k;
   const float* v;
-  int parts;  // k and v in mha_parts.h's part-major layout of `parts` parts (1: dense)
 };
 
 void wo_before_rows(void* ctx, int64_t r0, int64_t r1) {
   const WoHooks& h = *static_cast<const WoHooks*>(ctx);
-  mha_parts_store_rows(*h.c, *h.cache, h.layer, h.pos0, h.n, h.k, h.v, h.parts, r0, r1);
+  mha_store_kv_rows(*h.c, *h.cache, h.layer, h.pos0, h.n, h.k, h.v, 0, h.c->n_kv_heads, r0, r1);
 }
 
 void wo_after_rows(void* ctx, int64_t r0, int64_t r1) {
@@ -508,14 +507,14 @@ Status linear_attention_steps(const MhaConfig& c, int32_t layer, int32_t n, cons
 namespace {
 // P_O and, in its row pass, the chunk's keys and values into the cache: after attending (so a ring
 // smaller than the chunk never loses a key a query of the same chunk still needs), each task its
-// own rows (on the calling thread the store was ~4% of a 2-thread prefill). `parts`: k and v in
-// mha_parts.h's layout (1: dense). `t`: the profile clock of the stage so far.
+// own rows (on the calling thread the store was ~4% of a 2-thread prefill). cache null: no store
+// (the head-parted prefill stores in its attention tasks). `t`: the profile clock so far.
 Status output_projection(const MhaWeights& w, const MhaConfig& c, int32_t n, int64_t pos0,
-                         KVCache* cache, int32_t layer, const MhaBuffers& b, float* out, int parts,
+                         KVCache* cache, int32_t layer, const MhaBuffers& b, float* out,
                          uint64_t t) {
   const bool store = cache != nullptr && c.linear_state == nullptr;
   if (store) EINFER_TRY(kv_cache_check_write(*cache, layer, pos0, b.k, b.v));
-  WoHooks wo_ctx{&c, store ? cache : nullptr, layer, pos0, n, b.k, b.v, parts};
+  WoHooks wo_ctx{&c, store ? cache : nullptr, layer, pos0, n, b.k, b.v};
   ProjectionHooks wo_hooks;
   wo_hooks.ctx = &wo_ctx;
   wo_hooks.before_rows = store ? wo_before_rows : nullptr;
@@ -534,16 +533,16 @@ Status mha_forward(const MhaWeights& w, const MhaConfig& c, const float* x, int3
   uint64_t t = profile_start(c.profile);
   LinearPlan* plans = b.plans;  // q, k, v, o (or null)
   // A prefill chunk on several threads lays each task's heads out apart (mha_parts.h).
-  const int parts = mha_head_parts(c, w, n);
+  const int parts = mha_head_parts(c, w, n, b);
   if (parts > 0) {
-    EINFER_TRY(mha_parts_project_qkv(w, c, x, n, pos0, b, parts));
-    t = profile_charge(c.profile, Stage::projections, t);
     KVLayerView view{};
     const bool cached = cache != nullptr && pos0 > 0;
     if (cached) view = kv_cache_layer(*cache, layer);
-    EINFER_TRY(mha_parts_attention(c, n, pos0, cached ? &view : nullptr, b, parts));
-    t = profile_charge(c.profile, Stage::attention, t);
-    return output_projection(w, c, n, pos0, cache, layer, b, out, parts, t);
+    if (cache != nullptr) EINFER_TRY(kv_cache_check_write(*cache, layer, pos0, b.k, b.v));
+    EINFER_TRY(
+        mha_parts_attend(w, c, x, n, pos0, cached ? &view : nullptr, cache, layer, b, parts));
+    if (cache != nullptr) kv_cache_mark(*cache, layer, pos0 + n);
+    return output_projection(w, c, n, pos0, nullptr, layer, b, out, profile_start(c.profile));
   }
   // q, k and v in one group (one shared activation quantization, one column pass); RoPE runs on
   // each task's blocks, which are then cut on whole heads.
@@ -578,7 +577,7 @@ Status mha_forward(const MhaWeights& w, const MhaConfig& c, const float* x, int3
     }
   }
   t = profile_charge(c.profile, Stage::attention, t);
-  return output_projection(w, c, n, pos0, cache, layer, b, out, 1, t);
+  return output_projection(w, c, n, pos0, cache, layer, b, out, t);
 }
 
 }  // namespace einfer

@@ -240,3 +240,59 @@ TEST_CASE("project_group: one linear() per projection, hooks cover every row and
   CHECK(project_group(x.data(), 1, two, 2, ProjectionHooks{}, s.p, s.bytes, nullptr).code ==
         StatusCode::shape_mismatch);
 }
+
+TEST_CASE(
+    "mha_forward: the head-parted prefill (q/k/v biases, RoPE, grouped heads) gives one "
+    "thread's bits") {
+  // 6 query heads on 2 kv heads of 16: on 2 workers each task projects, ropes and attends its own
+  // kv head and 3 query heads (models/mha_parts.h), biases added to its slice of every projection.
+  const int32_t d = 96, heads = 6, kv_heads = 2, head_dim = 16, n = 40;
+  std::vector<unsigned char> rope_mem(rope_table_bytes(head_dim, n));
+  RopeTable rope;
+  REQUIRE(rope_table_init(&rope, rope_mem.data(), rope_mem.size(), head_dim, n, 10000.f).ok());
+  for (DType dt : {DType::q8, DType::q4}) {
+    CAPTURE(dtype_name(dt));
+    Rng rng{0x5eed5eedULL};
+    Weight wq = make_weight(dt, heads * head_dim, d, rng),
+           wk = make_weight(dt, kv_heads * 16, d, rng), wv = make_weight(dt, kv_heads * 16, d, rng),
+           wo = make_weight(dt, d, heads * 16, rng);
+    std::vector<float> bq(heads * 16), bk(kv_heads * 16), bv(kv_heads * 16), x(n * d);
+    for (std::vector<float>* v : {&bq, &bk, &bv, &x})
+      for (float& f : *v) f = rng.uniform();
+    MhaWeights w;
+    w.wq = wq.view;
+    w.wk = wk.view;
+    w.wv = wv.view;
+    w.wo = wo.view;
+    w.bq = make_view(DType::f32, bq.data(), {heads * 16});
+    w.bk = make_view(DType::f32, bk.data(), {kv_heads * 16});
+    w.bv = make_view(DType::f32, bv.data(), {kv_heads * 16});
+    MhaConfig c;
+    c.dim = d;
+    c.n_heads = heads;
+    c.n_kv_heads = kv_heads;
+    c.head_dim = head_dim;
+    c.rope = &rope;
+    size_t bytes = 0;
+    REQUIRE(mha_scratch_bytes(c, w, n, &bytes).ok());
+    // Room for the parted form: the quantized rows and a page-aligned attention slot per task.
+    Scratch s(bytes + 64 * 1024);
+    auto run = [&](const Threads* threads) {
+      std::vector<float> q(n * d), k(n * d), v(n * d), att(n * d), out(n * d);
+      c.threads = threads;
+      const MhaBuffers b{q.data(), k.data(), v.data(), att.data(), s.p, s.bytes};
+      REQUIRE(mha_forward(w, c, x.data(), n, 0, nullptr, 0, b, out.data()).ok());
+      return std::pair{att, out};
+    };
+    const auto one = run(nullptr);
+    einfer_test::TestPool pool(2);
+    const einfer_threads two_workers = pool.threads();
+    const auto two = run(&two_workers);
+    CHECK(same_bits(one.first, two.first));
+    CHECK(same_bits(one.second, two.second));
+    CHECK(pool.remote_tasks() > 0);
+    // The biases count: without them the attention output changes.
+    w.bq = w.bk = w.bv = TensorView{};
+    CHECK_FALSE(same_bits(run(nullptr).first, one.first));
+  }
+}

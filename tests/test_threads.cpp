@@ -46,9 +46,9 @@ pack::AlignedBuffer synthetic(DType dtype, int32_t kv_heads) {
 // up to 3 tasks 8+ token rows, so quantized weights take project_group's row-block form (30 is no
 // multiple of 4: the last block ends off the 4-row grid), and the 15-token rest the column form.
 // A window of 16 (chunks clamp to it) wraps the ring from the second chunk on, with each chunk's
-// keys and values stored by the tasks of the output projection. Chunks of 130 take the row-block
-// form in blocks of about 64 rows (weights this small stay in L2): two blocks on one thread, one
-// per worker on 2, three on 3.
+// keys and values stored by the tasks of the output projection (or, head-parted, of attention).
+// Chunks of 130 take the row-block form in blocks of about 64 rows (weights this small stay in L2):
+// two blocks on one thread, one per worker on 2, three on 3.
 struct Prompt {
   int32_t max_batch, tokens, window = 0;
 };
