@@ -63,8 +63,8 @@ struct AttentionShape {
   bool causal = true;
   AttentionI8Dot i8_dot = AttentionI8Dot::auto_select;  // int8 caches only; see AttentionI8Dot
   // Row strides in floats between consecutive positions (0: dense, H * k for q and out, G * k for
-  // k_new and v_new; otherwise at least that). A caller attending a subset of heads that sit
-  // apart in its own arrays (models/mha.cpp, prefill on several threads) sets them.
+  // k_new and v_new; otherwise at least that), for a caller attending a subset of the heads of
+  // wider rows (models/mha_parts.cpp writes each part's output into the [n][H][k] rows).
   int64_t q_row_stride = 0;
   int64_t kv_row_stride = 0;
   int64_t out_row_stride = 0;

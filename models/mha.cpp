@@ -293,7 +293,7 @@ Status project_group(const float* x, int64_t n, const Projection* ps, int count,
                      const Threads* threads) {
   if (count < 1 || count > kMaxGroupProjections || n < 0 || h.align <= 0 || h.align % 16 != 0) {
     return make_status(StatusCode::invalid_argument,
-                       "project_group: 1 to 12 projections, n >= 0, align a multiple of 16", count);
+                       "project_group: 1 to 3 projections, n >= 0, align a multiple of 16", count);
   }
   bool quant = true, gguf = false;
   for (int p = 0; p < count; ++p) {
@@ -535,13 +535,7 @@ Status mha_forward(const MhaWeights& w, const MhaConfig& c, const float* x, int3
   // A prefill chunk on several threads lays each task's heads out apart (mha_parts.h).
   const int parts = mha_head_parts(c, w, n, b);
   if (parts > 0) {
-    KVLayerView view{};
-    const bool cached = cache != nullptr && pos0 > 0;
-    if (cached) view = kv_cache_layer(*cache, layer);
-    if (cache != nullptr) EINFER_TRY(kv_cache_check_write(*cache, layer, pos0, b.k, b.v));
-    EINFER_TRY(
-        mha_parts_attend(w, c, x, n, pos0, cached ? &view : nullptr, cache, layer, b, parts));
-    if (cache != nullptr) kv_cache_mark(*cache, layer, pos0 + n);
+    EINFER_TRY(mha_parts_attend(w, c, x, n, pos0, cache, layer, b, parts));
     return output_projection(w, c, n, pos0, nullptr, layer, b, out, profile_start(c.profile));
   }
   // q, k and v in one group (one shared activation quantization, one column pass); RoPE runs on

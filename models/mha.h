@@ -102,8 +102,7 @@ struct ProjectionHooks {
   int64_t align = 16;  // column blocks are cut on multiples of this (a multiple of 16)
 };
 
-// Three for q, k and v; the head-parted prefill (models/mha_parts.h) passes three per part.
-constexpr int kMaxGroupProjections = 12;
+constexpr int kMaxGroupProjections = 3;
 
 // Up to kMaxGroupProjections projections of one input (q, k and v; gate and up) in two parallel
 // regions instead of two per projection: a row pass (before_rows, then the activation

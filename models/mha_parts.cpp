@@ -15,17 +15,13 @@ namespace {
 
 constexpr int kMaxParts = 4;
 
-// Rows [r0, r1) of a 2-D weight view (q8/q4: values and scales) or of a 1-D f32 bias.
+// Rows [r0, r1) of a q8/q4 weight view (values and scales).
 TensorView rows_of(const TensorView& t, int64_t r0, int64_t r1) {
   TensorView s = t;
   s.shape[0] = r1 - r0;
-  if (dtype_is_quantized(t.dtype)) {
-    s.data = static_cast<unsigned char*>(t.data) +
-             static_cast<size_t>(r0) * quant_row_bytes(t.dtype, t.shape[1]);
-    s.scales = t.scales + r0 * quant_groups(t.shape[1], t.group_size);
-  } else {
-    s.data = t.f32() + r0 * (t.rank > 1 ? t.shape[1] : 1);
-  }
+  s.data = static_cast<unsigned char*>(t.data) +
+           static_cast<size_t>(r0) * quant_row_bytes(t.dtype, t.shape[1]);
+  s.scales = t.scales + r0 * quant_groups(t.shape[1], t.group_size);
   return s;
 }
 
@@ -78,8 +74,8 @@ int mha_head_parts(const MhaConfig& c, const MhaWeights& w, int32_t n, const Mha
 }
 
 Status mha_parts_attend(const MhaWeights& w, const MhaConfig& c, const float* x, int32_t n,
-                        int64_t pos0, const KVLayerView* cache, KVCache* store, int32_t layer,
-                        const MhaBuffers& b, int parts) {
+                        int64_t pos0, KVCache* cache, int32_t layer, const MhaBuffers& b,
+                        int parts) {
   if (parts < 2 || parts > kMaxParts)
     return make_status(StatusCode::invalid_argument, "mha parts: 2 to 4 parts", parts);
   const PartsScratch sc = parts_scratch(c, w, n, parts, b.scratch);
@@ -89,6 +85,11 @@ Status mha_parts_attend(const MhaWeights& w, const MhaConfig& c, const float* x,
   const int32_t hp = c.n_heads / parts, gp = c.n_kv_heads / parts;
   const int64_t qp = int64_t{hp} * c.head_dim, kp = int64_t{gp} * c.head_dim;
   const int64_t d = w.wq.shape[1];
+  if (cache != nullptr) EINFER_TRY(kv_cache_check_write(*cache, layer, pos0, b.k, b.v));
+  // The positions before this chunk (the view is taken before the chunk's store).
+  const KVLayerView past =
+      cache != nullptr && pos0 > 0 ? kv_cache_layer(*cache, layer) : KVLayerView{};
+  const KVLayerView* before = cache != nullptr && pos0 > 0 ? &past : nullptr;
   StageProfile* profile = c.profile;
   uint64_t t = profile_start(profile);
 
@@ -146,26 +147,26 @@ Status mha_parts_attend(const MhaWeights& w, const MhaConfig& c, const float* x,
     }
     const uint64_t t1 = profile_start(profile);
     KVLayerView view{};
-    if (cache != nullptr) {
-      view = *cache;
+    if (before != nullptr) {
+      view = *before;
       view.n_kv_heads = gp;
       const size_t skip =
-          static_cast<size_t>(p) * gp * cache->head_stride * dtype_size(cache->dtype);
-      view.k = static_cast<const unsigned char*>(cache->k) + skip;
-      view.v = static_cast<const unsigned char*>(cache->v) + skip;
-      if (cache->k_scales != nullptr) view.k_scales = cache->k_scales + p * gp * cache->capacity;
-      if (cache->v_scales != nullptr) view.v_scales = cache->v_scales + p * gp * cache->capacity;
+          static_cast<size_t>(p) * gp * before->head_stride * dtype_size(before->dtype);
+      view.k = static_cast<const unsigned char*>(before->k) + skip;
+      view.v = static_cast<const unsigned char*>(before->v) + skip;
+      if (before->k_scales != nullptr) view.k_scales = before->k_scales + p * gp * before->capacity;
+      if (before->v_scales != nullptr) view.v_scales = before->v_scales + p * gp * before->capacity;
     }
     float* v = b.v + p * n * kp;
-    status[p] = attention_f32(shape, q, k, v, n, pos0, cache != nullptr ? &view : nullptr,
+    status[p] = attention_f32(shape, q, k, v, n, pos0, before != nullptr ? &view : nullptr,
                               b.att + p * qp, reinterpret_cast<void*>(sc.slots + p * sc.slot_bytes),
                               sc.slot_bytes, nullptr);
     const uint64_t t2 = profile_start(profile);
     // The part's keys and values into the cache, after its attention (a ring smaller than the
     // chunk must not lose a key a query still needs) and from this core's cache; the parts'
     // heads are disjoint in the cache as they are here.
-    if (store != nullptr && status[p].ok())
-      mha_store_kv_rows(c, *store, layer, pos0, n, k, v, p * gp, (p + 1) * gp, 0, n);
+    if (cache != nullptr && status[p].ok())
+      mha_store_kv_rows(c, *cache, layer, pos0, n, k, v, p * gp, (p + 1) * gp, 0, n);
     if (profile) {  // the cache writes count as projections (models/profile.h)
       project_ns[p] = (t1 - t0) + (profile_start(profile) - t2);
       attend_ns[p] = t2 - t1;
@@ -173,6 +174,7 @@ Status mha_parts_attend(const MhaWeights& w, const MhaConfig& c, const float* x,
   };
   run_tasks(c.threads, parts, part);
   for (int p = 0; p < parts; ++p) EINFER_TRY(status[p]);
+  if (cache != nullptr) kv_cache_mark(*cache, layer, pos0 + n);
   if (profile) {
     // The region's time on the calling thread, split as the parts spent it.
     uint64_t projecting = 0, all = 0;

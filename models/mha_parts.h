@@ -36,12 +36,12 @@ int mha_head_parts(const MhaConfig& c, const MhaWeights& w, int32_t n, const Mha
 // The q/k/v projections, RoPE and attention of rows x[n] in two parallel regions: a row pass
 // (c.input_rows, then the rows' int8 quantization, rows split among the parts) and one task per
 // part that computes its heads' q, k and v for every row from its own rows of the weights,
-// ropes them, attends them (cache: positions before pos0, or null) into b.att [n][H][k] and,
-// with `store`, writes them to layer `layer` of that cache (kv_cache_check_write done by the
-// caller, kv_cache_mark left to it).
+// ropes them and attends them into b.att [n][H][k]. With a cache (decoder form), queries also
+// attend its positions before pos0, and each part then stores its heads' keys and values of the
+// chunk in layer `layer` (checked before, marked after the join, as kv_cache_write does).
 Status mha_parts_attend(const MhaWeights& w, const MhaConfig& c, const float* x, int32_t n,
-                        int64_t pos0, const KVLayerView* cache, KVCache* store, int32_t layer,
-                        const MhaBuffers& b, int parts);
+                        int64_t pos0, KVCache* cache, int32_t layer, const MhaBuffers& b,
+                        int parts);
 
 // Stores kv heads [g0, g1) of rows [r0, r1) of k and v ([n][g1 - g0][k], positions pos0 + r)
 // in the cache, skipping rows a later position of the chunk overwrites at once (a windowed cache
