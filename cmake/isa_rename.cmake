@@ -93,7 +93,7 @@ if(MODE STREQUAL "public" AND CXXFILT)
   if(missing)
     string(REPLACE ";" "\n  " missing "${missing}")
     message(FATAL_ERROR "isa_rename: functions defined in ISA sources are missing from the kernel "
-                        "table (kernels/kernel_table.h), so every level would run their ${LEVEL} "
+                        "table (kernels/isa/kernel_table.h), so every level would run their ${LEVEL} "
                         "body:\n  ${missing}\nAdd an X(...) line for each (or, if ISA-independent, "
                         "list it in EINFER_ISA_BASELINE_ONLY, kernels/CMakeLists.txt).")
   endif()

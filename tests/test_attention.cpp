@@ -9,9 +9,9 @@
 #include <tuple>
 #include <vector>
 
-#include "kernels/attention.h"
-#include "kernels/attention_reference.h"
-#include "kernels/quant.h"
+#include "kernels/attention/attention.h"
+#include "kernels/attention/attention_reference.h"
+#include "kernels/quant/quant.h"
 #include "models/kv_cache.h"
 #include "npy_reader.h"
 
@@ -20,7 +20,8 @@ using einfer_test::attention_data;
 using einfer_test::load_npy;
 
 namespace einfer {
-// Test hook in kernels/attention.cpp: -1 by CPU, 0 AVX2, 1 AVX-VNNI; returns whether VNNI is used.
+// Test hook in kernels/attention/attention_dispatch.cpp: -1 by CPU, 0 AVX2, 1 AVX-VNNI; returns
+// whether VNNI is used.
 }  // namespace einfer
 
 namespace {

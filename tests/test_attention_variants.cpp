@@ -12,8 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/attention_linear.h"
-#include "kernels/attention_pattern.h"
+#include "kernels/attention_variants/attention_variants.h"
 
 using namespace einfer;
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/einsum.h"
+#include "kernels/einsum/einsum.h"
 #include "tools/common/npy.h"
 
 using namespace einfer;

@@ -7,10 +7,10 @@
 #include <random>
 #include <vector>
 
-#include "kernels/einsum.h"
-#include "kernels/gemm_f32.h"
-#include "kernels/isa.h"
-#include "kernels/quant.h"
+#include "kernels/einsum/einsum.h"
+#include "kernels/gemm_f32/gemm_f32.h"
+#include "kernels/isa/isa.h"
+#include "kernels/quant/quant.h"
 
 using namespace einfer;
 

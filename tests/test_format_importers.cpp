@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "format_fixtures.h"
-#include "kernels/quant.h"
+#include "kernels/quant/quant.h"
 #include "tools/einfer-pack/importers.h"
 
 using namespace einfer;

@@ -1,4 +1,4 @@
-// GGUF block-quantized weights run natively (kernels/gguf_quant.h, issue 13).
+// GGUF block-quantized weights run natively (kernels/gguf/gguf.h, issue 13).
 //
 // References (tests/gen/gen_gguf_kquant.py): random block bytes of every type decoded by the
 // generator's numpy decoder (itself checked against llama.cpp's gguf-py dequantize), and tiny
@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/gguf_quant.h"
-#include "kernels/gguf_quant_internal.h"
+#include "kernels/gguf/gguf.h"
+#include "kernels/gguf/gguf_quant_internal.h"
 #include "test_pool.h"
 #include "tests/isa_levels.h"
 

@@ -10,8 +10,8 @@
 #include <cstring>
 #include <vector>
 
-#include "kernels/attention.h"
-#include "kernels/rope.h"
+#include "kernels/attention/attention.h"
+#include "kernels/rope/rope.h"
 #include "models/encoder.h"
 #include "models/kv_cache.h"
 #include "models/sampler.h"

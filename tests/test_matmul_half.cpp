@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "kernels/einsum.h"
-#include "kernels/matmul_half.h"
-#include "kernels/quant.h"
+#include "kernels/einsum/einsum.h"
+#include "kernels/half/half.h"
+#include "kernels/quant/quant.h"
 #include "tests/isa_levels.h"
 
 using namespace einfer;

@@ -9,9 +9,9 @@
 #include <cstring>
 #include <vector>
 
-#include "kernels/einsum.h"
-#include "kernels/matmul_quant.h"
-#include "kernels/quant.h"
+#include "kernels/einsum/einsum.h"
+#include "kernels/gemm_quant/gemm_quant.h"
+#include "kernels/quant/quant.h"
 #include "models/mha.h"
 #include "tests/test_pool.h"
 

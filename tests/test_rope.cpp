@@ -6,7 +6,7 @@
 #include <cstring>
 #include <vector>
 
-#include "kernels/rope.h"
+#include "kernels/rope/rope.h"
 #include "npy_reader.h"
 
 using namespace einfer;

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/einsum.h"
-#include "kernels/matmul_quant.h"
+#include "kernels/einsum/einsum.h"
+#include "kernels/gemm_quant/gemm_quant.h"
 #include "models/einfer.h"
 #include "models/session.h"
 #include "tests/test_pool.h"

@@ -12,7 +12,7 @@
 //            most recent positions)
 //   !causal: (encoder) every one of the n new keys; no cache, no window
 // Keys at p >= pos0 come from k_new/v_new, keys at p < pos0 from `cache`, where position p lives in
-// slot kv_ring_slot(p, W, S) (kernels/kv_ring.h; the cache's capacity W and sinks S). The caller
+// slot kv_ring_slot(p, W, S) (below; the cache's capacity W and sinks S). The caller
 // writes the block's K/V into the cache only after the call, so a ring smaller than the block is
 // still exact.
 //
@@ -42,6 +42,29 @@
 #include "runtime/threads.h"
 
 namespace einfer {
+
+// ---- The KV cache ring
+// --------------------------------------------------------------------------- Where a position
+// lives in a KV cache ring: the one formula the cache (models/kv_cache.cpp), the block writer
+// (models/mha.cpp) and this kernel share. A cache of `capacity` slots with `sinks` pinned ones
+// keeps positions p < sinks in slot p and rotates every later position through the remaining
+// capacity - sinks slots.
+
+// Slot of position `pos` (>= 0) in a ring of `capacity` slots, the first `sinks` pinned
+// (0 <= sinks < capacity).
+constexpr int64_t kv_ring_slot(int64_t pos, int64_t capacity, int64_t sinks) {
+  return pos < sinks ? pos : sinks + (pos - sinks) % (capacity - sinks);
+}
+
+// True when a later position below `end` takes the slot of `pos`, so that writing `pos` would be
+// undone within the same block [.., end).
+constexpr bool kv_ring_overwritten_before(int64_t pos, int64_t end, int64_t capacity,
+                                          int64_t sinks) {
+  return pos >= sinks && pos + (capacity - sinks) < end;
+}
+
+// ---- Fused attention
+// ------------------------------------------------------------------------------
 
 inline constexpr int32_t kAttentionKeyTile = 64;
 

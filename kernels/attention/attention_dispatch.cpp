@@ -1,5 +1,6 @@
 // Fused attention: per query and kv head, an online softmax over key tiles aligned to absolute
-// positions, with the kv head's H/G query heads processed together (see kernels/attention.h).
+// positions, with the kv head's H/G query heads processed together (see
+// kernels/attention/attention.h).
 //
 // Files: this driver (validation, scratch, gathering rows, the tile loop) with the f32 tile
 // kernels (xsimd, ISA-generic, with scalar fallbacks in place); the int8 cache paths in
@@ -10,7 +11,7 @@
 // it is over the ~600 guide: the f32 tile kernels share ScratchLayout and the tail helpers with
 // the driver, and splitting them further would cross a translation unit boundary in the innermost
 // loop.
-#include "kernels/attention.h"
+#include "kernels/attention/attention.h"
 
 #include <cmath>
 #if defined(__x86_64__)
@@ -18,10 +19,9 @@
 #endif
 #include <cstring>
 
-#include "kernels/attention_i8_rows.h"
-#include "kernels/isa.h"
-#include "kernels/kv_ring.h"
-#include "kernels/simd.h"
+#include "kernels/attention/attention_i8_rows.h"
+#include "kernels/isa/isa.h"
+#include "kernels/simd/simd.h"
 
 #if EINFER_HAS_SIMD && defined(__AVX2__)
 #include <immintrin.h>
@@ -218,7 +218,7 @@ inline void f32_dots_RBxKB(const float* q, const float* const* krow, int32_t k, 
     }
 }
 
-#include "kernels/attention_i8.inc"
+#include "kernels/attention/attention_i8_avx2.inc"
 
 // acc[h][:] += p[h * p_stride + j] * vrow[j][:] for RB heads over keys [j0, j1), one V row pair
 // at a time: the rows are read in order (sequential memory), the 2*RB weights stay in registers
@@ -450,7 +450,7 @@ void attend_tile(const float* q, int32_t r, int32_t k, float scale, const Scratc
   for_rows<kPf>(q, s, 0, r, k, t, false);
 }
 
-#include "kernels/attention_small_head_simd.inc"
+#include "kernels/attention/attention_small_head_simd.inc"
 
 // Where the keys of one kv head come from.
 struct KeySource {
@@ -612,7 +612,7 @@ void attend_query(const float* q, int32_t r, int32_t k, float scale, const KeySo
   }
 }
 
-#include "kernels/attention_query_block.inc"
+#include "kernels/attention/attention_query_block.inc"
 
 }  // namespace
 

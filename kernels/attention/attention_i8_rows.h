@@ -1,16 +1,16 @@
-// Internal to kernels/: the two row operations of the int8 KV cache path of attention_f32
-// (kernels/attention.h) on targets without its AVX2 integer code, one ISA per file:
+// Private to kernels/attention/: the two row operations of the int8 KV cache path of attention_f32
+// (kernels/attention/attention.h) on targets without its AVX2 integer code, one ISA per file:
 //   dot_i16_i8: acc + sum_d a[d] * b[d], the int16 query against an int8 key row (exact int32);
 //   axpy_f32_i8: y[d] += w * float(x[d]), an int8 V row into a head's float accumulator.
 // *_scalar (attention_i8_rows_scalar.cpp) are the plain loops every other target runs and the
 // twins the Cortex-M kernels are tested against: the dot is exact, and the MVE axpy does the same
 // fused multiply-add per element, so results are bit-identical. attention_dot_i16_i8 and
-// attention_axpy_f32_i8 pick the kernel this build has (kernels/cortex_m.h).
+// attention_axpy_f32_i8 pick the kernel this build has (kernels/simd/simd.h).
 #pragma once
 
 #include <cstdint>
 
-#include "kernels/cortex_m.h"
+#include "kernels/simd/simd.h"
 
 namespace einfer::attention_detail {
 

@@ -1,11 +1,11 @@
-// Cortex-M DSP-extension (SIMD32) kernel of the int8 KV rows (kernels/attention_i8_rows.h): the
-// int16 query against an int8 key row, 4 elements per step. SXTB16 widens key bytes 0/2 and 1/3
-// to halfword pairs, PKHBT/PKHTB put them back in element order, (k0,k1) and (k2,k3), and two
-// SMLAD multiply them with the query pairs (q0,q1), (q2,q3) loaded as words. Exact int32 sums,
-// so the result equals dot_i16_i8_scalar.
+// Cortex-M DSP-extension (SIMD32) kernel of the int8 KV rows
+// (kernels/attention/attention_i8_rows.h): the int16 query against an int8 key row, 4 elements per
+// step. SXTB16 widens key bytes 0/2 and 1/3 to halfword pairs, PKHBT/PKHTB put them back in element
+// order, (k0,k1) and (k2,k3), and two SMLAD multiply them with the query pairs (q0,q1), (q2,q3)
+// loaded as words. Exact int32 sums, so the result equals dot_i16_i8_scalar.
 #include <cstring>
 
-#include "kernels/attention_i8_rows.h"
+#include "kernels/attention/attention_i8_rows.h"
 
 #if EINFER_HAS_DSP && !EINFER_HAS_MVE
 #include <arm_acle.h>

@@ -1,12 +1,12 @@
-// Helium / MVE kernels of the int8 KV rows (kernels/attention_i8_rows.h), 8 (dot) or 4 (axpy)
-// lanes per step, the last partial step tail-predicated, so rows of any length read nothing past
-// their end:
+// Helium / MVE kernels of the int8 KV rows (kernels/attention/attention_i8_rows.h), 8 (dot) or 4
+// (axpy) lanes per step, the last partial step tail-predicated, so rows of any length read nothing
+// past their end:
 //   dot_i16_i8: VLDRB.S16 widens 8 key bytes to int16 lanes, VMLADAVA.S16 multiplies them with
 //     8 query lanes and adds the products to the int32 sum (exact: equals the scalar twin);
 //   axpy_f32_i8: VLDRB.S32 widens 4 bytes to int32 lanes, VCVT makes them float and VFMA adds
 //     w * x to y, the same fused multiply-add per element as the scalar twin (GCC contracts its
 //     y[d] += w * x[d] to VFMA), so the results are bit-identical.
-#include "kernels/attention_i8_rows.h"
+#include "kernels/attention/attention_i8_rows.h"
 
 #if EINFER_HAS_MVE
 #include <arm_mve.h>

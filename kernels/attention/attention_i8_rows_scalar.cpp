@@ -1,6 +1,6 @@
-// Scalar twins of the int8 KV row kernels (kernels/attention_i8_rows.h): the path of targets
-// without the AVX2 integer code or a Cortex-M kernel, and the reference for the latter.
-#include "kernels/attention_i8_rows.h"
+// Scalar twins of the int8 KV row kernels (kernels/attention/attention_i8_rows.h): the path of
+// targets without the AVX2 integer code or a Cortex-M kernel, and the reference for the latter.
+#include "kernels/attention/attention_i8_rows.h"
 
 namespace einfer::attention_detail {
 

@@ -1,11 +1,11 @@
-// Unfused reference attention (see kernels/attention_reference.h): the scores einsum, a masked
-// softmax and the mixing einsum, the einsums planned and run by the einsum engine's general loop
-// nest (execute_einsum_reference), which shares nothing with the fused kernel or the GEMMs.
-#include "kernels/attention_reference.h"
+// Unfused reference attention (see kernels/attention/attention_reference.h): the scores einsum, a
+// masked softmax and the mixing einsum, the einsums planned and run by the einsum engine's general
+// loop nest (execute_einsum_reference), which shares nothing with the fused kernel or the GEMMs.
+#include "kernels/attention/attention_reference.h"
 
 #include <cmath>
 
-#include "kernels/einsum.h"
+#include "kernels/einsum/einsum.h"
 
 namespace einfer {
 

@@ -12,7 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/attention.h"
+#include "kernels/attention/attention.h"
 
 namespace einfer {
 

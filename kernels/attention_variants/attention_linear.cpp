@@ -1,11 +1,11 @@
-#include "kernels/attention_linear.h"
+#include "kernels/attention_variants/attention_variants.h"
 
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 
-#include "kernels/einsum.h"
-#include "kernels/vec.h"
+#include "kernels/einsum/einsum.h"
+#include "kernels/vec/vec.h"
 #include "runtime/tensor.h"
 
 namespace einfer {

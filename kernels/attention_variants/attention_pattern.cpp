@@ -1,9 +1,9 @@
-#include "kernels/attention_pattern.h"
+#include "kernels/attention_variants/attention_variants.h"
 
 #include <cmath>
 #include <cstring>
 
-#include "kernels/vec.h"
+#include "kernels/vec/vec.h"
 
 namespace einfer {
 

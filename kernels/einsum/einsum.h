@@ -13,8 +13,8 @@
 //
 // Planning classifies labels (batch, contracted, left-free, right-free) and picks a kernel: batched
 // GEMM (packed, register-blocked microkernel), GEMV, dot, outer product, elementwise, reduction,
-// copy/transpose, the quantized matmul (kernels/matmul_quant.h) when the second operand is q8/q4,
-// or the half-precision matmul (kernels/matmul_half.h) when it is f16/bf16 weights contracted
+// copy/transpose, the quantized matmul (kernels/gemm_quant/gemm_quant.h) when the second operand is
+// q8/q4, or the half-precision matmul (kernels/half/half.h) when it is f16/bf16 weights contracted
 // along their trailing axes. Everything else runs the generic loop nest, which is also the test
 // reference (other f16/bf16 operands take it, widened on load; the plan says so).
 //
@@ -26,7 +26,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "kernels/einsum_parse.h"
+#include "kernels/einsum/einsum_parse.h"
 #include "runtime/status.h"
 #include "runtime/tensor.h"
 #include "runtime/threads.h"

@@ -3,13 +3,13 @@
 // generic loop nest (the reference) for everything else.
 #include <cstring>
 
-#include "kernels/einsum.h"
-#include "kernels/einsum_internal.h"
-#include "kernels/gemm_f32.h"
-#include "kernels/matmul_half.h"
-#include "kernels/matmul_quant.h"
-#include "kernels/quant.h"
-#include "kernels/vec.h"
+#include "kernels/einsum/einsum.h"
+#include "kernels/einsum/einsum_internal.h"
+#include "kernels/gemm_f32/gemm_f32.h"
+#include "kernels/gemm_quant/gemm_quant.h"
+#include "kernels/half/half.h"
+#include "kernels/quant/quant.h"
+#include "kernels/vec/vec.h"
 
 namespace einfer {
 

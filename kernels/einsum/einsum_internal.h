@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/einsum.h"
+#include "kernels/einsum/einsum.h"
 
 namespace einfer::einsum_internal {
 

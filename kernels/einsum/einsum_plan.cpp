@@ -3,11 +3,11 @@
 // contiguous output, and stores both in the plan. einsum_execute.cpp runs the stored layout.
 #include <cstring>
 
-#include "kernels/einsum.h"
-#include "kernels/einsum_internal.h"
-#include "kernels/gemm_f32.h"
-#include "kernels/matmul_half.h"
-#include "kernels/matmul_quant.h"
+#include "kernels/einsum/einsum.h"
+#include "kernels/einsum/einsum_internal.h"
+#include "kernels/gemm_f32/gemm_f32.h"
+#include "kernels/gemm_quant/gemm_quant.h"
+#include "kernels/half/half.h"
 
 namespace einfer {
 

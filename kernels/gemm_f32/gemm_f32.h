@@ -49,4 +49,11 @@ void gemv_f32(int64_t n, int64_t k, const float* w, int64_t w_j, int64_t w_p, co
               float* y, int64_t y_stride, bool accumulate);
 }  // namespace scalar
 
+// The FMA-peak probe of kernels/simd/simd.h (fma_chains_f32) in the registers of the f32 GEMM's
+// tiles, gemm_f32_lanes() floats wide: the selection's widest (16 on an AVX-512 CPU with the
+// avx512vnni extension selected, else simd_float_lanes()). The f32 GEMM's fraction of peak is taken
+// against this one.
+int gemm_f32_lanes();
+float fma_chains_gemm_f32(int64_t iterations, float m, float a);
+
 }  // namespace einfer

@@ -3,8 +3,8 @@
 // without SIMD and the reference the tests compare the SIMD kernels with.
 #include <cstdint>
 
-#include "kernels/gemm_f32.h"
-#include "kernels/gemm_f32_driver.h"
+#include "kernels/gemm_f32/gemm_f32.h"
+#include "kernels/gemm_f32/gemm_f32_driver.h"
 
 namespace einfer {
 

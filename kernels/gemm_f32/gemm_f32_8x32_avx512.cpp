@@ -6,9 +6,9 @@
 // The rest of the build may target plain x86-64-v3: this file compiles for AVX-512 with a target
 // pragma (GCC only, like the VNNI kernels), and gemm_f32 calls it only when the ISA selection
 // includes the avx512vnni extension (an AVX-512 F/BW/VL CPU with the ZMM state enabled).
-#include "kernels/gemm_f32.h"
-#include "kernels/gemm_f32_driver.h"
-#include "kernels/simd.h"
+#include "kernels/gemm_f32/gemm_f32.h"
+#include "kernels/gemm_f32/gemm_f32_driver.h"
+#include "kernels/simd/simd.h"
 
 #if EINFER_HAS_SIMD && defined(__AVX2__) && defined(__x86_64__) && defined(__GNUC__) && \
     !defined(__clang__)
@@ -23,7 +23,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
 
-#include "kernels/gemm_f32_pack_x86.h"
+#include "kernels/gemm_f32/gemm_f32_pack_x86.h"
 
 namespace einfer::gemm_detail {
 namespace {

@@ -1,4 +1,4 @@
-// Internal to kernels/: the BLIS-style packing driver shared by the f32 GEMM microkernels
+// Private to kernels/gemm_f32/: the BLIS-style packing driver shared by the f32 GEMM microkernels
 // (gemm_f32_simd.cpp and its scalar twin gemm_f32_4x4_scalar.cpp). It packs A and B into caller
 // scratch blocks and calls an MR x NR microkernel on every tile.
 #pragma once
@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "kernels/gemm_f32.h"
+#include "kernels/gemm_f32/gemm_f32.h"
 
 namespace einfer::gemm_detail {
 
@@ -314,7 +314,7 @@ bool gemm_use_transposed(const GemmF32Args& g) {
 // when isa_extension_enabled(IsaExtension::avx512vnni). Per element the same FMA chain as the
 // AVX2 tiles, so the same bits.
 void gemm_f32_avx512(const GemmF32Args& args, void* scratch);
-// fma_chains_f32 on zmm (kernels/simd.h: fma_chains_gemm_f32).
+// fma_chains_f32 on zmm (gemm_f32.h: fma_chains_gemm_f32).
 float fma_chains_f32_avx512(int64_t iterations, float m, float a);
 #endif
 

@@ -1,14 +1,15 @@
-// Internal to kernels/: the x86 panel packer of the f32 GEMM drivers (gemm_f32_simd.cpp's 6 x 16
-// AVX2 tiles, gemm_f32_8x32_avx512.cpp's 8 x 32 AVX-512 tiles): B whose columns run along K (the
-// rows of a [N, K] weight matrix) packed eight columns at a time with 8 x 8 register transposes.
-// Everything here has internal linkage: each including file compiles it for its own ISA.
+// Private to kernels/gemm_f32/: the x86 panel packer of the f32 GEMM drivers (gemm_f32_simd.cpp's 6
+// x 16 AVX2 tiles, gemm_f32_8x32_avx512.cpp's 8 x 32 AVX-512 tiles): B whose columns run along K
+// (the rows of a [N, K] weight matrix) packed eight columns at a time with 8 x 8 register
+// transposes. Everything here has internal linkage: each including file compiles it for its own
+// ISA.
 #pragma once
 
 #include <immintrin.h>
 
 #include <cstdint>
 
-#include "kernels/gemm_f32_driver.h"
+#include "kernels/gemm_f32/gemm_f32_driver.h"
 
 namespace einfer::gemm_detail {
 namespace {

@@ -4,12 +4,12 @@
 // (gemm_f32_4x4_scalar.cpp). The packing driver is in gemm_f32_driver.h.
 #include <cstring>
 
-#include "kernels/gemm_f32.h"
-#include "kernels/gemm_f32_driver.h"
-#include "kernels/isa.h"
-#include "kernels/simd.h"
+#include "kernels/gemm_f32/gemm_f32.h"
+#include "kernels/gemm_f32/gemm_f32_driver.h"
+#include "kernels/isa/isa.h"
+#include "kernels/simd/simd.h"
 #if EINFER_HAS_SIMD && defined(__AVX2__)
-#include "kernels/gemm_f32_pack_x86.h"
+#include "kernels/gemm_f32/gemm_f32_pack_x86.h"
 #endif
 
 namespace einfer {
@@ -296,6 +296,23 @@ void gemv_f32(int64_t n, int64_t k, const float* w, int64_t w_j, int64_t w_p, co
 #else
   scalar::gemv_f32(n, k, w, w_j, w_p, x, y, y_stride, accumulate);
 #endif
+}
+
+int gemm_f32_lanes() {
+#if EINFER_HAS_SIMD && defined(__AVX2__) && defined(__x86_64__) && defined(__GNUC__) && \
+    !defined(__clang__)
+  if (isa_extension_enabled(IsaExtension::avx512vnni)) return 16;
+#endif
+  return simd_float_lanes();
+}
+
+float fma_chains_gemm_f32(int64_t iterations, float m, float a) {
+#if EINFER_HAS_SIMD && defined(__AVX2__) && defined(__x86_64__) && defined(__GNUC__) && \
+    !defined(__clang__)
+  if (isa_extension_enabled(IsaExtension::avx512vnni))
+    return gemm_detail::fma_chains_f32_avx512(iterations, m, a);
+#endif
+  return fma_chains_f32(iterations, m, a);
 }
 
 }  // namespace einfer

@@ -3,7 +3,7 @@
 // kernels do not take, and the test reference for them. One output element at a time (1 x 1 tiles).
 #include <cstdint>
 
-#include "kernels/gemm_quant_internal.h"
+#include "kernels/gemm_quant/gemm_quant_internal.h"
 
 namespace einfer::quant_detail {
 

@@ -2,14 +2,14 @@
 // microkernels (gemm_q8_q4_4x4_avx2.cpp, gemm_q8_q4_4x1_neon.cpp), the Cortex-M ones
 // (gemm_q8_q4_2x1_dsp.cpp, gemm_q8_q4_4x1_mve.cpp) or the scalar int path, and the float
 // dequantizing reference.
-#include "kernels/matmul_quant.h"
+#include "kernels/gemm_quant/gemm_quant.h"
 
 #include <cmath>
 #include <cstring>
 
-#include "kernels/gemm_quant_internal.h"
-#include "kernels/isa.h"
-#include "kernels/quant.h"
+#include "kernels/gemm_quant/gemm_quant_internal.h"
+#include "kernels/isa/isa.h"
+#include "kernels/quant/quant.h"
 
 namespace einfer {
 

@@ -1,5 +1,6 @@
-// Internal to kernels/: the pieces of matmul_f32_quant (kernels/matmul_quant.h) shared by its
-// scalar and SIMD microkernels, exposed so tests can check each piece against the others.
+// Private to kernels/gemm_quant/: the pieces of matmul_f32_quant (kernels/gemm_quant/gemm_quant.h)
+// shared by its scalar and SIMD microkernels, exposed so tests can check each piece against the
+// others.
 //
 // Activation side: each row of A is quantized per group to int8 (scale = absmax / 127, round to
 // nearest even), into a row of kpad = round_up(k, 64) bytes whose padding is zero, so SIMD kernels
@@ -17,8 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/cortex_m.h"
-#include "kernels/simd.h"
+#include "kernels/simd/simd.h"
 
 namespace einfer::quant_detail {
 
@@ -76,7 +76,7 @@ void gemm_q4_4x2_avx2(const QuantGemm& p);
 #if EINFER_HAS_SIMD && defined(__AVX2__) && defined(__x86_64__) && defined(__GNUC__) && \
     !defined(__clang__)
 // The same prefill GEMM on AVX-512 VNNI (vpdpbusd on ymm), compiled for it whatever the build's
-// target; call only when isa_extension_enabled(IsaExtension::avx512vnni) (kernels/isa.h).
+// target; call only when isa_extension_enabled(IsaExtension::avx512vnni) (kernels/isa/isa.h).
 void gemm_q8_4x4_avx512vnni(const QuantGemm& p);
 // The decode GEMVs of gemv_q8/q4_1x4_avx2 with vpdpbusd (same int32 group sums), groups of 32.
 void gemv_q8_1x4_avx512vnni(const QuantGemm& p);
@@ -94,7 +94,7 @@ void gemm_q8_4x1_neon(const QuantGemm& p);  // sdot with __ARM_FEATURE_DOTPROD, 
 void gemm_q4_4x1_neon(const QuantGemm& p);
 #endif
 
-// Cortex-M kernels (kernels/cortex_m.h; these builds have no xsimd SIMD): Helium on M55/M85,
+// Cortex-M kernels (kernels/simd/simd.h; these builds have no xsimd SIMD): Helium on M55/M85,
 // else the DSP extension's SIMD32 on M4/M7/M33. mcu_supports_group says whether this build has
 // one for the weight dtype and group size (false on every other target): q8 takes groups that
 // are multiples of 4, q4 multiples of 8 (DSP, activations in permute_even_odd8 order) or of 32

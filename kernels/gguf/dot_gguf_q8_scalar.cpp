@@ -3,9 +3,9 @@
 // quantizers (q8k, q8a) and the dot products every SIMD kernel is a twin of.
 #include <cmath>
 
-#include "kernels/cortex_m.h"
-#include "kernels/gguf_quant.h"
-#include "kernels/gguf_quant_internal.h"
+#include "kernels/gguf/gguf.h"
+#include "kernels/gguf/gguf_quant_internal.h"
+#include "kernels/simd/simd.h"
 
 namespace einfer::gguf_detail {
 

@@ -15,14 +15,14 @@
 // are interleaved once per call.
 //
 // GCC only, with a target pragma like the other AMX kernel (gemm_q8_q4_16x16_amx.cpp);
-// matmul_gguf.cpp calls it when the ISA selection includes amx.
-#include "kernels/gguf_quant_internal.h"
+// gguf_dispatch.cpp calls it when the ISA selection includes amx.
+#include "kernels/gguf/gguf_quant_internal.h"
 
 #if defined(EINFER_GGUF_AVX2) && defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 
 #include <immintrin.h>
 
-#include "kernels/amx_tile_config.h"
+#include "kernels/simd/simd.h"
 
 #include <cstring>
 

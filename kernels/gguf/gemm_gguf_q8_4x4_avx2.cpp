@@ -9,8 +9,8 @@
 // horizontal reduction (one hadd tree for four rows), the f16 scale conversion (one vcvtph2ps);
 // the 6-bit scale/min unpack runs on 32-bit words. With several activation rows each weight block
 // is unpacked once for all of them.
-#include "kernels/gguf_quant_internal.h"
+#include "kernels/gguf/gguf_quant_internal.h"
 
 #if defined(EINFER_GGUF_AVX2)
-#include "kernels/gemm_gguf_q8_4x4_x86.inc"
+#include "kernels/gguf/gemm_gguf_q8_4x4_x86.inc"
 #endif  // EINFER_GGUF_AVX2

@@ -6,8 +6,8 @@
 // sums <= 2 * 128 * 127 fit int16) and scaled by its integer scale (vmla by a scalar), the four
 // rows' block sums are reduced by one pairwise-add tree, and the scalar kernel's per-block float
 // expression, acc += da * (d * sumi - dmin * summ), runs with the four rows in one float32x4.
-#include "kernels/gguf_quant_internal.h"
-#include "kernels/gguf_rows_table.h"
+#include "kernels/gguf/gguf_quant_internal.h"
+#include "kernels/gguf/gguf_rows_table.h"
 
 #if defined(EINFER_GGUF_NEON)
 

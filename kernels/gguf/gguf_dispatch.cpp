@@ -6,9 +6,9 @@
 #include <cpuid.h>
 #endif
 
-#include "kernels/gguf_quant.h"
-#include "kernels/gguf_quant_internal.h"
-#include "kernels/isa.h"
+#include "kernels/gguf/gguf.h"
+#include "kernels/gguf/gguf_quant_internal.h"
+#include "kernels/isa/isa.h"
 
 namespace einfer {
 

@@ -1,4 +1,4 @@
-// Shared between the GGUF block kernels (kernels/gguf_quant.h): activation block layouts, the
+// Shared between the GGUF block kernels (kernels/gguf/gguf.h): activation block layouts, the
 // per-ISA dot products and the scale unpacking every ISA shares.
 #pragma once
 
@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <cstring>
 
-#include "kernels/quant.h"
-#include "kernels/simd.h"
+#include "kernels/quant/quant.h"
+#include "kernels/simd/simd.h"
 #include "runtime/dtype.h"
 
 // Which SIMD dot kernels this build has (one ISA per file; the NEON one needs AArch64's

@@ -6,7 +6,7 @@
 // its own internal types.
 #pragma once
 
-#include "kernels/gguf_quant_internal.h"
+#include "kernels/gguf/gguf_quant_internal.h"
 
 namespace einfer::gguf_detail {
 

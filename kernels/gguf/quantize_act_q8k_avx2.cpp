@@ -3,7 +3,7 @@
 // dot_gguf_q8_scalar.cpp, value for value: the same absmax (max is exact in any order), the same
 // float scale and product x * (1 / d), the same round-to-nearest-even conversion (vcvtps2dq under
 // the default rounding mode, as lrintf), the same clamp to [-127, 127]; sums are exact integers.
-#include "kernels/gguf_quant_internal.h"
+#include "kernels/gguf/gguf_quant_internal.h"
 
 #if defined(EINFER_GGUF_AVX2)
 

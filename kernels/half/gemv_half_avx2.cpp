@@ -1,13 +1,13 @@
 // f16 / bf16 GEMV and widening on x86-64-v3 (AVX2 + FMA + F16C): weights are widened in registers
 // (vcvtph2ps for f16, zero-extend and shift left 16 for bf16) and never stored as f32. Scalar twins
 // in gemv_half_scalar.cpp.
-#include "kernels/gemv_half_internal.h"
+#include "kernels/half/gemv_half_internal.h"
 
 #if defined(EINFER_HALF_AVX2)
 
 #include <immintrin.h>
 
-#include "kernels/quant.h"
+#include "kernels/quant/quant.h"
 
 namespace einfer::half_detail {
 

@@ -1,4 +1,4 @@
-// Internal to kernels/: the per-ISA f16/bf16 GEMV and widening kernels behind matmul_half.h, one
+// Private to kernels/half/: the per-ISA f16/bf16 GEMV and widening kernels behind half.h, one
 // ISA per file (gemv_half_avx2.cpp, gemv_half_neon.cpp; the scalar twins in gemv_half_scalar.cpp).
 // EINFER_HALF_AVX2 / EINFER_HALF_NEON say which this build compiles.
 #pragma once

@@ -1,7 +1,7 @@
-// Scalar twins of the f16 / bf16 GEMV and widening kernels (matmul_half.h): the path of builds
+// Scalar twins of the f16 / bf16 GEMV and widening kernels (half.h): the path of builds
 // without a SIMD kernel for them, and the reference the SIMD kernels are tested against.
-#include "kernels/matmul_half.h"
-#include "kernels/quant.h"
+#include "kernels/half/half.h"
+#include "kernels/quant/quant.h"
 
 namespace einfer::scalar {
 

@@ -6,7 +6,7 @@
 //   decode (m < 4)   GEMV, 4 weight rows per pass: gemv_f16_4x1_avx2 / gemv_bf16_4x1_avx2 (F16C,
 //                    x86-64-v3), gemv_f16_4x1_neon / gemv_bf16_4x1_neon (aarch64), scalar twins;
 //   prefill (m >= 4) blocks of weight rows are widened into scratch once and multiplied by the f32
-//                    GEMM (kernels/gemm_f32.h): the widening costs 1/m of the multiply.
+//                    GEMM (kernels/gemm_f32/gemm_f32.h): the widening costs 1/m of the multiply.
 // The einsum planner routes contractions with an f16/bf16 second operand here (kernel name from
 // matmul_half_kernel_name). No allocation; scratch must be 64-byte aligned.
 #pragma once

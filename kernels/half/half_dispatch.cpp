@@ -1,9 +1,9 @@
-// matmul_f32_half (matmul_half.h): picks the build's f16/bf16 kernels and cuts the product into
+// matmul_f32_half (half.h): picks the build's f16/bf16 kernels and cuts the product into
 // per-task blocks of output columns.
-#include "kernels/matmul_half.h"
+#include "kernels/half/half.h"
 
-#include "kernels/gemm_f32.h"
-#include "kernels/gemv_half_internal.h"
+#include "kernels/gemm_f32/gemm_f32.h"
+#include "kernels/half/gemv_half_internal.h"
 
 namespace einfer {
 

@@ -1,8 +1,8 @@
-// Runtime ISA dispatch (kernels/isa.h): level selection and, in dispatching builds, the public
-// kernel entry points forwarding to the selected level's table (kernels/kernel_table.h).
+// Runtime ISA dispatch (kernels/isa/isa.h): level selection and, in dispatching builds, the public
+// kernel entry points forwarding to the selected level's table (kernels/isa/kernel_table.h).
 // Built for the baseline ISA. EINFER_ISA_DISPATCH (0/1) and the level list come from CMake
 // (cmake/isa.cmake writes isa_levels.h).
-#include "kernels/isa.h"
+#include "kernels/isa/isa.h"
 
 #include <atomic>
 #include <cstdlib>
@@ -19,7 +19,7 @@
 #endif
 
 #if EINFER_ISA_DISPATCH
-#include "kernels/kernel_table.h"
+#include "kernels/isa/kernel_table.h"
 #if defined(__aarch64__) && defined(__linux__)
 #include <sys/auxv.h>
 #ifndef HWCAP_ASIMDDP

@@ -3,7 +3,7 @@
 // Dispatching builds (CMake EINFER_ISA=dispatch, the default on x86-64 and aarch64 Linux) compile
 // the library for the target's baseline (x86-64 / armv8-a) and the instruction-set dependent
 // kernels once more per level, each into its own suffixed symbols with a kernel table
-// (kernels/kernel_table.h). Levels, lowest first:
+// (kernels/isa/kernel_table.h). Levels, lowest first:
 //   x86-64:  scalar, sse2 (baseline), avx2 (x86-64-v3: AVX2+FMA+F16C)
 //   aarch64: scalar, neon (baseline armv8-a), dotprod (armv8.2-a+dotprod)
 // The public kernel functions forward to the selected level's table. The level is chosen once:

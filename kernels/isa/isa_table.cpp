@@ -2,7 +2,7 @@
 // (cmake/isa.cmake), with that level's flags, EINFER_ISA_LEVEL (its name) and EINFER_ISA_TABLE
 // (the C symbol the table is exported as). The level's C++ symbols are then given a per-level
 // suffix (cmake/isa_rename.cmake), so the addresses taken here are this level's own bodies.
-#include "kernels/kernel_table.h"
+#include "kernels/isa/kernel_table.h"
 
 namespace einfer {
 

@@ -1,26 +1,26 @@
 // The kernel table of runtime ISA dispatch: one plain struct of function pointers per instruction
-// set level (kernels/isa.h), filled by kernels/isa_table.cpp compiled once per level.
+// set level (kernels/isa/isa.h), filled by kernels/isa/isa_table.cpp compiled once per level.
 //
 // EINFER_DISPATCHED_KERNELS lists every public kernel entry point whose body depends on the
 // instruction set (it is defined in a translation unit of EINFER_KERNELS_ISA_SOURCES, see
 // kernels/CMakeLists.txt). Scratch-size functions are listed too: a level may lay its scratch out
 // differently. To dispatch a new kernel, add one X(return type, name, (parameters), (arguments))
 // line; the table member, the per-level entry and the public forwarding function
-// (kernels/isa.cpp) follow from it. A public function of a per-ISA translation unit that is not
+// (kernels/isa/isa.cpp) follow from it. A public function of a per-ISA translation unit that is not
 // listed here keeps its baseline-level body.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/attention.h"
-#include "kernels/gemm_f32.h"
-#include "kernels/gguf_quant.h"
-#include "kernels/matmul_half.h"
-#include "kernels/matmul_quant.h"
-#include "kernels/rope.h"
-#include "kernels/simd.h"
-#include "kernels/vec.h"
+#include "kernels/attention/attention.h"
+#include "kernels/gemm_f32/gemm_f32.h"
+#include "kernels/gemm_quant/gemm_quant.h"
+#include "kernels/gguf/gguf.h"
+#include "kernels/half/half.h"
+#include "kernels/rope/rope.h"
+#include "kernels/simd/simd.h"
+#include "kernels/vec/vec.h"
 
 #define EINFER_DISPATCHED_KERNELS(X)                                                               \
   X(const char*, simd_arch_name, (), ())                                                           \

@@ -1,9 +1,9 @@
-#include "kernels/quant.h"
+#include "kernels/quant/quant.h"
 
 #include <cmath>
 #include <cstring>
 
-#include "kernels/cortex_m.h"
+#include "kernels/simd/simd.h"
 
 namespace einfer {
 

@@ -1,7 +1,7 @@
 // RoPE tables and the sinusoidal encoding. Angles are evaluated in double so positions far beyond
 // the table (streaming decode) keep full precision. The rotation itself: rope_f32_simd.cpp, and its
 // scalar twin rope_scalar.cpp.
-#include "kernels/rope.h"
+#include "kernels/rope/rope.h"
 
 #include "runtime/checked.h"
 

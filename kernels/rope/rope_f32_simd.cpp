@@ -3,9 +3,9 @@
 // interleaved pairs, the lanes that remain and positions beyond the table run the scalar twin's
 // formula (rope_scalar.cpp). Compiled with -ffp-contract=off like the twin: every lane does the
 // same two multiplies and one add/subtract as the scalar code, so the results agree bit for bit.
-#include "kernels/rope.h"
-#include "kernels/rope_internal.h"
-#include "kernels/simd.h"
+#include "kernels/rope/rope.h"
+#include "kernels/rope/rope_internal.h"
+#include "kernels/simd/simd.h"
 
 namespace einfer {
 

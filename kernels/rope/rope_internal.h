@@ -1,9 +1,9 @@
-// Internal to kernels/: the pair rotation shared by rope_scalar.cpp and rope_f32_simd.cpp.
+// Private to kernels/rope/: the pair rotation shared by rope_scalar.cpp and rope_f32_simd.cpp.
 #pragma once
 
 #include <cstdint>
 
-#include "kernels/rope.h"
+#include "kernels/rope/rope.h"
 
 namespace einfer::rope_detail {
 

@@ -4,8 +4,8 @@
 // SIMD lanes.
 #include <cmath>
 
-#include "kernels/rope.h"
-#include "kernels/rope_internal.h"
+#include "kernels/rope/rope.h"
+#include "kernels/rope/rope_internal.h"
 
 namespace einfer::scalar {
 

@@ -1,7 +1,7 @@
 // Scalar twins of the vector primitives: the reference for tests and the path for non-SIMD builds.
 #include <cmath>
 
-#include "kernels/vec.h"
+#include "kernels/vec/vec.h"
 
 namespace einfer::scalar {
 

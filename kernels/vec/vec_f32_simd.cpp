@@ -1,5 +1,5 @@
 // Dispatch of the vector primitives: xsimd implementations when the build has a SIMD ISA, the
-// scalar twins (kernels/vec_f32_scalar.cpp) otherwise.
+// scalar twins (kernels/vec/vec_f32_scalar.cpp) otherwise.
 //
 // One generic implementation serves AVX2+FMA, NEON64 and NEON 32-bit (xsimd::batch<float> is 8 or
 // 4 lanes). Reductions keep several independent accumulators so the FMA/add latency is hidden
@@ -9,69 +9,10 @@
 #include <cmath>
 #include <cstring>
 
-#include "kernels/gemm_f32_driver.h"
-#include "kernels/isa.h"
-#include "kernels/simd.h"
-#include "kernels/vec.h"
+#include "kernels/simd/simd.h"
+#include "kernels/vec/vec.h"
 
 namespace einfer {
-
-const char* simd_arch_name() {
-#if EINFER_HAS_SIMD
-  return xsimd::default_arch::name();
-#else
-  return "scalar";
-#endif
-}
-
-int simd_float_lanes() {
-#if EINFER_HAS_SIMD
-  return static_cast<int>(xsimd::batch<float>::size);
-#else
-  return 1;
-#endif
-}
-
-float fma_chains_f32(int64_t iterations, float m, float a) {
-#if EINFER_HAS_SIMD
-  using B = xsimd::batch<float>;
-  const B vm(m), va(a);
-  B r[12];
-  for (int j = 0; j < 12; ++j) r[j] = B(1.f + 0.01f * float(j));
-  for (int64_t i = 0; i < iterations; ++i) {
-    for (int j = 0; j < 12; ++j) r[j] = xsimd::fma(r[j], vm, va);
-  }
-  B total = r[0];
-  for (int j = 1; j < 12; ++j) total += r[j];
-  return xsimd::hadd(total);
-#else
-  float r[12];
-  for (int j = 0; j < 12; ++j) r[j] = 1.f + 0.01f * float(j);
-  for (int64_t i = 0; i < iterations; ++i) {
-    for (int j = 0; j < 12; ++j) r[j] = std::fma(r[j], m, a);
-  }
-  float total = 0.f;
-  for (int j = 0; j < 12; ++j) total += r[j];
-  return total;
-#endif
-}
-
-int gemm_f32_lanes() {
-#if EINFER_HAS_SIMD && defined(__AVX2__) && defined(__x86_64__) && defined(__GNUC__) && \
-    !defined(__clang__)
-  if (isa_extension_enabled(IsaExtension::avx512vnni)) return 16;
-#endif
-  return simd_float_lanes();
-}
-
-float fma_chains_gemm_f32(int64_t iterations, float m, float a) {
-#if EINFER_HAS_SIMD && defined(__AVX2__) && defined(__x86_64__) && defined(__GNUC__) && \
-    !defined(__clang__)
-  if (isa_extension_enabled(IsaExtension::avx512vnni))
-    return gemm_detail::fma_chains_f32_avx512(iterations, m, a);
-#endif
-  return fma_chains_f32(iterations, m, a);
-}
 
 #if EINFER_HAS_SIMD
 

@@ -15,9 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/attention.h"
-#include "kernels/attention_linear.h"
-#include "kernels/attention_pattern.h"
+#include "kernels/attention/attention.h"
+#include "kernels/attention_variants/attention_variants.h"
 #include "models/encoder.h"
 #include "runtime/arena.h"
 #include "runtime/tensor.h"

@@ -5,7 +5,7 @@
 // multiply into int16 with vmull_s8 + vmlal_s8 (two products of |w| <= 128, |a| <= 127 stay below
 // 32767) and widen pairwise into int32 with vpadalq_s16. q4 nibbles unpack with and/shift - 8 into
 // the even (low nibble) and odd (high nibble) halves that match the even/odd activation chunks.
-#include "kernels/gemm_quant_internal.h"
+#include "kernels/gemm_quant/gemm_quant_internal.h"
 
 #if EINFER_HAS_SIMD && defined(__ARM_NEON)
 
@@ -13,7 +13,7 @@
 
 #include <cstring>
 
-#include "kernels/gemm_quant_tiling.h"
+#include "kernels/gemm_quant/arm/gemm_quant_tiling.h"
 
 namespace einfer::quant_detail {
 namespace {

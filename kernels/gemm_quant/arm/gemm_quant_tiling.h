@@ -1,5 +1,5 @@
-// Internal to kernels/: tiling of a quantized matmul into MR x NR register tiles, used by the NEON
-// microkernels (the x86 ones tile themselves: gemm_q8_q4_4x4_avx2.cpp,
+// Private to kernels/gemm_quant/: tiling of a quantized matmul into MR x NR register tiles, used by
+// the NEON microkernels (the x86 ones tile themselves: gemm_q8_q4_4x4_avx2.cpp,
 // gemm_quant_prefill_driver.h). K provides `template <int MR, int NR> static void tile(p, i0, j0)`
 // computing C[i0 .. i0+MR, j0 .. j0+NR].
 //
@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-#include "kernels/gemm_quant_internal.h"
+#include "kernels/gemm_quant/gemm_quant_internal.h"
 
 namespace einfer::quant_detail {
 

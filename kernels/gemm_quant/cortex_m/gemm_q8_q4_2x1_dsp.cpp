@@ -1,6 +1,6 @@
 // Cortex-M DSP-extension (SIMD32: Cortex-M4/M7/M33) microkernels of the quantized GEMM
-// (kernels/matmul_quant.h): C[i, j] = sum over groups g of isum(i, j, g) * (sa[i][g] * sw[j][g])
-// with the same exact int32 group sums and the same float sequence as the scalar twins
+// (kernels/gemm_quant/gemm_quant.h): C[i, j] = sum over groups g of isum(i, j, g) * (sa[i][g] *
+// sw[j][g]) with the same exact int32 group sums and the same float sequence as the scalar twins
 // (gemm_q8_q4_1x1_scalar.cpp), so the results are bit-identical.
 //
 // Tiles of 2 weight rows x 1 activation row: each activation word is loaded and unpacked once and
@@ -20,8 +20,8 @@
 #include <cstdint>
 #include <cstring>
 
-#include "kernels/cortex_m.h"
-#include "kernels/gemm_q8_q4_mcu_driver.h"
+#include "kernels/gemm_quant/cortex_m/gemm_q8_q4_mcu_driver.h"
+#include "kernels/simd/simd.h"
 
 #if EINFER_HAS_DSP && !EINFER_HAS_MVE
 #include <arm_acle.h>

@@ -1,7 +1,7 @@
-// Helium / MVE (Cortex-M55/M85) microkernels of the quantized GEMM (kernels/matmul_quant.h):
-// C[i, j] = sum over groups g of isum(i, j, g) * (sa[i][g] * sw[j][g]) with the same exact int32
-// group sums and the same float sequence as the scalar twins (gemm_q8_q4_1x1_scalar.cpp), so the
-// results are bit-identical.
+// Helium / MVE (Cortex-M55/M85) microkernels of the quantized GEMM
+// (kernels/gemm_quant/gemm_quant.h): C[i, j] = sum over groups g of isum(i, j, g) * (sa[i][g] *
+// sw[j][g]) with the same exact int32 group sums and the same float sequence as the scalar twins
+// (gemm_q8_q4_1x1_scalar.cpp), so the results are bit-identical.
 //
 // Tiles of 4 weight rows x 1 activation row: each activation vector is loaded once for 4 rows.
 // VMLADAVA.S8 multiplies 16 int8 lanes and adds all 16 products to a general-purpose register, so
@@ -16,8 +16,8 @@
 // multiple of 64).
 #include <cstdint>
 
-#include "kernels/cortex_m.h"
-#include "kernels/gemm_q8_q4_mcu_driver.h"
+#include "kernels/gemm_quant/cortex_m/gemm_q8_q4_mcu_driver.h"
+#include "kernels/simd/simd.h"
 
 #if EINFER_HAS_MVE
 #include <arm_mve.h>

@@ -16,7 +16,7 @@
 
 #include <cstdint>
 
-#include "kernels/gemm_quant_internal.h"
+#include "kernels/gemm_quant/gemm_quant_internal.h"
 
 namespace einfer::quant_detail {
 

@@ -1,4 +1,4 @@
-// Helium / MVE twin of quantize_activations_q8 (matmul_quant.cpp): every projection input is
+// Helium / MVE twin of quantize_activations_q8 (gemm_quant_dispatch.cpp): every projection input is
 // quantized to int8 per group before the GEMM, and in scalar code that cost about as much as a
 // small projection's arithmetic on the Cortex-M55. Four lanes per step, the tail predicated:
 // VMAXNMAV gives the group's largest |x| (exact, as the scalar max), VMUL scales by the same
@@ -7,8 +7,8 @@
 // bytes as the scalar function (test_gemm_quant_mcu.cpp).
 #include <cstdint>
 
-#include "kernels/cortex_m.h"
-#include "kernels/gemm_quant_internal.h"
+#include "kernels/gemm_quant/gemm_quant_internal.h"
+#include "kernels/simd/simd.h"
 
 #if EINFER_HAS_MVE
 #include <arm_mve.h>

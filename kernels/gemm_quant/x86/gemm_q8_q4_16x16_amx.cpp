@@ -14,16 +14,16 @@
 //
 // The activations are interleaved once per call, per group of activation tiles that fits a
 // stack buffer, and reused by every weight tile. Compiled with a target pragma (GCC only, like
-// the VNNI kernels); matmul_quant.cpp calls it when the selection includes the amx extension
-// (kernels/isa.h: CPUID, the OS's tile state and, on Linux, the arch_prctl permission).
-#include "kernels/gemm_quant_internal.h"
+// the VNNI kernels); gemm_quant_dispatch.cpp calls it when the selection includes the amx extension
+// (kernels/isa/isa.h: CPUID, the OS's tile state and, on Linux, the arch_prctl permission).
+#include "kernels/gemm_quant/gemm_quant_internal.h"
 
 #if EINFER_HAS_SIMD && defined(__AVX2__) && defined(__x86_64__) && defined(__GNUC__) && \
     !defined(__clang__)
 
 #include <immintrin.h>
 
-#include "kernels/amx_tile_config.h"
+#include "kernels/simd/simd.h"
 
 #include <cstring>
 

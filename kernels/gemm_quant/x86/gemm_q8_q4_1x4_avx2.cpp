@@ -14,12 +14,12 @@
 // software-prefetched kPrefetchBytes ahead, the scales alike.
 //
 // Bit-level: the int32 group dot products equal the scalar twin's; the float sum runs in another
-// order (8 lanes, then the horizontal add), within tests/test_matmul_quant.cpp's bounds.
-#include "kernels/gemm_quant_internal.h"
+// order (8 lanes, then the horizontal add), within tests/test_gemm_quant_dispatch.cpp's bounds.
+#include "kernels/gemm_quant/gemm_quant_internal.h"
 
 #if EINFER_HAS_SIMD && defined(__AVX2__)
 
-#include "kernels/gemm_quant_gemv_driver.h"
+#include "kernels/gemm_quant/x86/gemm_quant_gemv_driver.h"
 
 namespace einfer::quant_detail {
 namespace {

@@ -1,7 +1,7 @@
 // AVX2 prefill GEMM of matmul_f32_quant (m > 1): C[m, n] = A_q · W_qᵀ on 4 activation rows x 2
 // weight rows, eight float accumulators that each hold 8 lanes of partial sums for one output
 // (with the step's weights, the products and the constants: the 16 ymm registers; 4 x 3 spills).
-// Tiling, K chunks and tails: kernels/gemm_quant_prefill_driver.h.
+// Tiling, K chunks and tails: kernels/gemm_quant/x86/gemm_quant_prefill_driver.h.
 //
 // Per K step (q8: 32 weights = one block of 32; q4: 32 bytes = 64 weights = two blocks) every
 // (activation row i, weight row j) pair gets one int32 x 8 vector of exact block dot products
@@ -24,12 +24,12 @@
 //
 // Results differ from the scalar int twin (gemm_q8_q4_1x1_scalar.cpp) only by float rounding: the
 // int32 block sums are identical, their scaled sum is accumulated in another order (8 lanes, one
-// FMA per 32-element block). tests/test_matmul_quant.cpp bounds the difference.
-#include "kernels/gemm_quant_internal.h"
+// FMA per 32-element block). tests/test_gemm_quant_dispatch.cpp bounds the difference.
+#include "kernels/gemm_quant/gemm_quant_internal.h"
 
 #if EINFER_HAS_SIMD && defined(__AVX2__)
 
-#include "kernels/gemm_quant_prefill_driver.h"
+#include "kernels/gemm_quant/x86/gemm_quant_prefill_driver.h"
 
 namespace einfer::quant_detail {
 namespace {

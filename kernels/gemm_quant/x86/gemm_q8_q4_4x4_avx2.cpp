@@ -15,7 +15,7 @@
 // elements) and one shift + AND (odd elements) against activations stored as 32 even then 32 odd
 // elements per 64-block; dot(u - 8, a) = dot(u, a) - 8 * sum(a), the sums precomputed per chunk.
 // With AVX-VNNI compiled in (__AVXVNNI__) vpdpbusd replaces maddubs + madd.
-#include "kernels/gemm_quant_internal.h"
+#include "kernels/gemm_quant/gemm_quant_internal.h"
 
 #if EINFER_HAS_SIMD && defined(__AVX2__)
 

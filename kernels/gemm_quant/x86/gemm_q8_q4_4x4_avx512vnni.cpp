@@ -1,7 +1,7 @@
 // AVX-512 VNNI prefill GEMM of matmul_f32_quant (m > 1), on 256-bit vectors (AVX512VL: no 512-bit
 // frequency penalty, 32 ymm registers): 4 activation rows x 4 weight rows, sixteen float
 // accumulators with 8 lanes of partial sums each. Tiling, K chunks and tails are the AVX2 kernel's
-// (kernels/gemm_quant_prefill_driver.h); only the int8 dot products differ.
+// (kernels/gemm_quant/x86/gemm_quant_prefill_driver.h); only the int8 dot products differ.
 //
 // vpdpbusd multiplies unsigned by signed bytes and adds four products per int32 lane to the lane,
 // without the int16 saturation of maddubs, so:
@@ -15,10 +15,11 @@
 // The int32 block sums equal the scalar twin's exactly; only the float accumulation order differs.
 //
 // The rest of the build may target plain x86-64-v3: this file compiles its kernels for AVX-512
-// VNNI with a target pragma, and matmul_quant.cpp calls them only when the ISA selection includes
-// the avx512vnni extension (kernels/isa.h: CPUID and OS support checked when selecting). GCC only:
-// clang has no `#pragma GCC target`, so clang builds (the fuzzers) use the AVX2 kernels.
-#include "kernels/gemm_quant_internal.h"
+// VNNI with a target pragma, and gemm_quant_dispatch.cpp calls them only when the ISA selection
+// includes the avx512vnni extension (kernels/isa/isa.h: CPUID and OS support checked when
+// selecting). GCC only: clang has no `#pragma GCC target`, so clang builds (the fuzzers) use the
+// AVX2 kernels.
+#include "kernels/gemm_quant/gemm_quant_internal.h"
 
 #if EINFER_HAS_SIMD && defined(__AVX2__) && defined(__x86_64__) && defined(__GNUC__) && \
     !defined(__clang__)
@@ -28,8 +29,8 @@
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512vnni")
 
-#include "kernels/gemm_quant_gemv_driver.h"
-#include "kernels/gemm_quant_prefill_driver.h"
+#include "kernels/gemm_quant/x86/gemm_quant_gemv_driver.h"
+#include "kernels/gemm_quant/x86/gemm_quant_prefill_driver.h"
 
 namespace einfer::quant_detail {
 namespace {

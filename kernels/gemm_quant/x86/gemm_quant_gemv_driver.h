@@ -1,6 +1,6 @@
-// Internal to kernels/: the row loop of the x86 decode GEMVs of matmul_f32_quant (m == 1, groups
-// of 32; gemm_q8_q4_1x4_avx2.cpp, gemm_q8_q4_4x4_avx512vnni.cpp): 4 weight rows per pass, one
-// float accumulator of 8 lanes per row, the weights one sequential stream (the 4 rows are
+// Private to kernels/gemm_quant/: the row loop of the x86 decode GEMVs of matmul_f32_quant (m == 1,
+// groups of 32; gemm_q8_q4_1x4_avx2.cpp, gemm_q8_q4_4x4_avx512vnni.cpp): 4 weight rows per pass,
+// one float accumulator of 8 lanes per row, the weights one sequential stream (the 4 rows are
 // adjacent) software-prefetched kPrefetchBytes ahead, the scales alike, a last partial step read
 // with masked loads, one horizontal reduction of the 4 rows at the end.
 //
@@ -17,7 +17,7 @@
 
 #include <cstdint>
 
-#include "kernels/gemm_quant_internal.h"
+#include "kernels/gemm_quant/gemm_quant_internal.h"
 
 namespace einfer::quant_detail {
 namespace {

@@ -1,8 +1,8 @@
-// Internal to kernels/: the K-loop-free parts of the x86 prefill GEMMs of matmul_f32_quant
-// (gemm_q8_q4_4x2_avx2.cpp, gemm_q8_q4_4x4_avx512vnni.cpp): weight tiles of K::kNR rows outside,
-// activation tiles of up to 4 rows inside (a weight tile is read from memory once and reused from
-// L1 for all m rows), K in chunks whose weight scales are gathered once per weight tile, the
-// zero-padded last partial step, and the one horizontal reduction per output at the end.
+// Private to kernels/gemm_quant/: the K-loop-free parts of the x86 prefill GEMMs of
+// matmul_f32_quant (gemm_q8_q4_4x2_avx2.cpp, gemm_q8_q4_4x4_avx512vnni.cpp): weight tiles of K::kNR
+// rows outside, activation tiles of up to 4 rows inside (a weight tile is read from memory once and
+// reused from L1 for all m rows), K in chunks whose weight scales are gathered once per weight
+// tile, the zero-padded last partial step, and the one horizontal reduction per output at the end.
 //
 // The ISA files provide the int8 dot products as a class Q: kStep (elements per step: 32 for q8,
 // 64 for q4; a step reads 32 bytes of each weight row), kNR (weight rows per tile, <= 4), the
@@ -19,7 +19,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "kernels/gemm_quant_internal.h"
+#include "kernels/gemm_quant/gemm_quant_internal.h"
 
 namespace einfer::quant_detail {
 namespace {

@@ -1,16 +1,16 @@
-// AVX2 twin of quantize_activations_q8 (matmul_quant.cpp): with the integer prefill GEMMs the
-// scalar quantization of the activations took ~12% of a 15M-shape projection. Eight lanes per
+// AVX2 twin of quantize_activations_q8 (gemm_quant_dispatch.cpp): with the integer prefill GEMMs
+// the scalar quantization of the activations took ~12% of a 15M-shape projection. Eight lanes per
 // step, the group's tail in scalar code: max of |x| (exact, any order), the same scale and
 // 1 / scale as the scalar function, x * inv rounded by vcvtps2dq (nearest even in the default
 // MXCSR mode, as lrintf), clamped to [-127, 127], narrowed with saturating packs (lossless after
-// the clamp). Same bytes and scales as the scalar function (tests/test_matmul_quant.cpp).
+// the clamp). Same bytes and scales as the scalar function (tests/test_gemm_quant_dispatch.cpp).
 //
 // A row of whole groups of 8k elements takes three passes: every group's max, then every group's
 // scale and inverse 8 at a time (vdivps rounds as the scalar division does), then the groups'
 // bytes. Done group by group, each group waited on its own max -> 1/127 -> 1/x division chain
 // (~35 cycles of latency for 32 elements), which made the quantization of a 15M-shape w2 input
 // (64 x 768) take 19 us, ~40% of its AMX GEMM.
-#include "kernels/gemm_quant_internal.h"
+#include "kernels/gemm_quant/gemm_quant_internal.h"
 
 #if EINFER_HAS_SIMD && defined(__AVX2__)
 

@@ -1,3 +1,8 @@
+// The encoder's and decoder's attention variants besides dense softmax (docs/attention-variants.md):
+// sparse patterns walked from indices, and linear attention. The dense fused kernel is
+// kernels/attention/attention.h.
+//
+// ---- Sparse patterns ----------------------------------------------------------------------------
 // Sparse attention patterns computed from indices (issue 19; design notes: "sparse patterns are
 // masks or index maps on m"): the set of keys a query attends is the union of the pattern's
 // non-zero terms, each a closed form in (i, j), never an N x N mask in memory:
@@ -8,16 +13,27 @@
 // `causal` intersects the union with j <= i. All terms zero means dense (every key).
 // attention_pattern_next() finds the next attended key in O(terms), so a query's keys are walked
 // in O(attended) and the whole attention costs O(N * attended * head_dim).
+//
+// ---- Linear attention ---------------------------------------------------------------------------
+// Linear attention (Katharopoulos et al. 2020, "Transformers are RNNs"), per head:
+//   out_i = phi(q_i)^T (sum_j phi(k_j) v_j^T) / phi(q_i)^T (sum_j phi(k_j)),  phi = elu + 1,
+// no 1/sqrt(d) scaling. The contraction order of softmax attention turns around:
+//   bidirectional: the einsum plans "nhk,nhv->hkv" (state) then "nhk,hkv->nhv" (mixing), O(n);
+//   causal: the same sums over j <= i, as a recurrence with a k x v state and a k-vector per head,
+//     so one decoding step costs O(H k v) whatever the length (attention_linear_elu_step_f32).
+// q, k, v are [n][H][k] rows (value head size = key head size).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/attention.h"
+#include "kernels/attention/attention.h"
 #include "runtime/status.h"
 #include "runtime/threads.h"
 
 namespace einfer {
+
+// ---- Sparse patterns
 
 struct AttentionPattern {
   int32_t window = 0, global = 0, stride = 0, block = 0, block_summary = 0;
@@ -57,5 +73,30 @@ Status attention_pattern_decoder_f32(const AttentionPattern& pattern, const Atte
                                      int32_t n, int64_t pos0, const KVLayerView* cache, float* out,
                                      void* scratch, size_t scratch_bytes,
                                      const Threads* threads = nullptr);
+
+// ---- Linear attention
+
+struct LinearAttentionShape {
+  int32_t n_heads = 0;
+  int32_t head_dim = 0;
+  bool causal = false;
+};
+
+// Floats of one sequence's recurrent state: S [H][k][k] then z [H][k] (SIZE_MAX if it does not
+// fit).
+size_t attention_linear_state_floats(const LinearAttentionShape& shape);
+
+// Scratch attention_linear_elu_f32 needs for n positions (the state plus the einsums' scratch).
+Status attention_linear_scratch_bytes(const LinearAttentionShape& shape, int32_t n, size_t* bytes);
+
+// out[n][H][k] for one sequence. q and k are overwritten with phi(q), phi(k).
+Status attention_linear_elu_f32(const LinearAttentionShape& shape, float* q, float* k,
+                                const float* v, int32_t n, float* out, void* scratch,
+                                size_t scratch_bytes);
+
+// One causal step: adds phi(k) v^T and phi(k) of one position to `state` (zeroed before the first
+// position) and writes that position's output. q and k ([H][k]) are overwritten with phi.
+void attention_linear_elu_step_f32(const LinearAttentionShape& shape, float* state, float* q,
+                                   float* k, const float* v, float* out);
 
 }  // namespace einfer
