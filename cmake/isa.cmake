@@ -96,11 +96,10 @@ function(einfer_add_isa_level level sources out_var)
   endif()
   set(out ${CMAKE_CURRENT_BINARY_DIR}/einfer_isa_${level}.o)
   find_program(EINFER_CXXFILT NAMES c++filt)  # the host's: the Itanium mangling is the same
-  string(REPLACE ";" "|" baseline_only "${EINFER_ISA_BASELINE_ONLY}")
   add_custom_command(
     OUTPUT ${out}
     COMMAND ${CMAKE_COMMAND} -DCXX=${CMAKE_CXX_COMPILER} -DNM=${CMAKE_NM} -DOBJCOPY=${CMAKE_OBJCOPY}
-            -DCXXFILT=${EINFER_CXXFILT} "-DBASELINE_ONLY=${baseline_only}"
+            -DCXXFILT=${EINFER_CXXFILT}
             -DLEVEL=${level} -DMODE=${mode} -DOUT=${out} "-DOBJECTS=$<JOIN:$<TARGET_OBJECTS:${obj}>,|>"
             -P ${PROJECT_SOURCE_DIR}/cmake/isa_rename.cmake
     DEPENDS ${obj} $<TARGET_OBJECTS:${obj}> ${PROJECT_SOURCE_DIR}/cmake/isa_rename.cmake

@@ -1,16 +1,14 @@
-// Fused attention: per query and kv head, an online softmax over key tiles aligned to absolute
-// positions, with the kv head's H/G query heads processed together (see
-// kernels/attention/attention.h).
+// Fused attention (kernels/attention/attention.h), the driver compiled once per ISA level: per
+// query and kv head, an online softmax over key tiles aligned to absolute positions, with the kv
+// head's H/G query heads processed together.
 //
-// Files: this driver (validation, scratch, gathering rows, the tile loop) with the f32 tile
-// kernels (xsimd, ISA-generic, with scalar fallbacks in place); the int8 cache paths in
-// attention_i8.inc, the small-head path in attention_small_head_simd.inc and the prefill query
-// blocks in attention_query_block.inc, all included below into this one translation unit so the
-// tile templates inline exactly as they did when it was one file. Its scalar twin is
-// attention_reference.cpp (unfused, einsum-based), which the tests compare it with. At ~860 lines
-// it is over the ~600 guide: the f32 tile kernels share ScratchLayout and the tail helpers with
-// the driver, and splitting them further would cross a translation unit boundary in the innermost
-// loop.
+// Files: this driver (scratch, gathering rows, the tile loop, the query walk, threads), with the
+// tile kernels of its level included below into this one translation unit, one ISA per file, so
+// the tile templates inline into the tile loop: attention_f32_simd.inc (xsimd) or
+// attention_f32_scalar.inc, attention_small_head_simd.inc, attention_i8_avx2.inc or
+// attention_i8_scalar.inc; the prefill query blocks in attention_query_block.inc. The shape checks
+// (attention.cpp) do not depend on the level. The scalar twin is attention_reference.cpp (unfused,
+// einsum-based), which the tests compare it with.
 #include "kernels/attention/attention.h"
 
 #include <cmath>
@@ -40,10 +38,12 @@ constexpr int kHeadBlock = 4;  // query heads whose scores / accumulators are co
 // on an AMD EPYC, 2 KB on an Intel Xeon with AVX-512/AMX, where 8 KB made decode at context 2000
 // 7-15% slower (15M shape, q4). It is chosen once from the CPU vendor; -DEINFER_ATTN_PREFETCH_BYTES
 // pins it (0 disables).
-size_t prefetch_bytes() {
 #if defined(EINFER_ATTN_PREFETCH_BYTES)
+size_t prefetch_bytes() {
   return EINFER_ATTN_PREFETCH_BYTES;
+}
 #elif defined(__x86_64__)
+size_t prefetch_bytes() {
   static const size_t bytes = [] {  // first use, not a static constructor
     unsigned a = 0, b = 0, c = 0, d = 0;
     const bool intel = __get_cpuid(0, &a, &b, &c, &d) && b == 0x756e6547u && d == 0x49656e69u &&
@@ -51,10 +51,12 @@ size_t prefetch_bytes() {
     return size_t{intel ? 2048u : 8192u};
   }();
   return bytes;
-#else
-  return 8192;
-#endif
 }
+#else
+size_t prefetch_bytes() {
+  return 8192;
+}
+#endif
 
 inline void prefetch_ahead(const void* row, size_t row_bytes) {
   const size_t distance = prefetch_bytes();
@@ -123,6 +125,9 @@ struct ScratchLayout {
 // same sequence of float operations whatever the blocking (which heads or keys share a call), so
 // results do not depend on where a key sits in a block. Hence: SIMD lanes are reduced by one fixed
 // pairwise tree, and scalar tails go through single non-inlined helpers (one contraction choice).
+// Each level's kernels take the whole vectors of a row (the files below, one ISA each) and return
+// where they stopped; these tails finish every row. The kernels are always inlined into the
+// wrappers below, which compile as they did when each was one function.
 
 __attribute__((noinline)) float dot_tail_f32(const float* a, const float* b, int32_t d0, int32_t n,
                                              float acc) {
@@ -148,34 +153,15 @@ inline int32_t dot_tail_i16_i8(const int16_t* a, const int8_t* b, int32_t d0, in
 }
 
 #if EINFER_HAS_SIMD
-using Batch = xsimd::batch<float>;
-constexpr int32_t kLanes = static_cast<int32_t>(Batch::size);
-
-// Sum of the lanes by the fixed pairwise tree ((l0+l1)+(l2+l3))+((l4+l5)+(l6+l7)).
-inline float hsum_tree(const Batch& v) {
-  alignas(64) float l[kLanes];
-  v.store_aligned(l);
-  for (int32_t w = 1; w < kLanes; w *= 2)
-    for (int32_t i = 0; i < kLanes; i += 2 * w) l[i] = l[i] + l[i + w];
-  return l[0];
-}
-
-// out[i] = hsum_tree(v_i) for 8 vectors; on AVX2 a transpose-reduce with the same tree.
-inline void hsum_tree8(Batch v0, Batch v1, Batch v2, Batch v3, Batch v4, Batch v5, Batch v6,
-                       Batch v7, float* out) {
-#if defined(__AVX2__)
-  if constexpr (kLanes == 8) {
-    const __m256 ab = _mm256_hadd_ps(v0, v1), cd = _mm256_hadd_ps(v2, v3);
-    const __m256 ef = _mm256_hadd_ps(v4, v5), gh = _mm256_hadd_ps(v6, v7);
-    const __m256 abcd = _mm256_hadd_ps(ab, cd), efgh = _mm256_hadd_ps(ef, gh);
-    _mm256_storeu_ps(out, _mm256_add_ps(_mm256_permute2f128_ps(abcd, efgh, 0x20),
-                                        _mm256_permute2f128_ps(abcd, efgh, 0x31)));
-    return;
-  }
+#include "kernels/attention/attention_f32_simd.inc"         // xsimd: AVX2, NEON64, NEON32
+#include "kernels/attention/attention_small_head_simd.inc"  // xsimd: heads of 1, 2 or 4 vectors
+#else
+#include "kernels/attention/attention_f32_scalar.inc"  // no SIMD: the tails do every element
 #endif
-  const Batch v[8] = {v0, v1, v2, v3, v4, v5, v6, v7};
-  for (int i = 0; i < 8; ++i) out[i] = hsum_tree(v[i]);
-}
+#if EINFER_HAS_SIMD && defined(__AVX2__)
+#include "kernels/attention/attention_i8_avx2.inc"  // int8 cache: AVX2 / AVX-VNNI integer dots
+#else
+#include "kernels/attention/attention_i8_scalar.inc"  // int8 cache: V rows widened to float
 #endif
 
 // out[h * out_stride + j] = dot(q + h*k, krow[j]) for RB heads and KB keys; q and K are read once
@@ -184,32 +170,9 @@ template <int RB, int KB, bool kPf>
 inline void f32_dots_RBxKB(const float* q, const float* const* krow, int32_t k, float* out,
                            int32_t out_stride) {
   float acc[RB * KB];
-  int32_t d = 0;
   if constexpr (kPf)
     for (int j = 0; j < KB; ++j) prefetch_ahead(krow[j], static_cast<size_t>(k) * sizeof(float));
-#if EINFER_HAS_SIMD
-  Batch a[RB * KB];
-#pragma GCC unroll 8
-  for (int i = 0; i < RB * KB; ++i) a[i] = Batch(0.f);
-  for (; d + kLanes <= k; d += kLanes) {
-    Batch kv[KB];
-#pragma GCC unroll 8
-    for (int j = 0; j < KB; ++j) kv[j] = Batch::load_unaligned(krow[j] + d);
-#pragma GCC unroll 8
-    for (int h = 0; h < RB; ++h) {
-      const Batch qv = Batch::load_unaligned(q + h * k + d);
-#pragma GCC unroll 8
-      for (int j = 0; j < KB; ++j) a[h * KB + j] = xsimd::fma(qv, kv[j], a[h * KB + j]);
-    }
-  }
-  if constexpr (RB * KB == 8) {
-    hsum_tree8(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], acc);
-  } else {
-    for (int i = 0; i < RB * KB; ++i) acc[i] = hsum_tree(a[i]);
-  }
-#else
-  for (int i = 0; i < RB * KB; ++i) acc[i] = 0.f;
-#endif
+  const int32_t d = f32_dots_vec<RB, KB>(q, krow, k, acc);
   for (int h = 0; h < RB; ++h)
     for (int j = 0; j < KB; ++j) {
       const float s =
@@ -218,55 +181,49 @@ inline void f32_dots_RBxKB(const float* q, const float* const* krow, int32_t k, 
     }
 }
 
-#include "kernels/attention/attention_i8_avx2.inc"
-
-// acc[h][:] += p[h * p_stride + j] * vrow[j][:] for RB heads over keys [j0, j1), one V row pair
-// at a time: the rows are read in order (sequential memory), the 2*RB weights stay in registers
-// and the accumulators (r*k floats, L1-resident) are loaded and stored once per pair.
+// acc[h][:] += p[h * p_stride + j] * vrow[j][:] for RB heads over keys [j0, j1).
 template <int RB, bool kPf>
 inline void f32_accumulate_v_RB(const float* p, int32_t p_stride, const float* const* vrow,
                                 int32_t j0, int32_t j1, int32_t k, float* acc) {
-  int32_t kv = 0;
-#if EINFER_HAS_SIMD
-  kv = k - k % kLanes;
-  int32_t j = j0;
-  for (; j + 2 <= j1; j += 2) {
-    Batch w0[RB], w1[RB];
-    for (int h = 0; h < RB; ++h) {
-      w0[h] = Batch(p[h * p_stride + j]);
-      w1[h] = Batch(p[h * p_stride + j + 1]);
-    }
-    const float* v0 = vrow[j];
-    const float* v1 = vrow[j + 1];
-    if constexpr (kPf) {
-      prefetch_ahead(v0, static_cast<size_t>(k) * sizeof(float));
-      prefetch_ahead(v1, static_cast<size_t>(k) * sizeof(float));
-    }
-    for (int32_t d = 0; d < kv; d += kLanes) {
-      const Batch x0 = Batch::load_unaligned(v0 + d), x1 = Batch::load_unaligned(v1 + d);
-      for (int h = 0; h < RB; ++h) {
-        Batch a = Batch::load_unaligned(acc + h * k + d);
-        a = xsimd::fma(w0[h], x0, a);
-        a = xsimd::fma(w1[h], x1, a);
-        a.store_unaligned(acc + h * k + d);
-      }
-    }
-  }
-  for (; j < j1; ++j) {
-    const float* v0 = vrow[j];
-    for (int32_t d = 0; d < kv; d += kLanes) {
-      const Batch x0 = Batch::load_unaligned(v0 + d);
-      for (int h = 0; h < RB; ++h) {
-        Batch a = Batch::load_unaligned(acc + h * k + d);
-        xsimd::fma(Batch(p[h * p_stride + j]), x0, a).store_unaligned(acc + h * k + d);
-      }
-    }
-  }
-#endif
+  const int32_t kv = f32_accumulate_v_vec<RB, kPf>(p, p_stride, vrow, j0, j1, k, acc);
   if (kv < k) {
     for (int32_t j = j0; j < j1; ++j)
       for (int h = 0; h < RB; ++h) axpy_tail_f32(p[h * p_stride + j], vrow[j], kv, k, acc + h * k);
   }
+}
+
+// f32_accumulate_v_RB over the f32 rows [j0, j1) of a tile (p: the heads' tile scores), one head's
+// accumulator in registers where its rows are whole vectors.
+template <int RB, bool kPf>
+[[gnu::always_inline]] inline void f32_accumulate_v_rows(const float* p, const float* const* vrow,
+                                                         int32_t j0, int32_t j1, int32_t k,
+                                                         float* acc) {
+  if (RB == 1 && f32_accumulate_v_regs_any<kPf>(p, vrow, j0, j1, k, acc)) return;
+  f32_accumulate_v_RB<RB, kPf>(p, kTile, vrow, j0, j1, k, acc);
+}
+
+// Integer dots of the int16 query against int8 keys (exact, so any order): out = isum * q_scale.
+template <int RB, int KB, bool kVnni>
+inline void i8_dots_RBxKB(const int16_t* q16, const float* q_scale, const int8_t* const* krow,
+                          int32_t k, float* out, int32_t out_stride) {
+  int32_t acc[RB * KB];
+  for (int j = 0; j < KB; ++j) prefetch_ahead(krow[j], static_cast<size_t>(k));
+  const int32_t d = i8_dots_vec<RB, KB, kVnni>(q16, krow, k, acc);
+  for (int h = 0; h < RB; ++h)
+    for (int j = 0; j < KB; ++j) {
+      const int32_t s =
+          d < k ? dot_tail_i16_i8(q16 + h * k, krow[j], d, k, acc[h * KB + j]) : acc[h * KB + j];
+      out[h * out_stride + j] = static_cast<float>(s) * q_scale[h];
+    }
+}
+
+template <int RB, bool kVnni>
+void i8_tile_scores(const ScratchLayout& s, int32_t h0, int32_t k, int32_t n8, float* sc) {
+  int32_t j = 0;
+  for (; j + 2 <= n8; j += 2)
+    i8_dots_RBxKB<RB, 2, kVnni>(s.q16 + h0 * k, s.q16_scale + h0, s.k8row + j, k, sc + j, kTile);
+  for (; j < n8; ++j)
+    i8_dots_RBxKB<RB, 1, kVnni>(s.q16 + h0 * k, s.q16_scale + h0, s.k8row + j, k, sc + j, kTile);
 }
 
 // ---- one tile -----------------------------------------------------------------------------------
@@ -297,75 +254,11 @@ void tile_scores(const float* q, const ScratchLayout& s, int32_t h0, int32_t k, 
   for (; j < t.cnt; ++j) f32_dots_RBxKB<RB, 1, kPf>(q + h0 * k, s.krow + j, k, sc + j, kTile);
 }
 
-#if EINFER_HAS_SIMD
-// f32_accumulate_v_RB<1> for rows of NV whole vectors: the accumulator stays in registers over the
-// tile instead of a load and a store per key pair. Per element the same FMA chain in key order.
-template <int NV, bool kPf>
-void f32_accumulate_v_regs(const float* p, const float* const* vrow, int32_t j0, int32_t j1,
-                           float* acc) {
-  Batch a[NV];
-#pragma GCC unroll 8
-  for (int v = 0; v < NV; ++v) a[v] = Batch::load_unaligned(acc + v * kLanes);
-  for (int32_t j = j0; j < j1; ++j) {
-    const Batch w(p[j]);
-    const float* x = vrow[j];
-    if (kPf && (j - j0) % 2 == 0) {  // f32_accumulate_v_RB's prefetch pace: both rows of a pair
-      prefetch_ahead(x, NV * kLanes * sizeof(float));
-      if (j + 1 < j1) prefetch_ahead(vrow[j + 1], NV * kLanes * sizeof(float));
-    }
-#pragma GCC unroll 8
-    for (int v = 0; v < NV; ++v) a[v] = xsimd::fma(w, Batch::load_unaligned(x + v * kLanes), a[v]);
-  }
-#pragma GCC unroll 8
-  for (int v = 0; v < NV; ++v) a[v].store_unaligned(acc + v * kLanes);
-}
-
-// f32_accumulate_v_regs<NV> for the first NV in [kFrom, 8] equal to nv; false when none is.
-template <int kFrom, bool kPf>
-bool f32_accumulate_v_regs_nv(int32_t nv, const float* p, const float* const* vrow, int32_t j0,
-                              int32_t j1, float* acc) {
-  if (nv == kFrom) {
-    f32_accumulate_v_regs<kFrom, kPf>(p, vrow, j0, j1, acc);
-    return true;
-  }
-  if constexpr (kFrom < 8) {
-    return f32_accumulate_v_regs_nv<kFrom + 1, kPf>(nv, p, vrow, j0, j1, acc);
-  } else {
-    return false;
-  }
-}
-
-// Whether one head's f32 V rows take f32_accumulate_v_regs (2 to 8 whole vectors).
-template <bool kPf>
-bool f32_accumulate_v_regs_any(const float* p, const float* const* vrow, int32_t j0, int32_t j1,
-                               int32_t k, float* acc) {
-  return k % kLanes == 0 && f32_accumulate_v_regs_nv<2, kPf>(k / kLanes, p, vrow, j0, j1, acc);
-}
-#endif
-
 template <int RB, bool kPf>
 void tile_accumulate(const ScratchLayout& s, int32_t h0, int32_t k, TileRows t) {
-  const float* p = s.scores + h0 * kTile;
-  float* acc = s.acc + h0 * k;
-  if (t.n8 > 0) {
-#if EINFER_HAS_SIMD && defined(__AVX2__)
-    i8_quantize_weights_RB<RB>(p, kTile, t.n8, s.p16 + h0 * (kTile / 2), s.p16_scale + h0);
-    if (s.vnni) {
-      i8_accumulate_v_int_RB<RB, true>(s.p16 + h0 * (kTile / 2), s.p16_scale + h0, s.v8row, t.n8, k,
-                                       acc);
-    } else {
-      i8_accumulate_v_int_RB<RB, false>(s.p16 + h0 * (kTile / 2), s.p16_scale + h0, s.v8row, t.n8,
-                                        k, acc);
-    }
-#else
-    i8_accumulate_v_RB<RB>(p, kTile, s.v8row, 0, t.n8, k, acc);
-#endif
-  }
+  if (t.n8 > 0) i8_tile_accumulate<RB>(s, h0, k, t.n8);
   if (t.cnt > t.n8) {
-#if EINFER_HAS_SIMD
-    if (RB == 1 && f32_accumulate_v_regs_any<kPf>(p, s.vrow, t.n8, t.cnt, k, acc)) return;
-#endif
-    f32_accumulate_v_RB<RB, kPf>(p, kTile, s.vrow, t.n8, t.cnt, k, acc);
+    f32_accumulate_v_rows<RB, kPf>(s.scores + h0 * kTile, s.vrow, t.n8, t.cnt, k, s.acc + h0 * k);
   }
 }
 
@@ -380,40 +273,19 @@ void tile_heads(const float* q, const ScratchLayout& s, int32_t h0, int32_t k, T
 }
 
 // Turns head h's scores into probabilities (times the V row scales) and updates its running max,
-// sum and accumulator. Fixed operation order for a given cnt.
+// sum and accumulator. Fixed operation order for a given cnt: the level's whole vectors first, then
+// these loops.
 void tile_softmax(const ScratchLayout& s, int32_t h, int32_t k, float scale, int32_t cnt) {
   float* sh = s.scores + h * kTile;
   float tile_max = -INFINITY;
-  int32_t i = 0;
-#if EINFER_HAS_SIMD
-  const Batch sv(scale);
-  Batch vmax(-INFINITY);
-  for (; i + kLanes <= cnt; i += kLanes) {
-    const Batch x = Batch::load_unaligned(sh + i) * Batch::load_unaligned(s.kscale + i) * sv;
-    x.store_unaligned(sh + i);
-    vmax = xsimd::max(vmax, x);
-  }
-  alignas(64) float lanes[kLanes];
-  vmax.store_aligned(lanes);
-  for (int32_t l = 0; l < kLanes; ++l) tile_max = lanes[l] > tile_max ? lanes[l] : tile_max;
-#endif
+  int32_t i = scores_scale_max_vec(sh, s.kscale, scale, cnt, &tile_max);
   for (; i < cnt; ++i) {
     sh[i] = sh[i] * s.kscale[i] * scale;
     tile_max = sh[i] > tile_max ? sh[i] : tile_max;
   }
   const float new_max = tile_max > s.run_max[h] ? tile_max : s.run_max[h];
-  i = 0;
   float tile_sum = 0.f;
-#if EINFER_HAS_SIMD
-  const Batch mv(new_max);
-  Batch sum(0.f);
-  for (; i + kLanes <= cnt; i += kLanes) {
-    const Batch e = xsimd::exp(Batch::load_unaligned(sh + i) - mv);
-    sum += e;
-    (e * Batch::load_unaligned(s.vscale + i)).store_unaligned(sh + i);  // V row scales folded in
-  }
-  tile_sum = hsum_tree(sum);
-#endif
+  i = scores_exp_sum_vec(sh, s.vscale, new_max, cnt, &tile_sum);
   for (; i < cnt; ++i) {
     const float e = std::exp(sh[i] - new_max);
     tile_sum += e;
@@ -450,212 +322,12 @@ void attend_tile(const float* q, int32_t r, int32_t k, float scale, const Scratc
   for_rows<kPf>(q, s, 0, r, k, t, false);
 }
 
-#include "kernels/attention/attention_small_head_simd.inc"
-
-// Where the keys of one kv head come from.
-struct KeySource {
-  const float* k_new = nullptr;  // rows for positions >= pos0, stride G*k
-  const float* v_new = nullptr;
-  int64_t pos0 = 0;
-  int64_t new_stride = 0;
-  const KVLayerView* cache = nullptr;
-  int32_t g = 0;
-  int32_t k = 0;
-};
-
-inline int64_t cache_slot(const KVLayerView& c, int64_t p) {
-  return kv_ring_slot(p, c.capacity, c.sinks);
-}
-
-// Appends positions [a, b) to the tile's row lists (pointers into the cache or the block).
-void gather(const KeySource& src, int64_t a, int64_t b, const ScratchLayout& s, TileRows* t) {
-  const int64_t cached_end = b < src.pos0 ? b : src.pos0;
-  if (a < cached_end) {
-    const KVLayerView& c = *src.cache;
-    int64_t slot = cache_slot(c, a);  // then advanced without a division per position
-    for (int64_t p = a; p < cached_end; ++p) {
-      const int32_t j = t->cnt++;
-      const int64_t off = src.g * c.head_stride + slot * c.row_stride;
-      if (c.dtype == DType::f32) {
-        s.krow[j] = static_cast<const float*>(c.k) + off;
-        s.vrow[j] = static_cast<const float*>(c.v) + off;
-        s.kscale[j] = 1.f;
-        s.vscale[j] = 1.f;
-      } else {  // i8: cached positions precede the block's, so these rows form the tile's prefix
-        s.k8row[j] = static_cast<const int8_t*>(c.k) + off;
-        s.v8row[j] = static_cast<const int8_t*>(c.v) + off;
-        s.kscale[j] = c.k_scales[src.g * c.capacity + slot];
-        s.vscale[j] = c.v_scales[src.g * c.capacity + slot];
-        t->n8 = j + 1;
-      }
-      if (++slot == c.capacity) slot = c.sinks;  // the ring's rotating part wraps to its start
-    }
-    a = cached_end;
-  }
-  for (int64_t p = a; p < b; ++p) {
-    const int32_t j = t->cnt++;
-    const int64_t off = (p - src.pos0) * src.new_stride;
-    s.krow[j] = src.k_new + off;
-    s.vrow[j] = src.v_new + off;
-    s.kscale[j] = 1.f;
-    s.vscale[j] = 1.f;
-  }
-}
-
-// gather() for the small-head path: f32 rows only, and no row scales (they would all be 1).
-void gather_f32(const KeySource& src, int64_t a, int64_t b, const ScratchLayout& s, TileRows* t) {
-  const int64_t cached_end = b < src.pos0 ? b : src.pos0;
-  int32_t j = t->cnt;
-  if (a < cached_end) {
-    const KVLayerView& c = *src.cache;
-    int64_t slot = cache_slot(c, a);
-    const float* kbase = static_cast<const float*>(c.k) + src.g * c.head_stride;
-    const float* vbase = static_cast<const float*>(c.v) + src.g * c.head_stride;
-    for (int64_t p = a; p < cached_end; ++p, ++j) {
-      s.krow[j] = kbase + slot * c.row_stride;
-      s.vrow[j] = vbase + slot * c.row_stride;
-      if (++slot == c.capacity) slot = c.sinks;
-    }
-    a = cached_end;
-  }
-  const float* kp = src.k_new + (a - src.pos0) * src.new_stride;
-  const float* vp = src.v_new + (a - src.pos0) * src.new_stride;
-  for (int64_t p = a; p < b; ++p, ++j, kp += src.new_stride, vp += src.new_stride) {
-    s.krow[j] = kp;
-    s.vrow[j] = vp;
-  }
-  t->cnt = j;
-}
-
-// Quantizes each head's query to int16 with one scale per head, small enough that a dot with
-// int8 keys (|key| <= 128) cannot overflow int32.
-void quantize_query_i16(const float* q, int32_t r, int32_t k, const ScratchLayout& s) {
-  const float qmax_k = 2147483647.f / (128.f * static_cast<float>(k));
-  const float qmax = qmax_k < 32767.f ? qmax_k : 32767.f;
-  for (int32_t h = 0; h < r; ++h) {
-    const float* qh = q + h * k;
-    float amax = 0.f;
-    for (int32_t d = 0; d < k; ++d) amax = std::fabs(qh[d]) > amax ? std::fabs(qh[d]) : amax;
-    const float inv = amax > 0.f ? std::floor(qmax) / amax : 0.f;
-    s.q16_scale[h] = amax > 0.f ? amax / std::floor(qmax) : 0.f;
-    for (int32_t d = 0; d < k; ++d) {  // round half away from zero (vectorizes, no libm call)
-      const float x = qh[d] * inv;
-      // NaN or Inf in q (a hostile model) would make the cast undefined: 0 and +-qmax instead.
-      const float c = x >= -qmax && x <= qmax ? x : (x > 0.f ? qmax : (x < 0.f ? -qmax : 0.f));
-      s.q16[h * k + d] = static_cast<int16_t>(c + (c < 0.f ? -0.5f : 0.5f));
-    }
-  }
-}
-
-// attend_tile with or without requests ahead for the f32 K/V rows (ScratchLayout::prefetch).
-inline void attend_f32_tile(const float* q, int32_t r, int32_t k, float scale,
-                            const ScratchLayout& s, TileRows t) {
-  if (s.prefetch) {
-    attend_tile<true>(q, r, k, scale, s, t);
-  } else {
-    attend_tile<false>(q, r, k, scale, s, t);
-  }
-}
-
-// One query (r heads sharing kv head src.g) over the attended intervals [a1,b1) and [a2,b2)
-// (sorted, disjoint, the second possibly empty), tile by tile on the absolute-position grid.
-// small_vectors > 0: the small-head path with rows of that many SIMD vectors.
-void attend_query(const float* q, int32_t r, int32_t k, float scale, const KeySource& src,
-                  int64_t a1, int64_t b1, int64_t a2, int64_t b2, const ScratchLayout& s,
-                  int32_t small_vectors, float* out) {
-  for (int32_t i = 0; i < r * k; ++i) s.acc[i] = 0.f;
-  for (int32_t h = 0; h < r; ++h) {
-    s.run_max[h] = -INFINITY;
-    s.run_sum[h] = 0.f;
-  }
-  if (src.cache != nullptr && src.cache->dtype == DType::i8 && src.pos0 > 0) {
-    quantize_query_i16(q, r, k, s);
-  }
-  if (a1 >= b1) {  // no sinks: only the recent interval
-    a1 = a2;
-    b1 = b2;
-    a2 = b2 = 0;
-  }
-  const int64_t end = a2 < b2 ? b2 : b1;
-  int64_t tile = a1 / kTile;
-  while (tile * kTile < end) {
-    const int64_t t0 = tile * kTile, t1 = t0 + kTile;
-    TileRows rows;
-    if (small_vectors > 0) {
-      gather_f32(src, t0 > a1 ? t0 : a1, t1 < b1 ? t1 : b1, s, &rows);
-      if (a2 < b2) gather_f32(src, t0 > a2 ? t0 : a2, t1 < b2 ? t1 : b2, s, &rows);
-    } else {
-      gather(src, t0 > a1 ? t0 : a1, t1 < b1 ? t1 : b1, s, &rows);
-      if (a2 < b2) gather(src, t0 > a2 ? t0 : a2, t1 < b2 ? t1 : b2, s, &rows);
-    }
-    if (rows.cnt > 0) {
-#if EINFER_HAS_SIMD
-      if (small_vectors == 1) {
-        small_attend_tile<1>(q, r, scale, s, rows.cnt);
-      } else if (small_vectors == 2) {
-        small_attend_tile<2>(q, r, scale, s, rows.cnt);
-      } else if (small_vectors == 4) {
-        small_attend_tile<4>(q, r, scale, s, rows.cnt);
-      } else {
-        attend_f32_tile(q, r, k, scale, s, rows);
-      }
-#else
-      attend_f32_tile(q, r, k, scale, s, rows);
-#endif
-    }
-    ++tile;
-    if (a2 < b2 && tile * kTile >= b1 && tile * kTile < a2) tile = a2 / kTile;
-  }
-  for (int32_t h = 0; h < r; ++h) {
-    const float inv = 1.f / s.run_sum[h];
-    for (int32_t d = 0; d < k; ++d) out[h * k + d] = s.acc[h * k + d] * inv;
-  }
-}
-
-#include "kernels/attention/attention_query_block.inc"
+#include "kernels/attention/attention_query.inc"
 
 }  // namespace
 
-// AVX-VNNI where the CPU has it (one vpdpwssd per 16 int16 products instead of vpmaddwd + vpaddd)
-// unless the caller asks for AVX2.
 bool attention_i8_dot_uses_vnni(AttentionI8Dot choice) {
-#if EINFER_HAS_SIMD && defined(__AVX2__)
-  if (choice == AttentionI8Dot::avx2) return false;
-  return isa_extension_enabled(IsaExtension::avxvnni);
-#else
-  (void)choice;
-  return false;
-#endif
-}
-
-float attention_default_scale(int32_t head_dim) {
-  return head_dim > 0 ? 1.f / std::sqrt(static_cast<float>(head_dim)) : 0.f;
-}
-
-Status attention_validate_shape(const AttentionShape& sh) {
-  if (sh.n_heads <= 0 || sh.n_kv_heads <= 0 || sh.head_dim <= 0) {
-    return make_status(StatusCode::invalid_argument,
-                       "attention: head counts and head_dim must be > 0");
-  }
-  if (sh.n_heads % sh.n_kv_heads != 0) {
-    return make_status(StatusCode::shape_mismatch,
-                       "attention: n_heads must be a multiple of n_kv_heads", sh.n_heads,
-                       sh.n_kv_heads);
-  }
-  if (sh.window < 0 || sh.sinks < 0) {
-    return make_status(StatusCode::invalid_argument, "attention: window and sinks must be >= 0");
-  }
-  if (sh.window > 0 && sh.sinks >= sh.window) {
-    return make_status(StatusCode::invalid_argument, "attention: sinks must be fewer than window",
-                       sh.sinks, sh.window);
-  }
-  if (!sh.causal && sh.window != 0) {
-    return make_status(StatusCode::unsupported, "attention: a window needs causal attention");
-  }
-  if (!std::isfinite(sh.scale)) {
-    return make_status(StatusCode::invalid_argument, "attention: scale must be finite");
-  }
-  return ok_status();
+  return i8_dot_uses_vnni(choice);
 }
 
 size_t attention_scratch_bytes(const AttentionShape& shape, int32_t n_queries, DType kv_dtype) {
@@ -764,11 +436,9 @@ Status attention_f32(const AttentionShape& shape, const float* q, const float* k
   src0.new_stride = shape.kv_row_stride > 0 ? shape.kv_row_stride : static_cast<int64_t>(G) * k;
   src0.cache = cache;
   src0.k = k;
-  int32_t small_vectors = 0;  // chosen per call from k and the cache dtype only (see above)
-#if EINFER_HAS_SIMD
-  if (small_head_path(k, cache, pos0)) small_vectors = k / kLanes;
-#endif
-  const bool vnni = attention_i8_dot_uses_vnni(shape.i8_dot);
+  // Chosen per call from k and the cache dtype only.
+  const int32_t small_vectors = small_head_vectors(k, cache, pos0);
+  const bool vnni = i8_dot_uses_vnni(shape.i8_dot);
   // Query blocks (attention_query_block.inc): prefill over f32 rows on the general path.
   const int32_t per_block = queries_per_block(r);
   const bool blocks = n > 1 && per_block > 1 && small_vectors == 0 &&
