@@ -40,6 +40,10 @@ Status place_section(bool flagged, uint64_t offset, uint64_t bytes, uint64_t fil
 
 }  // namespace
 
+Status loader_detail::bad(const char* message, int64_t need, int64_t have, int32_t index) {
+  return make_status(StatusCode::bad_format, message, need, have, index);
+}
+
 Status loader_detail::place_region(uint64_t offset, uint64_t bytes, uint64_t file_size,
                                    uint64_t* cursor, Region kind, int32_t index) {
   const uint64_t expected = (*cursor + kEinAlignment - 1) / kEinAlignment * kEinAlignment;

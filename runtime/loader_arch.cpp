@@ -23,7 +23,7 @@ bool in_range(int64_t v, int64_t lo, int64_t hi) {
   return v >= lo && v <= hi;
 }
 
-Status inval(const char* message, int64_t have = -1) {
+[[gnu::noinline]] Status inval(const char* message, int64_t have = -1) {
   return make_status(StatusCode::bad_format, message, -1, have);
 }
 

@@ -15,9 +15,8 @@
 
 namespace einfer::loader_detail {
 
-inline Status bad(const char* message, int64_t need = -1, int64_t have = -1, int32_t index = -1) {
-  return make_status(StatusCode::bad_format, message, need, have, index);
-}
+// A bad_format status (loader.cpp; one out-of-line body keeps every check's call small).
+Status bad(const char* message, int64_t need = -1, int64_t have = -1, int32_t index = -1);
 
 // a + b <= limit without overflow.
 inline bool fits(uint64_t offset, uint64_t bytes, uint64_t limit) {

@@ -57,17 +57,11 @@ int64_t layer_start(const ModelConfig& c, int32_t layer, int64_t* per) {
   return lead + p0 * c.n_layers + p1 * (layer - c.n_layers);
 }
 
-// Sets of roles as bit masks (kTensorRoleCount <= 64): the global ones (the embedding and the
-// trailing roles, every other role is per layer) and the matrices (stored in weight_dtype).
+// The roles stored in weight_dtype (matrices), as a bit mask (kTensorRoleCount <= 64).
 static_assert(kTensorRoleCount <= 64);
 constexpr uint64_t role_bit(TensorRole role) {
   return uint64_t{1} << static_cast<uint32_t>(role);
 }
-constexpr uint64_t kGlobalRoles = [] {
-  uint64_t set = role_bit(TensorRole::token_embedding);
-  for (TensorRole role : kTrailing) set |= role_bit(role);
-  return set;
-}();
 constexpr uint64_t kMatrixRoles =
     role_bit(TensorRole::token_embedding) | role_bit(TensorRole::wq) | role_bit(TensorRole::wk) |
     role_bit(TensorRole::wv) | role_bit(TensorRole::wo) | role_bit(TensorRole::w1) |
@@ -86,7 +80,18 @@ bool valid_enum_dtype(uint32_t d) {
 }  // namespace
 
 bool ein_role_per_layer(TensorRole role) {
-  return !in_role_set(kGlobalRoles, role);
+  switch (role) {
+    case TensorRole::token_embedding:
+    case TensorRole::final_norm:
+    case TensorRole::final_norm_bias:
+    case TensorRole::classifier:
+    case TensorRole::decoder_norm:
+    case TensorRole::decoder_norm_bias:
+    case TensorRole::rope_freq_factors:
+      return false;
+    default:
+      return true;
+  }
 }
 
 bool ein_role_is_matrix(TensorRole role) {
