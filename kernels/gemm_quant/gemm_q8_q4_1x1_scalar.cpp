@@ -7,27 +7,12 @@
 
 namespace einfer::quant_detail {
 
-// Scalar int path: exact int32 dot per (row, row, group), one float multiply-add per group.
-void gemm_q8_1x1_scalar(const QuantGemm& p) {
-  for (int64_t j = 0; j < p.n; ++j) {
-    const int8_t* wr = reinterpret_cast<const int8_t*>(p.w + j * p.w_row_bytes);
-    const float* swr = p.sw + j * p.groups;
-    for (int64_t i = 0; i < p.m; ++i) {
-      const int8_t* ar = p.qa + i * p.kpad;
-      const float* sar = p.sa + i * p.groups;
-      float acc = 0.f;
-      for (int64_t g = 0, g0 = 0; g < p.groups; ++g, g0 += p.group) {
-        const int64_t g1 = g0 + p.group < p.k ? g0 + p.group : p.k;
-        int32_t isum = 0;
-        for (int64_t e = g0; e < g1; ++e) isum += static_cast<int32_t>(wr[e]) * ar[e];
-        acc += static_cast<float>(isum) * (sar[g] * swr[g]);
-      }
-      p.c[i * p.ldc + j] = acc;
-    }
-  }
-}
+namespace {
 
-void gemm_q4_1x1_scalar(const QuantGemm& p) {
+// Scalar int path: exact int32 dot per (row, row, group), one float multiply-add per group.
+// weight(wr, e): element e of weight row wr as an integer.
+template <typename WeightAt>
+void gemm_1x1_scalar(const QuantGemm& p, WeightAt weight) {
   for (int64_t j = 0; j < p.n; ++j) {
     const uint8_t* wr = p.w + j * p.w_row_bytes;
     const float* swr = p.sw + j * p.groups;
@@ -38,15 +23,28 @@ void gemm_q4_1x1_scalar(const QuantGemm& p) {
       for (int64_t g = 0, g0 = 0; g < p.groups; ++g, g0 += p.group) {
         const int64_t g1 = g0 + p.group < p.k ? g0 + p.group : p.k;
         int32_t isum = 0;
-        for (int64_t e = g0; e < g1; ++e) {
-          const int u = (e & 1) ? (wr[e >> 1] >> 4) : (wr[e >> 1] & 0x0F);
-          isum += (u - 8) * ar[e];
-        }
+        for (int64_t e = g0; e < g1; ++e) isum += weight(wr, e) * ar[e];
         acc += static_cast<float>(isum) * (sar[g] * swr[g]);
       }
       p.c[i * p.ldc + j] = acc;
     }
   }
+}
+
+}  // namespace
+
+void gemm_q8_1x1_scalar(const QuantGemm& p) {
+  gemm_1x1_scalar(p, [](const uint8_t* wr, int64_t e) {
+    return static_cast<int32_t>(static_cast<int8_t>(wr[e]));
+  });
+}
+
+// q4: two elements per byte, element 2i in the low nibble, stored + 8.
+void gemm_q4_1x1_scalar(const QuantGemm& p) {
+  gemm_1x1_scalar(p, [](const uint8_t* wr, int64_t e) {
+    const int u = (e & 1) ? (wr[e >> 1] >> 4) : (wr[e >> 1] & 0x0F);
+    return u - 8;
+  });
 }
 
 }  // namespace einfer::quant_detail

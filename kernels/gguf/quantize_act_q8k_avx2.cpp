@@ -53,14 +53,18 @@ inline int32_t hsum(__m256i v) {
   return _mm_cvtsi128_si32(s);
 }
 
+// A block's scale d = absmax / 127 into *d, and 1 / d (0 for an all-zero block) in every lane.
+inline __m256 block_scale(const float* xb, int n, float* d) {
+  *d = absmax(xb, n) / 127.f;
+  return _mm256_set1_ps(*d > 0.f ? 1.f / *d : 0.f);
+}
+
 }  // namespace
 
 void quantize_row_q8k_best(const float* x, int64_t k, BlockQ8K* out) {
   for (int64_t i = 0; i < k / 256; ++i) {
     const float* xb = x + i * 256;
-    const float d = absmax(xb, 256) / 127.f;
-    const __m256 inv = _mm256_set1_ps(d > 0.f ? 1.f / d : 0.f);
-    out[i].d = d;
+    const __m256 inv = block_scale(xb, 256, &out[i].d);
     for (int c = 0; c < 8; ++c) {
       __m256i lo, hi;
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(out[i].qs + 32 * c),
@@ -74,9 +78,7 @@ void quantize_row_q8k_best(const float* x, int64_t k, BlockQ8K* out) {
 void quantize_row_q8a_best(const float* x, int64_t k, BlockQ8A* out) {
   for (int64_t i = 0; i < k / 32; ++i) {
     const float* xb = x + i * 32;
-    const float d = absmax(xb, 32) / 127.f;
-    const __m256 inv = _mm256_set1_ps(d > 0.f ? 1.f / d : 0.f);
-    out[i].d = d;
+    const __m256 inv = block_scale(xb, 32, &out[i].d);
     __m256i lo, hi;
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out[i].qs), quantize32(xb, inv, &lo, &hi));
     out[i].isum = hsum(_mm256_add_epi32(lo, hi));

@@ -1,6 +1,7 @@
 // f16 / bf16 GEMV and widening on x86-64-v3 (AVX2 + FMA + F16C): weights are widened in registers
 // (vcvtph2ps for f16, zero-extend and shift left 16 for bf16) and never stored as f32. Scalar twins
-// in gemv_half_scalar.cpp.
+// in gemv_half_scalar.cpp. The NEON twin, gemv_half_neon.cpp, has the same shape of row loop and
+// entry points: one ISA per file, so the two stay apart.
 #include "kernels/half/gemv_half_internal.h"
 
 #if defined(EINFER_HALF_AVX2)

@@ -1,6 +1,7 @@
 // f16 / bf16 GEMV and widening on aarch64 NEON: f16 widened with vcvt_f32_f16 (fp16 arithmetic
 // would round every product to 11 bits: not exact enough), bf16 by shifting left 16 (vshll). The
-// weights are never stored as f32. Scalar twins in gemv_half_scalar.cpp.
+// weights are never stored as f32. Scalar twins in gemv_half_scalar.cpp. The AVX2 twin,
+// gemv_half_avx2.cpp, has the same shape of row loop and entry points: one ISA per file.
 #include "kernels/half/gemv_half_internal.h"
 
 #if defined(EINFER_HALF_NEON)

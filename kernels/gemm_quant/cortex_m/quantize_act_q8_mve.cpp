@@ -4,7 +4,8 @@
 // VMAXNMAV gives the group's largest |x| (exact, as the scalar max), VMUL scales by the same
 // 1 / scale, VCVTN rounds to nearest with ties to even (what lrintf / VCVTR do in the default
 // rounding mode), VMIN/VMAX clamp to [-127, 127] and VSTRB narrows to bytes. Same scales and
-// bytes as the scalar function (test_gemm_quant_mcu.cpp).
+// bytes as the scalar function (test_gemm_quant_mcu.cpp), whose group loop it repeats in Helium
+// lanes: one ISA per file.
 #include <cstdint>
 
 #include "kernels/gemm_quant/gemm_quant_internal.h"

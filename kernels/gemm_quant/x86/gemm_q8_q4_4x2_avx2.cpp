@@ -1,7 +1,9 @@
 // AVX2 prefill GEMM of matmul_f32_quant (m > 1): C[m, n] = A_q · W_qᵀ on 4 activation rows x 2
 // weight rows, eight float accumulators that each hold 8 lanes of partial sums for one output
 // (with the step's weights, the products and the constants: the 16 ymm registers; 4 x 3 spills).
-// Tiling, K chunks and tails: kernels/gemm_quant/x86/gemm_quant_prefill_driver.h.
+// Tiling, K chunks and tails: kernels/gemm_quant/x86/gemm_quant_prefill_driver.h. Its AVX-512 VNNI
+// twin (gemm_q8_q4_4x4_avx512vnni.cpp) repeats the tile's shape with other dot products: one ISA
+// per file.
 //
 // Per K step (q8: 32 weights = one block of 32; q4: 32 bytes = 64 weights = two blocks) every
 // (activation row i, weight row j) pair gets one int32 x 8 vector of exact block dot products

@@ -1,7 +1,8 @@
 // AVX-512 VNNI prefill GEMM of matmul_f32_quant (m > 1), on 256-bit vectors (AVX512VL: no 512-bit
 // frequency penalty, 32 ymm registers): 4 activation rows x 4 weight rows, sixteen float
 // accumulators with 8 lanes of partial sums each. Tiling, K chunks and tails are the AVX2 kernel's
-// (kernels/gemm_quant/x86/gemm_quant_prefill_driver.h); only the int8 dot products differ.
+// (kernels/gemm_quant/x86/gemm_quant_prefill_driver.h); only the int8 dot products differ, so the
+// tile's shape repeats gemm_q8_q4_4x2_avx2.cpp's: one ISA per file.
 //
 // vpdpbusd multiplies unsigned by signed bytes and adds four products per int32 lane to the lane,
 // without the int16 saturation of maddubs, so:
