@@ -23,6 +23,7 @@
 
 #if EINFER_HAS_PACK_LIB
 #include "models/session.h"
+#include "tests/session_fixtures.h"
 #include "tools/einfer-pack/importers.h"
 #endif
 
@@ -298,11 +299,8 @@ TEST_CASE("gguf quant: llama-quantize files run natively within the acceptance b
         pack::pack_source(src, src.config.weight_dtype, src.config.group_size, nullptr)));
     RunOptions options;
     options.context = 128;
-    size_t need = 0;
-    REQUIRE(session_arena_bytes(src.config, options, &need).ok());
-    std::vector<unsigned char> storage(need + 64);
-    void* base = storage.data() + (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64;
-    Arena arena(base, need);
+    einfer_test::AlignedMemory mem = einfer_test::session_memory(image.data, image.size, options);
+    Arena arena(mem.base, mem.bytes);
     Session* s = nullptr;
     const Status st = session_create(image.data, image.size, LoadOptions{}, options, arena, &s);
     REQUIRE_MESSAGE(st.ok(), pack::status_text(st));

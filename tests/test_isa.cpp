@@ -20,25 +20,13 @@
 #include "kernels/simd/simd.h"
 #include "kernels/vec/vec.h"
 #include "tests/isa_levels.h"
+#include "tests/test_util.h"
 
 using namespace einfer;
 
 namespace {
 
-struct Rng {
-  uint64_t s = 0x9E3779B97F4A7C15ull;
-  float uniform() {
-    s ^= s << 13;
-    s ^= s >> 7;
-    s ^= s << 17;
-    return static_cast<float>((s >> 11) & 0xFFFFFF) / 16777216.f * 2.f - 1.f;
-  }
-  std::vector<float> vec(size_t n) {
-    std::vector<float> v(n);
-    for (auto& x : v) x = uniform();
-    return v;
-  }
-};
+using einfer_test::Rng;
 
 // Everything one level computes on fixed inputs, flattened.
 struct Outputs {
