@@ -1,6 +1,6 @@
-// The encoder's and decoder's attention variants besides dense softmax (docs/attention-variants.md):
-// sparse patterns walked from indices, and linear attention. The dense fused kernel is
-// kernels/attention/attention.h.
+// The encoder's and decoder's attention variants besides dense softmax
+// (docs/attention-variants.md): sparse patterns walked from indices, and linear attention. The
+// dense fused kernel is kernels/attention/attention.h.
 //
 // ---- Sparse patterns ----------------------------------------------------------------------------
 // Sparse attention patterns computed from indices (issue 19; design notes: "sparse patterns are
