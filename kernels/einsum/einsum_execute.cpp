@@ -271,25 +271,24 @@ void run_gemm_family(const EinsumLayout& L, const float* a, const float* b, floa
         break;
       }
       default: {
-        GemmF32Args g;
-        g.m = M.size;
-        g.n = N.size;
-        g.k = K.size;
-        g.a = pa;
-        g.a_m = M.sa;
-        g.a_k = K.sa;
-        g.b = pb;
-        g.b_k = K.sb;
-        g.b_n = N.sb;
-        g.c = pc;
-        g.c_m = M.so;
-        g.c_n = N.so;
+        GemmF32Args g{.m = M.size,
+                      .n = N.size,
+                      .k = K.size,
+                      .a = pa,
+                      .a_m = M.sa,
+                      .a_k = K.sa,
+                      .b = pb,
+                      .b_k = K.sb,
+                      .b_n = N.sb,
+                      .c = pc,
+                      .c_m = M.so,
+                      .c_n = N.so,
+                      .accumulate = acc};
         if (L.n_split.size > 1) {
           g.n_inner = N.size;
           g.n = N.size * L.n_split.size;
           g.c_n_outer = L.n_split.so;
         }
-        g.accumulate = acc;
         gemm_f32(g, aligned);
       }
     }
