@@ -2,13 +2,13 @@
 // query and kv head, an online softmax over key tiles aligned to absolute positions, with the kv
 // head's H/G query heads processed together.
 //
-// Files: this driver (scratch, gathering rows, the tile loop, the query walk, threads), with the
+// Files: this driver (scratch, the tile loop, the entry points and their threads), with the
 // tile kernels of its level included below into this one translation unit, one ISA per file, so
 // the tile templates inline into the tile loop: attention_f32_simd.inc (xsimd) or
 // attention_f32_scalar.inc, attention_small_head_simd.inc, attention_i8_avx2.inc or
-// attention_i8_scalar.inc; the prefill query blocks in attention_query_block.inc. The shape checks
-// (attention.cpp) do not depend on the level. The scalar twin is attention_reference.cpp (unfused,
-// einsum-based), which the tests compare it with.
+// attention_i8_scalar.inc; the query walks (one query, prefill query blocks) in
+// attention_query.inc. The shape checks (attention.cpp) do not depend on the level. The scalar twin
+// is attention_reference.cpp (unfused, einsum-based), which the tests compare it with.
 #include "kernels/attention/attention.h"
 
 #include <cmath>
@@ -91,7 +91,7 @@ struct ScratchLayout {
   bool prefetch = true;            // request f32 K/V rows ahead (decode; see attention_f32)
   size_t bytes = 0;
 
-  // query_blocks: room for a query block's vectors (qbuf; attention_query_block.inc).
+  // query_blocks: room for a query block's vectors (qbuf; attention_query.inc).
   ScratchLayout(void* base, int32_t r, int32_t k, bool query_blocks = false) {
     unsigned char* b = static_cast<unsigned char*>(base);
     size_t off = 0;
@@ -439,7 +439,7 @@ Status attention_f32(const AttentionShape& shape, const float* q, const float* k
   // Chosen per call from k and the cache dtype only.
   const int32_t small_vectors = small_head_vectors(k, cache, pos0);
   const bool vnni = i8_dot_uses_vnni(shape.i8_dot);
-  // Query blocks (attention_query_block.inc): prefill over f32 rows on the general path.
+  // Query blocks (attention_query.inc): prefill over f32 rows on the general path.
   const int32_t per_block = queries_per_block(r);
   const bool blocks = n > 1 && per_block > 1 && small_vectors == 0 &&
                       !(cache != nullptr && cache->dtype != DType::f32 && pos0 > 0);
