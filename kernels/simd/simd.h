@@ -49,7 +49,7 @@
 
 namespace einfer {
 
-// Defined in simd_probe_simd.cpp, compiled per level.
+// Defined in kernels/vec/vec_f32_simd.cpp, compiled per level.
 // Name of the instruction set of the kernels in use (with runtime dispatch: of the selected level):
 // "fma3+avx2", "arm64+neon", "arm32+neon" or "scalar".
 const char* simd_arch_name();

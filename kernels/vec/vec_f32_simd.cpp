@@ -5,7 +5,9 @@
 // 4 lanes). Reductions keep several independent accumulators so the FMA/add latency is hidden
 // (ILP); their n % lanes remainder is a scalar loop. Element-wise maps run their remainder through
 // one padded batch in a stack buffer, so every element of a transcendental map (exp, silu, GELU)
-// goes through the same SIMD formula whatever its position.
+// goes through the same SIMD formula whatever its position. The SIMD probes of kernels/simd/simd.h
+// (simd_arch_name, simd_float_lanes, fma_chains_f32) live here too, in this level's instruction
+// set.
 #include <cmath>
 #include <cstring>
 
@@ -13,6 +15,46 @@
 #include "kernels/vec/vec.h"
 
 namespace einfer {
+
+const char* simd_arch_name() {
+#if EINFER_HAS_SIMD
+  return xsimd::default_arch::name();
+#else
+  return "scalar";
+#endif
+}
+
+int simd_float_lanes() {
+#if EINFER_HAS_SIMD
+  return static_cast<int>(xsimd::batch<float>::size);
+#else
+  return 1;
+#endif
+}
+
+float fma_chains_f32(int64_t iterations, float m, float a) {
+#if EINFER_HAS_SIMD
+  using B = xsimd::batch<float>;
+  const B vm(m), va(a);
+  B r[12];
+  for (int j = 0; j < 12; ++j) r[j] = B(1.f + 0.01f * float(j));
+  for (int64_t i = 0; i < iterations; ++i) {
+    for (int j = 0; j < 12; ++j) r[j] = xsimd::fma(r[j], vm, va);
+  }
+  B total = r[0];
+  for (int j = 1; j < 12; ++j) total += r[j];
+  return xsimd::hadd(total);
+#else
+  float r[12];
+  for (int j = 0; j < 12; ++j) r[j] = 1.f + 0.01f * float(j);
+  for (int64_t i = 0; i < iterations; ++i) {
+    for (int j = 0; j < 12; ++j) r[j] = std::fma(r[j], m, a);
+  }
+  float total = 0.f;
+  for (int j = 0; j < 12; ++j) total += r[j];
+  return total;
+#endif
+}
 
 #if EINFER_HAS_SIMD
 
