@@ -102,7 +102,7 @@ void load(const pack::TokenizerSpec& spec, Loaded* out) {
 }
 
 std::vector<int32_t> encode(const TextTokenizer& tok, const std::string& text, bool special) {
-  std::vector<unsigned char> scratch(text_tokenizer_scratch_bytes(text.size()));
+  std::vector<unsigned char> scratch(text_tokenizer_scratch_bytes(tok.packed, text.size()));
   std::vector<int32_t> ids(text.size() * 3 + 8);
   int32_t n = 0;
   const Status s =

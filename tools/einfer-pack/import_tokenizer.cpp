@@ -358,7 +358,14 @@ std::vector<uint8_t> write_tokenizer_image(const TokenizerSpec& s) {
   std::vector<uint8_t> out(l.total, 0);
   TokenizerHeader h{};
   h.magic = kTokenizerMagic;
-  h.version = kTokenizerVersion;
+  // Version 1 when the image needs nothing newer, so every einfer reads it.
+  const bool v1 = s.normalizer == 0 && s.max_word_chars == 0 &&
+                  s.algorithm != TokenizerAlgorithm::wordpiece &&
+                  static_cast<uint32_t>(s.pretokenizer) < kPretokenizerCountV1 &&
+                  (s.flags & ~kTokFlagsKnownV1) == 0;
+  h.version = v1 ? 1 : kTokenizerVersion;
+  h.normalizer = s.normalizer;
+  h.max_word_chars = s.max_word_chars;
   h.algorithm = static_cast<uint32_t>(s.algorithm);
   h.flags = s.flags;
   h.pretokenizer = static_cast<uint32_t>(s.pretokenizer);

@@ -99,7 +99,7 @@ int main(int argc, char** argv) {
   double first_ns_per_byte = 0;
   std::printf("%-18s %10s %12s %10s %14s\n", "text", "tokens", "tokens/s", "MB/s", "ns/byte ratio");
   for (const Case& c : cases) {
-    std::vector<unsigned char> scratch(text_tokenizer_scratch_bytes(c.text.size()));
+    std::vector<unsigned char> scratch(text_tokenizer_scratch_bytes(tok.packed, c.text.size()));
     std::vector<int32_t> ids(c.text.size() + 8);
     std::vector<double> secs;
     int32_t n = 0;

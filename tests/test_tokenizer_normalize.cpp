@@ -1,0 +1,186 @@
+// einfer's normalizers (models/tokenizer_normalize.h) against Hugging Face tokenizers over every
+// Unicode scalar value and every code point U+0300..U+1FFFF between a letter and a combining
+// mark: the FNV-1a hashes tests/gen/gen_tokenizer_normalize.js computed from the reference
+// library (tests/data/tokenizer/normalize.hf.txt). EINFER_NORMALIZE_DUMP=DIR writes einfer's
+// outputs (one hex line per item) for finding the first difference. Also: the capacity bound on
+// the worst characters, invalid UTF-8, the ▁ escape and the prefix space.
+// einfer-test: no-bare-metal (reads a data file and runs ~20 million normalizations)
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "models/tokenizer_normalize.h"
+
+using namespace einfer;
+
+namespace {
+
+int g_over_capacity = 0;  // outputs longer than normalize_capacity promised (ASan sees the write)
+
+std::string normalize(uint32_t steps, const std::string& text, bool keep_invalid = false,
+                      bool escape = false, bool prefix = false) {
+  const size_t cap = normalize_capacity(steps, text.size());
+  std::string out(cap, '\0');
+  std::vector<uint32_t> work(normalize_work_count(cap));
+  const NormalizeInput in{text.data(), text.size(), steps, keep_invalid, escape, prefix};
+  const size_t n = normalize_text(in, out.data(), cap, work.data());
+  g_over_capacity += n > cap;
+  out.resize(n < cap ? n : cap);
+  return out;
+}
+
+std::string utf8(uint32_t cp) {
+  std::string s;
+  if (cp < 0x80) {
+    s += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    s += static_cast<char>(0xC0 | (cp >> 6));
+    s += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    s += static_cast<char>(0xE0 | (cp >> 12));
+    s += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    s += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    s += static_cast<char>(0xF0 | (cp >> 18));
+    s += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    s += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    s += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+  return s;
+}
+
+struct Hash {
+  uint64_t h = 0xcbf29ce484222325ull;
+  uint64_t n = 0;
+  std::FILE* dump = nullptr;
+  void add(const std::string& s) {
+    for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ull;
+    h = (h ^ 0xFF) * 0x100000001b3ull;
+    ++n;
+    if (dump) {
+      for (unsigned char c : s) std::fprintf(dump, "%02x", c);
+      std::fputc('\n', dump);
+    }
+  }
+};
+
+constexpr uint32_t kBertUncased = kNormBertClean | kNormBertChinese |
+                                  static_cast<uint32_t>(UnicodeForm::nfd) | kNormStripNonspacing |
+                                  kNormLowercase;
+
+// Letters of Unicode 15.0-16.0 with a lowercase the reference has and the tables do not.
+bool newer_lowercase(uint32_t cp) {
+  return cp == 0x1C89 || cp == 0xA7CB || cp == 0xA7CC || cp == 0xA7CE || cp == 0xA7D2 ||
+         cp == 0xA7D4 || cp == 0xA7DA || cp == 0xA7DC || (cp >= 0x10D50 && cp <= 0x10D65) ||
+         (cp >= 0x16EA0 && cp <= 0x16EB8);
+}
+
+}  // namespace
+
+TEST_CASE("normalize: every code point as Hugging Face tokenizers normalizes it") {
+  std::map<std::string, std::pair<uint64_t, uint64_t>> want;  // name -> count, hash
+  {
+    std::ifstream f(EINFER_TEST_DATA_DIR "/tokenizer/normalize.hf.txt");
+    REQUIRE(f);
+    std::string name, hex;
+    uint64_t count;
+    while (f >> name >> count >> hex) want[name] = {count, std::stoull(hex, nullptr, 16)};
+  }
+  REQUIRE(want.size() == 14);
+  const auto form = [](UnicodeForm f) { return static_cast<uint32_t>(f); };
+  const std::vector<std::pair<std::string, uint32_t>> single = {
+      {"nfc", form(UnicodeForm::nfc)},
+      {"nfd", form(UnicodeForm::nfd)},
+      {"nfkc", form(UnicodeForm::nfkc)},
+      {"nfkd", form(UnicodeForm::nfkd)},
+      {"lowercase", kNormLowercase},
+      {"strip_accents", kNormStripMarks},
+      {"bert_uncased", kBertUncased},
+      {"bert_cased", kNormBertClean | kNormBertChinese},
+  };
+  std::map<std::string, Hash> got;
+  if (const char* dir = std::getenv("EINFER_NORMALIZE_DUMP")) {
+    for (const auto& w : want)
+      got[w.first].dump = std::fopen((std::string(dir) + "/" + w.first + ".txt").c_str(), "w");
+  }
+  for (uint32_t cp = 0; cp < 0x110000; ++cp) {
+    if (cp >= 0xD800 && cp <= 0xDFFF) continue;
+    const std::string s = utf8(cp);
+    for (const auto& [name, steps] : single) {
+      if ((steps & kNormLowercase) && newer_lowercase(cp)) continue;
+      got[name].add(normalize(steps, s));
+    }
+    got["nfc_of_nfd"].add(normalize(form(UnicodeForm::nfc), normalize(form(UnicodeForm::nfd), s)));
+    got["nfkc_of_nfkd"].add(
+        normalize(form(UnicodeForm::nfkc), normalize(form(UnicodeForm::nfkd), s)));
+  }
+  for (uint32_t cp = 0x300; cp < 0x20000; ++cp) {
+    if (cp >= 0xD800 && cp <= 0xDFFF) continue;
+    const std::string c = utf8(cp);
+    for (const std::string& s : {"a" + c + "\xCC\x81", "a\xCC\x81" + c, "a" + c + "\xCC\x96",
+                                 "a\xCC\x96" + c}) {
+      got["marks_nfc"].add(normalize(form(UnicodeForm::nfc), s));
+      got["marks_nfd"].add(normalize(form(UnicodeForm::nfd), s));
+      got["marks_nfkc"].add(normalize(form(UnicodeForm::nfkc), s));
+      got["marks_nfkd"].add(normalize(form(UnicodeForm::nfkd), s));
+    }
+  }
+  for (auto& [name, h] : got) {
+    CAPTURE(name);
+    if (h.dump) std::fclose(h.dump);
+    CHECK(h.n == want[name].first);
+    CHECK(h.h == want[name].second);
+  }
+  CHECK(g_over_capacity == 0);
+  // The documented difference: einfer's Unicode 14.0 tables leave those letters as they are.
+  for (uint32_t cp : {0x1C89u, 0xA7CBu, 0x10D50u, 0x16EB8u})
+    CHECK(normalize(kNormLowercase, utf8(cp)) == utf8(cp));
+}
+
+TEST_CASE("normalize: worked examples, invalid UTF-8, escape, prefix") {
+  const uint32_t nfc = static_cast<uint32_t>(UnicodeForm::nfc);
+  const uint32_t nfkc = static_cast<uint32_t>(UnicodeForm::nfkc);
+  CHECK(normalize(nfc, "e\xCC\x81") == "\xC3\xA9");                        // e + acute = é
+  CHECK(normalize(nfc, "\xE1\x84\x80\xE1\x85\xA1") == "\xEA\xB0\x80");     // ᄀ + ᅡ = 가
+  CHECK(normalize(nfc, "a\xCC\x95\xCC\x81") == "\xC3\xA1\xCC\x95");        // 232 after 230
+  CHECK(normalize(nfkc, "\xEF\xAC\x81") == "fi");                          // the ligature
+  CHECK(normalize(nfkc, "\xEF\xBC\xA1\xE2\x91\xA0") == "A1");              // fullwidth, circled
+  CHECK(normalize(kBertUncased, "H\xC3\xA9llo\t\xE4\xB8\xAD!") == "hello  \xE4\xB8\xAD !");
+  CHECK(normalize(kNormLowercase, "\xC4\xB0") == "i\xCC\x87");             // İ -> i + dot
+  // Invalid bytes: kept as they are for byte-level BPE, else U+FFFD (which BERT's clean drops).
+  CHECK(normalize(nfc, "a\xFF\xCC\x81", true) == "a\xFF\xCC\x81");
+  CHECK(normalize(nfc, "a\xFF", false) == "a\xEF\xBF\xBD");
+  CHECK(normalize(kBertUncased, "a\xFF b") == "a b");
+  // U+2581 read as a space; the prefix space before a non-empty text only.
+  CHECK(normalize(nfc, "x\xE2\x96\x81y", false, true) == "x y");
+  CHECK(normalize(nfc, "x", false, false, true) == " x");
+  CHECK(normalize(nfc, "", false, false, true).empty());
+}
+
+TEST_CASE("normalize: the capacity holds the characters that grow most") {
+  // U+FDFA (3 bytes) is 33 bytes under NFKC; U+1D160 (4 bytes) 12 under NFC; U+023A doubles to 3
+  // bytes lowercased; an ideograph gains two spaces; an invalid byte becomes 3.
+  const std::string worst[] = {"\xEF\xB7\xBA", "\xF0\x9D\x85\xA0", "\xC8\xBA", "\xE4\xB8\xAD",
+                               "\xFF"};
+  const uint32_t forms[] = {0, 1, 2, 3, 4};
+  for (const std::string& w : worst) {
+    std::string text;
+    for (int i = 0; i < 50; ++i) text += w;
+    for (uint32_t f : forms) {
+      for (uint32_t extra : {0u, kNormLowercase, kNormBertChinese | kNormLowercase}) {
+        const uint32_t steps = f | extra;
+        CAPTURE(steps);
+        normalize(steps, text, false, false, true);
+        CHECK(g_over_capacity == 0);
+      }
+    }
+  }
+  CHECK(normalize(static_cast<uint32_t>(UnicodeForm::nfkc), std::string(10, '\xEF')).size() == 30);
+  CHECK(normalize_capacity(static_cast<uint32_t>(UnicodeForm::nfkc), 3) >= 33);
+}
