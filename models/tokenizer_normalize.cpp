@@ -129,8 +129,8 @@ void sort_by_class(uint32_t* c, size_t n, uint32_t* tmp) {
       const size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
       size_t a = lo, b = mid, k = lo;
       while (a < mid && b < hi)
-        tmp[k++] = canonical_combining_class(c[b]) < canonical_combining_class(c[a]) ? c[b++]
-                                                                                     : c[a++];
+        tmp[k++] =
+            canonical_combining_class(c[b]) < canonical_combining_class(c[a]) ? c[b++] : c[a++];
       while (a < mid) tmp[k++] = c[a++];
       while (b < hi) tmp[k++] = c[b++];
     }

@@ -33,8 +33,7 @@ uint32_t hash_bytes(const char* a, size_t na, const char* b = nullptr, size_t nb
 // Id of the piece spelled a[0..na) b[0..nb), or -1.
 int32_t find_piece(const TextTokenizer& t, const char* a, size_t na, const char* b, size_t nb) {
   if (t.piece_slots == nullptr) return -1;
-  for (uint32_t slot = hash_bytes(a, na, b, nb) & t.piece_mask;;
-       slot = (slot + 1) & t.piece_mask) {
+  for (uint32_t slot = hash_bytes(a, na, b, nb) & t.piece_mask;; slot = (slot + 1) & t.piece_mask) {
     const int32_t id = t.piece_slots[slot];
     if (id < 0) return -1;
     uint32_t l;
@@ -174,8 +173,8 @@ ScratchLayout scratch_layout(const TokenizerHeader& h, size_t text_len) {
 struct Encoder {
   const TextTokenizer& t;
   const PackedTokenizer& p;
-  char* norm;  // normalized segment
-  size_t cap;  // its capacity
+  char* norm;      // normalized segment
+  size_t cap;      // its capacity
   uint32_t* work;  // the Unicode normalizer's code points (overlaps sym and heap)
   Symbol* sym;
   Candidate* heap;
@@ -407,8 +406,8 @@ struct Encoder {
       while (end > start && end < n && (static_cast<unsigned char>(w[end]) & 0xC0) == 0x80) --end;
       int32_t id = -1;
       while (end > start) {
-        id = start == 0 ? find_piece(t, " ", 1, w, end) : find_piece(t, w + start, end - start,
-                                                                      nullptr, 0);
+        id = start == 0 ? find_piece(t, " ", 1, w, end)
+                        : find_piece(t, w + start, end - start, nullptr, 0);
         if (id >= 0) break;
         --end;
         while (end > start && (static_cast<unsigned char>(w[end]) & 0xC0) == 0x80) --end;
@@ -435,8 +434,8 @@ struct Encoder {
     const char* text = norm;
     size_t m;
     if (p.header.normalizer != 0) {
-      const NormalizeInput in{s, n, p.header.normalizer, byte_level,
-                              (flags & kTokFlagSpaceEscape) != 0, prefix};
+      const NormalizeInput in{
+          s, n, p.header.normalizer, byte_level, (flags & kTokFlagSpaceEscape) != 0, prefix};
       m = normalize_text(in, norm, cap, work);
     } else if (byte_level) {
       text = s;
@@ -466,7 +465,8 @@ struct Encoder {
     const uint32_t flags = p.header.flags;
     unsigned char c = static_cast<unsigned char>(text[i]);
     // A U+2581 in the text stands for a piece's space when matched spaces are escaped.
-    if ((flags & (kTokFlagMatchEscapedSpace | kTokFlagMatchAnySpace)) && is_u2581(text + i, len - i))
+    if ((flags & (kTokFlagMatchEscapedSpace | kTokFlagMatchAnySpace)) &&
+        is_u2581(text + i, len - i))
       c = ' ';
     if (!(t.matched_first[c >> 5] & (1u << (c & 31)))) return -1;
     // matched is sorted by first byte, then longest first: the first hit is the longest.

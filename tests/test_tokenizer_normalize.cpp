@@ -95,14 +95,10 @@ TEST_CASE("normalize: every code point as Hugging Face tokenizers normalizes it"
   REQUIRE(want.size() == 14);
   const auto form = [](UnicodeForm f) { return static_cast<uint32_t>(f); };
   const std::vector<std::pair<std::string, uint32_t>> single = {
-      {"nfc", form(UnicodeForm::nfc)},
-      {"nfd", form(UnicodeForm::nfd)},
-      {"nfkc", form(UnicodeForm::nfkc)},
-      {"nfkd", form(UnicodeForm::nfkd)},
-      {"lowercase", kNormLowercase},
-      {"strip_accents", kNormStripMarks},
-      {"bert_uncased", kBertUncased},
-      {"bert_cased", kNormBertClean | kNormBertChinese},
+      {"nfc", form(UnicodeForm::nfc)},   {"nfd", form(UnicodeForm::nfd)},
+      {"nfkc", form(UnicodeForm::nfkc)}, {"nfkd", form(UnicodeForm::nfkd)},
+      {"lowercase", kNormLowercase},     {"strip_accents", kNormStripMarks},
+      {"bert_uncased", kBertUncased},    {"bert_cased", kNormBertClean | kNormBertChinese},
   };
   std::map<std::string, Hash> got;
   if (const char* dir = std::getenv("EINFER_NORMALIZE_DUMP")) {
@@ -123,8 +119,8 @@ TEST_CASE("normalize: every code point as Hugging Face tokenizers normalizes it"
   for (uint32_t cp = 0x300; cp < 0x20000; ++cp) {
     if (cp >= 0xD800 && cp <= 0xDFFF) continue;
     const std::string c = utf8(cp);
-    for (const std::string& s : {"a" + c + "\xCC\x81", "a\xCC\x81" + c, "a" + c + "\xCC\x96",
-                                 "a\xCC\x96" + c}) {
+    for (const std::string& s :
+         {"a" + c + "\xCC\x81", "a\xCC\x81" + c, "a" + c + "\xCC\x96", "a\xCC\x96" + c}) {
       got["marks_nfc"].add(normalize(form(UnicodeForm::nfc), s));
       got["marks_nfd"].add(normalize(form(UnicodeForm::nfd), s));
       got["marks_nfkc"].add(normalize(form(UnicodeForm::nfkc), s));
@@ -146,13 +142,13 @@ TEST_CASE("normalize: every code point as Hugging Face tokenizers normalizes it"
 TEST_CASE("normalize: worked examples, invalid UTF-8, escape, prefix") {
   const uint32_t nfc = static_cast<uint32_t>(UnicodeForm::nfc);
   const uint32_t nfkc = static_cast<uint32_t>(UnicodeForm::nfkc);
-  CHECK(normalize(nfc, "e\xCC\x81") == "\xC3\xA9");                        // e + acute = é
-  CHECK(normalize(nfc, "\xE1\x84\x80\xE1\x85\xA1") == "\xEA\xB0\x80");     // ᄀ + ᅡ = 가
-  CHECK(normalize(nfc, "a\xCC\x95\xCC\x81") == "\xC3\xA1\xCC\x95");        // 232 after 230
-  CHECK(normalize(nfkc, "\xEF\xAC\x81") == "fi");                          // the ligature
-  CHECK(normalize(nfkc, "\xEF\xBC\xA1\xE2\x91\xA0") == "A1");              // fullwidth, circled
+  CHECK(normalize(nfc, "e\xCC\x81") == "\xC3\xA9");                     // e + acute = é
+  CHECK(normalize(nfc, "\xE1\x84\x80\xE1\x85\xA1") == "\xEA\xB0\x80");  // ᄀ + ᅡ = 가
+  CHECK(normalize(nfc, "a\xCC\x95\xCC\x81") == "\xC3\xA1\xCC\x95");     // 232 after 230
+  CHECK(normalize(nfkc, "\xEF\xAC\x81") == "fi");                       // the ligature
+  CHECK(normalize(nfkc, "\xEF\xBC\xA1\xE2\x91\xA0") == "A1");           // fullwidth, circled
   CHECK(normalize(kBertUncased, "H\xC3\xA9llo\t\xE4\xB8\xAD!") == "hello  \xE4\xB8\xAD !");
-  CHECK(normalize(kNormLowercase, "\xC4\xB0") == "i\xCC\x87");             // İ -> i + dot
+  CHECK(normalize(kNormLowercase, "\xC4\xB0") == "i\xCC\x87");  // İ -> i + dot
   // Invalid bytes: kept as they are for byte-level BPE, else U+FFFD (which BERT's clean drops).
   CHECK(normalize(nfc, "a\xFF\xCC\x81", true) == "a\xFF\xCC\x81");
   CHECK(normalize(nfc, "a\xFF", false) == "a\xEF\xBF\xBD");

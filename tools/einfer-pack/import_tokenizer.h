@@ -20,8 +20,8 @@ struct TokenizerSpec {
   std::vector<float> scores;        // sentencepiece_bpe only
   std::vector<uint8_t> types;       // TokenType
   std::vector<std::array<int32_t, 3>> merges;  // bpe: left, right, result in rank order
-  uint32_t normalizer = 0;      // kNorm* steps (models/tokenizer_normalize.h)
-  uint32_t max_word_chars = 0;  // wordpiece: max_input_chars_per_word
+  uint32_t normalizer = 0;                     // kNorm* steps (models/tokenizer_normalize.h)
+  uint32_t max_word_chars = 0;                 // wordpiece: max_input_chars_per_word
   int32_t bos = -1, eos = -1, unk = -1, pad = -1;
   std::vector<int32_t> eog;  // end-of-generation ids (EOS first when present)
   std::string source;        // what was read, for messages and --inspect
