@@ -9,6 +9,7 @@
 
 #include "models/tokenizer_packed.h"
 #include "tools/einfer-pack/importers.h"
+#include "tools/einfer-pack/tokenizer_json.h"
 
 namespace einfer::pack {
 
@@ -232,9 +233,15 @@ TokenizerSpec read_sentencepiece(const std::vector<uint8_t>& b) {
   s.flags = kTokFlagSpaceEscape | (s.bos >= 0 ? kTokFlagAddBos : 0) |
             (dummy_prefix ? kTokFlagDummyPrefix : 0) | (byte_fallback ? kTokFlagByteFallback : 0) |
             (extra_ws ? kTokFlagRemoveExtraSpaces : 0);
-  for (int32_t id = 0; id < n; ++id)
+  for (int32_t id = 0; id < n; ++id) {
     if (s.types[id] == static_cast<uint8_t>(TokenType::byte) && !is_byte_piece(s.pieces[id]))
       throw PackError("tokenizer.model: byte piece " + std::to_string(id) + " is not <0xNN>");
+    // sentencepiece matches user-defined symbols in the escaped text, where a space and a ▁
+    // of the input are both ▁.
+    if (s.types[id] == static_cast<uint8_t>(TokenType::user_defined) &&
+        s.pieces[id].find(' ') != std::string::npos)
+      s.flags |= kTokFlagMatchAnySpace;
+  }
   s.source = "sentencepiece tokenizer.model";
   return s;
 }
@@ -266,7 +273,7 @@ TokenizerSpec read_tokenizer_file(const std::string& path) {
   if (std::filesystem::is_directory(path)) {
     TokenizerSpec s;
     if (!read_folder_tokenizer(path, &s))
-      throw PackError(path + ": folder has no tokenizer.json or tokenizer.model");
+      throw PackError(path + ": folder has no tokenizer.json, tokenizer.model or vocab.txt");
     return s;
   }
   return read_tokenizer_bytes(read_file(path), path);
@@ -283,11 +290,13 @@ TokenizerSpec read_tokenizer_bytes(const std::vector<uint8_t>& b, const std::str
   if (parse_llama2c_bin(b, true, &s, &why) || parse_llama2c_bin(b, false, &s, &why_first_layout))
     return s;
   if (looks_like_sentencepiece(b)) return read_sentencepiece(b);
+  if (looks_like_wordpiece_vocab(b)) return read_wordpiece_vocab(b, path);
   // Nothing fits: say what is wrong with it as the most common kind (the current llama2.c layout),
   // so a truncated or edited tokenizer.bin gets its specific reason.
   throw PackError(path +
                   ": not a tokenizer einfer knows (llama2.c tokenizer.bin, SentencePiece "
-                  "tokenizer.model, Hugging Face tokenizer.json, GGUF); as a llama2.c "
+                  "tokenizer.model, Hugging Face tokenizer.json, BERT vocab.txt, GGUF); as a "
+                  "llama2.c "
                   "tokenizer.bin: " +
                   why);
 }
@@ -312,6 +321,11 @@ bool read_folder_tokenizer(const std::string& dir, TokenizerSpec* out) {
     *out = read_sentencepiece(read_file((fs::path(dir) / "tokenizer.model").string()));
     return true;
   }
+  if (fs::exists(fs::path(dir) / "vocab.txt")) {  // a BERT folder without tokenizer.json
+    const std::string path = (fs::path(dir) / "vocab.txt").string();
+    *out = read_wordpiece_vocab(read_file(path), path);
+    return true;
+  }
   return false;
 }
 
@@ -326,7 +340,7 @@ void add_model_special_ids(TokenizerSpec& s, int32_t bos, const std::vector<int3
 void add_conventional_eog(TokenizerSpec& s) {
   static const char* const kNames[] = {"<|end_of_text|>", "<|endoftext|>", "</s>",
                                        "<|eot_id|>",      "<|im_end|>",    "<|eom_id|>",
-                                       "<end_of_turn>",   "<|end|>"};
+                                       "<end_of_turn>",   "<|end|>",       "<eos>"};
   for (const char* name : kNames) {
     for (size_t id = 0; id < s.pieces.size(); ++id) {
       if (s.pieces[id] != name || s.types[id] != static_cast<uint8_t>(TokenType::control)) continue;
