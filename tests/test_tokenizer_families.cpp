@@ -16,9 +16,12 @@
 #include <string>
 #include <vector>
 
+#include "models/einfer.h"
 #include "models/tokenizer_normalize.h"
 #include "tests/tokenizer_test_util.h"
+#include "tools/einfer-pack/ein_writer.h"
 #include "tools/einfer-pack/import_tokenizer.h"
+#include "tools/einfer-pack/importers.h"
 
 using namespace einfer;
 using namespace einfer::tokenizer_test;
@@ -173,6 +176,28 @@ TEST_CASE("tokenizer families: BERT WordPiece from tokenizer.json and vocab.txt 
         }) > 0);
 }
 
+TEST_CASE("tokenizer families: a SentencePiece .model with Gemma's settings vs sentencepiece") {
+  const pack::TokenizerSpec g = pack::read_tokenizer_file(kFixtures + "gemma-like.model");
+  CHECK(!(g.flags & (kTokFlagDummyPrefix | kTokFlagRemoveExtraSpaces)));
+  CHECK((g.flags & kTokFlagByteFallback));
+  CHECK((g.flags & kTokFlagMatchAnySpace));  // user-defined ▁ runs
+  Loaded l;
+  load(g, &l);
+  CHECK(l.arena_used == l.arena_bytes);
+  check_corpus(l.tok, "fixtures/gemma-like.spm.ids", 300);
+  CHECK(encode(l.tok, "Hi", true).front() == 2);  // <bos>
+  CHECK(text_tokenizer_is_eog(l.tok, 1));         // <eos>
+  // Negative control: user-defined ▁ runs matched only as written miss "a  b".
+  CHECK(mismatches_without(g, "fixtures/gemma-like.spm.ids",
+                           [](pack::TokenizerSpec& s) { s.flags &= ~kTokFlagMatchAnySpace; }) > 0);
+  // Gemma's own tokenizer.model, when one is at hand.
+  const std::string real = real_dir() + "/gemma/tokenizer.model";
+  SKIP_UNLESS(real);
+  Loaded r;
+  load(pack::read_tokenizer_file(real), &r);
+  check_corpus(r.tok, "gemma.spm.ids", 300);
+}
+
 TEST_CASE("tokenizer families: real Qwen3, Gemma 3 and all-MiniLM-L6-v2 files vs HF") {
   const std::string d = real_dir();
   SUBCASE("qwen3") {
@@ -209,6 +234,59 @@ TEST_CASE("tokenizer families: real Qwen3, Gemma 3 and all-MiniLM-L6-v2 files vs
       CHECK(text_tokenizer_bos(l.tok) == 101);  // [CLS]
       CHECK(text_tokenizer_eos(l.tok) == 102);  // [SEP]
     }
+  }
+}
+
+TEST_CASE("tokenizer families: the C API tokenizes with each kind packed into a model") {
+  struct Case {
+    const char* file;
+    const char* ids;
+  };
+  for (const Case& c : {Case{"qwen3-mini.json", "qwen3-mini"}, Case{"nfkc-mini.json", "nfkc-mini"},
+                        Case{"gemma-mini.json", "gemma-mini"}, Case{"bert-mini.json", "bert-mini"},
+                        Case{"bert-vocab", "bert-mini"}, Case{"gemma-like.model", "gemma-like"}}) {
+    CAPTURE(c.file);
+    pack::SyntheticSpec spec;
+    spec.dim = 16, spec.hidden = 32, spec.layers = 1, spec.heads = 2, spec.vocab = 4096;
+    spec.seq = 32;
+    pack::EinImage e = pack::make_synthetic_image(spec);
+    e.tokenizer =
+        pack::tokenizer_image_for_model(pack::read_tokenizer_file(kFixtures + c.file), spec.vocab);
+    pack::AlignedBuffer model(pack::write_ein(e));
+    einfer_options o;
+    einfer_options_default(&o);
+    o.with_tokenizer = 1;
+    o.max_prompt_bytes = 300;
+    char err[160];
+    size_t need = 0;
+    REQUIRE(einfer_arena_bytes(model.data, model.size, &o, &need, err, sizeof err) == EINFER_OK);
+    std::vector<unsigned char> mem(need + 64);
+    void* base = mem.data() + (64 - reinterpret_cast<uintptr_t>(mem.data()) % 64) % 64;
+    einfer_session* s = nullptr;
+    REQUIRE(einfer_session_create(model.data, model.size, &o, base, need, &s, err, sizeof err) ==
+            EINFER_OK);
+    const bool spm = std::string(c.file).find(".model") != std::string::npos;
+    std::istringstream corpus(slurp(EINFER_TEST_DATA_DIR "/tokenizer/corpus.txt"));
+    std::istringstream expected(slurp(kFixtures + c.ids + (spm ? ".spm.ids" : ".hf.ids")));
+    std::istringstream special(slurp(kFixtures + c.ids + ".hf.special"));
+    std::string line, want, want_special;
+    int compared = 0, mismatches = 0;
+    std::vector<int32_t> ids(4096);
+    while (std::getline(corpus, line) && std::getline(expected, want)) {
+      const bool with_special = !spm && std::getline(special, want_special);
+      const std::string text = unhex(line[0] == '!' ? line.substr(1) : line);
+      if (want == "-" || text.size() > 300 || text.find('\0') != std::string::npos) continue;
+      int32_t n = 0;
+      REQUIRE(einfer_tokenize(s, text.c_str(), 0, ids.data(), 4096, &n) == EINFER_OK);
+      mismatches += std::vector<int32_t>(ids.begin(), ids.begin() + n) != parse_ids(want.substr(2));
+      if (with_special) {
+        REQUIRE(einfer_tokenize(s, text.c_str(), 1, ids.data(), 4096, &n) == EINFER_OK);
+        mismatches += std::vector<int32_t>(ids.begin(), ids.begin() + n) != parse_ids(want_special);
+      }
+      ++compared;
+    }
+    CHECK(compared >= 390);  // lines with NUL, invalid UTF-8 or over 300 bytes left out
+    CHECK(mismatches == 0);
   }
 }
 

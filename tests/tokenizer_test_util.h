@@ -164,8 +164,8 @@ inline int check_corpus(const TextTokenizer& tok, const std::string& ids_file,
 
 }  // namespace einfer::tokenizer_test
 
-#define SKIP_UNLESS(path)                                              \
-  if (!einfer::tokenizer_test::exists(path)) {                         \
-    MESSAGE("skipped: " << (path) << " not found (../shared absent)"); \
-    return;                                                            \
+#define SKIP_UNLESS(path)                           \
+  if (!einfer::tokenizer_test::exists(path)) {      \
+    MESSAGE("skipped: " << (path) << " not found"); \
+    return;                                         \
   }
