@@ -14,6 +14,7 @@
 namespace einfer::pack {
 
 TokenizerSpec read_tokenizer_json(const std::string& path);  // import_tokenizer_json.cpp
+TokenizerSpec read_tokenizer_json_bytes(const std::vector<uint8_t>& bytes, const std::string& path);
 TokenizerSpec gguf_tokenizer(const std::vector<uint8_t>& bytes, const std::string& path);
 
 namespace {
@@ -284,7 +285,7 @@ TokenizerSpec read_tokenizer_bytes(const std::vector<uint8_t>& b, const std::str
   if (b.size() >= 4 && u32_at(b, 0) == kTokenizerMagic)
     throw PackError(path + ": already a packed EITK image; give the original tokenizer file");
   if (looks_like_gguf(b)) return gguf_tokenizer(b, path);
-  if (looks_like_json(b)) return read_tokenizer_json(path);
+  if (looks_like_json(b)) return read_tokenizer_json_bytes(b, path);
   TokenizerSpec s;
   std::string why, why_first_layout;
   if (parse_llama2c_bin(b, true, &s, &why) || parse_llama2c_bin(b, false, &s, &why_first_layout))

@@ -60,15 +60,21 @@ bool byte_level_decode(const std::string& piece, std::string* raw) {
 
 namespace {
 using namespace tokjson;
-TokenizerSpec read_json_checked(const std::string& path);
+TokenizerSpec spec_from_json(const Json& j, const std::string& path);
 }  // namespace
 
-TokenizerSpec read_tokenizer_json(const std::string& path) {
+TokenizerSpec read_tokenizer_json_bytes(const std::vector<uint8_t>& bytes,
+                                        const std::string& path) {
+  const Json j = parse_json(std::string(bytes.begin(), bytes.end()), path + ": not valid JSON");
   try {
-    return read_json_checked(path);
+    return spec_from_json(j, path);
   } catch (const ShapeError& e) {
     throw PackError(path + ": malformed tokenizer.json (" + e.what + ")");
   }
+}
+
+TokenizerSpec read_tokenizer_json(const std::string& path) {
+  return read_tokenizer_json_bytes(read_file(path), path);
 }
 
 namespace {
@@ -306,9 +312,6 @@ TokenizerSpec spec_from_json(const Json& j, const std::string& path) {
   return s;
 }
 
-TokenizerSpec read_json_checked(const std::string& path) {
-  return spec_from_json(parse_file(path), path);
-}
 }  // namespace
 
 TokenizerSpec tokenizer_spec_from_json(const Json& tokenizer_json, const std::string& path) {
