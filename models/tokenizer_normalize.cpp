@@ -160,7 +160,8 @@ size_t compose_all(uint32_t* c, size_t n) {
   for (size_t i = 0; i < n; ++i) {
     const uint32_t ch = c[i];
     const int cls = canonical_combining_class(ch);
-    if (starter >= 0 && (last_class < 0 || (last_class != 0 && last_class < cls))) {
+    // Nothing below U+0300 is the second part of a composite (the common case: skip the search).
+    if (starter >= 0 && ch >= 0x300 && (last_class < 0 || (last_class != 0 && last_class < cls))) {
       if (const uint32_t composite = compose(c[starter], ch)) {
         c[starter] = composite;
         continue;
@@ -247,18 +248,21 @@ size_t normalize_work_count(size_t capacity) {
   return capacity > SIZE_MAX / 8 ? SIZE_MAX : 2 * capacity;  // code points, then merge space
 }
 
-size_t normalize_text(const NormalizeInput& in, char* out, size_t capacity, uint32_t* work) {
+namespace {
+
+// The whole pipeline over text[0..len), written to out; returns the bytes written.
+size_t normalize_chunk(const NormalizeInput& in, const char* text, size_t len, char* out,
+                       size_t capacity, uint32_t* work) {
   const uint32_t steps = in.steps;
   const auto form = static_cast<UnicodeForm>(steps & kNormFormMask);
   const bool decomposing = form != UnicodeForm::none;
   const bool compat = form == UnicodeForm::nfkc || form == UnicodeForm::nfkd;
   CodePoints cps{work};
-  if (in.prefix_space && in.len > 0) cps.push(' ');
-  for (size_t i = 0; i < in.len;) {
-    const CodePoint c = utf8_decode(in.text, in.len, i);
+  for (size_t i = 0; i < len;) {
+    const CodePoint c = utf8_decode(text, len, i);
     uint32_t cp = c.cp;
     if (cp == kInvalidCodePoint)
-      cp = in.keep_invalid ? kRawByte + static_cast<unsigned char>(in.text[i]) : 0xFFFD;
+      cp = in.keep_invalid ? kRawByte + static_cast<unsigned char>(text[i]) : 0xFFFD;
     i += c.bytes;
     if (cp == 0x2581 && in.space_escape) cp = ' ';
     if (steps & kNormBertClean) {
@@ -301,7 +305,33 @@ size_t normalize_text(const NormalizeInput& in, char* out, size_t capacity, uint
     }
     m += put_utf8(cp, out + m);
   }
-  (void)capacity;
+  return m;
+}
+
+}  // namespace
+
+size_t normalize_text(const NormalizeInput& in, char* out, size_t capacity, uint32_t* work) {
+  size_t m = 0;
+  if (in.prefix_space && in.len > 0) out[m++] = ' ';  // no step changes a space or joins it
+  // A Unicode form alone leaves ASCII as it is, and no character below U+0300 joins the one
+  // before it or moves past it: runs of ASCII are copied, the rest goes through the pipeline in
+  // chunks that end before an ASCII character (the last ASCII character before other text goes
+  // with it, as a mark may compose with it).
+  if ((in.steps & ~kNormFormMask) != 0)
+    return m + normalize_chunk(in, in.text, in.len, out + m, capacity, work);
+  const auto* t = reinterpret_cast<const unsigned char*>(in.text);
+  for (size_t i = 0; i < in.len;) {
+    size_t j = i;
+    while (j < in.len && t[j] < 0x80) ++j;
+    const size_t copy_end = j < in.len && j > i ? j - 1 : j;
+    for (size_t k = i; k < copy_end; ++k) out[m++] = in.text[k];
+    i = copy_end;
+    if (i >= in.len) break;
+    size_t k = t[i] < 0x80 ? i + 1 : i;
+    while (k < in.len && t[k] >= 0x80) ++k;
+    m += normalize_chunk(in, in.text + i, k - i, out + m, capacity, work);
+    i = k;
+  }
   return m;
 }
 
