@@ -1,0 +1,76 @@
+// The normalizers on worked examples (composition, Hangul, reordering, compatibility forms, the
+// BERT steps, the two-character lowercase of U+0130), invalid UTF-8 kept or replaced, the ▁
+// escape and the prefix space, and the output capacity on the characters that grow most. The
+// exhaustive comparison with Hugging Face tokenizers is test_tokenizer_normalize.cpp.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "models/tokenizer_normalize.h"
+
+using namespace einfer;
+
+namespace {
+
+int g_over_capacity = 0;  // outputs longer than normalize_capacity promised
+
+std::string normalize(uint32_t steps, const std::string& text, bool keep_invalid = false,
+                      bool escape = false, bool prefix = false) {
+  const size_t cap = normalize_capacity(steps, text.size());
+  std::string out(cap + 64, '\0');  // slack: an overrun is counted, not a crash
+  std::vector<uint32_t> work(normalize_work_count(cap));
+  const NormalizeInput in{text.data(), text.size(), steps, keep_invalid, escape, prefix};
+  const size_t n = normalize_text(in, out.data(), cap, work.data());
+  g_over_capacity += n > cap;
+  out.resize(n < cap ? n : cap);
+  return out;
+}
+
+constexpr uint32_t kBertUncased = kNormBertClean | kNormBertChinese |
+                                  static_cast<uint32_t>(UnicodeForm::nfd) | kNormStripNonspacing |
+                                  kNormLowercase;
+
+}  // namespace
+
+TEST_CASE("normalize: worked examples, invalid UTF-8, escape, prefix") {
+  const uint32_t nfc = static_cast<uint32_t>(UnicodeForm::nfc);
+  const uint32_t nfkc = static_cast<uint32_t>(UnicodeForm::nfkc);
+  CHECK(normalize(nfc, "e\xCC\x81") == "\xC3\xA9");                     // e + acute = é
+  CHECK(normalize(nfc, "\xE1\x84\x80\xE1\x85\xA1") == "\xEA\xB0\x80");  // ᄀ + ᅡ = 가
+  CHECK(normalize(nfc, "a\xCC\x95\xCC\x81") == "\xC3\xA1\xCC\x95");     // 232 after 230
+  CHECK(normalize(nfkc, "\xEF\xAC\x81") == "fi");                       // the ligature
+  CHECK(normalize(nfkc, "\xEF\xBC\xA1\xE2\x91\xA0") == "A1");           // fullwidth, circled
+  CHECK(normalize(kBertUncased, "H\xC3\xA9llo\t\xE4\xB8\xAD!") == "hello  \xE4\xB8\xAD !");
+  CHECK(normalize(kNormLowercase, "\xC4\xB0") == "i\xCC\x87");  // İ -> i + dot
+  // Invalid bytes: kept as they are for byte-level BPE, else U+FFFD (which BERT's clean drops).
+  CHECK(normalize(nfc, "a\xFF\xCC\x81", true) == "a\xFF\xCC\x81");
+  CHECK(normalize(nfc, "a\xFF", false) == "a\xEF\xBF\xBD");
+  CHECK(normalize(kBertUncased, "a\xFF b") == "a b");
+  // U+2581 read as a space; the prefix space before a non-empty text only.
+  CHECK(normalize(nfc, "x\xE2\x96\x81y", false, true) == "x y");
+  CHECK(normalize(nfc, "x", false, false, true) == " x");
+  CHECK(normalize(nfc, "", false, false, true).empty());
+}
+
+TEST_CASE("normalize: the capacity holds the characters that grow most") {
+  // U+FDFA (3 bytes) is 33 bytes under NFKC; U+1D160 (4 bytes) 12 under NFC; U+023A doubles to 3
+  // bytes lowercased; an ideograph gains two spaces; an invalid byte becomes 3.
+  const std::string worst[] = {"\xEF\xB7\xBA", "\xF0\x9D\x85\xA0", "\xC8\xBA", "\xE4\xB8\xAD",
+                               "\xFF"};
+  const uint32_t forms[] = {0, 1, 2, 3, 4};
+  for (const std::string& w : worst) {
+    std::string text;
+    for (int i = 0; i < 50; ++i) text += w;
+    for (uint32_t f : forms) {
+      for (uint32_t extra : {0u, kNormLowercase, kNormBertChinese | kNormLowercase}) {
+        const uint32_t steps = f | extra;
+        CAPTURE(steps);
+        normalize(steps, text, false, false, true);
+        CHECK(g_over_capacity == 0);
+      }
+    }
+  }
+  CHECK(normalize(static_cast<uint32_t>(UnicodeForm::nfkc), std::string(10, '\xEF')).size() == 30);
+  CHECK(normalize_capacity(static_cast<uint32_t>(UnicodeForm::nfkc), 3) >= 33);
+}
