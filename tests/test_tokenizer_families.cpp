@@ -109,6 +109,21 @@ TEST_CASE("tokenizer families: Gemma-style character BPE (fixture) vs HF") {
   CHECK(!(g.flags & kTokFlagDummyPrefix));
   CHECK((g.flags & kTokFlagMatchEscapedSpace));
   CHECK((g.flags & kTokFlagAddBos));
+  // Added tokens past a model's embedding rows (Gemma 3's <image_soft_token>) are left out;
+  // ordinary tokens past them are refused.
+  const int32_t n = static_cast<int32_t>(g.pieces.size());
+  pack::TokenizerSpec ended = g;  // <eos> ends text, as Gemma's config says; <end_of_turn> too
+  ended.eos = 1;
+  ended.eog = {1, n - 1};
+  const std::vector<uint8_t> cut = pack::tokenizer_image_for_model(ended, n - 2);
+  PackedTokenizer p;
+  REQUIRE(tokenizer_parse(cut.data(), cut.size(), &p).ok());
+  CHECK(p.header.n_tokens == static_cast<uint32_t>(n - 2));
+  CHECK(p.header.n_eog == 1);
+  CHECK_THROWS_WITH_AS(pack::tokenizer_image_for_model(ended, 300),
+                       doctest::Contains("more than the model"), std::exception);
+  CHECK_THROWS_WITH_AS(pack::tokenizer_image_for_model(g, n - 2),  // its EOS past the rows
+                       doctest::Contains("more than the model"), std::exception);
   // Negative control: added ▁ runs matched as spaces (or not as ▁) give other ids.
   CHECK(mismatches_without(g, "fixtures/gemma-mini.hf.ids", [](pack::TokenizerSpec& s) {
           s.flags &= ~kTokFlagMatchEscapedSpace;
@@ -214,9 +229,12 @@ TEST_CASE("tokenizer families: real Qwen3, Gemma 3 and all-MiniLM-L6-v2 files vs
   SUBCASE("gemma3") {
     const std::string f = d + "/gemma3/package/models/tokenizer.json";
     SKIP_UNLESS(f);
+    const pack::TokenizerSpec spec = pack::read_tokenizer_file(f);
+    CHECK(spec.pieces.size() == 262145);  // <image_soft_token> past the 262144 embedding rows
     Loaded l;
-    load(pack::read_tokenizer_file(f), &l);
+    load(spec, &l);
     check_corpus(l.tok, "gemma3.hf.ids", 300);
+    CHECK(pack::tokenizer_image_for_model(spec, 262144).size() > 0);
     check_special(l.tok, "gemma3.hf.special");
     CHECK(text_tokenizer_bos(l.tok) == 2);
     CHECK(text_tokenizer_is_eog(l.tok, 1));    // <eos>

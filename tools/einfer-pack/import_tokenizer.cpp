@@ -305,11 +305,30 @@ TokenizerSpec read_tokenizer_bytes(const std::vector<uint8_t>& b, const std::str
 std::vector<uint8_t> tokenizer_image_for_model(const TokenizerSpec& spec, int32_t model_vocab) {
   if (model_vocab <= 0)
     throw PackError("a tokenizer was given for a model without a vocabulary (encoder)");
-  if (spec.pieces.size() > static_cast<size_t>(model_vocab))
+  const size_t rows = static_cast<size_t>(model_vocab);
+  if (spec.pieces.size() <= rows) return write_tokenizer_image(spec);
+  // Added tokens past the embedding rows (Gemma 3's <image_soft_token>, which only the
+  // multimodal model feeds) can never reach this model: they are left out. Anything else past
+  // the rows means another model's tokenizer.
+  bool only_added = true;
+  for (size_t id = rows; id < spec.pieces.size(); ++id)
+    only_added = only_added && (spec.types[id] == static_cast<uint8_t>(TokenType::control) ||
+                                spec.types[id] == static_cast<uint8_t>(TokenType::user_defined));
+  for (const auto& m : spec.merges) only_added = only_added && static_cast<size_t>(m[2]) < rows;
+  for (int32_t id : {spec.bos, spec.eos, spec.unk, spec.pad})
+    only_added = only_added && (id < 0 || static_cast<size_t>(id) < rows);
+  if (!only_added)
     throw PackError("the tokenizer (" + spec.source + ") has " +
                     std::to_string(spec.pieces.size()) + " tokens, more than the model's " +
                     std::to_string(model_vocab) + " embedding rows: not this model's tokenizer");
-  return write_tokenizer_image(spec);
+  TokenizerSpec cut = spec;
+  cut.pieces.resize(rows);
+  cut.types.resize(rows);
+  if (!cut.scores.empty()) cut.scores.resize(rows);
+  cut.eog.clear();
+  for (int32_t id : spec.eog)
+    if (static_cast<size_t>(id) < rows) cut.eog.push_back(id);
+  return write_tokenizer_image(cut);
 }
 
 bool read_folder_tokenizer(const std::string& dir, TokenizerSpec* out) {
