@@ -16,24 +16,12 @@
 #include <vector>
 
 #include "models/tokenizer_normalize.h"
+#include "tests/normalize_test_util.h"
 
 using namespace einfer;
+using namespace einfer::normalize_test;
 
 namespace {
-
-int g_over_capacity = 0;  // outputs longer than normalize_capacity promised (ASan sees the write)
-
-std::string normalize(uint32_t steps, const std::string& text, bool keep_invalid = false,
-                      bool escape = false, bool prefix = false) {
-  const size_t cap = normalize_capacity(steps, text.size());
-  std::string out(cap, '\0');
-  std::vector<uint32_t> work(normalize_work_count(cap));
-  const NormalizeInput in{text.data(), text.size(), steps, keep_invalid, escape, prefix};
-  const size_t n = normalize_text(in, out.data(), cap, work.data());
-  g_over_capacity += n > cap;
-  out.resize(n < cap ? n : cap);
-  return out;
-}
 
 std::string utf8(uint32_t cp) {
   std::string s;
@@ -69,10 +57,6 @@ struct Hash {
     }
   }
 };
-
-constexpr uint32_t kBertUncased = kNormBertClean | kNormBertChinese |
-                                  static_cast<uint32_t>(UnicodeForm::nfd) | kNormStripNonspacing |
-                                  kNormLowercase;
 
 // Letters of Unicode 15.0-16.0 with a lowercase the reference has and the tables do not.
 bool newer_lowercase(uint32_t cp) {
@@ -133,7 +117,7 @@ TEST_CASE("normalize: every code point as Hugging Face tokenizers normalizes it"
     CHECK(h.n == want[name].first);
     CHECK(h.h == want[name].second);
   }
-  CHECK(g_over_capacity == 0);
+  CHECK(normalize_overruns() == 0);
   // The documented difference: einfer's Unicode 14.0 tables leave those letters as they are.
   for (uint32_t cp : {0x1C89u, 0xA7CBu, 0x10D50u, 0x16EB8u})
     CHECK(normalize(kNormLowercase, utf8(cp)) == utf8(cp));

@@ -8,30 +8,10 @@
 #include <vector>
 
 #include "models/tokenizer_normalize.h"
+#include "tests/normalize_test_util.h"
 
 using namespace einfer;
-
-namespace {
-
-int g_over_capacity = 0;  // outputs longer than normalize_capacity promised
-
-std::string normalize(uint32_t steps, const std::string& text, bool keep_invalid = false,
-                      bool escape = false, bool prefix = false) {
-  const size_t cap = normalize_capacity(steps, text.size());
-  std::string out(cap + 64, '\0');  // slack: an overrun is counted, not a crash
-  std::vector<uint32_t> work(normalize_work_count(cap));
-  const NormalizeInput in{text.data(), text.size(), steps, keep_invalid, escape, prefix};
-  const size_t n = normalize_text(in, out.data(), cap, work.data());
-  g_over_capacity += n > cap;
-  out.resize(n < cap ? n : cap);
-  return out;
-}
-
-constexpr uint32_t kBertUncased = kNormBertClean | kNormBertChinese |
-                                  static_cast<uint32_t>(UnicodeForm::nfd) | kNormStripNonspacing |
-                                  kNormLowercase;
-
-}  // namespace
+using namespace einfer::normalize_test;
 
 TEST_CASE("normalize: worked examples, invalid UTF-8, escape, prefix") {
   const uint32_t nfc = static_cast<uint32_t>(UnicodeForm::nfc);
@@ -67,7 +47,7 @@ TEST_CASE("normalize: the capacity holds the characters that grow most") {
         const uint32_t steps = f | extra;
         CAPTURE(steps);
         normalize(steps, text, false, false, true);
-        CHECK(g_over_capacity == 0);
+        CHECK(normalize_overruns() == 0);
       }
     }
   }
