@@ -104,8 +104,9 @@ Status tokenizer_parse(const void* image, size_t bytes, PackedTokenizer* out) {
     if (h.n_merges != 0 || (h.flags & (kTokFlagByteLevel | kTokFlagByteFallback)))
       return bad("wordpiece tokenizer with merges, byte-level symbols or byte fallback");
     if (h.unk_id < 0) return bad("wordpiece tokenizer without an unknown token");
-    if (h.max_word_chars == 0 || h.max_word_chars > (1u << 20))
-      return bad("wordpiece max_word_chars out of range", 1 << 20, h.max_word_chars);
+    // Bounded so a word's work stays bounded however long the image's pieces are.
+    if (h.max_word_chars == 0 || h.max_word_chars > kTokenizerMaxWordChars)
+      return bad("wordpiece max_word_chars out of range", kTokenizerMaxWordChars, h.max_word_chars);
   } else if (h.max_word_chars != 0) {
     return bad("tokenizer max_word_chars set for a model other than wordpiece");
   }

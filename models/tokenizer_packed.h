@@ -22,6 +22,7 @@ inline constexpr uint32_t kTokenizerMagic = 0x4B544945;  // the bytes "EITK"
 inline constexpr uint32_t kTokenizerVersion = 2;
 inline constexpr uint32_t kTokenizerHeaderBytes = 128;
 inline constexpr int kTokenizerMaxEog = 8;
+inline constexpr uint32_t kTokenizerMaxWordChars = 1024;  // WordPiece max_input_chars_per_word
 
 // How text becomes symbols and symbols merge.
 enum class TokenizerAlgorithm : uint32_t {

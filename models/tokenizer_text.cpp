@@ -22,18 +22,27 @@ constexpr ByteTable make_byte_table() {
 }
 constexpr ByteTable kByteTable = make_byte_table();
 
-// FNV-1a of the bytes a[0..na) followed by b[0..nb).
-uint32_t hash_bytes(const char* a, size_t na, const char* b = nullptr, size_t nb = 0) {
-  uint32_t h = 2166136261u;
-  for (size_t i = 0; i < na; ++i) h = (h ^ static_cast<unsigned char>(a[i])) * 16777619u;
-  for (size_t i = 0; i < nb; ++i) h = (h ^ static_cast<unsigned char>(b[i])) * 16777619u;
+constexpr uint32_t kFnvBasis = 2166136261u;
+uint32_t fnv_step(uint32_t h, unsigned char c) {
+  return (h ^ c) * 16777619u;  // FNV-1a
+}
+uint32_t fnv_final(uint32_t h) {
   return h ^ (h >> 15);
 }
 
-// Id of the piece spelled a[0..na) b[0..nb), or -1.
-int32_t find_piece(const TextTokenizer& t, const char* a, size_t na, const char* b, size_t nb) {
+// Hash of the bytes a[0..na) followed by b[0..nb).
+uint32_t hash_bytes(const char* a, size_t na, const char* b = nullptr, size_t nb = 0) {
+  uint32_t h = kFnvBasis;
+  for (size_t i = 0; i < na; ++i) h = fnv_step(h, static_cast<unsigned char>(a[i]));
+  for (size_t i = 0; i < nb; ++i) h = fnv_step(h, static_cast<unsigned char>(b[i]));
+  return fnv_final(h);
+}
+
+// Id of the piece spelled a[0..na) b[0..nb) whose hash_bytes is `hash`, or -1.
+int32_t find_piece_hashed(const TextTokenizer& t, uint32_t hash, const char* a, size_t na,
+                          const char* b, size_t nb) {
   if (t.piece_slots == nullptr) return -1;
-  for (uint32_t slot = hash_bytes(a, na, b, nb) & t.piece_mask;; slot = (slot + 1) & t.piece_mask) {
+  for (uint32_t slot = hash & t.piece_mask;; slot = (slot + 1) & t.piece_mask) {
     const int32_t id = t.piece_slots[slot];
     if (id < 0) return -1;
     uint32_t l;
@@ -41,6 +50,10 @@ int32_t find_piece(const TextTokenizer& t, const char* a, size_t na, const char*
     if (l == na + nb && std::memcmp(s, a, na) == 0 && (nb == 0 || std::memcmp(s + na, b, nb) == 0))
       return id;
   }
+}
+
+int32_t find_piece(const TextTokenizer& t, const char* a, size_t na, const char* b, size_t nb) {
+  return find_piece_hashed(t, hash_bytes(a, na, b, nb), a, na, b, nb);
 }
 
 bool is_u2581(const char* s, size_t left) {
@@ -398,26 +411,30 @@ struct Encoder {
     if (chars > p.header.max_word_chars) return emit(p.header.unk_id);
     const int32_t first = count;
     for (uint32_t start = 0; start < n;) {
-      // The longest candidate that can be a piece, on a character boundary (the text is valid
-      // UTF-8 here: invalid bytes became U+FFFD).
+      // Candidates grow a character at a time (the text is valid UTF-8 here: invalid bytes
+      // became U+FFFD) with the hash carried along, up to the longest piece; the longest that is
+      // a piece wins. A word-initial candidate is looked up after a space.
+      const uint32_t lead = start == 0 ? 1 : 0;
       const uint32_t most = p.header.max_piece_bytes;
-      const uint32_t limit = start == 0 ? (most > 0 ? most - 1 : 0) : most;
-      uint32_t end = n - start > limit ? start + limit : n;
-      while (end > start && end < n && (static_cast<unsigned char>(w[end]) & 0xC0) == 0x80) --end;
-      int32_t id = -1;
-      while (end > start) {
-        id = start == 0 ? find_piece(t, " ", 1, w, end)
-                        : find_piece(t, w + start, end - start, nullptr, 0);
-        if (id >= 0) break;
-        --end;
-        while (end > start && (static_cast<unsigned char>(w[end]) & 0xC0) == 0x80) --end;
+      const uint32_t limit = most > lead ? most - lead : 0;
+      uint32_t h = lead ? fnv_step(kFnvBasis, ' ') : kFnvBasis;
+      int32_t best = -1;
+      uint32_t best_end = start;
+      for (uint32_t end = start; end < n;) {
+        const uint32_t bytes = utf8_decode(w, n, end).bytes;
+        if (end + bytes - start > limit) break;
+        for (uint32_t k = 0; k < bytes; ++k)
+          h = fnv_step(h, static_cast<unsigned char>(w[end + k]));
+        end += bytes;
+        const int32_t id = find_piece_hashed(t, fnv_final(h), " ", lead, w + start, end - start);
+        if (id >= 0) best = id, best_end = end;
       }
-      if (id < 0) {
+      if (best < 0) {
         count = first;  // the whole word is unknown
         return emit(p.header.unk_id);
       }
-      emit(id);
-      start = end;
+      emit(best);
+      start = best_end;
     }
   }
 

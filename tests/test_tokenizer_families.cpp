@@ -177,6 +177,11 @@ TEST_CASE("tokenizer families: BERT WordPiece from tokenizer.json and vocab.txt 
   CHECK(ids.front() == text_tokenizer_bos(l.tok));
   CHECK(ids.back() == text_tokenizer_eos(l.tok));
   CHECK(decode(l.tok, ids, false) == "hello , unaffable world !");
+  // max_input_chars_per_word is bounded (the work per word with it).
+  pack::TokenizerSpec long_words = b;
+  long_words.max_word_chars = kTokenizerMaxWordChars + 1;
+  CHECK_THROWS_WITH_AS(pack::write_tokenizer_image(long_words),
+                       doctest::Contains("max_word_chars out of range"), std::exception);
   // Negative controls: each BERT step matters on the corpus.
   const std::string f = "fixtures/bert-mini.hf.ids";
   for (uint32_t step : {kNormBertClean, kNormBertChinese, kNormStripNonspacing, kNormLowercase}) {

@@ -130,10 +130,11 @@ TokenizerSpec spec_from_json(const Json& j, const std::string& path) {
       unsupported("WordPiece continuing_subword_prefix",
                   model.members.at("continuing_subword_prefix"));
     const Json& max_chars = member(model, "max_input_chars_per_word");
-    s.max_word_chars = max_chars.type == Json::Type::null
-                           ? 100
-                           : static_cast<uint32_t>(json_to_int(
-                                 max_chars, path + ": max_input_chars_per_word", 1, 1 << 20));
+    s.max_word_chars =
+        max_chars.type == Json::Type::null
+            ? 100
+            : static_cast<uint32_t>(json_to_int(max_chars, path + ": max_input_chars_per_word", 1,
+                                                kTokenizerMaxWordChars));
   } else {
     Json type = member(model, "type");
     if (!contains(model, "type")) type.type = Json::Type::string, type.str = "?";
