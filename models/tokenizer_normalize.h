@@ -34,8 +34,8 @@ struct NormalizeInput {
   bool prefix_space;  // a space before the text (a non-empty one)
 };
 
-// Bytes the normalized form of `len` input bytes takes at most (`base_growth` input-side growth
-// factor already applied by the caller is 1 here: the bound is for the text as given).
+// Bytes the normalized form of `len` input bytes takes at most (prefix space and U+FFFD for
+// invalid bytes included); SIZE_MAX when that does not fit the address space.
 size_t normalize_capacity(uint32_t steps, size_t len);
 // Code points of work area normalize_text needs for an output capacity of `capacity` bytes.
 size_t normalize_work_count(size_t capacity);

@@ -160,26 +160,34 @@ size_t align_up(size_t n, size_t a) {
 
 ScratchLayout scratch_layout(const TokenizerHeader& h, size_t text_len) {
   ScratchLayout l;
-  // Without a Unicode normalizer: an invalid byte becomes U+FFFD (3 bytes), plus a dummy-prefix
-  // space per segment (at most one per byte, plus one).
   if (text_len > (size_t(1) << 28)) return l;  // symbol indices stay far inside int32
-  size_t cap = 4 * text_len + 4;
+  // Without a Unicode normalizer: an invalid byte becomes U+FFFD (3 bytes), plus a dummy-prefix
+  // space per segment (at most one per byte, plus one). Sizes in 64 bits, then checked against
+  // the address space (32-bit targets).
+  uint64_t cap = 4 * uint64_t(text_len) + 4;
   if (h.normalizer != 0) {
     const size_t c = normalize_capacity(h.normalizer, text_len);
-    if (c > (size_t(1) << 30)) return l;  // 32-bit targets: the sizes below stay in range
+    if (c == SIZE_MAX) return l;
     if (c > cap) cap = c;
   }
-  l.cap = cap;
-  const size_t work_at = align_up(cap, alignof(Candidate));
-  size_t work = 0;
+  const uint64_t a = alignof(Candidate);
+  const uint64_t work_at = (cap + a - 1) / a * a;
+  uint64_t sym_at = 0, heap_at = 0, work = 0;
   if (static_cast<TokenizerAlgorithm>(h.algorithm) != TokenizerAlgorithm::wordpiece) {
-    l.sym_at = work_at;
-    l.heap_at = align_up(work_at + cap * sizeof(Symbol), alignof(Candidate));
-    work = l.heap_at + 3 * cap * sizeof(Candidate) - work_at;
+    sym_at = work_at;
+    heap_at = (work_at + cap * sizeof(Symbol) + a - 1) / a * a;
+    work = heap_at + 3 * cap * sizeof(Candidate) - work_at;
   }
-  if (h.normalizer != 0 && normalize_work_count(cap) * sizeof(uint32_t) > work)
-    work = normalize_work_count(cap) * sizeof(uint32_t);
-  l.total = work_at + work + alignof(Candidate);  // the caller's pointer may need aligning
+  if (h.normalizer != 0) {  // the normalizer's code points, before the merges use the region
+    const uint64_t codes = normalize_work_count(static_cast<size_t>(cap)) * uint64_t{4};
+    if (codes > work) work = codes;
+  }
+  const uint64_t total = work_at + work + a;  // the caller's pointer may need aligning
+  if (total >= SIZE_MAX || cap > (uint64_t(1) << 31)) return l;
+  l.cap = static_cast<size_t>(cap);
+  l.sym_at = static_cast<size_t>(sym_at);
+  l.heap_at = static_cast<size_t>(heap_at);
+  l.total = static_cast<size_t>(total);
   return l;
 }
 
