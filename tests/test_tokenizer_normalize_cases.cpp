@@ -43,7 +43,7 @@ TEST_CASE("normalize: the capacity holds the characters that grow most") {
     std::string text;
     for (int i = 0; i < 50; ++i) text += w;
     for (uint32_t f : forms) {
-      for (uint32_t extra : {0u, kNormLowercase, kNormBertChinese | kNormLowercase}) {
+      for (uint32_t extra : {uint32_t{0}, kNormLowercase, kNormBertChinese | kNormLowercase}) {
         const uint32_t steps = f | extra;
         CAPTURE(steps);
         normalize(steps, text, false, false, true);

@@ -86,6 +86,7 @@ TEST_CASE("tokenizer reference: Llama 2 SentencePiece through .model, .bin, GGUF
     load(pack::read_tokenizer_file(d + "tokenizer.json"), &l);
     CHECK(l.arena_used == l.arena_bytes);
     check_corpus(l.tok, "llama2.hf.ids");
+    check_special(l.tok, "llama2.hf.special");
   }
 }
 
@@ -97,6 +98,7 @@ TEST_CASE("tokenizer reference: byte-level BPE (GPT-2, SmolLM, Llama 3) vs Huggi
     load(pack::read_tokenizer_file(d + "gpt2/tokenizer.json"), &l);
     CHECK(l.arena_used == l.arena_bytes);
     check_corpus(l.tok, "gpt2.hf.ids");
+    check_special(l.tok, "gpt2.hf.special");
     check_llamacpp(l.tok, "gpt-2");
     CHECK(text_tokenizer_is_eog(l.tok, 50256));
   }
@@ -104,6 +106,7 @@ TEST_CASE("tokenizer reference: byte-level BPE (GPT-2, SmolLM, Llama 3) vs Huggi
     Loaded l;
     load(pack::read_tokenizer_file(d + "smollm-135m/tokenizer.json"), &l);
     check_corpus(l.tok, "smollm-135m.hf.ids");
+    check_special(l.tok, "smollm-135m.hf.special");
     CHECK(text_tokenizer_is_eog(l.tok, 0));  // <|endoftext|>
     CHECK(text_tokenizer_is_eog(l.tok, 2));  // <|im_end|>
   }
@@ -112,6 +115,7 @@ TEST_CASE("tokenizer reference: byte-level BPE (GPT-2, SmolLM, Llama 3) vs Huggi
     load(pack::read_tokenizer_file(d + "llama3/tokenizer.json"), &l);
     CHECK(l.arena_used == l.arena_bytes);
     check_corpus(l.tok, "llama3.hf.ids");
+    check_special(l.tok, "llama3.hf.special");
     check_llamacpp(l.tok, "llama-bpe");
     CHECK(text_tokenizer_bos(l.tok) == 128000);
     CHECK(encode(l.tok, "Hi", true).front() == 128000);

@@ -162,6 +162,21 @@ inline int check_corpus(const TextTokenizer& tok, const std::string& ids_file,
   return r.compared;
 }
 
+// The special-token encodings of the first corpus lines (<name>.hf.special) match.
+inline void check_special(const TextTokenizer& tok, const std::string& file) {
+  std::istringstream corpus(slurp(EINFER_TEST_DATA_DIR "/tokenizer/corpus.txt"));
+  std::istringstream expected(slurp(EINFER_TEST_DATA_DIR "/tokenizer/" + file));
+  std::string c, e;
+  int n = 0;
+  while (std::getline(expected, e) && std::getline(corpus, c)) {
+    const std::string text = unhex(c[0] == '!' ? c.substr(1) : c);
+    CAPTURE(hex(text));
+    CHECK(encode(tok, text, true) == parse_ids(e));
+    ++n;
+  }
+  CHECK(n == 40);
+}
+
 }  // namespace einfer::tokenizer_test
 
 #define SKIP_UNLESS(path)                           \
