@@ -7,3 +7,10 @@ function(run_checked)
   endif()
   set(out "${out}" PARENT_SCOPE)
 endfunction()
+
+# run_ok(VAR COMMAND...): run_checked, with the command's standard output stripped into VAR.
+function(run_ok out_var)
+  run_checked(${ARGN})
+  string(STRIP "${out}" out)
+  set(${out_var} "${out}" PARENT_SCOPE)
+endfunction()
