@@ -165,9 +165,14 @@ void quantize_row_range(const float* a, int64_t lda, int64_t k, DType dtype, int
     quant_detail::quantize_activations_q8(a + i * lda, k, group, qa, s.sa + i * groups);
 #endif
     std::memset(qa + k, 0, static_cast<size_t>(kpad - k));
+#if EINFER_HAS_SIMD && defined(__AVX2__)
+    // The chunk sums: the q4 kernels' nibble offset, and the AVX-512 VNNI prefill's q8 offset.
+    if (even_odd_q4) {
+      quant_detail::chunk_sums_times8(qa, kpad, s.csum + i * (kpad / quant_detail::kChunk));
+    }
+#endif
     if (even_odd_q4 && dtype == DType::q4) {
 #if EINFER_HAS_SIMD && defined(__AVX2__)
-      quant_detail::chunk_sums_times8(qa, kpad, s.csum + i * (kpad / quant_detail::kChunk));
       quant_detail::permute_blocks_even_odd64(qa, kpad);
 #elif EINFER_HAS_SIMD
       quant_detail::permute_chunks_even_odd(qa, kpad);
@@ -416,6 +421,15 @@ void run_kernel(const quant_detail::QuantGemm& p, DType dtype, bool simd, bool m
       quant_detail::gemm_q4_16x16_amx(p);
     } else {
       quant_detail::gemm_q8_16x16_amx(p);
+    }
+    return;
+  }
+  if (p.m > 1 && isa_extension_enabled(IsaExtension::avx512vnni) &&
+      quant_detail::gemm_8x16_avx512vnni_supports(p)) {
+    if (q4) {
+      quant_detail::gemm_q4_8x16_avx512vnni(p);
+    } else {
+      quant_detail::gemm_q8_8x16_avx512vnni(p);
     }
     return;
   }

@@ -47,7 +47,7 @@ void chunk_sums_times8(const int8_t* qa, int64_t kpad, int32_t* csum);
 struct QuantGemm {
   const int8_t* qa;     // m rows of kpad int8 (layout per weight dtype, see above)
   const float* sa;      // m rows of `groups` activation scales
-  const int32_t* csum;  // m rows of kpad / 32 chunk sums (chunk_sums_times8), AVX2 q4 only
+  const int32_t* csum;  // m rows of kpad / 32 chunk sums (chunk_sums_times8), x86 SIMD only
   const uint8_t* w;     // n rows of w_row_bytes
   const float* sw;      // n rows of `groups` weight scales
   size_t w_row_bytes;
@@ -86,6 +86,12 @@ void gemm_q4_4x4_avx512vnni(const QuantGemm& p);
 // k, k small enough for their stack buffers (gemm_amx_supports); call only when
 // isa_extension_enabled(IsaExtension::amx).
 bool gemm_amx_supports(const QuantGemm& p, bool q4);
+// Prefill GEMMs bit-identical to the scalar twin (gemm_q8_q4_8x16_avx512vnni.cpp): 8 activation
+// rows x 16 weight rows in zmm lanes, groups multiple of 32 up to 1024 (..._supports), q8 and q4
+// both reading the chunk sums (csum) of the rows.
+bool gemm_8x16_avx512vnni_supports(const QuantGemm& p);
+void gemm_q8_8x16_avx512vnni(const QuantGemm& p);
+void gemm_q4_8x16_avx512vnni(const QuantGemm& p);
 void gemm_q8_16x16_amx(const QuantGemm& p);
 void gemm_q4_16x16_amx(const QuantGemm& p);
 #endif
