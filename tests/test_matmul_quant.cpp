@@ -11,6 +11,7 @@
 
 #include "kernels/gemm_quant/gemm_quant.h"
 #include "kernels/gemm_quant/gemm_quant_internal.h"
+#include "kernels/isa/isa.h"
 #include "kernels/quant/quant.h"
 #include "tests/isa_levels.h"
 #include "tests/test_util.h"
@@ -362,4 +363,64 @@ TEST_CASE("matmul_quant: bad arguments get a clear status") {
   TensorView wn = w;
   wn.scales = nullptr;
   CHECK(matmul_f32_quant(a, 32, 2, wn, c, 2, scratch, need).code == StatusCode::invalid_argument);
+}
+
+TEST_CASE("matmul_quant: the exact prefill GEMMs equal the scalar int twin bit for bit") {
+  // On selections whose prefill kernel promises the scalar twin's bits (AVX-512 VNNI without AMX:
+  // gemm_q8_q4_8x16_avx512vnni.cpp), every element of a GEMM (m > 1), and of its column and row
+  // block forms (the threaded splits), equals the scalar int path's: q8 and q4, groups of 32 to
+  // 1024, k tails inside a chunk and inside a group, several K slices (k > 1024), column tails
+  // of the 16-lane tiles and row tails of the 8-row tiles.
+  einfer_test::for_each_isa([&](const std::string& name) {
+    if (!isa_extension_enabled(IsaExtension::avx512vnni) ||
+        isa_extension_enabled(IsaExtension::amx)) {
+      return;
+    }
+    CAPTURE(name);
+    Rng rng{23};
+    struct Shape {
+      int64_t m, n, k;
+      int32_t group;
+    };
+    const Shape shapes[] = {{2, 1, 32, 32},     {9, 17, 288, 32},  {17, 33, 300, 64},
+                            {8, 16, 270, 96},   {23, 40, 1000, 32}, {5, 31, 2500, 64},
+                            {13, 20, 3000, 1024}, {128, 48, 768, 32}, {3, 5, 33, 32}};
+    for (DType dt : {DType::q8, DType::q4}) {
+      for (const Shape& s : shapes) {
+        CAPTURE(dtype_name(dt));
+        CAPTURE(s.m);
+        CAPTURE(s.n);
+        CAPTURE(s.k);
+        CAPTURE(s.group);
+        const QWeights w = make_weights(dt, s.n, s.k, s.group, (s.n + s.k) % 2 == 0, rng);
+        std::vector<float> a(static_cast<size_t>(s.m * s.k));
+        for (auto& x : a) x = rng.uniform() * 2.f;
+        const size_t sb = matmul_quant_scratch_bytes(s.m, s.k, s.group);
+        std::vector<uint8_t> scratch(sb);
+        std::vector<float> c(static_cast<size_t>(s.m * s.n)), ci(c), cc(c), cr(c);
+        REQUIRE(matmul_f32_quant(a.data(), s.k, s.m, w.view, c.data(), s.n, scratch.data(), sb)
+                    .ok());
+        // Column blocks of 16 and row blocks of 4, as the threaded forms split them.
+        REQUIRE(matmul_quant_rows(a.data(), s.k, s.m, w.view, 0, s.m, scratch.data(), sb).ok());
+        for (int64_t j0 = 0; j0 < s.n; j0 += 16) {
+          const int64_t j1 = j0 + 16 < s.n ? j0 + 16 : s.n;
+          REQUIRE(matmul_quant_columns(s.m, w.view, cc.data(), s.n, j0, j1, scratch.data(), sb)
+                      .ok());
+        }
+        for (int64_t r0 = 0; r0 < s.m; r0 += 4) {
+          int64_t r1 = r0 + 4 < s.m ? r0 + 4 : s.m;
+          if (s.m - r1 == 1) r1 = s.m;  // no lone last row (it would take the GEMV)
+          REQUIRE(matmul_quant_row_block(s.m, w.view, cr.data(), s.n, r0, r1, scratch.data(), sb)
+                      .ok());
+          r0 = r1 - 4;
+        }
+        REQUIRE(scalar::matmul_f32_quant_int8(a.data(), s.k, s.m, w.view, ci.data(), s.n,
+                                              scratch.data(), sb)
+                    .ok());
+        CHECK(std::memcmp(c.data(), ci.data(), c.size() * sizeof(float)) == 0);
+        CHECK(std::memcmp(cc.data(), ci.data(), c.size() * sizeof(float)) == 0);
+        CHECK(std::memcmp(cr.data(), ci.data(), c.size() * sizeof(float)) == 0);
+      }
+    }
+  });
 }
