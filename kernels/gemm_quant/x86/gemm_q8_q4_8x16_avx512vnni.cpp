@@ -61,37 +61,76 @@ inline uint8_t packed_byte(const uint8_t* row, size_t row_bytes, int64_t k, int6
   return static_cast<uint8_t>(q < 32 ? row[byte] & 0x0F : row[byte] >> 4);
 }
 
+// 16 rows of 32 bytes (q8 chunk) -> 8 quads [row][4 bytes]: rows r and r + 8 share a register, a
+// dword transpose in 128-bit lanes, then one two-source permute per output pair.
+inline void transpose_16x32(const uint8_t* const* src, uint8_t (*dst)[kLanes][4]) {
+  __m512i z[8], t[8], u[8];
+  for (int r = 0; r < 8; ++r) {
+    const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src[r]));
+    const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src[r + 8]));
+    z[r] = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+  }
+  for (int r = 0; r < 8; r += 2) {
+    t[r] = _mm512_unpacklo_epi32(z[r], z[r + 1]);
+    t[r + 1] = _mm512_unpackhi_epi32(z[r], z[r + 1]);
+  }
+  for (int h = 0; h < 8; h += 4) {  // rows 0-3 (h = 0) and 4-7 (h = 4) of each half
+    u[h] = _mm512_unpacklo_epi64(t[h], t[h + 2]);      // dwords 0 | 4
+    u[h + 1] = _mm512_unpackhi_epi64(t[h], t[h + 2]);  // 1 | 5
+    u[h + 2] = _mm512_unpacklo_epi64(t[h + 1], t[h + 3]);  // 2 | 6
+    u[h + 3] = _mm512_unpackhi_epi64(t[h + 1], t[h + 3]);  // 3 | 7
+  }
+  const __m512i first = _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13);
+  const __m512i second = _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15);
+  const __m512i flip = _mm512_set1_epi8(-128);
+  for (int d = 0; d < 4; ++d) {
+    _mm512_store_si512(dst[d], _mm512_xor_si512(_mm512_permutex2var_epi64(u[d], first, u[d + 4]), flip));
+    _mm512_store_si512(dst[d + 4],
+                       _mm512_xor_si512(_mm512_permutex2var_epi64(u[d], second, u[d + 4]), flip));
+  }
+}
+
+// 16 rows of 16 bytes (q4 half block) -> low nibbles in quads 0-3, high nibbles in quads 4-7: rows
+// r, r + 4, r + 8, r + 12 share a register, a 4 x 4 dword transpose in each 128-bit lane.
+inline void transpose_16x16_nibbles(const uint8_t* const* src, uint8_t (*dst)[kLanes][4]) {
+  __m512i z[4];
+  for (int r = 0; r < 4; ++r) {
+    __m512i v = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src[r])));
+    v = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[r + 4])), 1);
+    v = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[r + 8])), 2);
+    z[r] = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[r + 12])), 3);
+  }
+  const __m512i t0 = _mm512_unpacklo_epi32(z[0], z[1]), t1 = _mm512_unpackhi_epi32(z[0], z[1]);
+  const __m512i t2 = _mm512_unpacklo_epi32(z[2], z[3]), t3 = _mm512_unpackhi_epi32(z[2], z[3]);
+  const __m512i q[4] = {_mm512_unpacklo_epi64(t0, t2), _mm512_unpackhi_epi64(t0, t2),
+                        _mm512_unpacklo_epi64(t1, t3), _mm512_unpackhi_epi64(t1, t3)};
+  const __m512i m = _mm512_set1_epi8(0x0F);
+  for (int d = 0; d < 4; ++d) {
+    _mm512_store_si512(dst[d], _mm512_and_si512(q[d], m));
+    _mm512_store_si512(dst[d + 4], _mm512_and_si512(_mm512_srli_epi16(q[d], 4), m));
+  }
+}
+
 // Packs weight rows j0 .. j0 + nr (the rest of the tile zero) over chunks [c0, c1) and the scales
 // of groups [g0, g1).
 template <bool Q4>
 void pack_tile(const QuantGemm& p, int64_t j0, int nr, int64_t c0, int64_t c1, int64_t g0,
                int64_t g1, PackedTile* t) {
   const size_t rb = p.w_row_bytes;
-  const __mmask16 rows = static_cast<__mmask16>((1u << nr) - 1u);
-  const __m512i offsets = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
-                                                               11, 12, 13, 14, 15),
-                                             _mm512_set1_epi32(static_cast<int32_t>(rb)));
+  alignas(64) static constexpr uint8_t kZeros[32] = {};  // the rows past n
   const uint8_t* base = p.w + static_cast<size_t>(j0) * rb;
   for (int64_t c = c0; c < c1; ++c) {
     uint8_t(*dst)[kLanes][4] = t->w + (c - c0) * 8;
-    // Bytes of row data the chunk reads: q8 [32c, 32c + 32), q4 16 bytes from 32 (c / 2) + 16 (c % 2).
-    const size_t end = Q4 ? static_cast<size_t>(32 * (c >> 1) + 16 * (c & 1) + 16)
-                          : static_cast<size_t>(32 * c + 32);
-    if (end <= rb) {
-      if (!Q4) {
-        for (int q = 0; q < 8; ++q) {
-          const __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), rows, offsets,
-                                                        base + 32 * c + 4 * q, 1);
-          _mm512_store_si512(dst[q], _mm512_xor_si512(v, _mm512_set1_epi8(-128)));
-        }
+    // Bytes of row data the chunk reads: q8 32 from 32c, q4 16 from 32 (c / 2) + 16 (c % 2).
+    const size_t off = Q4 ? static_cast<size_t>(32 * (c >> 1) + 16 * (c & 1))
+                          : static_cast<size_t>(32 * c);
+    if (off + (Q4 ? 16 : 32) <= rb) {
+      const uint8_t* src[kLanes];
+      for (int r = 0; r < kLanes; ++r) src[r] = r < nr ? base + r * rb + off : kZeros;
+      if (Q4) {
+        transpose_16x16_nibbles(src, dst);
       } else {
-        const __m512i m = _mm512_set1_epi8(0x0F);
-        for (int q = 0; q < 4; ++q) {
-          const __m512i v = _mm512_mask_i32gather_epi32(
-              _mm512_setzero_si512(), rows, offsets, base + 32 * (c >> 1) + 16 * (c & 1) + 4 * q, 1);
-          _mm512_store_si512(dst[q], _mm512_and_si512(v, m));
-          _mm512_store_si512(dst[q + 4], _mm512_and_si512(_mm512_srli_epi16(v, 4), m));
-        }
+        transpose_16x32(src, dst);
       }
       continue;
     }
