@@ -382,8 +382,8 @@ TEST_CASE("matmul_quant: the exact prefill GEMMs equal the scalar int twin bit f
       int64_t m, n, k;
       int32_t group;
     };
-    const Shape shapes[] = {{2, 1, 32, 32},     {9, 17, 288, 32},  {17, 33, 300, 64},
-                            {8, 16, 270, 96},   {23, 40, 1000, 32}, {5, 31, 2500, 64},
+    const Shape shapes[] = {{2, 1, 32, 32},       {9, 17, 288, 32},   {17, 33, 300, 64},
+                            {8, 16, 270, 96},     {23, 40, 1000, 32}, {5, 31, 2500, 64},
                             {13, 20, 3000, 1024}, {128, 48, 768, 32}, {3, 5, 33, 32}};
     for (DType dt : {DType::q8, DType::q4}) {
       for (const Shape& s : shapes) {
@@ -398,20 +398,20 @@ TEST_CASE("matmul_quant: the exact prefill GEMMs equal the scalar int twin bit f
         const size_t sb = matmul_quant_scratch_bytes(s.m, s.k, s.group);
         std::vector<uint8_t> scratch(sb);
         std::vector<float> c(static_cast<size_t>(s.m * s.n)), ci(c), cc(c), cr(c);
-        REQUIRE(matmul_f32_quant(a.data(), s.k, s.m, w.view, c.data(), s.n, scratch.data(), sb)
-                    .ok());
+        REQUIRE(
+            matmul_f32_quant(a.data(), s.k, s.m, w.view, c.data(), s.n, scratch.data(), sb).ok());
         // Column blocks of 16 and row blocks of 4, as the threaded forms split them.
         REQUIRE(matmul_quant_rows(a.data(), s.k, s.m, w.view, 0, s.m, scratch.data(), sb).ok());
         for (int64_t j0 = 0; j0 < s.n; j0 += 16) {
           const int64_t j1 = j0 + 16 < s.n ? j0 + 16 : s.n;
-          REQUIRE(matmul_quant_columns(s.m, w.view, cc.data(), s.n, j0, j1, scratch.data(), sb)
-                      .ok());
+          REQUIRE(
+              matmul_quant_columns(s.m, w.view, cc.data(), s.n, j0, j1, scratch.data(), sb).ok());
         }
         for (int64_t r0 = 0; r0 < s.m; r0 += 4) {
           int64_t r1 = r0 + 4 < s.m ? r0 + 4 : s.m;
           if (s.m - r1 == 1) r1 = s.m;  // no lone last row (it would take the GEMV)
-          REQUIRE(matmul_quant_row_block(s.m, w.view, cr.data(), s.n, r0, r1, scratch.data(), sb)
-                      .ok());
+          REQUIRE(
+              matmul_quant_row_block(s.m, w.view, cr.data(), s.n, r0, r1, scratch.data(), sb).ok());
           r0 = r1 - 4;
         }
         REQUIRE(scalar::matmul_f32_quant_int8(a.data(), s.k, s.m, w.view, ci.data(), s.n,

@@ -1,0 +1,156 @@
+// Private to kernels/gemm_quant/: the ISA-independent parts of the x86 prefill GEMMs that keep one
+// weight row per vector lane and equal the scalar int twin (gemm_q8_q4_1x1_scalar.cpp) bit for
+// bit (gemm_q8_q4_8x16_avx512vnni.cpp, gemm_q8_q4_4x8_avx2.cpp): the packed weight tile, the
+// activation offsets, the packing of partial chunks and scales, and the loops over weight tiles,
+// K slices and activation tiles.
+//
+// A weight tile of K::kLanes rows is packed per K slice into [chunk * 8 + quad][lane][4 bytes] of
+// unsigned bytes: q8 w + 128 (xor 0x80), q4 the nibble u. Each 32-element chunk's 8 quads sit
+// together in the order of the activations they meet: natural for q8, and for q4 the even/odd
+// order of permute_blocks_even_odd64 (the low nibbles of 4 weight bytes meet 4 consecutive
+// activations of a 64-block's first half, the high nibbles 4 of its second half). The kernels
+// start each group's int32 sums from the negated correction (q8: 128 sum(a) = 16 csum; q4:
+// 8 sum(a) = csum, from the dispatcher's chunk sums) and end at the exact dot products.
+//
+// The ISA file provides K: kLanes, kMR (activation rows per tile), transpose_q8(src, dst) (kLanes
+// rows of 32 bytes -> 8 packed quads) and transpose_q4(src, dst) (kLanes rows of 16 bytes -> 8
+// packed quads of nibbles), and tile<Q4, MR>(p, t, i0, j0, nr, g0, g1, c_base, chunks).
+//
+// Everything here has internal linkage: each including file compiles it for its own ISA.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/gemm_quant/gemm_quant_internal.h"
+
+namespace einfer::quant_detail {
+namespace {
+
+constexpr int64_t kSliceChunks = 32;  // 32-element chunks per packed K slice (groups <= 1024)
+
+template <int Lanes>
+struct LanePack {
+  alignas(64) uint8_t w[kSliceChunks * 8][Lanes][4];  // [chunk * 8 + quad][lane][byte]
+  alignas(64) float sw[kSliceChunks][Lanes];          // [group in slice][lane]
+};
+
+inline bool lanes_supports(const QuantGemm& p) {
+  return p.group % kChunk == 0 && p.group <= kSliceChunks * kChunk;
+}
+
+// Byte offset in an activation row of quad t (0..7) of 32-element chunk c.
+template <bool Q4>
+inline int64_t act_offset(int64_t c, int t) {
+  if (!Q4) return 32 * c + 4 * t;
+  return 64 * (c >> 1) + 16 * (c & 1) + 4 * t + (t >= 4 ? 16 : 0);
+}
+
+inline int32_t load_i32(const int8_t* a) {
+  int32_t v;
+  std::memcpy(&v, a, 4);
+  return v;
+}
+
+// The packed byte of weight row `row` (row_bytes bytes, k elements) meeting activation byte `pos`.
+template <bool Q4>
+inline uint8_t packed_byte(const uint8_t* row, size_t row_bytes, int64_t k, int64_t pos) {
+  if (!Q4) return pos < k ? static_cast<uint8_t>(row[pos] ^ 0x80u) : 0;
+  const int64_t b = pos / 64, q = pos % 64;
+  const int64_t byte = 32 * b + (q < 32 ? q : q - 32);
+  if (static_cast<size_t>(byte) >= row_bytes) return 0;  // k padding: the activations are zero
+  return static_cast<uint8_t>(q < 32 ? row[byte] & 0x0F : row[byte] >> 4);
+}
+
+// Packs weight rows j0 .. j0 + nr (the rest of the tile zero) over chunks [c0, c1) and the scales
+// of groups [g0, g1).
+template <class K, bool Q4>
+void lanes_pack(const QuantGemm& p, int64_t j0, int nr, int64_t c0, int64_t c1, int64_t g0,
+                int64_t g1, LanePack<K::kLanes>* t) {
+  constexpr int kLanes = K::kLanes;
+  const size_t rb = p.w_row_bytes;
+  alignas(64) static constexpr uint8_t kZeros[32] = {};  // the rows past n
+  const uint8_t* base = p.w + static_cast<size_t>(j0) * rb;
+  for (int64_t c = c0; c < c1; ++c) {
+    uint8_t(*dst)[kLanes][4] = t->w + (c - c0) * 8;
+    // Bytes of row data the chunk reads: q8 32 from 32c, q4 16 from 32 (c / 2) + 16 (c % 2).
+    const size_t off =
+        Q4 ? static_cast<size_t>(32 * (c >> 1) + 16 * (c & 1)) : static_cast<size_t>(32 * c);
+    if (off + (Q4 ? 16 : 32) <= rb) {
+      const uint8_t* src[kLanes];
+      for (int r = 0; r < kLanes; ++r) src[r] = r < nr ? base + r * rb + off : kZeros;
+      if constexpr (Q4) {
+        K::transpose_q4(src, dst);
+      } else {
+        K::transpose_q8(src, dst);
+      }
+      continue;
+    }
+    for (int q = 0; q < 8; ++q) {  // the row's last, partial chunk
+      for (int r = 0; r < kLanes; ++r) {
+        for (int e = 0; e < 4; ++e) {
+          dst[q][r][e] =
+              r < nr ? packed_byte<Q4>(base + r * rb, rb, p.k, act_offset<Q4>(c, q) + e) : 0;
+        }
+      }
+    }
+  }
+  for (int64_t g = g0; g < g1; ++g) {
+    for (int r = 0; r < kLanes; ++r) {
+      t->sw[g - g0][r] = r < nr ? p.sw[(j0 + r) * p.groups + g] : 0.f;
+    }
+  }
+}
+
+// Chunks [c0, c1) of group g (the last group may end early, with k).
+inline void lanes_group_chunks(const QuantGemm& p, int64_t g, int64_t chunks, int64_t* c0,
+                               int64_t* c1) {
+  *c0 = g * p.group / kChunk;
+  const int64_t end = (g + 1) * p.group / kChunk;
+  *c1 = end < chunks ? end : chunks;
+}
+
+// The negated correction of activation row i over chunks [c0, c1) (see the top).
+template <bool Q4>
+inline int32_t lanes_correction(const QuantGemm& p, int64_t i, int64_t c0, int64_t c1) {
+  const int32_t* cs = p.csum + i * (p.kpad / kChunk);
+  int32_t corr = 0;
+  for (int64_t c = c0; c < c1; ++c) corr += cs[c];
+  return Q4 ? -corr : -16 * corr;
+}
+
+template <class K, bool Q4, int MR>
+void lanes_tile_rows(const QuantGemm& p, const LanePack<K::kLanes>& t, int64_t i0, int64_t j0,
+                     int nr, int64_t g0, int64_t g1, int64_t c_base, int64_t chunks, int64_t rows) {
+  if constexpr (MR > 1) {
+    if (rows < MR) {
+      lanes_tile_rows<K, Q4, MR - 1>(p, t, i0, j0, nr, g0, g1, c_base, chunks, rows);
+      return;
+    }
+  }
+  K::template tile<Q4, MR>(p, t, i0, j0, nr, g0, g1, c_base, chunks);
+}
+
+// Weight tiles outside (a packed slice stays in L1 for every activation tile), K slices, then
+// activation tiles; a slice after the first continues the sums stored in C.
+template <class K, bool Q4>
+void lanes_run(const QuantGemm& p) {
+  LanePack<K::kLanes> t;
+  const int64_t chunks = (p.k + kChunk - 1) / kChunk;
+  const int64_t slice_groups = kSliceChunks * kChunk / p.group;
+  for (int64_t j0 = 0; j0 < p.n; j0 += K::kLanes) {
+    const int nr = static_cast<int>(p.n - j0 < K::kLanes ? p.n - j0 : K::kLanes);
+    for (int64_t g0 = 0; g0 < p.groups; g0 += slice_groups) {
+      const int64_t g1 = g0 + slice_groups < p.groups ? g0 + slice_groups : p.groups;
+      const int64_t c0 = g0 * p.group / kChunk;
+      const int64_t c1 = g1 * p.group / kChunk < chunks ? g1 * p.group / kChunk : chunks;
+      lanes_pack<K, Q4>(p, j0, nr, c0, c1, g0, g1, &t);
+      for (int64_t i0 = 0; i0 < p.m; i0 += K::kMR) {
+        lanes_tile_rows<K, Q4, K::kMR>(p, t, i0, j0, nr, g0, g1, c0, chunks, p.m - i0);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace einfer::quant_detail
