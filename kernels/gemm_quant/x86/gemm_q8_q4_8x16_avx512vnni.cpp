@@ -32,8 +32,8 @@ namespace einfer::quant_detail {
 namespace {
 
 struct Vnni16 {
-  static constexpr int kLanes = 16;  // weight rows per tile
-  static constexpr int kMR = 8;      // activation rows per tile
+  static constexpr int kLanes = 16;                     // weight rows per tile
+  static constexpr int rows(bool /*q4*/) { return 8; }  // activation rows per tile
   using Pack = LanePack<kLanes>;
   // 16 rows of 32 bytes (q8 chunk) -> 8 quads [row][4 bytes]: rows r and r + 8 share a register, a
   // dword transpose in 128-bit lanes, then one two-source permute per output pair.

@@ -12,9 +12,9 @@
 // start each group's int32 sums from the negated correction (q8: 128 sum(a) = 16 csum; q4:
 // 8 sum(a) = csum, from the dispatcher's chunk sums) and end at the exact dot products.
 //
-// The ISA file provides K: kLanes, kMR (activation rows per tile), transpose_q8(src, dst) (kLanes
-// rows of 32 bytes -> 8 packed quads) and transpose_q4(src, dst) (kLanes rows of 16 bytes -> 8
-// packed quads of nibbles), and tile<Q4, MR>(p, t, i0, j0, nr, g0, g1, c_base, chunks).
+// The ISA file provides K: kLanes, rows(q4) (activation rows per tile), transpose_q8(src, dst)
+// (kLanes rows of 32 bytes -> 8 packed quads) and transpose_q4(src, dst) (kLanes rows of 16 bytes
+// -> 8 packed quads of nibbles), and tile<Q4, MR>(p, t, i0, j0, nr, g0, g1, c_base, chunks).
 //
 // Everything here has internal linkage: each including file compiles it for its own ISA.
 #pragma once
@@ -145,8 +145,9 @@ void lanes_run(const QuantGemm& p) {
       const int64_t c0 = g0 * p.group / kChunk;
       const int64_t c1 = g1 * p.group / kChunk < chunks ? g1 * p.group / kChunk : chunks;
       lanes_pack<K, Q4>(p, j0, nr, c0, c1, g0, g1, &t);
-      for (int64_t i0 = 0; i0 < p.m; i0 += K::kMR) {
-        lanes_tile_rows<K, Q4, K::kMR>(p, t, i0, j0, nr, g0, g1, c0, chunks, p.m - i0);
+      constexpr int kMR = K::rows(Q4);
+      for (int64_t i0 = 0; i0 < p.m; i0 += kMR) {
+        lanes_tile_rows<K, Q4, kMR>(p, t, i0, j0, nr, g0, g1, c0, chunks, p.m - i0);
       }
     }
   }
