@@ -367,7 +367,7 @@ TEST_CASE("matmul_quant: bad arguments get a clear status") {
 
 TEST_CASE("matmul_quant: the exact prefill GEMMs equal the scalar int twin bit for bit") {
   // On selections whose prefill kernel promises the scalar twin's bits (AVX2 q4:
-  // gemm_q8_q4_4x8_avx2.cpp; AVX-512 VNNI without AMX: gemm_q8_q4_8x16_avx512vnni.cpp), every
+  // gemm_q4_3x16_avx2.cpp; AVX-512 VNNI without AMX: gemm_q8_q4_8x16_avx512vnni.cpp), every
   // element of a GEMM (m > 1), and of its column and row block forms (the threaded splits), equals
   // the scalar int path's: q8 and q4, groups of 32 to 1024, k tails inside a chunk and inside a
   // group, several K slices (k > 1024), column tails of the 8- and 16-lane tiles and row tails of

@@ -1,0 +1,160 @@
+// AVX2 q4 prefill GEMM of matmul_f32_quant (m > 1): tiles of 3 activation rows x 16 weight rows
+// (two ymm, one lane per weight row; 16 lanes measured ~1.35x faster than 8 on Zen 4, the
+// broadcast of each activation quad serving two vectors), bit-identical to the scalar int twin
+// (gemm_q8_q4_1x1_scalar.cpp): each output gets the exact int32 dot product of each group, then acc
+// = acc + float(isum) * (sa * sw), one multiply and one add (compiled without floating-point
+// contraction, kernels/CMakeLists.txt), groups in order. The AVX-512 VNNI twin of the tile is
+// gemm_q8_q4_8x16_avx512vnni.cpp; packing, corrections and loops:
+// kernels/gemm_quant/x86/gemm_quant_lanes_driver.h.
+//
+// maddubs multiplies the packed nibbles u <= 15 by a broadcast of 4 signed activations and adds
+// pairs into int16 lanes: a pair <= 2 * 15 * 127 = 3810, so a chunk's 8 quads (30480) fit int16
+// before one madd widens them. The multiplies go to the vector multiply ports, the int16 adds to
+// the others: per 4 K elements and 8 outputs about half a multiply-port cycle, where the f32 GEMM
+// needs two for its four FMAs. q8 keeps the 4 x 2 kernel (gemm_q8_q4_4x2_avx2.cpp): its w + 128
+// would saturate maddubs, and splitting it into nibbles (two maddubs per quad) measured slower
+// on Zen 4 than the f32 GEMM.
+#include "kernels/gemm_quant/gemm_quant_internal.h"
+
+#if EINFER_HAS_SIMD && defined(__AVX2__)
+
+#include <immintrin.h>
+
+#include "kernels/gemm_quant/x86/gemm_quant_lanes_driver.h"
+
+namespace einfer::quant_detail {
+namespace {
+
+// V vectors of 8 weight rows, MR activation rows per tile.
+template <int V, int MRows>
+struct Avx2Lanes {
+  static constexpr int kLanes = 8 * V;                      // weight rows per tile
+  static constexpr int rows(bool /*q4*/) { return MRows; }  // activation rows per tile
+  using Pack = LanePack<kLanes>;
+
+  // kLanes rows of 16 bytes -> low nibbles in quads 0-3, high nibbles in quads 4-7: per 8 rows,
+  // rows r and r + 4 share a register, a 4 x 4 dword transpose in each 128-bit lane.
+  static void transpose_q4(const uint8_t* const* src, uint8_t (*dst)[kLanes][4]) {
+    const __m256i m = _mm256_set1_epi8(0x0F);
+    for (int v = 0; v < V; ++v) {
+      const uint8_t* const* s8 = src + 8 * v;
+      __m256i z[4];
+      for (int r = 0; r < 4; ++r) {
+        z[r] = _mm256_inserti128_si256(
+            _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s8[r]))),
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(s8[r + 4])), 1);
+      }
+      const __m256i t0 = _mm256_unpacklo_epi32(z[0], z[1]), t1 = _mm256_unpackhi_epi32(z[0], z[1]);
+      const __m256i t2 = _mm256_unpacklo_epi32(z[2], z[3]), t3 = _mm256_unpackhi_epi32(z[2], z[3]);
+      const __m256i q[4] = {_mm256_unpacklo_epi64(t0, t2), _mm256_unpackhi_epi64(t0, t2),
+                            _mm256_unpacklo_epi64(t1, t3), _mm256_unpackhi_epi64(t1, t3)};
+      for (int d = 0; d < 4; ++d) {
+        _mm256_store_si256(reinterpret_cast<__m256i*>(dst[d][8 * v]), _mm256_and_si256(q[d], m));
+        _mm256_store_si256(reinterpret_cast<__m256i*>(dst[d + 4][8 * v]),
+                           _mm256_and_si256(_mm256_srli_epi16(q[d], 4), m));
+      }
+    }
+  }
+
+  // The exact int32 dot products of chunk c (8 packed quads of nibbles wq) of rows a[0..MR),
+  // before the correction.
+  template <int MR>
+  static inline __attribute__((always_inline)) void chunk(const uint8_t (*wq)[kLanes][4],
+                                                          const int8_t* const* a, int64_t c,
+                                                          __m256i (*out)[V]) {
+    __m256i lo[MR][V];
+    for (int i = 0; i < MR; ++i) {
+      for (int v = 0; v < V; ++v) lo[i][v] = _mm256_setzero_si256();
+    }
+#pragma GCC unroll 8
+    for (int q = 0; q < 8; ++q) {
+      __m256i w[V];
+      for (int v = 0; v < V; ++v) {
+        w[v] = _mm256_load_si256(reinterpret_cast<const __m256i*>(wq[q][8 * v]));
+      }
+      const int64_t off = act_offset<true>(c, q);
+#pragma GCC unroll 8
+      for (int i = 0; i < MR; ++i) {
+        const __m256i av = _mm256_set1_epi32(load_i32(a[i] + off));
+        for (int v = 0; v < V; ++v) {
+          lo[i][v] = _mm256_add_epi16(lo[i][v], _mm256_maddubs_epi16(w[v], av));
+          // Keep one running sum per row: GCC would otherwise reassociate the int16 adds into
+          // a tree over all 8 quads and spill the 8 x MR products to the stack.
+          asm("" : "+x"(lo[i][v]));
+        }
+      }
+    }
+    for (int i = 0; i < MR; ++i) {
+      for (int v = 0; v < V; ++v) out[i][v] = _mm256_madd_epi16(lo[i][v], _mm256_set1_epi16(1));
+    }
+  }
+
+  // Rows i0 .. i0 + MR against the packed tile over groups [g0, g1) (chunks from c_base).
+  template <bool Q4, int MR>
+  static __attribute__((noinline)) void tile(const QuantGemm& p, const Pack& t, int64_t i0,
+                                             int64_t j0, int nr, int64_t g0, int64_t g1,
+                                             int64_t c_base, int64_t chunks) {
+    static_assert(Q4, "AVX2 lanes: q4 only");
+    __m256i cols[V];
+    for (int v = 0; v < V; ++v) {
+      cols[v] = _mm256_cmpgt_epi32(_mm256_set1_epi32(nr - 8 * v),
+                                   _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    }
+    __m256 acc[MR][V];
+    const int8_t* a[MR];
+    for (int i = 0; i < MR; ++i) {
+      for (int v = 0; v < V; ++v) {
+        acc[i][v] = g0 == 0 ? _mm256_setzero_ps()
+                            : _mm256_maskload_ps(p.c + (i0 + i) * p.ldc + j0 + 8 * v, cols[v]);
+      }
+      a[i] = p.qa + (i0 + i) * p.kpad;
+    }
+    for (int64_t g = g0; g < g1; ++g) {
+      int64_t c0 = 0, c1 = 0;
+      lanes_group_chunks(p, g, chunks, &c0, &c1);
+      __m256i isum[MR][V];
+      chunk<MR>(t.w + (c0 - c_base) * 8, a, c0, isum);
+      for (int64_t c = c0 + 1; c < c1; ++c) {  // groups of more than 32
+        __m256i part[MR][V];
+        chunk<MR>(t.w + (c - c_base) * 8, a, c, part);
+        for (int i = 0; i < MR; ++i) {
+          for (int v = 0; v < V; ++v) isum[i][v] = _mm256_add_epi32(isum[i][v], part[i][v]);
+        }
+      }
+      for (int i = 0; i < MR; ++i) {
+        const __m256i corr = _mm256_set1_epi32(lanes_correction<true>(p, i0 + i, c0, c1));
+        const __m256 sa = _mm256_set1_ps(p.sa[(i0 + i) * p.groups + g]);
+        for (int v = 0; v < V; ++v) {
+          const __m256 prod = _mm256_mul_ps(sa, _mm256_load_ps(t.sw[g - g0] + 8 * v));
+          const __m256 d = _mm256_cvtepi32_ps(_mm256_add_epi32(isum[i][v], corr));
+          acc[i][v] = _mm256_add_ps(acc[i][v], _mm256_mul_ps(d, prod));
+        }
+      }
+    }
+    for (int i = 0; i < MR; ++i) {
+      for (int v = 0; v < V; ++v) {
+        float* out = p.c + (i0 + i) * p.ldc + j0 + 8 * v;
+        if (nr >= 8 * (v + 1)) {
+          _mm256_storeu_ps(out, acc[i][v]);
+        } else {
+          _mm256_maskstore_ps(out, cols[v], acc[i][v]);
+        }
+      }
+    }
+  }
+};
+
+using Avx2Tile = Avx2Lanes<2, 3>;  // 3 rows x 16 weight rows: 2 x 3 int16 sums, 2 x 3 float sums
+
+}  // namespace
+
+bool gemm_3x16_avx2_supports(const QuantGemm& p) {
+  return lanes_supports(p);
+}
+void gemm_q4_3x16_avx2(const QuantGemm& p) {
+  lanes_run<Avx2Tile, true>(p);
+}
+
+}  // namespace einfer::quant_detail
+
+#endif  // EINFER_HAS_SIMD && __AVX2__
