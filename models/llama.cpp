@@ -8,6 +8,7 @@
 #include "kernels/quant.h"
 #include "kernels/vec.h"
 #include "models/attention_variant.h"
+#include "models/embedding.h"
 #include "runtime/format.h"
 
 namespace einfer {
@@ -101,48 +102,6 @@ RopeFrequencyScaling rope_scaling(const ModelConfig& c) {
   r.high_freq_factor = c.rope_high_freq_factor;
   r.original_context = c.rope_original_context;
   return r;
-}
-
-// Row `token` of the embedding table, widened to f32.
-void embed(const TensorView& table, int32_t token, float* out) {
-  const int64_t d = table.shape[1];
-  const unsigned char* base = static_cast<const unsigned char*>(table.data);
-  switch (table.dtype) {
-    case DType::f32:
-      std::memcpy(out, base + static_cast<size_t>(token) * d * 4, static_cast<size_t>(d) * 4);
-      break;
-    case DType::f16: {
-      const uint16_t* row =
-          reinterpret_cast<const uint16_t*>(base) + static_cast<size_t>(token) * d;
-      for (int64_t i = 0; i < d; ++i) out[i] = f16_to_f32(row[i]);
-      break;
-    }
-    case DType::bf16: {
-      const uint16_t* row =
-          reinterpret_cast<const uint16_t*>(base) + static_cast<size_t>(token) * d;
-      for (int64_t i = 0; i < d; ++i) out[i] = bf16_to_f32(row[i]);
-      break;
-    }
-    case DType::q8:
-    case DType::q4: {
-      const size_t row_bytes = quant_row_bytes(table.dtype, d);
-      const int64_t groups = quant_groups(d, table.group_size);
-      const float* scales = table.scales + static_cast<size_t>(token) * groups;
-      if (table.dtype == DType::q8) {
-        dequantize_row_q8(reinterpret_cast<const int8_t*>(base + token * row_bytes), scales, d,
-                          table.group_size, out);
-      } else {
-        dequantize_row_q4(base + token * row_bytes, scales, d, table.group_size, out);
-      }
-      break;
-    }
-    default:
-      if (dtype_is_gguf_block(table.dtype)) {  // decode just the one row needed
-        dequantize_row_gguf(table.dtype, base + token * quant_row_bytes(table.dtype, d), d, out);
-        break;
-      }
-      std::memset(out, 0, static_cast<size_t>(d) * 4);
-  }
 }
 
 }  // namespace
@@ -486,7 +445,7 @@ Status forward_chunk(const LlamaWeights& w, LlamaState* s, const int32_t* tokens
   StageProfile* prof = s->profile;
   uint64_t t = profile_start(prof);
 
-  for (int32_t i = 0; i < n; ++i) embed(w.token_embedding, tokens[i], s->x + i * d);
+  for (int32_t i = 0; i < n; ++i) embedding_row(w.token_embedding, tokens[i], s->x + i * d);
   t = profile_charge(prof, Stage::norms_rope, t);
 
   for (int32_t l = 0; l < c.n_layers; ++l) {

@@ -54,9 +54,11 @@ int per_layer_roles(const ModelConfig& c, int32_t layer, TensorRole* roles) {
   return n;
 }
 
-constexpr TensorRole kTrailing[6] = {TensorRole::final_norm,   TensorRole::final_norm_bias,
-                                     TensorRole::decoder_norm, TensorRole::decoder_norm_bias,
-                                     TensorRole::classifier,   TensorRole::rope_freq_factors};
+constexpr TensorRole kTrailing[10] = {
+    TensorRole::final_norm,         TensorRole::final_norm_bias,      TensorRole::decoder_norm,
+    TensorRole::decoder_norm_bias,  TensorRole::classifier,           TensorRole::rope_freq_factors,
+    TensorRole::position_embedding, TensorRole::token_type_embedding, TensorRole::embed_norm,
+    TensorRole::embed_norm_bias};
 
 // Global roles that follow the layers, in canonical order.
 int trailing_roles(const ModelConfig& c, TensorRole* roles) {
@@ -141,6 +143,10 @@ bool ein_role_per_layer(TensorRole role) {
     case TensorRole::decoder_norm:
     case TensorRole::decoder_norm_bias:
     case TensorRole::rope_freq_factors:
+    case TensorRole::position_embedding:
+    case TensorRole::token_type_embedding:
+    case TensorRole::embed_norm:
+    case TensorRole::embed_norm_bias:
       return false;
     default:
       return true;
@@ -172,6 +178,7 @@ bool ein_role_present(const ModelConfig& c, TensorRole role) {
   const bool layernorm = c.norm == NormKind::layernorm;
   const bool final_norm = c.arch == ArchKind::llama || c.final_norm != 0;
   const bool transformer = c.arch == ArchKind::transformer;
+  const bool bert = c.arch == ArchKind::bert;
   switch (role) {
     case TensorRole::cross_wq:
     case TensorRole::cross_wk:
@@ -217,9 +224,15 @@ bool ein_role_present(const ModelConfig& c, TensorRole role) {
     case TensorRole::final_norm_bias:
       return final_norm && layernorm;
     case TensorRole::classifier:
-      return c.vocab_size > 0 && c.tied_classifier == 0;
+      return c.vocab_size > 0 && c.tied_classifier == 0 && !bert;
     case TensorRole::rope_freq_factors:
       return c.arch == ArchKind::llama && c.rope_freq_factors != 0;
+    case TensorRole::position_embedding:
+    case TensorRole::embed_norm:
+    case TensorRole::embed_norm_bias:
+      return bert;
+    case TensorRole::token_type_embedding:
+      return bert && c.type_vocab_size > 0;
   }
   return false;
 }
@@ -263,6 +276,10 @@ int ein_expected_shape(const ModelConfig& c, TensorRole role, int64_t shape[kEin
       return set(f, -1);
     case TensorRole::rope_freq_factors:
       return set(c.head_dim / 2, -1);
+    case TensorRole::position_embedding:
+      return set(c.context_length, d);
+    case TensorRole::token_type_embedding:
+      return set(c.type_vocab_size, d);
     default:
       return set(d, -1);  // norms, their biases, bo, b2
   }
@@ -349,6 +366,9 @@ ModelConfig config_from_arch_block(const ArchBlock& a) {
   c.pattern_stride = a.pattern[2];
   c.pattern_block = a.pattern[3];
   c.pattern_block_summary = a.pattern[4];
+  c.pooling = static_cast<PoolingKind>(a.pooling);
+  c.normalize = (a.flags & kArchNormalize) ? 1 : 0;
+  c.type_vocab_size = a.type_vocab;
   return c;
 }
 
@@ -373,7 +393,7 @@ ArchBlock arch_block_from_config(const ModelConfig& c) {
   a.flags = (c.tied_classifier ? kArchTiedClassifier : 0) | (c.has_bias ? kArchHasBias : 0) |
             (c.norm_first ? kArchNormFirst : 0) | (c.causal ? kArchCausal : 0) |
             (c.final_norm ? kArchFinalNorm : 0) | (c.qkv_bias ? kArchQkvBias : 0) |
-            (c.rope_freq_factors ? kArchRopeFreqFactors : 0);
+            (c.rope_freq_factors ? kArchRopeFreqFactors : 0) | (c.normalize ? kArchNormalize : 0);
   a.rope_scaling = static_cast<uint32_t>(c.rope_scaling);
   a.rope_factor = c.rope_factor;
   a.rope_low_freq = c.rope_low_freq_factor;
@@ -390,6 +410,8 @@ ArchBlock arch_block_from_config(const ModelConfig& c) {
   a.pattern[2] = c.pattern_stride;
   a.pattern[3] = c.pattern_block;
   a.pattern[4] = c.pattern_block_summary;
+  a.pooling = static_cast<uint32_t>(c.pooling);
+  a.type_vocab = c.type_vocab_size;
   return a;
 }
 
@@ -462,13 +484,40 @@ Status validate_llama_extras(const ModelConfig& c) {
   return ok_status();
 }
 
+// Issue 32's sentence-embedding encoders: the embedding front end and pooling (bert only).
+Status validate_bert_options(const ModelConfig& c) {
+  auto inval = [](const char* m, int64_t have = -1) {
+    return make_status(StatusCode::bad_format, m, -1, have);
+  };
+  if (c.arch != ArchKind::bert) {
+    if (c.pooling != PoolingKind::none || c.normalize != 0 || c.type_vocab_size != 0)
+      return inval("pooling, normalization and token types are bert options");
+    return ok_status();
+  }
+  if (c.vocab_size == 0 || c.tied_classifier) return inval("bert model without a vocabulary");
+  if (c.context_length == 0)
+    return inval("bert model without a context length (its position embeddings)");
+  if (c.norm != NormKind::layernorm) return inval("bert models use LayerNorm");
+  if (c.norm_first || c.causal || c.final_norm)
+    return inval("bert models are post-norm and bidirectional, without a final norm");
+  if (static_cast<uint32_t>(c.pooling) > 2)
+    return inval("unknown pooling kind", static_cast<int64_t>(c.pooling));
+  if (c.normalize > 1) return inval("boolean flag out of range");
+  if (c.normalize && c.pooling == PoolingKind::none)
+    return inval("bert: normalization applies to a pooled vector (no pooling set)");
+  if (!in_range(c.type_vocab_size, 0, kMaxDim))
+    return inval("token type count out of range", c.type_vocab_size);
+  return ok_status();
+}
+
 }  // namespace
 
 Status ein_validate_config(const ModelConfig& c) {
   auto inval = [](const char* m, int64_t have = -1) {
     return make_status(StatusCode::bad_format, m, -1, have);
   };
-  if (c.arch != ArchKind::llama && c.arch != ArchKind::encoder && c.arch != ArchKind::transformer)
+  if (c.arch != ArchKind::llama && c.arch != ArchKind::encoder && c.arch != ArchKind::transformer &&
+      c.arch != ArchKind::bert)
     return inval("unknown architecture kind", static_cast<int64_t>(c.arch));
   if (c.arch == ArchKind::transformer) {
     if (!in_range(c.n_decoder_layers, 1, kMaxLayers))
@@ -498,8 +547,9 @@ Status ein_validate_config(const ModelConfig& c) {
     if (c.has_bias || c.norm_first || c.causal || c.final_norm)
       return inval("llama models take no encoder flags (bias, norm_first, causal, final_norm)");
     EINFER_TRY(validate_llama_extras(c));
-  } else {  // encoder and transformer: PyTorch's layers
-    if (c.vocab_size != 0 || c.tied_classifier) return inval("encoder models have no vocabulary");
+  } else {  // encoder, transformer and bert: PyTorch's layers (bert: token ids in)
+    if (c.arch != ArchKind::bert && (c.vocab_size != 0 || c.tied_classifier))
+      return inval("encoder models have no vocabulary");
     if (c.activation == Activation::swiglu) return inval("encoder activation must not be swiglu");
     if (c.rope != RopeMode::none) return inval("encoder models take no RoPE");
     if (c.n_kv_heads != c.n_heads) return inval("encoder key/value heads must equal query heads");
@@ -516,6 +566,7 @@ Status ein_validate_config(const ModelConfig& c) {
       c.causal > 1 || c.final_norm > 1)
     return inval("boolean flag out of range");
   EINFER_TRY(validate_attention_variant(c));
+  EINFER_TRY(validate_bert_options(c));
   if (static_cast<uint32_t>(c.norm) > 1) return inval("unknown norm kind");
   if (!(std::isfinite(c.norm_eps) && c.norm_eps > 0.f && c.norm_eps < 1.f))
     return inval("norm epsilon out of range");
@@ -562,9 +613,10 @@ Status load_model(const void* data, size_t size, const LoadOptions& options, Mod
   FileHeader h;
   std::memcpy(&h, img, sizeof h);
   if (h.magic != kEinMagic) return bad("not an einfer model (bad magic)");
-  if (h.version != kEinVersion && h.version != kEinVersionPrevious)
+  if (h.version != kEinVersion && h.version != kEinVersion3 && h.version != kEinVersionPrevious)
     return make_status(StatusCode::unsupported, "unsupported format version", kEinVersion,
                        h.version);
+  const uint32_t arch_bytes = h.version == kEinVersion ? sizeof(ArchBlock) : kArchBlockBytesV3;
   if (h.file_size > size)
     return bad("file truncated (file_size in header exceeds the buffer)",
                static_cast<int64_t>(h.file_size > INT64_MAX ? INT64_MAX : h.file_size), have);
@@ -576,7 +628,7 @@ Status load_model(const void* data, size_t size, const LoadOptions& options, Mod
   for (uint8_t b : h.reserved)
     if (b != 0) return bad("reserved header bytes are not zero");
   if (h.flags & ~kEinKnownFlags) return bad("unknown header flags", -1, h.flags);
-  if (h.arch_size != sizeof(ArchBlock)) return bad("arch block size mismatch", 128, h.arch_size);
+  if (h.arch_size != arch_bytes) return bad("arch block size mismatch", arch_bytes, h.arch_size);
   if (h.tensor_record_size != sizeof(TensorRecord))
     return bad("tensor record size mismatch", 80, h.tensor_record_size);
   if (h.arch_offset < sizeof(FileHeader) || !fits(h.arch_offset, h.arch_size, h.header_size))
@@ -593,15 +645,22 @@ Status load_model(const void* data, size_t size, const LoadOptions& options, Mod
   }
 
   ArchBlock a;
-  std::memcpy(&a, img + h.arch_offset, sizeof a);
+  std::memset(&a, 0, sizeof a);  // versions 2 and 3: the version 4 fields are zero
+  std::memcpy(&a, img + h.arch_offset, arch_bytes);
   if (h.version == kEinVersionPrevious) {  // v2: bytes 96..127 and flag bits 5, 6 were reserved
     const unsigned char* v3 = img + h.arch_offset + offsetof(ArchBlock, rope_scaling);
-    for (size_t i = 0; i < sizeof(ArchBlock) - offsetof(ArchBlock, rope_scaling); ++i)
+    for (size_t i = 0; i < kArchBlockBytesV3 - offsetof(ArchBlock, rope_scaling); ++i)
       if (v3[i] != 0) return bad("reserved arch bytes are not zero");
     if (a.flags & (kArchQkvBias | kArchRopeFreqFactors))
       return bad("unknown architecture flags", -1, a.flags);
   }
-  if (a.flags & ~kArchKnownFlags) return bad("unknown architecture flags", -1, a.flags);
+  if (a.flags & ~(h.version == kEinVersion ? kArchKnownFlags : kArchKnownFlagsV3))
+    return bad("unknown architecture flags", -1, a.flags);
+  for (uint8_t byte : a.reserved_v4)
+    if (byte != 0) return bad("reserved arch bytes are not zero");
+  // Versions 2 and 3 know no bert (its fields are zero there, so the rules below refuse it).
+  if (h.version != kEinVersion && a.kind == static_cast<uint32_t>(ArchKind::bert))
+    return bad("bert models need format version 4", kEinVersion, h.version);
   const ModelConfig c = config_from_arch_block(a);
   EINFER_TRY(ein_validate_config(c));
 

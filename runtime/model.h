@@ -15,7 +15,10 @@ namespace einfer {
 
 // The numeric values of these enums are part of the file format: never renumber.
 // transformer: PyTorch nn.Transformer (encoder stack, then decoder layers with cross-attention).
-enum class ArchKind : uint32_t { llama = 1, encoder = 2, transformer = 3 };
+// bert: BERT-style sentence-embedding encoders (token ids in, one pooled vector out): word +
+// learned position + token-type embeddings and their LayerNorm, then the encoder's post-norm
+// layers, then pooling and optional L2 normalization (models/bert.h).
+enum class ArchKind : uint32_t { llama = 1, encoder = 2, transformer = 3, bert = 4 };
 enum class NormKind : uint32_t { rmsnorm = 0, layernorm = 1 };
 enum class Activation : uint32_t { swiglu = 0, relu = 1, gelu_erf = 2, gelu_tanh = 3 };
 enum class RopeMode : uint32_t { none = 0, interleaved = 1, half_split = 2 };
@@ -28,6 +31,9 @@ enum class RopeScaling : uint32_t { none = 0, linear = 1, llama3 = 2 };
 // the input before the first layer.
 enum class AttentionKind : uint32_t { softmax = 0, linear_elu = 1 };
 enum class PositionsKind : uint32_t { none = 0, sinusoidal = 1 };
+// bert: how the token states become one sentence vector (sentence-transformers' Pooling; the
+// numbers are llama.cpp's GGUF pooling_type). none: the model gives token states only.
+enum class PoolingKind : uint32_t { none = 0, mean = 1, cls = 2 };
 
 // Hyperparameters. Linear weights are stored [out, in] (PyTorch and llama2.c order), quantized
 // along `in`, so a projection is the einsum "nd,ed->ne".
@@ -80,6 +86,11 @@ struct ModelConfig {
   PositionsKind positions = PositionsKind::none;
   int32_t pattern_window = 0, pattern_global = 0, pattern_stride = 0;
   int32_t pattern_block = 0, pattern_block_summary = 0;
+  // bert: the pooling, L2 normalization of the pooled vector (sentence-transformers' Normalize)
+  // and the rows of the token-type embedding (type_vocab_size; 0: none).
+  PoolingKind pooling = PoolingKind::none;
+  uint32_t normalize = 0;
+  int32_t type_vocab_size = 0;
 };
 
 // What a tensor is. Per-layer roles come with a layer index; global ones use layer -1.
@@ -122,8 +133,14 @@ enum class TensorRole : uint32_t {
   decoder_norm_bias = 32,  // [d]
   // llama family with rope_freq_factors: per rotary pair frequency divisors (global, f32, last).
   rope_freq_factors = 33,  // [head_dim/2]
+  // bert (global, f32): learned absolute positions (context_length rows), token types, and the
+  // LayerNorm applied to their sum with the token embedding.
+  position_embedding = 34,    // [context_length, d]
+  token_type_embedding = 35,  // [type_vocab_size, d]
+  embed_norm = 36,            // [d]
+  embed_norm_bias = 37,       // [d]
 };
-inline constexpr uint32_t kTensorRoleCount = 34;
+inline constexpr uint32_t kTensorRoleCount = 38;
 
 const char* tensor_role_name(TensorRole role);
 

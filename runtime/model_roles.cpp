@@ -73,6 +73,14 @@ const char* tensor_role_name(TensorRole role) {
       return "decoder_norm_bias";
     case TensorRole::rope_freq_factors:
       return "rope_freq_factors";
+    case TensorRole::position_embedding:
+      return "position_embedding";
+    case TensorRole::token_type_embedding:
+      return "token_type_embedding";
+    case TensorRole::embed_norm:
+      return "embed_norm";
+    case TensorRole::embed_norm_bias:
+      return "embed_norm_bias";
   }
   return "?";
 }

@@ -1,8 +1,9 @@
 // One description per architecture: which blocks it is made of and what each of its tensors is
 // called in every source format. The importers (tools/einfer-pack/import_*.cpp) read the names,
-// the forward passes (models/llama.cpp, models/encoder.cpp) bind the roles listed here, and the
-// .ein schema (which roles an architecture stores, their shapes and the config rules) lives in
-// runtime/format.h and runtime/loader.cpp, below this layer, where the loader reads it.
+// the forward passes (models/llama.cpp, models/encoder.cpp, models/bert.cpp) bind the roles listed
+// here, and the .ein schema (which roles an architecture stores, their shapes and the config
+// rules) lives in runtime/format.h and runtime/loader.cpp, below this layer, where the loader
+// reads it.
 //
 // Adding an architecture: a new file here with its table (arch_<name>.cpp), a case in
 // arch_description(), its ArchKind and rules in runtime/, its forward pass beside llama.cpp.
@@ -50,6 +51,7 @@ enum class ArchField : uint8_t {
   rope_high_freq_factor,  // llama3
   rope_original_context,  // llama3 original_max_position_embeddings
   sliding_window,         // trained window W (0: none)
+  type_vocab_size,        // bert: token-type embedding rows
 };
 enum class ArchDefault : uint8_t {
   required,        // the key must be there
@@ -122,6 +124,7 @@ const ArchDescription& arch_llama();
 const ArchDescription& arch_mistral();  // llama + a trained sliding window
 const ArchDescription& arch_qwen2();    // llama + q/k/v biases
 const ArchDescription& arch_encoder();
+const ArchDescription& arch_bert();  // sentence-embedding encoders (HF BertModel, GGUF "bert")
 const ArchDescription& arch_transformer();
 // Transformer tables list every per-layer role twice: names beginning "decoder.layers." are the
 // decoder layers' (their "{}" counts from the first decoder layer), the others the encoder's.
@@ -129,6 +132,8 @@ bool arch_names_decoder_layer(const ArchTensorNames& names);
 // The llama-family description whose hf_model_type (hugging_face) or gguf_arch is `name`, or null.
 const ArchDescription* arch_by_hf_model_type(const char* name);
 const ArchDescription* arch_by_gguf_arch(const char* name);
+// The same lookup over every description that has a GGUF form (llama family and bert).
+const ArchDescription* arch_any_by_gguf_arch(const char* name);
 // The description of `kind`, or null for an unknown kind.
 const ArchDescription* arch_description(ArchKind kind);
 

@@ -43,6 +43,8 @@ struct EinImage {
 };
 
 // Serializes the image; throws PackError if a tensor is missing, duplicated or inconsistent.
+// Writes format version 3 unless the model needs version 4 (bert), so other images load on
+// runtimes that predate version 4.
 std::vector<uint8_t> write_ein(const EinImage& image);
 
 // A 64-byte aligned copy of bytes (load_model needs an aligned buffer).

@@ -1,5 +1,6 @@
 // GGUF (versions 2 and 3), architectures llama and qwen2 (models/arch/arch_llama.cpp: metadata
-// keys and tensor names, q/k/v biases as blk.N.attn_q.bias ...), tensors F32, F16, BF16, Q8_0,
+// keys and tensor names, q/k/v biases as blk.N.attn_q.bias ...) and bert (arch_bert.cpp: the
+// sentence encoders llama-embedding runs), tensors F32, F16, BF16, Q8_0,
 // Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K; IQ4_NL converted to Q8_0 (lossless);
 // anything else refused by name.
 //
@@ -19,6 +20,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <map>
 
 #include "kernels/gguf_quant.h"
@@ -171,6 +173,41 @@ void check_tensor_layout(const std::map<std::string, Info>& infos, uint64_t alig
                     " unexpected bytes after the last tensor (sizes disagree with the types?)");
 }
 
+// llama.cpp's bert (llama-model.cpp LLM_ARCH_BERT): multi-head attention with biases, post-norm,
+// bidirectional unless attention.causal says otherwise (refused), pooling_type (0 none, 1 mean,
+// 2 cls; rank and last are refused). GGUF does not record sentence-transformers' Normalize:
+// pooled vectors are L2-normalized, as llama-embedding does by default (--embd-normalize 2).
+void gguf_bert_config(const std::map<std::string, GgufValue>& kv,
+                      const std::function<std::string(const char*)>& key, ModelConfig* c,
+                      std::string* notes) {
+  c->has_bias = 1;
+  if (c->n_heads <= 0 || c->dim % c->n_heads != 0)
+    throw PackError("gguf: " + key("{}.embedding_length") + " is not a multiple of " +
+                    key("{}.attention.head_count"));
+  c->n_kv_heads = c->n_heads;
+  c->head_dim = c->dim / c->n_heads;
+  if (auto it = kv.find(key("{}.attention.causal")); it != kv.end() && it->second.num != 0)
+    throw PackError("gguf: " + key("{}.attention.causal") +
+                    " true is not supported (bert encoders attend both ways)");
+  double pooling = 0;
+  if (auto it = kv.find(key("{}.pooling_type")); it != kv.end()) {
+    if (!is_integer_type(it->second.type))
+      throw PackError("gguf: " + key("{}.pooling_type") + " must be an integer");
+    pooling = it->second.num;
+  }
+  if (pooling == 1 || pooling == 2) {
+    c->pooling = pooling == 1 ? PoolingKind::mean : PoolingKind::cls;
+    c->normalize = 1;
+    *notes = "gguf bert: pooled vectors L2-normalized (llama-embedding's default)";
+  } else if (pooling == 0) {
+    c->pooling = PoolingKind::none;
+    *notes = "gguf bert: no pooling_type: token states only";
+  } else {
+    throw PackError("gguf: " + key("{}.pooling_type") + " " + std::to_string(pooling) +
+                    " is not supported (0 none, 1 mean or 2 cls)");
+  }
+}
+
 }  // namespace
 
 bool looks_like_gguf(const std::vector<uint8_t>& b) {
@@ -229,9 +266,11 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
 
   auto arch_kv = kv.find("general.architecture");
   const std::string arch_name = arch_kv == kv.end() ? std::string("?") : arch_kv->second.str;
-  const ArchDescription* arch = arch_by_gguf_arch(arch_name.c_str());
+  const ArchDescription* arch = arch_any_by_gguf_arch(arch_name.c_str());
   if (!arch)
-    throw PackError("gguf: architecture '" + arch_name + "' is not supported (llama or qwen2)");
+    throw PackError("gguf: architecture '" + arch_name +
+                    "' is not supported (llama, qwen2 or bert)");
+  const bool bert = arch->kind == ArchKind::bert;
   const ArchDescription& llama = *arch;
   SourceModel m;
   m.kind = "gguf-" + arch_name;
@@ -290,7 +329,8 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
   if (!(vocab >= 0 && vocab <= (1 << 24)))
     throw PackError("gguf: vocabulary size out of range (0..16777216): " + std::to_string(vocab));
   cfg.vocab_size = static_cast<int32_t>(vocab);
-  cfg.tied_classifier = infos.count("output.weight") ? 0 : 1;
+  cfg.tied_classifier = bert || infos.count("output.weight") ? 0 : 1;
+  if (bert) gguf_bert_config(kv, key, &cfg, &m.notes);
   require_valid_config(cfg, "gguf: ");
 
   // Legacy mode (einfer q8/q4 of group 32) when every tensor is F32/F16/BF16/Q8_0/Q4_0; else
@@ -330,7 +370,7 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
         dt = DType::q8_0;
         ++iq4nl_converted;
       }
-      type_votes[static_cast<uint32_t>(dt)]++;
+      if (ein_role_is_matrix(role)) type_votes[static_cast<uint32_t>(dt)]++;
       t.native = dt;
       t.native_data = std::move(raw);
       for (int64_t r = 0; r < rows; ++r)
@@ -339,7 +379,7 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
       m.tensors.push_back(std::move(t));
       return;
     }
-    if (want.size() == 2) type_votes[native ? 0u : info.type]++;
+    if (want.size() == 2 && ein_role_is_matrix(role)) type_votes[native ? 0u : info.type]++;
     if (info.type == kF32) {
       std::memcpy(t.values.data(), p, n * 4);
     } else if (info.type == kF16 || info.type == kBF16) {
@@ -383,7 +423,7 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
   // Tensors of blocks past block_count mean the metadata disagrees with the tensors.
   for (const auto& [name, info] : infos)
     if (!info.used && name.rfind("blk.", 0) == 0)
-      throw PackError("gguf: tensor " + name + " lies beyond llama.block_count (" +
+      throw PackError("gguf: tensor " + name + " lies beyond " + arch_name + ".block_count (" +
                       std::to_string(cfg.n_layers) + ")");
   for (const SourceTensor& t : m.tensors) {
     if (t.shape.size() == 1 && t.native != DType::f32)

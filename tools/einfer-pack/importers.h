@@ -34,6 +34,7 @@ struct SourceModel {
   // -1 / empty when absent. einfer-pack adds them to the tokenizer (add_model_special_ids).
   int32_t bos = -1;
   std::vector<int32_t> eos;
+  std::string metadata;  // further "key=value\n" lines for the image (e.g. max_seq_length=256)
 };
 
 // Appends a float32 tensor (values in C order, as many as the shape holds) to m.tensors.
@@ -52,6 +53,11 @@ SourceModel import_llama2c(const std::vector<uint8_t>& bytes);
 
 // Hugging Face Llama folder: config.json + model.safetensors or model.safetensors.index.json.
 SourceModel import_hf_llama(const std::string& folder);
+
+// Hugging Face BERT sentence encoder folder (config.json model_type "bert", model.safetensors,
+// modules.json / 1_Pooling / 2_Normalize as sentence-transformers writes them).
+bool hf_folder_is_bert(const std::string& folder);
+SourceModel import_hf_bert(const std::string& folder);
 
 struct TorchEncoderOptions {
   int heads = 0;           // required (from the flag or the safetensors metadata)

@@ -229,7 +229,7 @@ int run(int argc, char** argv) {
     throw PackError("cannot open " + input + ": " + std::strerror(errno));
   } else if (S_ISDIR(st.st_mode)) {
     g_progress = isatty(2);
-    source = import_hf_llama(input);
+    source = hf_folder_is_bert(input) ? import_hf_bert(input) : import_hf_llama(input);
   } else {
     input_bytes = read_file(input);
     const std::vector<uint8_t>& bytes = input_bytes;
@@ -301,6 +301,7 @@ int run(int argc, char** argv) {
                    "\ntool=einfer-pack " EINFER_VERSION_STRING " (format " +
                    std::to_string(kEinVersion) + ")\n";
   if (!source.notes.empty()) image.metadata += "notes=" + source.notes + "\n";
+  image.metadata += source.metadata;
   // The chat format, recognised here so the device never runs Jinja (tools/common/chat.h).
   chat::Format chat_format = chat::recognise(source.chat_template);
   if (!chat_template_arg.empty() && !chat::parse_format(chat_template_arg, &chat_format))
@@ -334,6 +335,7 @@ int run(int argc, char** argv) {
                output.empty() ? emit_c_path.c_str() : output.c_str(),
                model.config.arch == ArchKind::llama     ? "llama"
                : model.config.arch == ArchKind::encoder ? "encoder"
+               : model.config.arch == ArchKind::bert    ? "bert"
                                                         : "transformer",
                dtype_name(model.config.weight_dtype), model.tensor_count, out.size());
   return 0;

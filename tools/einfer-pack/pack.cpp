@@ -27,8 +27,13 @@ const char* arch_name(ArchKind a) {
       return "encoder";
     case ArchKind::transformer:
       return "transformer";
+    case ArchKind::bert:
+      return "bert";
   }
   return "?";
+}
+const char* pooling_name(PoolingKind p) {
+  return p == PoolingKind::mean ? "mean" : p == PoolingKind::cls ? "cls" : "none";
 }
 const char* norm_name(NormKind n) {
   return n == NormKind::rmsnorm ? "rmsnorm" : "layernorm";
@@ -263,6 +268,11 @@ std::string describe_model(const Model& model, const RunOptions& run, bool json)
       out.resize(out.size() - 3);  // reopen the arch object
       out += fmt(", \"n_decoder_layers\": %d},\n", c.n_decoder_layers);
     }
+    if (c.arch == ArchKind::bert) {
+      out.resize(out.size() - 3);
+      out += fmt(", \"pooling\": \"%s\", \"normalize\": %s, \"type_vocab_size\": %d},\n",
+                 pooling_name(c.pooling), c.normalize ? "true" : "false", c.type_vocab_size);
+    }
     out += "  \"attention\": \"" + describe_attention_variant(c) + "\",\n";
     out += "  \"tensors\": [\n";
     for (size_t i = 0; i < rows.size(); ++i) {
@@ -305,6 +315,11 @@ std::string describe_model(const Model& model, const RunOptions& run, bool json)
   out += fmt("              tied_classifier %u  bias %u  norm_first %u  causal %u  final_norm %u\n",
              c.tied_classifier, c.has_bias, c.norm_first, c.causal, c.final_norm);
   out += "              attention " + describe_attention_variant(c) + "\n";
+  if (c.arch == ArchKind::bert)
+    out += fmt(
+        "              sentence embedding: pooling %s%s, learned positions %d, token types %d\n",
+        pooling_name(c.pooling), c.normalize ? ", L2-normalized" : "", c.context_length,
+        c.type_vocab_size);
   if (c.arch == ArchKind::transformer) {
     // The arena's two K/V stores: cross-attention memory and the decoder's self-attention cache.
     const int64_t rows = run.context > 0 ? run.context : c.context_length;

@@ -1,9 +1,11 @@
-// einfer-run: generate text with a packed llama model, or transform sequences with an encoder.
+// einfer-run: generate text with a packed llama model, embed text with a sentence encoder, or
+// transform sequences with an encoder.
 //
 //   einfer-run MODEL.ein [-z TOKENIZER] [-p PROMPT | --prompt-ids "1 2 3"] [-n STEPS] [-t TEMP]
 //              [--top-p P] [--top-k K] [--seed S] [--window W] [--sinks S] [--kv f32|q8]
 //              [--context N] [--batch B] [--ids] [--ignore-eos] [--logits FILE] [--no-crc]
 //   einfer-run MODEL.ein --tokenize -p PROMPT   (prints the prompt's ids, as the model is fed them)
+//   einfer-run BERT.ein --embed -p TEXT | -f FILE [--json] [--pooling none|mean|cls]
 //   einfer-run ENCODER.ein --input X.npy --output Y.npy
 //   einfer-run TRANSFORMER.ein --input SRC.npy --target TGT.npy --output Y.npy [--incremental]
 //
@@ -25,6 +27,7 @@
 #include "tools/common/npy.h"
 #include "tools/common/thread_pool.h"
 #include "tools/einfer-pack/import_tokenizer.h"
+#include "tools/einfer-run/embed.h"
 #include "tools/einfer-run/interactive.h"
 #include "tools/einfer-run/options.h"
 
@@ -235,31 +238,12 @@ std::vector<int32_t> parse_ids(const std::string& list) {
   return ids;
 }
 
-// The value of `key` in the image's metadata ("key=value" lines), "" when absent. The image is
-// loaded and checked already, so the header's metadata region lies inside it.
-std::string metadata_value(const void* image, size_t size, const std::string& key) {
-  FileHeader h;
-  if (size < sizeof h) return "";
-  std::memcpy(&h, image, sizeof h);
-  if (!(h.flags & kEinFlagMetadata) || h.metadata_offset + h.metadata_bytes > size) return "";
-  const std::string text(static_cast<const char*>(image) + h.metadata_offset, h.metadata_bytes);
-  size_t at = 0;
-  while (at < text.size()) {
-    size_t end = text.find('\n', at);
-    if (end == std::string::npos) end = text.size();
-    if (text.compare(at, key.size() + 1, key + "=") == 0)
-      return text.substr(at + key.size() + 1, end - at - key.size() - 1);
-    at = end + 1;
-  }
-  return "";
-}
-
 // einfer-run -i: the chat REPL (interactive.h) on this session.
 int run_interactive(const Args& a, const tools::MappedFile& file, Session* session) {
   ChatOptions co;
   const std::string name = !a.chat_template.empty()
                                ? a.chat_template
-                               : metadata_value(file.data, file.size, "chat_template");
+                               : tools::ein_metadata_value(file.data, file.size, "chat_template");
   if (!name.empty() && !tools::chat::parse_format(name, &co.format))
     std::fprintf(stderr, "einfer-run: unknown chat template '%s' in the model: plain text\n",
                  name.c_str());
@@ -321,6 +305,7 @@ int main(int argc, char** argv) {
   if (!s.ok()) die(a.model.c_str(), s);
   // The mapped bytes were just verified: the session's own load need not read the file again.
   load.verify_crc = false;
+  if (model.config.arch == ArchKind::bert || a.embed) return run_embed(a, file, load, model);
   if (model.config.arch == ArchKind::encoder) return run_encoder(a, file, load, model);
   if (model.config.arch == ArchKind::transformer) return run_transformer(a, file, load, model);
 

@@ -20,7 +20,8 @@ bool parse_args(int argc, char** argv, Args* a, int* exit_code) {
   bool no_crc = false;
   cli::Parser p("einfer-run", "-m MODEL.ein [-p PROMPT | -f FILE] [options]",
                 "Generates text with a packed llama model (text streams to stdout; speed and "
-                "memory go to stderr),\nor transforms sequences with an encoder model.");
+                "memory go to stderr),\nembeds text with a sentence encoder (bert), or "
+                "transforms sequences with an encoder model.");
   p.option({"-m", "--model"}, &a->model, "FILE", "the packed model (.ein)");
   p.positional("MODEL", &a->model, "the model, as the first argument instead of -m");
   p.section("prompt and output");
@@ -69,6 +70,16 @@ bool parse_args(int argc, char** argv, Args* a, int* exit_code) {
            "chatml|llama2|llama3|zephyr|none (default: from the model's metadata)")
       .choices({"chatml", "llama2", "llama3", "zephyr", "none"});
   p.option({"-sys", "--system-prompt"}, &a->system_prompt, "TEXT", "system prompt for -i");
+  p.section("sentence embeddings (bert models)");
+  p.flag({"--embed"}, &a->embed,
+         "print the embedding of -p TEXT, or of each line of -f FILE (one vector per line: "
+         "space-separated floats); a bert model embeds without it");
+  p.flag({"--json"}, &a->json,
+         "--embed: {\"object\": \"list\", \"data\": [{\"index\", \"embedding\"}...]}");
+  p.option({"--pooling"}, &a->pooling, "KIND",
+           "--embed: none (every token's vector, one per line) | mean | cls (default: the "
+           "model's)")
+      .choices({"none", "mean", "cls"});
   p.section("encoders");
   p.option({"--input"}, &a->input, "X.npy", "encoder input [seq, dim] or [batch, seq, dim]");
   p.option({"--output"}, &a->output, "Y.npy", "encoder (or encoder-decoder) output");
@@ -82,7 +93,8 @@ bool parse_args(int argc, char** argv, Args* a, int* exit_code) {
       "examples:\n"
       "  einfer-run -m model.ein -p \"Once upon a time\" -n 128 --temp 0.8 -s 1\n"
       "  einfer-run model.ein -f prompt.txt -c 256 --kv q8\n"
-      "  einfer-run -m chat.ein -i -sys \"You are terse.\"");
+      "  einfer-run -m chat.ein -i -sys \"You are terse.\"\n"
+      "  einfer-run -m minilm.ein --embed -f sentences.txt --json");
   if (!p.parse(argc, argv, exit_code)) return false;
 
   if (a->model.empty()) {
@@ -106,6 +118,7 @@ bool parse_args(int argc, char** argv, Args* a, int* exit_code) {
     if (!a->prompt.empty() && a->prompt.back() == '\n') a->prompt.pop_back();
   }
   a->prompt_given = p.given("-p") || !prompt_file.empty();
+  a->prompt_from_file = !prompt_file.empty();
   if (a->prompt_given && !a->prompt_ids.empty()) {
     *exit_code = p.fail("-p/-f and --prompt-ids exclude each other");
     return false;

@@ -39,6 +39,11 @@ struct Args {
   bool interactive = false;
   std::string chat_template;  // "" : from the model's metadata
   std::string system_prompt;
+  // Sentence embeddings (bert models): -p TEXT gives one vector, -f FILE one per line.
+  bool embed = false;
+  bool prompt_from_file = false;
+  bool json = false;    // the vectors as JSON (llama-embedding's --embd-output-format json)
+  std::string pooling;  // "" : the model's; none | mean | cls
 };
 
 // Parses argv into *a. Returns true to run; false to exit with *exit_code (after --help,
