@@ -304,4 +304,159 @@ TEST_CASE("bert: texts end to end through the WordPiece tokenizer") {
   check_texts(e, "hf_bert_text.minilm");
 }
 
+TEST_CASE("bert: config.json, modules and GGUF metadata become the right options") {
+  const ModelConfig mean = import_case("hf_bert").config;
+  CHECK(mean.arch == ArchKind::bert);
+  CHECK(mean.pooling == PoolingKind::mean);
+  CHECK(mean.normalize == 1);
+  CHECK(mean.type_vocab_size == 2);
+  CHECK(mean.activation == Activation::gelu_erf);
+  CHECK(mean.norm_eps == doctest::Approx(1e-12));
+  CHECK(mean.has_bias == 1);
+  CHECK((mean.n_kv_heads == 4 && mean.head_dim == 8 && mean.context_length == 48));
+  const ModelConfig cls = import_case("hf_bert_cls").config;  // bert. prefix, gamma/beta names
+  CHECK(cls.pooling == PoolingKind::cls);
+  CHECK(cls.normalize == 0);
+  CHECK(cls.type_vocab_size == 3);
+  CHECK(cls.activation == Activation::gelu_tanh);
+  CHECK(cls.norm_eps == doctest::Approx(1e-5));
+  const SourceModel plain = import_case("hf_bert_plain");  // no modules.json, float16
+  CHECK(plain.config.pooling == PoolingKind::mean);
+  CHECK(plain.config.normalize == 0);
+  CHECK(plain.config.weight_dtype == DType::f16);
+  CHECK(plain.notes.find("mean pooling, not normalized") != std::string::npos);
+  const SourceModel text = import_case("hf_bert_text");
+  CHECK(text.metadata.find("max_seq_length=40") != std::string::npos);
+  const ModelConfig gguf = import_case("gguf_bert").config;
+  CHECK(gguf.arch == ArchKind::bert);
+  CHECK(gguf.pooling == PoolingKind::mean);
+  CHECK(gguf.normalize == 1);  // llama-embedding's default normalization
+  CHECK((gguf.type_vocab_size == 2 && gguf.vocab_size == 3469 && gguf.context_length == 40));
+  // A bert image is format version 4; a llama one stays version 3 (tests/test_format.cpp).
+  const std::vector<uint8_t> image = pack_image(import_case("hf_bert"), DType::f32, 0);
+  uint32_t version = 0;
+  std::memcpy(&version, image.data() + 4, 4);
+  CHECK(version == kEinVersion);
+}
+
+namespace {
+
+// A copy of tests/data/bert/hf_bert in a temporary folder, with `file` replaced by `text` (or
+// removed when text is empty); the message import_hf_bert refuses it with ("" when it imports).
+std::string refusal(const std::string& file, const std::string& text) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "einfer_test_bert";
+  fs::remove_all(dir);
+  fs::copy(kDir + "hf_bert", dir, fs::copy_options::recursive);
+  if (text.empty()) {
+    fs::remove(dir / file);
+  } else {
+    fs::create_directories((dir / file).parent_path());
+    std::ofstream(dir / file, std::ios::binary) << text;
+  }
+  try {
+    (void)import_hf_bert(dir.string());
+  } catch (const PackError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// hf_bert's config.json (one key per line) with `key` set to `value`.
+std::string config_with(const std::string& key, const std::string& value) {
+  const std::vector<uint8_t> b = read_file(kDir + "hf_bert/config.json");
+  std::string cfg(b.begin(), b.end());
+  const size_t at = cfg.find("\"" + key + "\":");
+  if (at == std::string::npos)
+    return cfg.insert(cfg.find('{') + 1, "\"" + key + "\": " + value + ",");
+  const size_t end = cfg.find_first_of(",\n}", at);
+  return cfg.replace(at, end - at, "\"" + key + "\": " + value);
+}
+
+}  // namespace
+
+TEST_CASE("bert: what einfer does not run is refused by name") {
+  struct Case {
+    std::string file, text, message;
+  };
+  const std::string pooling = "1_Pooling/config.json";
+  const std::string st = "sentence_transformers.models.";
+  const Case cases[] = {
+      {pooling, R"({"pooling_mode_max_tokens": true})", "pooling 'max_tokens' is not supported"},
+      {pooling, R"({"pooling_mode_mean_tokens": true, "pooling_mode_cls_token": true})",
+       "is not supported (one of mean or cls)"},
+      {pooling, R"({"pooling_mode": "lasttoken"})", "pooling 'lasttoken' is not supported"},
+      {pooling, R"({"pooling_mode_mean_tokens": true, "word_embedding_dimension": 16})",
+       "word_embedding_dimension differs"},
+      {"modules.json",
+       R"([{"type": ")" + st + R"(Transformer", "path": ""}, {"type": ")" + st +
+           R"(Pooling", "path": "1_Pooling"}, {"type": ")" + st + R"(Dense", "path": "2_Dense"}])",
+       "Dense is not supported"},
+      {"modules.json", R"([{"type": ")" + st + R"(Transformer", "path": ""}])",
+       "no Pooling module"},
+      {"config.json", config_with("position_embedding_type", "\"relative_key\""),
+       "position_embedding_type 'relative_key' is not supported"},
+      {"config.json", config_with("hidden_act", "\"silu\""), "hidden_act 'silu' is not supported"},
+      {"config.json", config_with("is_decoder", "true"), "is_decoder true is not supported"},
+      {"config.json", config_with("num_hidden_layers", "3"), "missing tensor encoder.layer.2."},
+      {"model.safetensors", "", "cannot open"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.message);
+    const std::string got = refusal(c.file, c.text);
+    CAPTURE(got);
+    CHECK(got.find(c.message) != std::string::npos);
+  }
+  CHECK(refusal("1_Pooling/config.json", R"({"pooling_mode_cls_token": true})").empty());
+  // pytorch_model.bin alone: out of scope, said so.
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "einfer_test_bert_bin";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::copy_file(kDir + "hf_bert/config.json", dir / "config.json");
+  std::ofstream(dir / "pytorch_model.bin") << "pickle";
+  CHECK_THROWS_WITH_AS(import_hf_bert(dir.string()), doctest::Contains("pytorch_model.bin"),
+                       PackError);
+  // GGUF: llama.cpp's rank pooling and a causal bert.
+  CHECK_THROWS_WITH_AS(import_gguf(read_file(kDir + "bad_gguf_rank.gguf")),
+                       doctest::Contains("bert.pooling_type 4 is not supported"), PackError);
+  CHECK_THROWS_WITH_AS(import_gguf(read_file(kDir + "bad_gguf_causal.gguf")),
+                       doctest::Contains("bert.attention.causal true is not supported"), PackError);
+}
+
+TEST_CASE("bert: C API calls of the wrong kind, bad ids and lengths are refused") {
+  Embedder e(pack_image(import_case("hf_bert"), DType::f32, 0));
+  std::vector<float> out(48 * 32);
+  const int32_t ids[3] = {1, 2, 3};
+  CHECK(einfer_max_sequence(e.s) == 48);
+  CHECK(einfer_prefill(e.s, ids, 3) == EINFER_E_INVALID_ARGUMENT);
+  CHECK(einfer_encode(e.s, out.data(), 1, out.data()) == EINFER_E_INVALID_ARGUMENT);
+  CHECK(einfer_embed_text(e.s, "no tokenizer", out.data(), nullptr) == EINFER_E_INVALID_ARGUMENT);
+  const int32_t outside[2] = {1, 96};
+  CHECK(einfer_embed(e.s, outside, 2, out.data()) == EINFER_E_OUT_OF_RANGE);
+  CHECK(std::string(einfer_error(e.s)).find("outside the vocabulary") != std::string::npos);
+  std::vector<int32_t> long_ids(49, 5);
+  CHECK(einfer_embed(e.s, long_ids.data(), 49, out.data()) == EINFER_E_OUT_OF_RANGE);
+  CHECK(einfer_embed(e.s, ids, 0, out.data()) == EINFER_E_OUT_OF_RANGE);
+  CHECK(einfer_embed(e.s, nullptr, 1, out.data()) == EINFER_E_INVALID_ARGUMENT);
+  CHECK(einfer_embed(nullptr, ids, 1, out.data()) == EINFER_E_INVALID_ARGUMENT);
+  CHECK(einfer_embed_tokens(e.s, ids, 3, nullptr) == EINFER_E_INVALID_ARGUMENT);
+  CHECK(einfer_embed(e.s, ids, 3, out.data()) == EINFER_OK);  // still usable after the refusals
+  // A decoder refuses the embedding calls.
+  const std::vector<uint8_t> llama = write_ein(make_synthetic_image(SyntheticSpec{}));
+  AlignedBuffer image(llama);
+  einfer_options o;
+  einfer_options_default(&o);
+  size_t need = 0;
+  REQUIRE(einfer_arena_bytes(image.data, image.size, &o, &need, nullptr, 0) == 0);
+  std::vector<unsigned char> storage(need + 64);
+  einfer_session* s = nullptr;
+  REQUIRE(einfer_session_create(
+              image.data, image.size, &o,
+              storage.data() + (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64, need,
+              &s, nullptr, 0) == 0);
+  CHECK(einfer_embed(s, ids, 3, out.data()) == EINFER_E_INVALID_ARGUMENT);
+  CHECK(std::string(einfer_error(s)).find("not a sentence encoder") != std::string::npos);
+}
+
 #endif  // EINFER_HAS_PACK_LIB

@@ -2,11 +2,13 @@
 // refused with a PackError; anything else (a crash, an ASan/UBSan report, another exception type,
 // an allocation above libFuzzer's -malloc_limit_mb, a timeout) is a finding. One source, one
 // target per importer, selected by EINFER_FUZZ_IMPORTER at compile time (tests/fuzz/CMakeLists).
+// Folder importers (hf_bert) write the input's parts into a per-process temporary folder.
 // An import that succeeds is packed too, so the finite scan and the writer see hostile values.
 #include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -58,6 +60,31 @@ void run(const std::vector<uint8_t>& b) {
     for (int64_t d : a.shape) n *= static_cast<uint64_t>(d);
     if (n != a.data.size()) __builtin_trap();  // the shape must describe exactly the values read
   }
+#elif EINFER_FUZZ_IMPORTER == 7  // a bert folder: config.json NUL modules.json NUL
+  // 1_Pooling/config.json NUL model.safetensors (the rest), as import_hf_bert reads it
+  namespace fs = std::filesystem;
+  static const fs::path dir =
+      fs::temp_directory_path() / ("einfer_fuzz_bert_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "1_Pooling");
+  const char* names[4] = {"config.json", "modules.json", "1_Pooling/config.json",
+                          "model.safetensors"};
+  size_t at = 0;
+  for (int part = 0; part < 4 && at <= b.size(); ++part) {
+    size_t end = b.size();
+    if (part < 3)
+      for (size_t i = at; i < b.size(); ++i)
+        if (b[i] == 0) {
+          end = i;
+          break;
+        }
+    FILE* f = std::fopen((dir / names[part]).c_str(), "wb");
+    if (!f) return;
+    if (end > at) std::fwrite(b.data() + at, 1, end - at, f);
+    std::fclose(f);
+    at = end + 1;
+  }
+  pack_once(import_hf_bert(dir.string()));
 #else
 #error "EINFER_FUZZ_IMPORTER must select an importer"
 #endif

@@ -38,6 +38,7 @@ Cases (each folder: config.json, model.safetensors, modules.json, 1_Pooling/conf
                  converter's phantom-space form: "▁word", continuations without "##", [X] kept),
                  with the references einfer's GGUF import means: transformers' semantics (erf GELU)
                  and L2 normalization (llama-embedding's default; GGUF does not record Normalize).
+  bad_gguf_*.gguf one-layer GGUFs einfer refuses: pooling_type 4 (rank), attention.causal true.
 Reference files per case: <name>.ids.i32 ([count, len_0 .. len_count-1, ids ...]),
 <name>.tokens.f32 (the token states of every sequence, [sum len, hidden]), <name>.embed.f32 (the
 sentence embeddings, [count, hidden]); <name>_q8w.* and _q4w.* the same on weights rounded as a
@@ -338,7 +339,7 @@ def phantom(tok):
     return SPM + tok
 
 
-def write_gguf(path, cfg, w, vocab, special, pooling_type, f16=()):
+def write_gguf(path, cfg, w, vocab, special, pooling_type, f16=(), causal=False):
     """vocab: the pieces by id (vocab.txt spelling); special: {"unk": id, ...} as SpecialVocab
     finds them (no cls handler: the converter writes none); f16: names stored as F16."""
     sys.path.insert(0, GGUF_PY)
@@ -351,8 +352,9 @@ def write_gguf(path, cfg, w, vocab, special, pooling_type, f16=()):
     wr.add_head_count(cfg["num_attention_heads"])
     wr.add_layer_norm_eps(cfg["layer_norm_eps"])
     wr.add_file_type(1 if f16 else 0)
-    wr.add_causal_attention(False)
-    wr.add_pooling_type(gguf.PoolingType(pooling_type))
+    wr.add_causal_attention(causal)
+    # add_pooling_type knows NONE, MEAN, CLS only; llama.cpp also has 3 (last) and 4 (rank).
+    wr.add_uint32(gguf.Keys.LLM.POOLING_TYPE.format(arch="bert"), pooling_type)
     wr.add_token_type_count(cfg["type_vocab_size"])
     wr.add_tokenizer_model("bert")
     wr.add_tokenizer_pre("bert-bge")
@@ -385,6 +387,9 @@ def main():
     global OFF
     ap = argparse.ArgumentParser()
     ap.add_argument("--off", default="", help="comma-separated FEATURES removed from the references")
+    ap.add_argument("--fuzz-seeds", action="store_true",
+                    help="instead: write the fuzz seeds (tests/fuzz/corpus: hf_bert, gguf, "
+                         "tokenizer_file, loader, capi)")
     ap.add_argument("--llamacpp", default="",
                     help="instead: write the llama.cpp comparison's GGUF and HF folder into DIR")
     args = ap.parse_args()
@@ -393,6 +398,8 @@ def main():
         sys.exit(f"unknown features {OFF - set(FEATURES)}; FEATURES: {FEATURES}")
     if args.llamacpp:
         return write_llamacpp(args.llamacpp)
+    if args.fuzz_seeds:
+        return write_fuzz_seeds()
     os.makedirs(OUT, exist_ok=True)
     rng = np.random.default_rng(20261128)
 
@@ -462,9 +469,70 @@ def main():
     seqs = corpus_seqs("fixtures/bert-mini.hf.ids", vocab.index("[CLS]"), vocab.index("[SEP]"), 40)
     case("gguf_bert", sw, cfg, "mean", True, seqs)
 
+    # Refusals: llama.cpp pooling types einfer does not run, a causal bert.
+    small = base_config(hidden_size=8, intermediate_size=16, num_hidden_layers=1,
+                        num_attention_heads=2, vocab_size=len(TINY_VOCAB),
+                        max_position_embeddings=12)
+    sw_small = make_weights(rng, small)
+    tok_ids = {"unk": 1, "sep": 3}
+    write_gguf(os.path.join(OUT, "bad_gguf_rank.gguf"), small, sw_small, TINY_VOCAB, tok_ids, 4)
+    write_gguf(os.path.join(OUT, "bad_gguf_causal.gguf"), small, sw_small, TINY_VOCAB, tok_ids, 1,
+               causal=True)
+
     if not OFF:
         for f, cases in EFFECTS.items():
             print(f"{f:12s} " + "  ".join(f"{c} {e:.3g}" for c, e in cases))
+
+
+FUZZ = os.path.join(HERE, "..", "fuzz", "corpus")
+TINY_VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "sat", "on", "mat", ",",
+              ".", "##s", "##ing", "run", "a", "b", "c", "##a", "##b", "hello", "world", "!", "?"]
+
+
+def write_fuzz_seeds():
+    """One-layer models of a few hundred bytes: hf_bert inputs (config.json NUL modules.json NUL
+    1_Pooling/config.json NUL model.safetensors, as fuzz_importers.cpp splits them), a bert GGUF
+    with a 24-token vocabulary (for fuzz_gguf and fuzz_tokenizer_file), and a capi stream that
+    selects the bert model ('B') and embeds ids, token states and texts."""
+    import tempfile
+    rng = np.random.default_rng(5)
+    vocab = TINY_VOCAB
+    cfg = base_config(hidden_size=8, intermediate_size=16, num_hidden_layers=1,
+                      num_attention_heads=2, vocab_size=len(vocab), max_position_embeddings=12)
+    w = make_weights(rng, cfg)
+    for name, pooling, normalize, rename in (("bert_mean", "mean", True, None),
+                                             ("bert_cls_prefixed", "cls", False,
+                                              lambda k: "bert." + k)):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "m.safetensors")
+            st.write(path, [((rename or (lambda k: k))(k), a, "F32") for k, a in w.items()])
+            tensors = open(path, "rb").read()
+        parts = [json.dumps(cfg).encode(), json.dumps(modules_json(normalize)).encode(),
+                 json.dumps(pooling_config(8, pooling)).encode(), tensors]
+        os.makedirs(os.path.join(FUZZ, "hf_bert"), exist_ok=True)
+        with open(os.path.join(FUZZ, "hf_bert", name + ".bin"), "wb") as f:
+            f.write(b"\0".join(parts))
+    for sub in ("gguf", "tokenizer_file"):
+        os.makedirs(os.path.join(FUZZ, sub), exist_ok=True)
+        write_gguf(os.path.join(FUZZ, sub, "bert_tiny.gguf"), cfg, w, vocab,
+                   {"unk": 1, "sep": 3, "pad": 0, "mask": 4}, 2)
+    # capi: 'B', the options' bytes (context 0, no window, no sinks, f32 KV, batch 0, tokenizer 1,
+    # max_prompt_bytes 40, greedy, a 4-byte seed), then fuzz_capi's case 9 three ways (ids
+    # embedded, token states, a text), each: the case byte, n, 40 ids (a byte < 240, then the id),
+    # which; then a text's length and bytes.
+    opts = bytes([0, 0, 0, 0, 0, 1, 40, 0, 1, 2, 3, 4])
+
+    def ids40(ids):
+        return b"".join(bytes([0, i]) for i in (ids + [0] * 40)[:40])
+    embed_ids = bytes([9, 0, 5]) + ids40([2, 5, 6, 7, 3]) + bytes([0])
+    embed_tokens = bytes([9, 0, 4]) + ids40([2, 20, 21, 3]) + bytes([1])
+    embed_text = bytes([9, 0, 1]) + ids40([]) + bytes([10, 9]) + b"hello cat"
+    with open(os.path.join(FUZZ, "capi", "bert_embed.bin"), "wb") as f:
+        f.write(b"B" + opts + embed_ids + embed_tokens + embed_text + bytes([10]))
+    # The loader's seed is this GGUF packed (not written here: einfer-pack makes it):
+    #   einfer-pack tests/fuzz/corpus/gguf/bert_tiny.gguf --dtype q8 --group 8 \
+    #     -o tests/fuzz/corpus/loader/bert_q8_tok.bin
+    print("fuzz seeds written")
 
 
 def write_llamacpp(out):

@@ -19,6 +19,7 @@
 // no accuracy lost).
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -203,7 +204,9 @@ void gguf_bert_config(const std::map<std::string, GgufValue>& kv,
     c->pooling = PoolingKind::none;
     *notes = "gguf bert: no pooling_type: token states only";
   } else {
-    throw PackError("gguf: " + key("{}.pooling_type") + " " + std::to_string(pooling) +
+    char value[32];
+    std::snprintf(value, sizeof value, "%.0f", pooling);
+    throw PackError("gguf: " + key("{}.pooling_type") + " " + value +
                     " is not supported (0 none, 1 mean or 2 cls)");
   }
 }
