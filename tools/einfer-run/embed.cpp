@@ -155,6 +155,12 @@ int run_embed(const Args& a, const tools::MappedFile& file, const LoadOptions& l
     seqs.emplace_back(ids, ids + n);
   }
 
+  if (a.tokenize) {  // the ids each text is embedded from
+    for (const std::vector<int32_t>& ids : seqs)
+      for (size_t i = 0; i < ids.size(); ++i)
+        std::printf(i + 1 < ids.size() ? "%d " : "%d\n", ids[i]);
+    return 0;
+  }
   if (a.json) std::printf("{\"object\": \"list\", \"data\": [\n");
   std::vector<float> out(static_cast<size_t>(d));
   int64_t tokens = 0, index = 0;

@@ -3,7 +3,7 @@
 // JSON (--json: llama-embedding's "list" of {"index", "embedding"}). --pooling none prints every
 // token's vector instead. Texts longer than the context (-c, else the max_seq_length the model
 // was packed with, else its positions) keep their first tokens and [SEP], as sentence-transformers
-// truncates; a note on stderr says so.
+// truncates; a note on stderr says so. --tokenize prints the ids each text is embedded from.
 #pragma once
 
 #include "runtime/model.h"
