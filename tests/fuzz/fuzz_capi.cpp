@@ -28,6 +28,15 @@ struct Image {
   size_t size = 0;
 };
 
+// A copy of the packed bytes in 64-byte aligned memory (kept for the process's lifetime).
+Image aligned_image(const std::vector<uint8_t>& bytes) {
+  Image im;
+  im.size = bytes.size();
+  im.data = std::aligned_alloc(64, (bytes.size() + 63) / 64 * 64);
+  std::memcpy(im.data, bytes.data(), bytes.size());
+  return im;
+}
+
 const Image& model() {
   static const Image image = [] {
     pack::SyntheticSpec spec;
@@ -43,12 +52,7 @@ const Image& model() {
     e.tokenizer = pack::tokenizer_image_for_model(
         pack::read_tokenizer_bytes(pack::make_synthetic_tokenizer(spec.vocab), "synthetic"),
         spec.vocab);
-    const std::vector<uint8_t> bytes = pack::write_ein(e);
-    Image im;
-    im.size = bytes.size();
-    im.data = std::aligned_alloc(64, (bytes.size() + 63) / 64 * 64);
-    std::memcpy(im.data, bytes.data(), bytes.size());
-    return im;
+    return aligned_image(pack::write_ein(e));
   }();
   return image;
 }
@@ -93,12 +97,7 @@ const Image& bert_model() {
     pack::EinImage e = pack::pack_source(src, DType::q8, 8, nullptr);
     e.tokenizer = pack::tokenizer_image_for_model(
         pack::read_tokenizer_bytes(pack::make_synthetic_tokenizer(300), "synthetic"), 300);
-    const std::vector<uint8_t> bytes = pack::write_ein(e);
-    Image im;
-    im.size = bytes.size();
-    im.data = std::aligned_alloc(64, (bytes.size() + 63) / 64 * 64);
-    std::memcpy(im.data, bytes.data(), bytes.size());
-    return im;
+    return aligned_image(pack::write_ein(e));
   }();
   return image;
 }

@@ -9,8 +9,6 @@
 
 #include "models/bert.h"
 #include "models/session.h"
-#include "tools/common/cli.h"
-#include "tools/einfer-pack/import_tokenizer.h"
 
 namespace einfer::run_tool {
 
@@ -35,25 +33,6 @@ std::vector<std::string> texts_of(const Args& a) {
     at = end + 1;
   }
   return lines;
-}
-
-// "1 2 3" or "1,2,3".
-bool parse_id_list(const std::string& list, std::vector<int32_t>* ids) {
-  size_t at = 0;
-  while (at < list.size()) {
-    at = list.find_first_not_of(" ,\t\n", at);
-    if (at == std::string::npos) break;
-    const size_t end = std::min(list.find_first_of(" ,\t\n", at), list.size());
-    int64_t id = 0;
-    std::string why;
-    if (!tools::cli::read_integer_in(list.substr(at, end - at), 0, INT32_MAX, &id, &why)) {
-      std::fprintf(stderr, "einfer-run: --prompt-ids: token %zu: %s\n", ids->size(), why.c_str());
-      return false;
-    }
-    ids->push_back(static_cast<int32_t>(id));
-    at = end;
-  }
-  return true;
 }
 
 // One vector as space-separated floats (round-trip precision), or a JSON list of them.
@@ -85,15 +64,7 @@ int run_embed(const Args& a, const tools::MappedFile& file, const LoadOptions& l
   if (pool.pooling == PoolingKind::none) pool.normalize = 0;
 
   std::vector<uint8_t> tok_image;
-  if (!a.tokenizer.empty()) {
-    try {
-      tok_image =
-          pack::tokenizer_image_for_model(pack::read_tokenizer_file(a.tokenizer), c.vocab_size);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "einfer-run: %s\n", e.what());
-      return 1;
-    }
-  }
+  if (!read_run_tokenizer(a, c.vocab_size, &tok_image)) return 1;
   const std::vector<std::string> texts = a.prompt_given ? texts_of(a) : std::vector<std::string>{};
   const bool have_tok = !a.tokenizer.empty() || model.tokenizer;
   if (a.prompt_given && !have_tok) {
@@ -134,7 +105,11 @@ int run_embed(const Args& a, const tools::MappedFile& file, const LoadOptions& l
   std::vector<std::vector<int32_t>> seqs;
   if (!a.prompt_ids.empty()) {
     seqs.emplace_back();
-    if (!parse_id_list(a.prompt_ids, &seqs.back())) return 2;
+    std::string why;
+    if (!parse_id_list(a.prompt_ids, &seqs.back(), &why)) {
+      std::fprintf(stderr, "einfer-run: %s\n", why.c_str());
+      return 2;
+    }
     if (seqs.back().empty()) {
       std::fprintf(stderr, "einfer-run: --prompt-ids is empty\n");
       return 2;

@@ -220,21 +220,11 @@ int run_transformer(const Args& a, const tools::MappedFile& file, const LoadOpti
   return 0;
 }
 
-// "1 2 3" or "1,2,3": token ids, each read by the shared parser's number reader.
+// --prompt-ids, or a usage error.
 std::vector<int32_t> parse_ids(const std::string& list) {
   std::vector<int32_t> ids;
-  size_t at = 0;
-  while (at < list.size()) {
-    at = list.find_first_not_of(" ,\t\n", at);
-    if (at == std::string::npos) break;
-    const size_t end = std::min(list.find_first_of(" ,\t\n", at), list.size());
-    int64_t id = 0;
-    std::string why;
-    if (!tools::cli::read_integer_in(list.substr(at, end - at), 0, INT32_MAX, &id, &why))
-      usage(("--prompt-ids: token " + std::to_string(ids.size()) + ": " + why).c_str());
-    ids.push_back(static_cast<int32_t>(id));
-    at = end;
-  }
+  std::string why;
+  if (!parse_id_list(list, &ids, &why)) usage(why.c_str());
   return ids;
 }
 
@@ -314,15 +304,7 @@ int main(int argc, char** argv) {
   // Tokenizer: -z (any file einfer-pack takes) wins over the one packed into the model; ids-only
   // runs need none. The session owns it, and the sampler.
   std::vector<uint8_t> tok_image;
-  if (!a.tokenizer.empty()) {
-    try {
-      tok_image =
-          pack::tokenizer_image_for_model(pack::read_tokenizer_file(a.tokenizer), c.vocab_size);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "einfer-run: %s\n", e.what());
-      return 1;
-    }
-  }
+  if (!read_run_tokenizer(a, c.vocab_size, &tok_image)) return 1;
   const bool have_tok = !a.tokenizer.empty() || model.tokenizer;
   if (!have_tok && (a.prompt_given || !a.ids)) {
     std::fprintf(stderr,

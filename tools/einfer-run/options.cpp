@@ -1,5 +1,6 @@
 #include "tools/einfer-run/options.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -8,6 +9,7 @@
 #include "kernels/simd.h"
 #include "tools/common/cli.h"
 #include "tools/common/run_flags.h"
+#include "tools/einfer-pack/import_tokenizer.h"
 
 namespace einfer::run_tool {
 
@@ -136,6 +138,36 @@ bool parse_args(int argc, char** argv, Args* a, int* exit_code) {
   }
   if (a->interactive && a->ids) {
     *exit_code = p.fail("-i is for text: it does not combine with --ids");
+    return false;
+  }
+  return true;
+}
+
+bool parse_id_list(const std::string& list, std::vector<int32_t>* ids, std::string* why) {
+  size_t at = 0;
+  while (at < list.size()) {
+    at = list.find_first_not_of(" ,\t\n", at);
+    if (at == std::string::npos) break;
+    const size_t end = std::min(list.find_first_of(" ,\t\n", at), list.size());
+    int64_t id = 0;
+    std::string reason;
+    if (!tools::cli::read_integer_in(list.substr(at, end - at), 0, INT32_MAX, &id, &reason)) {
+      *why = "--prompt-ids: token " + std::to_string(ids->size()) + ": " + reason;
+      return false;
+    }
+    ids->push_back(static_cast<int32_t>(id));
+    at = end;
+  }
+  return true;
+}
+
+bool read_run_tokenizer(const Args& a, int32_t vocab, std::vector<uint8_t>* image) {
+  image->clear();
+  if (a.tokenizer.empty()) return true;
+  try {
+    *image = pack::tokenizer_image_for_model(pack::read_tokenizer_file(a.tokenizer), vocab);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "einfer-run: %s\n", e.what());
     return false;
   }
   return true;
