@@ -362,14 +362,16 @@ std::string refusal(const std::string& file, const std::string& text) {
   return "";
 }
 
-// hf_bert's config.json (one key per line) with `key` set to `value`.
+// hf_bert's config.json (one key per line, lists across lines) with `key` set to `value`.
 std::string config_with(const std::string& key, const std::string& value) {
   const std::vector<uint8_t> b = read_file(kDir + "hf_bert/config.json");
   std::string cfg(b.begin(), b.end());
   const size_t at = cfg.find("\"" + key + "\":");
   if (at == std::string::npos)
     return cfg.insert(cfg.find('{') + 1, "\"" + key + "\": " + value + ",");
-  const size_t end = cfg.find_first_of(",\n}", at);
+  const size_t value_at = cfg.find_first_not_of(" ", cfg.find(':', at) + 1);
+  const size_t end = cfg[value_at] == '[' ? cfg.find(']', value_at) + 1  // a list: to its end
+                                          : cfg.find_first_of(",\n}", at);
   return cfg.replace(at, end - at, "\"" + key + "\": " + value);
 }
 
@@ -398,6 +400,8 @@ TEST_CASE("bert: what einfer does not run is refused by name") {
        "position_embedding_type 'relative_key' is not supported"},
       {"config.json", config_with("hidden_act", "\"silu\""), "hidden_act 'silu' is not supported"},
       {"config.json", config_with("is_decoder", "true"), "is_decoder true is not supported"},
+      {"config.json", config_with("architectures", "[\"BertForSequenceClassification\"]"),
+       "is a task head, not a sentence encoder"},
       {"config.json", config_with("num_hidden_layers", "3"), "missing tensor encoder.layer.2."},
       {"model.safetensors", "", "cannot open"},
   };

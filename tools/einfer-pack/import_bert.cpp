@@ -144,6 +144,17 @@ SourceModel import_hf_bert(const std::string& folder) {
     if (const Json* v = cfg.find(*key); v && v->type == Json::Type::boolean && v->b)
       throw PackError("config.json: " + std::string(*key) +
                       " true is not supported for bert (a sentence encoder)");
+  // A task head (a cross-encoder's BertForSequenceClassification, ...) scores its input: its
+  // hidden states are not the sentence vectors a user of that model expects.
+  if (const Json* archs = cfg.find("architectures"); archs && archs->type == Json::Type::array)
+    for (const Json& a : archs->items)
+      for (const char* head :
+           {"ForSequenceClassification", "ForTokenClassification", "ForQuestionAnswering",
+            "ForMultipleChoice", "ForNextSentencePrediction"})
+        if (a.type == Json::Type::string && a.str.find(head) != std::string::npos)
+          throw PackError("config.json: " + a.str +
+                          " is a task head, not a sentence encoder: einfer runs BertModel "
+                          "embedders (a cross-encoder's scores are not built)");
   if (const Json* pe = cfg.find("position_embedding_type");
       pe && pe->type != Json::Type::null &&
       !(pe->type == Json::Type::string && pe->str == "absolute"))
