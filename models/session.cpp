@@ -36,7 +36,6 @@ Status layout_model(const Model& model, const SessionOptions& o, Arena& arena, S
     case ArchKind::bert:
       if (s) {
         EINFER_TRY(bert_bind_weights(s->model, arena, &s->bert_weights));
-        s->encoder_weights = s->bert_weights.encoder;
       } else {
         EncoderLayerWeights* layers = nullptr;  // bert_bind_weights' one allocation
         EINFER_TRY(

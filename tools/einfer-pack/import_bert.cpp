@@ -67,6 +67,10 @@ PoolingKind read_pooling(const std::string& path, int32_t dim) {
     for (const auto& [key, v] : p.members)
       if (key.rfind("pooling_mode_", 0) == 0 && v.type == Json::Type::boolean && v.b)
         modes.push_back(key.substr(13));
+  // Without the prompt's tokens in the pooling (instruction models): einfer applies no prompts
+  // and pools every token.
+  if (const Json* ip = p.find("include_prompt"); ip && ip->type == Json::Type::boolean && !ip->b)
+    throw PackError(path + ": include_prompt false is not supported (einfer pools every token)");
   if (const Json* d = p.find("word_embedding_dimension");
       d && json_to_int(*d, path + ": word_embedding_dimension", 0, INT32_MAX) != dim)
     throw PackError(path + ": word_embedding_dimension differs from hidden_size " +
@@ -97,7 +101,14 @@ void read_sentence_modules(const std::string& folder, ModelConfig* c, std::strin
         throw PackError("modules.json: a module without a type");
       const std::string t =
           type->str.rfind(prefix, 0) == 0 ? type->str.substr(prefix.size()) : type->str;
-      if (t == "Transformer" && pooling_dir.empty() && !normalize) continue;
+      if (t == "Transformer" && pooling_dir.empty() && !normalize) {
+        // Older folders keep the model in a subfolder (0_Transformer/): not this layout.
+        if (path && path->type == Json::Type::string && !path->str.empty())
+          throw PackError("modules.json: the model lives in " + path->str +
+                          "/ (an older sentence-transformers layout): einfer reads config.json "
+                          "and the weights at the folder's top");
+        continue;
+      }
       if (t == "Pooling" && pooling_dir.empty() && !normalize && path &&
           path->type == Json::Type::string && path->str.find("..") == std::string::npos) {
         pooling_dir = path->str;
