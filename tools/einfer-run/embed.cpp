@@ -47,8 +47,8 @@ int run_embed(const Args& a, const tools::MappedFile& file, const LoadOptions& l
               const Model& model) {
   const ModelConfig& c = model.config;
   if (c.arch != ArchKind::bert) {
-    std::fprintf(stderr,
-                 "einfer-run: --embed needs a sentence encoder (bert); this model is not\n");
+    std::fprintf(stderr, "einfer-run: --embed needs a sentence encoder (bert); %s is not one\n",
+                 a.model.c_str());
     return 2;
   }
   if (!a.prompt_given && a.prompt_ids.empty()) {
