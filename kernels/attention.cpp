@@ -22,6 +22,7 @@
 #include "kernels/isa.h"
 #include "kernels/kv_ring.h"
 #include "kernels/simd.h"
+#include "kernels/vec.h"
 
 #if EINFER_HAS_SIMD && defined(__AVX2__)
 #include <immintrin.h>
@@ -87,6 +88,7 @@ struct ScratchLayout {
   float* qbuf = nullptr;           // [r][k] a query block's query vectors (when sized for blocks)
   bool vnni = false;               // int8 integer dots via AVX-VNNI (chosen per call)
   bool prefetch = true;            // request f32 K/V rows ahead (decode; see attention_f32)
+  float softcap = 0.f;             // AttentionShape::softcap
   size_t bytes = 0;
 
   // query_blocks: room for a query block's vectors (qbuf; attention_query_block.inc).
@@ -379,6 +381,13 @@ void tile_heads(const float* q, const ScratchLayout& s, int32_t h0, int32_t k, T
   }
 }
 
+// Soft-caps a tile's scaled scores (AttentionShape::softcap) and returns their new maximum. Every
+// score goes through the same SIMD formula whatever its position (softcap_f32's padded tail).
+__attribute__((noinline)) float softcap_scores(float* sh, int32_t cnt, float cap) {
+  softcap_f32(sh, cap, static_cast<size_t>(cnt));
+  return max_f32(sh, static_cast<size_t>(cnt));
+}
+
 // Turns head h's scores into probabilities (times the V row scales) and updates its running max,
 // sum and accumulator. Fixed operation order for a given cnt.
 void tile_softmax(const ScratchLayout& s, int32_t h, int32_t k, float scale, int32_t cnt) {
@@ -401,6 +410,7 @@ void tile_softmax(const ScratchLayout& s, int32_t h, int32_t k, float scale, int
     sh[i] = sh[i] * s.kscale[i] * scale;
     tile_max = sh[i] > tile_max ? sh[i] : tile_max;
   }
+  if (s.softcap > 0.f) tile_max = softcap_scores(sh, cnt, s.softcap);
   const float new_max = tile_max > s.run_max[h] ? tile_max : s.run_max[h];
   i = 0;
   float tile_sum = 0.f;
@@ -655,6 +665,9 @@ Status attention_validate_shape(const AttentionShape& sh) {
   if (!std::isfinite(sh.scale)) {
     return make_status(StatusCode::invalid_argument, "attention: scale must be finite");
   }
+  if (!(std::isfinite(sh.softcap) && sh.softcap >= 0.f)) {
+    return make_status(StatusCode::invalid_argument, "attention: softcap must be finite, >= 0");
+  }
   return ok_status();
 }
 
@@ -816,6 +829,7 @@ Status attention_f32(const AttentionShape& shape, const float* q, const float* k
     ScratchLayout s(reinterpret_cast<void*>(aligned + static_cast<size_t>(task) * stride), rows, k,
                     rows > r);
     s.vnni = vnni;
+    s.softcap = shape.softcap;
     // Decode reads each f32 K/V row once, from wherever the cache sits, and gains from requests
     // ahead; a prefill block's queries re-read the same rows, already in L1/L2, where the
     // requests only cost (15M q8 prefill: +9% without them). Two instantiations, so decode

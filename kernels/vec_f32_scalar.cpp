@@ -91,5 +91,15 @@ void gelu_tanh_f32(const float* x, float* y, size_t n) {
 void swiglu_f32(float* g, const float* u, size_t n) {
   for (size_t i = 0; i < n; ++i) g[i] = g[i] / (1.f + std::exp(-g[i])) * u[i];
 }
+void geglu_tanh_f32(float* g, const float* u, size_t n) {
+  const float k = 0.7978845608028654f;  // sqrt(2/pi)
+  for (size_t i = 0; i < n; ++i) {
+    const float v = g[i];
+    g[i] = 0.5f * v * (1.f + std::tanh(k * (v + 0.044715f * v * v * v))) * u[i];
+  }
+}
+void softcap_f32(float* x, float cap, size_t n) {
+  for (size_t i = 0; i < n; ++i) x[i] = cap * std::tanh(x[i] / cap);
+}
 
 }  // namespace einfer::scalar

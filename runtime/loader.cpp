@@ -54,9 +54,13 @@ int per_layer_roles(const ModelConfig& c, int32_t layer, TensorRole* roles) {
   return n;
 }
 
-constexpr TensorRole kTrailing[6] = {TensorRole::final_norm,   TensorRole::final_norm_bias,
-                                     TensorRole::decoder_norm, TensorRole::decoder_norm_bias,
-                                     TensorRole::classifier,   TensorRole::rope_freq_factors};
+constexpr TensorRole kTrailing[7] = {TensorRole::final_norm,
+                                     TensorRole::final_norm_bias,
+                                     TensorRole::decoder_norm,
+                                     TensorRole::decoder_norm_bias,
+                                     TensorRole::classifier,
+                                     TensorRole::rope_freq_factors,
+                                     TensorRole::rope_freq_factors_long};
 
 // Global roles that follow the layers, in canonical order.
 int trailing_roles(const ModelConfig& c, TensorRole* roles) {
@@ -141,6 +145,7 @@ bool ein_role_per_layer(TensorRole role) {
     case TensorRole::decoder_norm:
     case TensorRole::decoder_norm_bias:
     case TensorRole::rope_freq_factors:
+    case TensorRole::rope_freq_factors_long:
       return false;
     default:
       return true;
@@ -172,6 +177,7 @@ bool ein_role_present(const ModelConfig& c, TensorRole role) {
   const bool layernorm = c.norm == NormKind::layernorm;
   const bool final_norm = c.arch == ArchKind::llama || c.final_norm != 0;
   const bool transformer = c.arch == ArchKind::transformer;
+  const bool llama = c.arch == ArchKind::llama;
   switch (role) {
     case TensorRole::cross_wq:
     case TensorRole::cross_wk:
@@ -211,7 +217,7 @@ bool ein_role_present(const ModelConfig& c, TensorRole role) {
     case TensorRole::b2:
       return c.has_bias != 0;
     case TensorRole::w3:
-      return c.activation == Activation::swiglu;
+      return c.activation == Activation::swiglu || c.activation == Activation::geglu_tanh;
     case TensorRole::final_norm:
       return final_norm;
     case TensorRole::final_norm_bias:
@@ -219,7 +225,15 @@ bool ein_role_present(const ModelConfig& c, TensorRole role) {
     case TensorRole::classifier:
       return c.vocab_size > 0 && c.tied_classifier == 0;
     case TensorRole::rope_freq_factors:
-      return c.arch == ArchKind::llama && c.rope_freq_factors != 0;
+      return llama && c.rope_freq_factors != 0;
+    case TensorRole::rope_freq_factors_long:
+      return llama && c.rope_scaling == RopeScaling::longrope;
+    case TensorRole::q_norm:
+    case TensorRole::k_norm:
+      return llama && c.qk_norm != 0;
+    case TensorRole::attn_post_norm:
+    case TensorRole::ffn_post_norm:
+      return llama && c.post_norms != 0;
   }
   return false;
 }
@@ -262,7 +276,11 @@ int ein_expected_shape(const ModelConfig& c, TensorRole role, int64_t shape[kEin
     case TensorRole::b1:
       return set(f, -1);
     case TensorRole::rope_freq_factors:
+    case TensorRole::rope_freq_factors_long:
       return set(c.head_dim / 2, -1);
+    case TensorRole::q_norm:
+    case TensorRole::k_norm:
+      return set(c.head_dim, -1);
     default:
       return set(d, -1);  // norms, their biases, bo, b2
   }
@@ -349,6 +367,16 @@ ModelConfig config_from_arch_block(const ArchBlock& a) {
   c.pattern_stride = a.pattern[2];
   c.pattern_block = a.pattern[3];
   c.pattern_block_summary = a.pattern[4];
+  c.family = static_cast<ArchFamily>(a.family);
+  c.qk_norm = (a.flags & kArchQkNorm) ? 1 : 0;
+  c.post_norms = (a.flags & kArchPostNorms) ? 1 : 0;
+  c.embed_scale = a.embed_scale;
+  c.attn_scale = a.attn_scale;
+  c.attn_softcap = a.attn_softcap;
+  c.final_softcap = a.final_softcap;
+  c.sliding_window_period = a.window_period;
+  c.rope_local_theta = a.rope_local_theta;
+  c.rope_attn_factor = a.rope_attn_factor;
   return c;
 }
 
@@ -373,7 +401,8 @@ ArchBlock arch_block_from_config(const ModelConfig& c) {
   a.flags = (c.tied_classifier ? kArchTiedClassifier : 0) | (c.has_bias ? kArchHasBias : 0) |
             (c.norm_first ? kArchNormFirst : 0) | (c.causal ? kArchCausal : 0) |
             (c.final_norm ? kArchFinalNorm : 0) | (c.qkv_bias ? kArchQkvBias : 0) |
-            (c.rope_freq_factors ? kArchRopeFreqFactors : 0);
+            (c.rope_freq_factors ? kArchRopeFreqFactors : 0) | (c.qk_norm ? kArchQkNorm : 0) |
+            (c.post_norms ? kArchPostNorms : 0);
   a.rope_scaling = static_cast<uint32_t>(c.rope_scaling);
   a.rope_factor = c.rope_factor;
   a.rope_low_freq = c.rope_low_freq_factor;
@@ -390,6 +419,14 @@ ArchBlock arch_block_from_config(const ModelConfig& c) {
   a.pattern[2] = c.pattern_stride;
   a.pattern[3] = c.pattern_block;
   a.pattern[4] = c.pattern_block_summary;
+  a.family = static_cast<uint32_t>(c.family);
+  a.embed_scale = c.embed_scale;
+  a.attn_scale = c.attn_scale;
+  a.attn_softcap = c.attn_softcap;
+  a.final_softcap = c.final_softcap;
+  a.window_period = c.sliding_window_period;
+  a.rope_local_theta = c.rope_local_theta;
+  a.rope_attn_factor = c.rope_attn_factor;
   return a;
 }
 
@@ -425,6 +462,33 @@ Status validate_attention_variant(const ModelConfig& c) {
     return inval("sinusoidal positions need an even dim", c.dim);
   return ok_status();
 }
+// Issue 32's llama-family features (Qwen3, Gemma 2/3, Phi-3); all zero for other models.
+Status validate_family_features(const ModelConfig& c) {
+  auto inval = [](const char* m, int64_t have = -1) {
+    return make_status(StatusCode::bad_format, m, -1, have);
+  };
+  // Unset is +0 exactly; set is finite and > 0 (and far below what a float holds).
+  auto off_or_positive = [](float v) {
+    return (v == 0.f && !std::signbit(v)) || (std::isfinite(v) && v > 0.f && v < 1e9f);
+  };
+  if (static_cast<uint32_t>(c.family) >= kArchFamilyCount)
+    return inval("unknown model family", static_cast<int64_t>(c.family));
+  if (c.qk_norm > 1 || c.post_norms > 1) return inval("boolean flag out of range");
+  if (!off_or_positive(c.embed_scale)) return inval("embedding scale must be 0 or > 0");
+  if (!off_or_positive(c.attn_scale)) return inval("attention scale must be 0 or > 0");
+  if (!off_or_positive(c.attn_softcap) || !off_or_positive(c.final_softcap))
+    return inval("soft-capping must be 0 or > 0");
+  if (!off_or_positive(c.rope_local_theta)) return inval("local RoPE theta must be 0 or > 0");
+  if (c.sliding_window_period != 0 && (!in_range(c.sliding_window_period, 2, kMaxLayers) ||
+                                       c.sliding_window == 0 || c.sliding_window_first_layer != 0))
+    return inval(
+        "sliding window period: 2 or more, with a window, and not with a first windowed layer",
+        c.sliding_window_period);
+  if (c.rope_local_theta != 0.f && c.sliding_window == 0)
+    return inval("a local RoPE theta needs sliding layers (a sliding_window)");
+  return ok_status();
+}
+
 // Issue 13's llama-family options: RoPE scaling parameters and the trained sliding window.
 Status validate_llama_extras(const ModelConfig& c) {
   auto inval = [](const char* m, int64_t have = -1) {
@@ -448,6 +512,17 @@ Status validate_llama_extras(const ModelConfig& c) {
       if (!(c.rope_high_freq_factor > c.rope_low_freq_factor))
         return inval("llama3 RoPE scaling: high_freq_factor must exceed low_freq_factor");
       break;
+    case RopeScaling::longrope:
+      // The divisors are the rope_freq_factors (short) and rope_freq_factors_long tensors.
+      if (!unset(c.rope_factor) || !unset(c.rope_low_freq_factor) ||
+          !unset(c.rope_high_freq_factor))
+        return inval("longrope RoPE scaling: no factor or low/high_freq_factor");
+      if (c.rope_freq_factors != 1 || !in_range(c.rope_original_context, 1, kMaxDim) ||
+          !positive(c.rope_attn_factor))
+        return inval(
+            "longrope RoPE scaling: frequency factors, original context > 0 and attention factor "
+            "> 0");
+      break;
     default:
       return inval("unknown RoPE scaling", static_cast<int64_t>(c.rope_scaling));
   }
@@ -459,7 +534,9 @@ Status validate_llama_extras(const ModelConfig& c) {
   if (c.rope_freq_factors > 1) return inval("boolean flag out of range");
   if (c.rope_freq_factors && c.rope_scaling == RopeScaling::llama3)
     return inval("RoPE frequency factors and llama3 scaling both rescale the frequencies");
-  return ok_status();
+  if (c.rope_scaling != RopeScaling::longrope && !unset(c.rope_attn_factor))
+    return inval("RoPE attention factor set without longrope scaling");
+  return validate_family_features(c);
 }
 
 }  // namespace
@@ -493,23 +570,27 @@ Status ein_validate_config(const ModelConfig& c) {
   if (c.arch == ArchKind::llama) {
     if (c.vocab_size == 0) return inval("llama model without a vocabulary");
     if (c.context_length == 0) return inval("llama model without a context length");
-    if (c.activation != Activation::swiglu) return inval("llama models use the swiglu activation");
+    if (c.activation != Activation::swiglu && c.activation != Activation::geglu_tanh)
+      return inval("llama models use the swiglu or geglu_tanh activation");
     if (c.rope == RopeMode::none) return inval("llama models need a RoPE mode");
     if (c.has_bias || c.norm_first || c.causal || c.final_norm)
       return inval("llama models take no encoder flags (bias, norm_first, causal, final_norm)");
     EINFER_TRY(validate_llama_extras(c));
   } else {  // encoder and transformer: PyTorch's layers
     if (c.vocab_size != 0 || c.tied_classifier) return inval("encoder models have no vocabulary");
-    if (c.activation == Activation::swiglu) return inval("encoder activation must not be swiglu");
+    if (c.activation == Activation::swiglu || c.activation == Activation::geglu_tanh)
+      return inval("encoder activation must not be gated (swiglu, geglu_tanh)");
     if (c.rope != RopeMode::none) return inval("encoder models take no RoPE");
     if (c.n_kv_heads != c.n_heads) return inval("encoder key/value heads must equal query heads");
     if (int64_t{c.head_dim} * c.n_heads != c.dim)
       return inval("encoder head_dim * n_heads must equal dim", c.head_dim);
     if (c.qkv_bias || c.rope_scaling != RopeScaling::none || c.sliding_window != 0 ||
-        c.rope_freq_factors)
+        c.rope_freq_factors || c.family != ArchFamily::unspecified || c.qk_norm || c.post_norms ||
+        c.embed_scale != 0.f || c.attn_scale != 0.f || c.attn_softcap != 0.f ||
+        c.final_softcap != 0.f || c.sliding_window_period != 0 || c.rope_local_theta != 0.f)
       return inval(
           "encoder models take no llama options (qkv_bias, rope_scaling, rope_freq_factors, "
-          "sliding_window)");
+          "sliding_window, family features)");
     EINFER_TRY(validate_llama_extras(c));  // and no RoPE scaling parameters
   }
   if (c.tied_classifier > 1 || c.has_bias > 1 || c.qkv_bias > 1 || c.norm_first > 1 ||
@@ -519,7 +600,7 @@ Status ein_validate_config(const ModelConfig& c) {
   if (static_cast<uint32_t>(c.norm) > 1) return inval("unknown norm kind");
   if (!(std::isfinite(c.norm_eps) && c.norm_eps > 0.f && c.norm_eps < 1.f))
     return inval("norm epsilon out of range");
-  if (static_cast<uint32_t>(c.activation) > 3) return inval("unknown activation");
+  if (static_cast<uint32_t>(c.activation) > 4) return inval("unknown activation");
   if (static_cast<uint32_t>(c.rope) > 2) return inval("unknown RoPE mode");
   if (c.rope != RopeMode::none) {
     if (!(std::isfinite(c.rope_theta) && c.rope_theta > 0.f))
@@ -562,7 +643,7 @@ Status load_model(const void* data, size_t size, const LoadOptions& options, Mod
   FileHeader h;
   std::memcpy(&h, img, sizeof h);
   if (h.magic != kEinMagic) return bad("not an einfer model (bad magic)");
-  if (h.version != kEinVersion && h.version != kEinVersionPrevious)
+  if (h.version != kEinVersion && h.version != kEinVersion3 && h.version != kEinVersionPrevious)
     return make_status(StatusCode::unsupported, "unsupported format version", kEinVersion,
                        h.version);
   if (h.file_size > size)
@@ -576,7 +657,8 @@ Status load_model(const void* data, size_t size, const LoadOptions& options, Mod
   for (uint8_t b : h.reserved)
     if (b != 0) return bad("reserved header bytes are not zero");
   if (h.flags & ~kEinKnownFlags) return bad("unknown header flags", -1, h.flags);
-  if (h.arch_size != sizeof(ArchBlock)) return bad("arch block size mismatch", 128, h.arch_size);
+  const uint32_t arch_bytes = h.version == kEinVersion ? sizeof(ArchBlock) : kArchBlockBytesV3;
+  if (h.arch_size != arch_bytes) return bad("arch block size mismatch", arch_bytes, h.arch_size);
   if (h.tensor_record_size != sizeof(TensorRecord))
     return bad("tensor record size mismatch", 80, h.tensor_record_size);
   if (h.arch_offset < sizeof(FileHeader) || !fits(h.arch_offset, h.arch_size, h.header_size))
@@ -593,10 +675,17 @@ Status load_model(const void* data, size_t size, const LoadOptions& options, Mod
   }
 
   ArchBlock a;
-  std::memcpy(&a, img + h.arch_offset, sizeof a);
+  std::memset(&a, 0, sizeof a);
+  std::memcpy(&a, img + h.arch_offset, arch_bytes);  // versions 2, 3: the v4 fields stay zero
+  if (h.version == kEinVersion) {
+    for (uint8_t b : a.reserved_v4)
+      if (b != 0) return bad("reserved arch bytes are not zero");
+  } else if (a.flags & ~kArchKnownFlagsV3) {
+    return bad("unknown architecture flags", -1, a.flags);
+  }
   if (h.version == kEinVersionPrevious) {  // v2: bytes 96..127 and flag bits 5, 6 were reserved
     const unsigned char* v3 = img + h.arch_offset + offsetof(ArchBlock, rope_scaling);
-    for (size_t i = 0; i < sizeof(ArchBlock) - offsetof(ArchBlock, rope_scaling); ++i)
+    for (size_t i = 0; i < kArchBlockBytesV3 - offsetof(ArchBlock, rope_scaling); ++i)
       if (v3[i] != 0) return bad("reserved arch bytes are not zero");
     if (a.flags & (kArchQkvBias | kArchRopeFreqFactors))
       return bad("unknown architecture flags", -1, a.flags);

@@ -170,7 +170,7 @@ TEST_CASE("format: header fields and layout are as specified") {
   CHECK(count == ein_expected_tensor_count(tiny_llama_config()));
   uint64_t prev_end = header_size;
   for (uint32_t i = 0; i < count; ++i) {
-    const size_t rec = 256 + i * 80;
+    const size_t rec = get_field<uint32_t>(b, 40) + i * 80;
     const uint64_t off = get_field<uint64_t>(b, rec + 40), n = get_field<uint64_t>(b, rec + 48);
     CHECK(off % 64 == 0);
     CHECK(off >= prev_end);

@@ -350,7 +350,7 @@ def main():
     st.write(os.path.join(folder, "model.safetensors"),
              [(k, a, "F32") for k, a in w.items() if "k_proj.bias" not in k])
     small = base_config("llama", num_hidden_layers=1)
-    gguf_case("bad_arch", "gemma2", small, False, ref=False)
+    gguf_case("bad_arch", "gpt2", small, False, ref=False)
     # rope_freqs.weight of the wrong length (3 factors for 4 rotary pairs).
     gguf_case("bad_rope_freqs", "llama", small, False,
               extra_tensors={"rope_freqs.weight": np.ones(3, np.float32)}, ref=False)
@@ -372,11 +372,12 @@ def main():
                                            num_hidden_layers=3, rope_theta=1e6,
                                            use_sliding_window=True, sliding_window=8,
                                            max_window_layers=1), bias=True)
-    # Refusals: a layer_types pattern einfer does not run (full after sliding), a qwen2 GGUF with
-    # a window (llama.cpp's qwen2 has none, GGUF says not which layers).
+    # Refusals: a layer_types pattern einfer does not run (neither every layer from a first one nor
+    # periodic), a qwen2 GGUF with a window (llama.cpp's qwen2 has none, GGUF says not which
+    # layers).
     write_config_only("bad_qwen2_layer_types", base_config(
-        "qwen2", use_sliding_window=True, sliding_window=8,
-        layer_types=["sliding_attention", "full_attention"]))
+        "qwen2", num_hidden_layers=3, use_sliding_window=True, sliding_window=8,
+        layer_types=["full_attention", "sliding_attention", "full_attention"]))
     gguf_case("bad_gguf_qwen2_window", "qwen2", base_config("qwen2", num_hidden_layers=1), True,
               {"qwen2.attention.sliding_window": 8}, ref=False)
 

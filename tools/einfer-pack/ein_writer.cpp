@@ -88,7 +88,7 @@ PackedTensor encode_tensor(TensorRole role, int32_t layer, const std::vector<int
   return t;
 }
 
-std::vector<uint8_t> write_ein(const EinImage& image) {
+std::vector<uint8_t> write_ein(const EinImage& image, uint32_t version) {
   const ModelConfig& c = image.config;
   require_valid_config(c, "invalid model configuration: ");
   const int64_t count = ein_expected_tensor_count(c);
@@ -122,7 +122,20 @@ std::vector<uint8_t> write_ein(const EinImage& image) {
   }
   if (static_cast<int64_t>(order.size()) != count) throw PackError("internal: tensor count");
 
-  const uint64_t table_offset = 256;
+  // Version 3 (for tests of older images): the 128-byte ArchBlock, which has no room for the
+  // version 4 features.
+  if (version != kEinVersion && version != kEinVersion3)
+    throw PackError("write_ein: version " + std::to_string(version) + " is not written");
+  const uint32_t arch_bytes = version == kEinVersion ? sizeof(ArchBlock) : kArchBlockBytesV3;
+  const ArchBlock a = arch_block_from_config(c);
+  if (version == kEinVersion3) {
+    const unsigned char* v4 = reinterpret_cast<const unsigned char*>(&a) + kArchBlockBytesV3;
+    for (size_t i = 0; i < sizeof a - kArchBlockBytesV3; ++i)
+      if (v4[i] != 0) throw PackError("write_ein: version 3 cannot hold this model's features");
+    if (a.flags & ~kArchKnownFlagsV3)
+      throw PackError("write_ein: version 3 cannot hold this model's features");
+  }
+  const uint64_t table_offset = 128 + arch_bytes;
   const uint64_t header_size = align_up(table_offset + order.size() * sizeof(TensorRecord));
   std::vector<TensorRecord> records(order.size());
   uint64_t cursor = header_size;  // next free aligned offset
@@ -151,10 +164,10 @@ std::vector<uint8_t> write_ein(const EinImage& image) {
   FileHeader h;
   std::memset(&h, 0, sizeof h);
   h.magic = kEinMagic;
-  h.version = kEinVersion;
+  h.version = version;
   h.header_size = static_cast<uint32_t>(header_size);
   h.arch_offset = 128;
-  h.arch_size = sizeof(ArchBlock);
+  h.arch_size = arch_bytes;
   h.table_offset = static_cast<uint32_t>(table_offset);
   h.tensor_count = static_cast<uint32_t>(order.size());
   h.tensor_record_size = sizeof(TensorRecord);
@@ -173,10 +186,8 @@ std::vector<uint8_t> write_ein(const EinImage& image) {
   }
   h.file_size = end;
 
-  const ArchBlock a = arch_block_from_config(c);
-
   std::vector<uint8_t> out(end, 0);
-  std::memcpy(out.data() + 128, &a, sizeof a);
+  std::memcpy(out.data() + 128, &a, arch_bytes);
   std::memcpy(out.data() + table_offset, records.data(), records.size() * sizeof(TensorRecord));
   for (size_t i = 0; i < order.size(); ++i) {
     const PackedTensor& t = *order[i];

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/format.h"
 #include "runtime/model.h"
 
 namespace einfer::pack {
@@ -43,7 +44,9 @@ struct EinImage {
 };
 
 // Serializes the image; throws PackError if a tensor is missing, duplicated or inconsistent.
-std::vector<uint8_t> write_ein(const EinImage& image);
+// `version` 3 writes the older layout (128-byte ArchBlock) for models without version 4 features
+// (tests of older images); einfer-pack always writes the current version.
+std::vector<uint8_t> write_ein(const EinImage& image, uint32_t version = kEinVersion);
 
 // A 64-byte aligned copy of bytes (load_model needs an aligned buffer).
 struct AlignedBuffer {
