@@ -66,8 +66,9 @@ bool parse_args(int argc, char** argv, Args* a, int* exit_code) {
   p.flag({"-i", "--interactive", "-cnv", "--conversation"}, &a->interactive,
          "chat: read turns from stdin, keep the KV cache between them");
   p.option({"--chat-template"}, &a->chat_template, "NAME",
-           "chatml|llama2|llama3|zephyr|none (default: from the model's metadata)")
-      .choices({"chatml", "llama2", "llama3", "zephyr", "none"});
+           "chatml|llama2|llama3|zephyr|qwen3|gemma|phi3|none (default: from the model's "
+           "metadata)")
+      .choices({"chatml", "llama2", "llama3", "zephyr", "qwen3", "gemma", "phi3", "none"});
   p.option({"-sys", "--system-prompt"}, &a->system_prompt, "TEXT", "system prompt for -i");
   p.section("encoders");
   p.option({"--input"}, &a->input, "X.npy", "encoder input [seq, dim] or [batch, seq, dim]");
