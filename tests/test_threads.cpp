@@ -26,11 +26,13 @@ namespace {
 
 // Big enough that every projection, the classifier and attention split into several column or
 // head blocks, with tails (vocab 1003 and hidden 200 are not multiples of the 16-column blocks).
-pack::AlignedBuffer synthetic(DType dtype, int32_t kv_heads) {
+pack::AlignedBuffer synthetic(DType dtype, int32_t kv_heads,
+                              ArchFamily family = ArchFamily::unspecified, int32_t layers = 2) {
   pack::SyntheticSpec spec;
+  spec.family = family;
   spec.dim = 96;
   spec.hidden = 200;
-  spec.layers = 2;
+  spec.layers = layers;
   spec.heads = 6;
   spec.kv_heads = kv_heads;
   spec.vocab = 1003;
@@ -108,6 +110,41 @@ TEST_CASE("threads: logits are bit-identical for 1, 2 and 3 workers") {
           REQUIRE(many.size() == one.size());
           CHECK(std::memcmp(many.data(), one.data(), one.size() * sizeof(float)) == 0);
           CHECK(pool.remote_tasks() > 0);  // the other workers did take part
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("threads: the families' features give the same bits for 1, 2 and 3 workers") {
+  // Qwen3 / Gemma 3 q/k norm in the column, row-block and head-parted forms, Gemma's post-norm
+  // row passes, GeGLU in the gate/up hooks, soft-capping, periodic windows with two RoPE tables
+  // (6 Gemma 3 layers: 5 sliding, 1 full), Phi-3's longrope and window on every layer.
+  struct Case {
+    ArchFamily family;
+    DType dtype;
+    int32_t kv_heads, layers;
+  };
+  const Case cases[] = {{ArchFamily::qwen3, DType::q8, 3, 2},
+                        {ArchFamily::gemma2, DType::q4, 2, 2},
+                        {ArchFamily::gemma3, DType::q8, 3, 6},
+                        {ArchFamily::phi3, DType::f32, 3, 2}};
+  for (const Case& c : cases) {
+    const pack::AlignedBuffer image = synthetic(c.dtype, c.kv_heads, c.family, c.layers);
+    for (DType kv : {DType::f32, DType::i8}) {
+      for (Prompt prompt : {Prompt{8, 21}, Prompt{30, 45, 16}, Prompt{130, 140}}) {
+        const std::string names = std::string(arch_family_name(c.family)) + " " +
+                                  dtype_name(c.dtype) + " weights, " + dtype_name(kv) +
+                                  " cache, chunks of " + std::to_string(prompt.max_batch) +
+                                  ", window " + std::to_string(prompt.window);
+        CAPTURE(names);
+        const std::vector<float> one = run(image, kv, einfer_threads{nullptr, 1, nullptr}, prompt);
+        for (int n : {2, 3}) {
+          CAPTURE(n);
+          einfer_test::TestPool pool(n);
+          const std::vector<float> many = run(image, kv, pool.threads(), prompt);
+          REQUIRE(many.size() == one.size());
+          CHECK(std::memcmp(many.data(), one.data(), one.size() * sizeof(float)) == 0);
         }
       }
     }

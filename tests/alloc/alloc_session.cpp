@@ -119,6 +119,51 @@ TEST_CASE("no heap: a session on 2 workers (pool started before the watch), q8 w
   CHECK(pool.remote_tasks() > 0);
 }
 
+TEST_CASE("no heap: the families' features (Qwen3, Gemma 2/3, Phi-3), prefill and decode") {
+  // Synthetic models with every feature (q/k norm, post-norms, GeGLU, soft-capping, periodic
+  // windows and the local RoPE table, longrope), on one thread and on 2 workers.
+  for (ArchFamily family :
+       {ArchFamily::qwen3, ArchFamily::gemma2, ArchFamily::gemma3, ArchFamily::phi3}) {
+    pack::SyntheticSpec spec;
+    spec.family = family;
+    spec.layers = 6;
+    spec.dtype = DType::q8;
+    pack::AlignedBuffer image(pack::write_ein(pack::make_synthetic_image(spec)));
+    for (int threads : {1, 2}) {
+      einfer_test::TestPool pool(threads);
+      RunOptions o;
+      o.max_batch = 8;
+      if (threads > 1) o.threads = pool.threads();
+      Model m;
+      REQUIRE(load_model(image.data, image.size, LoadOptions{}, &m).ok());
+      size_t need = 0;
+      REQUIRE(session_arena_bytes(m.config, o, &need).ok());
+      std::vector<unsigned char> mem(need + 64);
+      void* base = mem.data() + (64 - reinterpret_cast<uintptr_t>(mem.data()) % 64) % 64;
+      int32_t prompt[40];
+      for (int32_t i = 0; i < 40; ++i) prompt[i] = (i * 37 + 1) % m.config.vocab_size;
+      size_t allocations = 0;
+      bool ok = true;
+      {
+        HeapWatch watch;
+        Arena arena(base, need);
+        Session* s = nullptr;
+        ok = ok && session_create(image.data, image.size, LoadOptions{}, o, arena, &s).ok();
+        ok = ok && session_eval(s, prompt, 40).ok();
+        for (int i = 0; i < 20 && ok; ++i) {
+          int32_t next = (i * 31 + 7) % m.config.vocab_size;
+          ok = session_eval(s, &next, 1).ok();
+        }
+        allocations = watch.allocations();
+      }
+      CAPTURE(arch_family_name(family));
+      CAPTURE(threads);
+      CHECK(ok);
+      CHECK(allocations == 0);
+    }
+  }
+}
+
 TEST_CASE("no heap: the C API with its tokenizer, from create to generated text") {
   if (!have_shared()) return;
   pack::AlignedBuffer image(pack_aidreams(DType::q8));
