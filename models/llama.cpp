@@ -293,7 +293,8 @@ int32_t llama_layer_window(const ModelConfig& c, const RunOptions& o, int32_t la
 }
 
 bool llama_rope_long_factors(const ModelConfig& c, const RunOptions& o) {
-  return c.rope_scaling == RopeScaling::longrope && o.context > c.rope_original_context;
+  return c.rope_scaling == RopeScaling::longrope &&
+         (o.window > 0 || o.context > c.rope_original_context);
 }
 
 Status llama_state_init(const ModelConfig& c, const RunOptions& options, Arena& arena,

@@ -93,8 +93,10 @@ bool llama_layer_slides(const ModelConfig& config, int32_t layer);
 int32_t llama_layer_window(const ModelConfig& config, const RunOptions& resolved, int32_t layer);
 
 // longrope (Phi-3): whether a run with these resolved options takes the long factors, as llama.cpp
-// chooses them by its context (the cache size): when the resolved context exceeds
-// rope_original_context. False for other scalings.
+// chooses them by its context: when the positions the run may reach exceed rope_original_context
+// (its context, or without bound when a window streams on). transformers switches per forward
+// call, by the sequence's length; a cache of rotated keys needs one choice per run. False for
+// other scalings.
 bool llama_rope_long_factors(const ModelConfig& config, const RunOptions& resolved);
 
 // Allocates the state from the arena. Works on a measuring arena (then the pointers are null).

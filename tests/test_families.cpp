@@ -188,7 +188,7 @@ TEST_CASE("families: config.json and GGUF metadata become the right options") {
   REQUIRE(llama_resolve_options(phi3, asked, &resolved).ok());
   CHECK(resolved.window == 48);  // a window on every layer is the run's default (Mistral's rule)
   CHECK(resolved.context == 48);
-  CHECK(llama_rope_long_factors(phi3, resolved));  // the run's context 48 > 32, as llama.cpp
+  CHECK(llama_rope_long_factors(phi3, resolved));  // a windowed stream passes 32 positions
   asked.context = 32;
   REQUIRE(llama_resolve_options(phi3, asked, &resolved).ok());
   CHECK(resolved.window == 0);  // a window of 48 over 32 positions cuts nothing

@@ -270,7 +270,7 @@ def canonical_hf(w, cfg):
     return c
 
 
-def make_hf_weights(rng, cfg):
+def make_hf_weights(rng, cfg, emb_scale=None):
     mt = cfg["model_type"]
     H = cfg["num_attention_heads"]
     G = cfg.get("num_key_value_heads", H)
@@ -280,7 +280,9 @@ def make_hf_weights(rng, cfg):
     # Norm weights: around 1 as used (Gemma stores w of 1 + w, around 0).
     def norm(n):
         return rnd(rng, n, scale=0.1) + (0.0 if gemma else 1.0)
-    w = {"model.embed_tokens.weight": rnd(rng, v, d, scale=1.0 if not gemma else 0.3)}
+    if emb_scale is None:
+        emb_scale = 1.0 if not gemma else 0.3
+    w = {"model.embed_tokens.weight": rnd(rng, v, d, scale=emb_scale)}
     for l in range(cfg["num_hidden_layers"]):
         p = f"model.layers.{l}."
         w[p + "input_layernorm.weight"] = norm(d)
@@ -444,12 +446,12 @@ def gguf_spec(arch, cfg, n_ctx):
     return spec
 
 
-def gguf_case(rng, name, arch, cfg, n_ctx=None, features=(), tokenizer_from=None):
+def gguf_case(rng, name, arch, cfg, n_ctx=None, features=(), tokenizer_from=None, emb_scale=None):
     sys.path.insert(0, GGUF_PY)
     import gguf  # llama.cpp's writer, from the scratch checkout only
     mt = {"qwen3": "qwen3", "gemma2": "gemma2", "gemma3": "gemma3_text", "phi3": "phi3"}[arch]
     hcfg = dict(cfg, model_type=mt)
-    w = make_hf_weights(rng, hcfg)
+    w = make_hf_weights(rng, hcfg, emb_scale)
     H, G = cfg["num_attention_heads"], cfg.get("num_key_value_heads", cfg["num_attention_heads"])
     hd = cfg.get("head_dim") or cfg["hidden_size"] // H
     gemma = arch in ("gemma2", "gemma3")
@@ -571,6 +573,9 @@ def main():
     global OFF
     ap = argparse.ArgumentParser()
     ap.add_argument("--off", default="", help="comma-separated FEATURES removed from the references")
+    ap.add_argument("--fuzz-seeds", metavar="DIR",
+                    help="instead: write one-layer models of each family as fuzz seeds into "
+                         "DIR/gguf/ and DIR/hf_folder/ (config.json, a NUL, model.safetensors)")
     ap.add_argument("--llamacpp", metavar="DIR",
                     help="instead: write the GGUFs of the llama.cpp comparison (a real vocabulary, "
                          "llama.cpp's layer counts) into DIR")
@@ -581,6 +586,8 @@ def main():
         sys.exit(f"unknown features {sorted(unknown)}; known: {FEATURES}")
     if args.llamacpp:
         return llamacpp_models(args.llamacpp)
+    if args.fuzz_seeds:
+        return fuzz_seeds(args.fuzz_seeds)
     os.makedirs(OUT, exist_ok=True)
     rng = np.random.default_rng(20261201)
 
@@ -657,6 +664,43 @@ def main():
                 print(f"  {f:22s} {case:22s} {effect:.3g}")
 
 
+def fuzz_seeds(out):
+    """Tiny (one layer, width 8) models of every family for tests/fuzz: GGUFs for fuzz_gguf and
+    Hugging Face folders as one byte string (config.json, a NUL byte, model.safetensors) for
+    fuzz_hf_folder."""
+    global VOCAB, OUT
+    VOCAB = 16
+    rng = np.random.default_rng(3)
+    tiny = dict(hidden_size=8, intermediate_size=8, num_hidden_layers=1, num_attention_heads=2,
+                num_key_value_heads=1, vocab_size=VOCAB, max_position_embeddings=32)
+    cfgs = {
+        "qwen3": base_config("qwen3", head_dim=4, **tiny),
+        "gemma2": base_config("gemma2", head_dim=4, sliding_window=4, query_pre_attn_scalar=4,
+                              attn_logit_softcapping=5.0, final_logit_softcapping=5.0,
+                              tie_word_embeddings=True, **tiny),
+        "gemma3": base_config("gemma3_text", head_dim=4, sliding_window=4, query_pre_attn_scalar=4,
+                              rope_local_base_freq=10000.0, tie_word_embeddings=True, **tiny),
+        "phi3": base_config("phi3", sliding_window=8, original_max_position_embeddings=8,
+                            rope_scaling=phi3_rope_scaling(rng, 4), **tiny),
+    }
+    OUT = os.path.join(out, "gguf")
+    os.makedirs(OUT, exist_ok=True)
+    for arch, cfg in cfgs.items():
+        gguf_case(rng, f"{arch}_tiny", arch, dict(cfg, model_type=None))
+        for suffix in ("_fwd.f32", "_fwd.i32", "_q8w_fwd.f32", "_q8w_fwd.i32"):
+            os.remove(os.path.join(OUT, f"{arch}_tiny{suffix}"))
+    folder = os.path.join(out, "hf_folder")
+    os.makedirs(folder, exist_ok=True)
+    for arch, cfg in cfgs.items():
+        path = os.path.join(folder, f"{arch}_tiny.st")
+        st.write(path, [(k, a, "F32") for k, a in make_hf_weights(rng, cfg).items()])
+        with open(path, "rb") as f:
+            tensors = f.read()
+        os.remove(path)
+        with open(os.path.join(folder, f"{arch}_tiny.bin"), "wb") as f:
+            f.write(json.dumps(cfg).encode() + b"\0" + tensors)
+
+
 def llamacpp_models(out):
     """GGUFs llama.cpp c392e509 runs (it has gemma2 and phi3): a 26-layer gemma2 (its model type
     2B: llama.cpp aborts on other layer counts) and a phi3 with longrope, both with the 512-token
@@ -671,8 +715,11 @@ def llamacpp_models(out):
     g2 = base_config("gemma2", hidden_size=64, intermediate_size=128, num_hidden_layers=26,
                      num_attention_heads=4, num_key_value_heads=2, head_dim=16, vocab_size=512,
                      sliding_window=8, query_pre_attn_scalar=16, attn_logit_softcapping=50.0,
-                     final_logit_softcapping=30.0, max_position_embeddings=256)
-    gguf_case(rng, "llamacpp_gemma2", "gemma2", g2, tokenizer_from=vocab_gguf)
+                     final_logit_softcapping=30.0, max_position_embeddings=256,
+                     tie_word_embeddings=True)
+    # Small embeddings: with the tied classifier and sqrt(d) scaling, larger ones make a random
+    # model predict the token it was fed, again and again.
+    gguf_case(rng, "llamacpp_gemma2", "gemma2", g2, tokenizer_from=vocab_gguf, emb_scale=0.02)
     p3 = base_config("phi3", hidden_size=64, intermediate_size=128, num_hidden_layers=4,
                      num_attention_heads=4, num_key_value_heads=4, vocab_size=512,
                      sliding_window=12, max_position_embeddings=256,
