@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "models/einfer.h"
 #include "models/llama.h"
 #include "models/session.h"
 #include "tests/import_reference.h"
@@ -260,6 +261,34 @@ TEST_CASE("families: the packed image keeps every feature and --inspect names th
   RunOptions short_ctx;
   short_ctx.context = 32;
   CHECK(describe_model(m, short_ctx, false).find("rope_factors short") != std::string::npos);
+}
+
+TEST_CASE("families: the C API's arena figure is exact for every family") {
+  // einfer_arena_bytes is what einfer_session_create needs, to the byte (the second RoPE table of
+  // Gemma 3, longrope, windows), also with 2 workers' scratch slots and an int8 cache.
+  for (const char* name : {"hf_qwen3_window", "hf_gemma2", "hf_gemma3", "hf_phi3", "gguf_gemma3"}) {
+    CAPTURE(name);
+    const AlignedBuffer image(write_ein(pack_source(import_case(name), DType::q8, 8, nullptr)));
+    for (int threads : {1, 2}) {
+      einfer_options o;
+      einfer_options_default(&o);
+      o.threads.n = threads;  // sizing only: the sessions below run on the caller
+      o.kv_int8 = threads == 2 ? 1 : 0;
+      char err[160];
+      size_t need = 0;
+      REQUIRE(einfer_arena_bytes(image.data, image.size, &o, &need, err, sizeof err) == EINFER_OK);
+      std::vector<unsigned char> mem(need + 64);
+      void* base = mem.data() + (64 - reinterpret_cast<uintptr_t>(mem.data()) % 64) % 64;
+      einfer_session* s = nullptr;
+      CHECK(einfer_session_create(image.data, image.size, &o, base, need - 1, &s, err,
+                                  sizeof err) != EINFER_OK);
+      REQUIRE(einfer_session_create(image.data, image.size, &o, base, need, &s, err, sizeof err) ==
+              EINFER_OK);
+      const int32_t prompt[] = {1, 5, 9, 17, 3, 40, 2, 11};
+      REQUIRE(einfer_prefill(s, prompt, 8) == EINFER_OK);
+      REQUIRE(einfer_decode(s, einfer_next_token(s)) == EINFER_OK);
+    }
+  }
 }
 
 TEST_CASE("families: what einfer does not run is refused by name") {
