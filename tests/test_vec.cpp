@@ -112,6 +112,28 @@ void check_unary(UnaryFn simd, UnaryFn ref, float lo, float hi, double rel, doub
   }
 }
 
+using GateFn = void (*)(float*, const float*, size_t);
+
+// A gated activation (g = act(g) * u) against its scalar twin for every length up to kMaxN, gates
+// in [-10, 10] and up values in [-3, 3]: within rel (relative) or abs_of(g, u) (absolute).
+template <class Abs>
+void check_gate(GateFn simd, GateFn ref, uint32_t seed, Abs abs_of, double rel = 0.0) {
+  Lcg rng{seed};
+  for (size_t n = 1; n <= kMaxN; ++n) {
+    Buf g, u, got, want;
+    g.fill(rng, -10.f, 10.f, n);
+    u.fill(rng, -3.f, 3.f, n);
+    got.copy_from(g.p(), n);
+    want.copy_from(g.p(), n);
+    simd(got.p(), u.p(), n);
+    ref(want.p(), u.p(), n);
+    for (size_t i = 0; i < n; ++i) {
+      INFO("n=", n, " i=", i);
+      CHECK(close(got.p()[i], want.p()[i], rel, abs_of(g.p()[i], u.p()[i])));
+    }
+  }
+}
+
 double sum_abs_products(const float* a, const float* b, size_t n) {
   double s = 0;
   for (size_t i = 0; i < n; ++i) s += std::fabs(static_cast<double>(a[i]) * b[i]);
@@ -286,17 +308,8 @@ TEST_CASE("vec: silu, swiglu, GELU (erf and tanh forms)") {
   CHECK(y[0] == 0.f);
   CHECK(y[1] == 100.f);
 
-  Lcg rng{4};
-  for (size_t n = 1; n <= kMaxN; ++n) {
-    Buf g, u, got, want;
-    g.fill(rng, -10.f, 10.f, n);
-    u.fill(rng, -3.f, 3.f, n);
-    got.copy_from(g.p(), n);
-    want.copy_from(g.p(), n);
-    swiglu_f32(got.p(), u.p(), n);
-    scalar::swiglu_f32(want.p(), u.p(), n);
-    CHECK_ARRAYS_CLOSE(got.p(), want.p(), n, kSigmoidRel, 1e-37);
-  }
+  check_gate(
+      swiglu_f32, scalar::swiglu_f32, 4, [](float, float) { return 1e-37; }, kSigmoidRel);
 }
 
 TEST_CASE("vec: softmax is max-subtracted (no overflow at 1e4) and matches the scalar twin") {
@@ -379,23 +392,11 @@ TEST_CASE("vec: rmsnorm and layernorm match the scalar twins, with and without w
 }
 
 TEST_CASE("vec: GeGLU (gelu_tanh gate) and soft-capping (Gemma)") {
-  Lcg rng{9};
-  for (size_t n = 1; n <= kMaxN; ++n) {
-    Buf g, u, got, want;
-    g.fill(rng, -10.f, 10.f, n);
-    u.fill(rng, -3.f, 3.f, n);
-    got.copy_from(g.p(), n);
-    want.copy_from(g.p(), n);
-    geglu_tanh_f32(got.p(), u.p(), n);
-    scalar::geglu_tanh_f32(want.p(), u.p(), n);
-    for (size_t i = 0; i < n; ++i) {
-      // GELU's absolute bound, scaled by the gate's and the up projection's magnitudes.
-      const double a =
-          kGeluAbs * std::fmax(1.0, std::fabs(g.p()[i])) * std::fmax(1.0, std::fabs(u.p()[i]));
-      INFO("n=", n, " i=", i);
-      CHECK(close(got.p()[i], want.p()[i], 0.0, a));
-    }
-  }
+  // GELU's absolute bound, scaled by the gate's and the up projection's magnitudes.
+  check_gate(geglu_tanh_f32, scalar::geglu_tanh_f32, 9, [](float g, float u) {
+    return kGeluAbs * std::fmax(1.0, std::fabs(g)) * std::fmax(1.0, std::fabs(u));
+  });
+  Lcg rng{10};
   for (float cap : {2.f, 30.f, 50.f}) {
     for (size_t n = 1; n <= kMaxN; ++n) {
       Buf x, got, want;

@@ -6,6 +6,8 @@
 // permutation: the half-split rotation is the SIMD one), as llama.cpp's NeoX-style GGUFs of these
 // architectures do. Defaults are those of transformers' Qwen3Config, Gemma2Config,
 // Gemma3TextConfig and Phi3Config and of llama.cpp's GGUF loader (llama-model.cpp).
+#include <algorithm>
+#include <array>
 #include <cstring>
 
 #include "models/arch/arch.h"
@@ -16,35 +18,49 @@ namespace {
 
 #define EINFER_HF_LAYER "model.layers.{}."
 
+// One role's names in Hugging Face folders and GGUF files (no PyTorch state dict form, no RoPE
+// row permutation: these families keep the half-split rows); a fused source's part `part` of
+// `parts`.
+constexpr ArchTensorNames names(TensorRole role, const char* hf, const char* gguf, int8_t part = 0,
+                                int8_t parts = 0) {
+  return {role, hf, gguf, nullptr, 0, 1, 0, part, parts};
+}
+
+// The rows every family names alike (Llama's names, llama.cpp's blk.N.*).
+#define EINFER_EMBEDDING_ROWS                                                           \
+  names(TensorRole::token_embedding, "model.embed_tokens.weight", "token_embd.weight"), \
+      names(TensorRole::attn_norm, EINFER_HF_LAYER "input_layernorm.weight",            \
+            "blk.{}.attn_norm.weight")
+#define EINFER_QKV_ROWS                                                                         \
+  names(TensorRole::wq, EINFER_HF_LAYER "self_attn.q_proj.weight", "blk.{}.attn_q.weight"),     \
+      names(TensorRole::wk, EINFER_HF_LAYER "self_attn.k_proj.weight", "blk.{}.attn_k.weight"), \
+      names(TensorRole::wv, EINFER_HF_LAYER "self_attn.v_proj.weight", "blk.{}.attn_v.weight")
+#define EINFER_WO_ROW \
+  names(TensorRole::wo, EINFER_HF_LAYER "self_attn.o_proj.weight", "blk.{}.attn_output.weight")
+#define EINFER_GATED_MLP_ROWS                                                                  \
+  names(TensorRole::w1, EINFER_HF_LAYER "mlp.gate_proj.weight", "blk.{}.ffn_gate.weight"),     \
+      names(TensorRole::w2, EINFER_HF_LAYER "mlp.down_proj.weight", "blk.{}.ffn_down.weight"), \
+      names(TensorRole::w3, EINFER_HF_LAYER "mlp.up_proj.weight", "blk.{}.ffn_up.weight")
+#define EINFER_QK_NORM_ROWS                                                \
+  names(TensorRole::q_norm, EINFER_HF_LAYER "self_attn.q_norm.weight",     \
+        "blk.{}.attn_q_norm.weight"),                                      \
+      names(TensorRole::k_norm, EINFER_HF_LAYER "self_attn.k_norm.weight", \
+            "blk.{}.attn_k_norm.weight")
+#define EINFER_OUTPUT_ROWS                                                  \
+  names(TensorRole::final_norm, "model.norm.weight", "output_norm.weight"), \
+      names(TensorRole::classifier, "lm_head.weight", "output.weight")
+
 // Qwen3 (modeling_qwen3.py): Qwen2's names without biases, plus q_norm / k_norm; GGUF "qwen3"
 // (attn_q_norm / attn_k_norm).
 constexpr ArchTensorNames kQwen3Tensors[] = {
-    {TensorRole::token_embedding, "model.embed_tokens.weight", "token_embd.weight", nullptr, 0, 1,
-     0},
-    {TensorRole::attn_norm, EINFER_HF_LAYER "input_layernorm.weight", "blk.{}.attn_norm.weight",
-     nullptr, 0, 1, 0},
-    {TensorRole::wq, EINFER_HF_LAYER "self_attn.q_proj.weight", "blk.{}.attn_q.weight", nullptr, 0,
-     1, 0},
-    {TensorRole::wk, EINFER_HF_LAYER "self_attn.k_proj.weight", "blk.{}.attn_k.weight", nullptr, 0,
-     1, 0},
-    {TensorRole::wv, EINFER_HF_LAYER "self_attn.v_proj.weight", "blk.{}.attn_v.weight", nullptr, 0,
-     1, 0},
-    {TensorRole::wo, EINFER_HF_LAYER "self_attn.o_proj.weight", "blk.{}.attn_output.weight",
-     nullptr, 0, 1, 0},
-    {TensorRole::ffn_norm, EINFER_HF_LAYER "post_attention_layernorm.weight",
-     "blk.{}.ffn_norm.weight", nullptr, 0, 1, 0},
-    {TensorRole::w1, EINFER_HF_LAYER "mlp.gate_proj.weight", "blk.{}.ffn_gate.weight", nullptr, 0,
-     1, 0},
-    {TensorRole::w2, EINFER_HF_LAYER "mlp.down_proj.weight", "blk.{}.ffn_down.weight", nullptr, 0,
-     1, 0},
-    {TensorRole::w3, EINFER_HF_LAYER "mlp.up_proj.weight", "blk.{}.ffn_up.weight", nullptr, 0, 1,
-     0},
-    {TensorRole::q_norm, EINFER_HF_LAYER "self_attn.q_norm.weight", "blk.{}.attn_q_norm.weight",
-     nullptr, 0, 1, 0},
-    {TensorRole::k_norm, EINFER_HF_LAYER "self_attn.k_norm.weight", "blk.{}.attn_k_norm.weight",
-     nullptr, 0, 1, 0},
-    {TensorRole::final_norm, "model.norm.weight", "output_norm.weight", nullptr, 0, 1, 0},
-    {TensorRole::classifier, "lm_head.weight", "output.weight", nullptr, 0, 1, 0},
+    EINFER_EMBEDDING_ROWS,
+    EINFER_QKV_ROWS,
+    EINFER_WO_ROW,
+    names(TensorRole::ffn_norm, EINFER_HF_LAYER "post_attention_layernorm.weight",
+          "blk.{}.ffn_norm.weight"),
+    EINFER_GATED_MLP_ROWS,
+    EINFER_QK_NORM_ROWS,
+    EINFER_OUTPUT_ROWS,
 };
 
 // Gemma 2 and 3 (modeling_gemma2.py, modeling_gemma3.py): four norms per layer. Hugging Face's
@@ -52,36 +68,18 @@ constexpr ArchTensorNames kQwen3Tensors[] = {
 // input's as in Llama; llama.cpp names them post_attention_norm and post_ffw_norm. Gemma 3 adds
 // q_norm / k_norm. The classifier is the embedding (tie_word_embeddings; llama.cpp always ties).
 constexpr ArchTensorNames kGemmaTensors[] = {
-    {TensorRole::token_embedding, "model.embed_tokens.weight", "token_embd.weight", nullptr, 0, 1,
-     0},
-    {TensorRole::attn_norm, EINFER_HF_LAYER "input_layernorm.weight", "blk.{}.attn_norm.weight",
-     nullptr, 0, 1, 0},
-    {TensorRole::wq, EINFER_HF_LAYER "self_attn.q_proj.weight", "blk.{}.attn_q.weight", nullptr, 0,
-     1, 0},
-    {TensorRole::wk, EINFER_HF_LAYER "self_attn.k_proj.weight", "blk.{}.attn_k.weight", nullptr, 0,
-     1, 0},
-    {TensorRole::wv, EINFER_HF_LAYER "self_attn.v_proj.weight", "blk.{}.attn_v.weight", nullptr, 0,
-     1, 0},
-    {TensorRole::wo, EINFER_HF_LAYER "self_attn.o_proj.weight", "blk.{}.attn_output.weight",
-     nullptr, 0, 1, 0},
-    {TensorRole::attn_post_norm, EINFER_HF_LAYER "post_attention_layernorm.weight",
-     "blk.{}.post_attention_norm.weight", nullptr, 0, 1, 0},
-    {TensorRole::ffn_norm, EINFER_HF_LAYER "pre_feedforward_layernorm.weight",
-     "blk.{}.ffn_norm.weight", nullptr, 0, 1, 0},
-    {TensorRole::w1, EINFER_HF_LAYER "mlp.gate_proj.weight", "blk.{}.ffn_gate.weight", nullptr, 0,
-     1, 0},
-    {TensorRole::w2, EINFER_HF_LAYER "mlp.down_proj.weight", "blk.{}.ffn_down.weight", nullptr, 0,
-     1, 0},
-    {TensorRole::w3, EINFER_HF_LAYER "mlp.up_proj.weight", "blk.{}.ffn_up.weight", nullptr, 0, 1,
-     0},
-    {TensorRole::ffn_post_norm, EINFER_HF_LAYER "post_feedforward_layernorm.weight",
-     "blk.{}.post_ffw_norm.weight", nullptr, 0, 1, 0},
-    {TensorRole::q_norm, EINFER_HF_LAYER "self_attn.q_norm.weight", "blk.{}.attn_q_norm.weight",
-     nullptr, 0, 1, 0},
-    {TensorRole::k_norm, EINFER_HF_LAYER "self_attn.k_norm.weight", "blk.{}.attn_k_norm.weight",
-     nullptr, 0, 1, 0},
-    {TensorRole::final_norm, "model.norm.weight", "output_norm.weight", nullptr, 0, 1, 0},
-    {TensorRole::classifier, "lm_head.weight", "output.weight", nullptr, 0, 1, 0},
+    EINFER_EMBEDDING_ROWS,
+    EINFER_QKV_ROWS,
+    EINFER_WO_ROW,
+    names(TensorRole::attn_post_norm, EINFER_HF_LAYER "post_attention_layernorm.weight",
+          "blk.{}.post_attention_norm.weight"),
+    names(TensorRole::ffn_norm, EINFER_HF_LAYER "pre_feedforward_layernorm.weight",
+          "blk.{}.ffn_norm.weight"),
+    EINFER_GATED_MLP_ROWS,
+    names(TensorRole::ffn_post_norm, EINFER_HF_LAYER "post_feedforward_layernorm.weight",
+          "blk.{}.post_ffw_norm.weight"),
+    EINFER_QK_NORM_ROWS,
+    EINFER_OUTPUT_ROWS,
 };
 
 // Phi-3 (modeling_phi3.py): qkv_proj = [q; k; v] and gate_up_proj = [gate; up] (chunk(2): gate
@@ -89,32 +87,30 @@ constexpr ArchTensorNames kGemmaTensors[] = {
 // divisors as two global tensors (rope_factors_short / _long; Hugging Face keeps them in
 // config.json rope_scaling).
 constexpr ArchTensorNames kPhi3Tensors[] = {
-    {TensorRole::token_embedding, "model.embed_tokens.weight", "token_embd.weight", nullptr, 0, 1,
-     0},
-    {TensorRole::attn_norm, EINFER_HF_LAYER "input_layernorm.weight", "blk.{}.attn_norm.weight",
-     nullptr, 0, 1, 0},
-    {TensorRole::wq, EINFER_HF_LAYER "self_attn.qkv_proj.weight", "blk.{}.attn_qkv.weight", nullptr,
-     0, 1, 0, 0, 3},
-    {TensorRole::wk, EINFER_HF_LAYER "self_attn.qkv_proj.weight", "blk.{}.attn_qkv.weight", nullptr,
-     0, 1, 0, 1, 3},
-    {TensorRole::wv, EINFER_HF_LAYER "self_attn.qkv_proj.weight", "blk.{}.attn_qkv.weight", nullptr,
-     0, 1, 0, 2, 3},
-    {TensorRole::wo, EINFER_HF_LAYER "self_attn.o_proj.weight", "blk.{}.attn_output.weight",
-     nullptr, 0, 1, 0},
-    {TensorRole::ffn_norm, EINFER_HF_LAYER "post_attention_layernorm.weight",
-     "blk.{}.ffn_norm.weight", nullptr, 0, 1, 0},
-    {TensorRole::w1, EINFER_HF_LAYER "mlp.gate_up_proj.weight", "blk.{}.ffn_up.weight", nullptr, 0,
-     1, 0, 0, 2},
-    {TensorRole::w2, EINFER_HF_LAYER "mlp.down_proj.weight", "blk.{}.ffn_down.weight", nullptr, 0,
-     1, 0},
-    {TensorRole::w3, EINFER_HF_LAYER "mlp.gate_up_proj.weight", "blk.{}.ffn_up.weight", nullptr, 0,
-     1, 0, 1, 2},
-    {TensorRole::final_norm, "model.norm.weight", "output_norm.weight", nullptr, 0, 1, 0},
-    {TensorRole::classifier, "lm_head.weight", "output.weight", nullptr, 0, 1, 0},
-    {TensorRole::rope_freq_factors, nullptr, "rope_factors_short.weight", nullptr, 0, 1, 0},
-    {TensorRole::rope_freq_factors_long, nullptr, "rope_factors_long.weight", nullptr, 0, 1, 0},
+    EINFER_EMBEDDING_ROWS,
+    names(TensorRole::wq, EINFER_HF_LAYER "self_attn.qkv_proj.weight", "blk.{}.attn_qkv.weight", 0,
+          3),
+    names(TensorRole::wk, EINFER_HF_LAYER "self_attn.qkv_proj.weight", "blk.{}.attn_qkv.weight", 1,
+          3),
+    names(TensorRole::wv, EINFER_HF_LAYER "self_attn.qkv_proj.weight", "blk.{}.attn_qkv.weight", 2,
+          3),
+    EINFER_WO_ROW,
+    names(TensorRole::ffn_norm, EINFER_HF_LAYER "post_attention_layernorm.weight",
+          "blk.{}.ffn_norm.weight"),
+    names(TensorRole::w1, EINFER_HF_LAYER "mlp.gate_up_proj.weight", "blk.{}.ffn_up.weight", 0, 2),
+    names(TensorRole::w2, EINFER_HF_LAYER "mlp.down_proj.weight", "blk.{}.ffn_down.weight"),
+    names(TensorRole::w3, EINFER_HF_LAYER "mlp.gate_up_proj.weight", "blk.{}.ffn_up.weight", 1, 2),
+    EINFER_OUTPUT_ROWS,
+    names(TensorRole::rope_freq_factors, nullptr, "rope_factors_short.weight"),
+    names(TensorRole::rope_freq_factors_long, nullptr, "rope_factors_long.weight"),
 };
 
+#undef EINFER_EMBEDDING_ROWS
+#undef EINFER_QKV_ROWS
+#undef EINFER_WO_ROW
+#undef EINFER_GATED_MLP_ROWS
+#undef EINFER_QK_NORM_ROWS
+#undef EINFER_OUTPUT_ROWS
 #undef EINFER_HF_LAYER
 
 constexpr ArchDefault kReq = ArchDefault::required;
@@ -124,129 +120,124 @@ constexpr ArchDefault kDimOverHeads = ArchDefault::dim_over_heads;
 
 // The keys every family reads alike (the rope_scaling parameters as in arch_llama.cpp: read only
 // when rope_scaling names a type).
-#define EINFER_COMMON_KEYS                                                                      \
-  {ArchField::dim, "hidden_size", "{}.embedding_length", kReq, 0, kReq, 0},                     \
-      {ArchField::hidden_dim, "intermediate_size", "{}.feed_forward_length", kReq, 0, kReq, 0}, \
-      {ArchField::n_layers, "num_hidden_layers", "{}.block_count", kReq, 0, kReq, 0},           \
-      {ArchField::n_heads, "num_attention_heads", "{}.attention.head_count", kReq, 0, kReq, 0}, \
-      {ArchField::rope_factor,                                                                  \
-       "rope_scaling.factor",                                                                   \
-       "{}.rope.scaling.factor",                                                                \
-       kConst,                                                                                  \
-       0,                                                                                       \
-       kConst,                                                                                  \
-       0},                                                                                      \
-      {ArchField::rope_low_freq_factor,                                                         \
-       "rope_scaling.low_freq_factor",                                                          \
-       nullptr,                                                                                 \
-       kConst,                                                                                  \
-       0,                                                                                       \
-       kConst,                                                                                  \
-       0},                                                                                      \
-      {ArchField::rope_high_freq_factor,                                                        \
-       "rope_scaling.high_freq_factor",                                                         \
-       nullptr,                                                                                 \
-       kConst,                                                                                  \
-       0,                                                                                       \
-       kConst,                                                                                  \
-       0},                                                                                      \
-  {                                                                                             \
-    ArchField::vocab_size, "vocab_size", nullptr, kReq, 0, kReq, 0                              \
-  }
+// Tables joined at compile time (the families share rows; a description keeps a pointer and a
+// count).
+template <typename T, size_t... N>
+constexpr std::array<T, (N + ...)> join(const std::array<T, N>&... parts) {
+  std::array<T, (N + ...)> out{};
+  size_t i = 0;
+  ((std::copy(parts.begin(), parts.end(), out.begin() + i), i += N), ...);
+  return out;
+}
+
+// The keys every family reads alike (the rope_scaling parameters as in arch_llama.cpp: read only
+// when rope_scaling names a type).
+constexpr std::array<ArchConfigKey, 8> kCommonKeys = {{
+    {ArchField::dim, "hidden_size", "{}.embedding_length", kReq, 0, kReq, 0},
+    {ArchField::hidden_dim, "intermediate_size", "{}.feed_forward_length", kReq, 0, kReq, 0},
+    {ArchField::n_layers, "num_hidden_layers", "{}.block_count", kReq, 0, kReq, 0},
+    {ArchField::n_heads, "num_attention_heads", "{}.attention.head_count", kReq, 0, kReq, 0},
+    {ArchField::rope_factor, "rope_scaling.factor", "{}.rope.scaling.factor", kConst, 0, kConst, 0},
+    {ArchField::rope_low_freq_factor, "rope_scaling.low_freq_factor", nullptr, kConst, 0, kConst,
+     0},
+    {ArchField::rope_high_freq_factor, "rope_scaling.high_freq_factor", nullptr, kConst, 0, kConst,
+     0},
+    {ArchField::vocab_size, "vocab_size", nullptr, kReq, 0, kReq, 0},
+}};
 
 // Qwen3Config: head_dim 128, rms_norm_eps 1e-6, rope_theta 10000, max_position_embeddings 32768,
 // sliding_window 4096 (applied as Qwen2's: use_sliding_window, max_window_layers 28 / layer_types).
 // llama.cpp (qwen3): the rms epsilon and context are required, key_length defaults to
 // n_embd/n_head.
-constexpr ArchConfigKey kQwen3Keys[] = {
-    EINFER_COMMON_KEYS,
-    {ArchField::n_kv_heads, "num_key_value_heads", "{}.attention.head_count_kv", kHeads, 0, kHeads,
-     0},
-    {ArchField::head_dim, "head_dim", "{}.attention.key_length", kConst, 128, kDimOverHeads, 0},
-    {ArchField::norm_eps, "rms_norm_eps", "{}.attention.layer_norm_rms_epsilon", kConst, 1e-6, kReq,
-     0},
-    {ArchField::rope_theta, "rope_theta", "{}.rope.freq_base", kConst, 10000.0, kConst, 10000.0},
-    {ArchField::rope_original_context, "rope_scaling.original_max_position_embeddings",
-     "{}.rope.scaling.original_context_length", kConst, 0, kConst, 0},
-    {ArchField::context_length, "max_position_embeddings", "{}.context_length", kConst, 32768, kReq,
-     0},
-    {ArchField::sliding_window, "sliding_window", nullptr, kConst, 4096, kConst, 0},
-};
+constexpr auto kQwen3Keys = join(
+    kCommonKeys,
+    std::array<ArchConfigKey, 7>{{
+        {ArchField::n_kv_heads, "num_key_value_heads", "{}.attention.head_count_kv", kHeads, 0,
+         kHeads, 0},
+        {ArchField::head_dim, "head_dim", "{}.attention.key_length", kConst, 128, kDimOverHeads, 0},
+        {ArchField::norm_eps, "rms_norm_eps", "{}.attention.layer_norm_rms_epsilon", kConst, 1e-6,
+         kReq, 0},
+        {ArchField::rope_theta, "rope_theta", "{}.rope.freq_base", kConst, 10000.0, kConst,
+         10000.0},
+        {ArchField::rope_original_context, "rope_scaling.original_max_position_embeddings",
+         "{}.rope.scaling.original_context_length", kConst, 0, kConst, 0},
+        {ArchField::context_length, "max_position_embeddings", "{}.context_length", kConst, 32768,
+         kReq, 0},
+        {ArchField::sliding_window, "sliding_window", nullptr, kConst, 4096, kConst, 0},
+    }});
 
-// Gemma2Config: 4 kv heads, head_dim 256, rms 1e-6, theta 10000, context 8192, window 4096,
-// query_pre_attn_scalar 256, soft-capping 50 (attention) and 30 (logits). llama.cpp (gemma2):
-// window 4096 and soft-capping 50 / 30 unless the keys say otherwise; its attention scale is the
-// description's GGUF rule.
-constexpr ArchConfigKey kGemma2Keys[] = {
-    EINFER_COMMON_KEYS,
+// Gemma 2 and 3 alike (Gemma2Config, Gemma3TextConfig): 4 kv heads, head_dim 256, rms 1e-6,
+// query_pre_attn_scalar 256 (GGUF: the description's attention scale rule).
+constexpr std::array<ArchConfigKey, 5> kGemmaKeys = {{
     {ArchField::n_kv_heads, "num_key_value_heads", "{}.attention.head_count_kv", kConst, 4, kHeads,
      0},
     {ArchField::head_dim, "head_dim", "{}.attention.key_length", kConst, 256, kDimOverHeads, 0},
     {ArchField::norm_eps, "rms_norm_eps", "{}.attention.layer_norm_rms_epsilon", kConst, 1e-6, kReq,
      0},
-    {ArchField::rope_theta, "rope_theta", "{}.rope.freq_base", kConst, 10000.0, kConst, 10000.0},
     {ArchField::rope_original_context, "rope_scaling.original_max_position_embeddings", nullptr,
      kConst, 0, kConst, 0},
-    {ArchField::context_length, "max_position_embeddings", "{}.context_length", kConst, 8192, kReq,
-     0},
-    {ArchField::sliding_window, "sliding_window", "{}.attention.sliding_window", kConst, 4096,
-     kConst, 4096},
     {ArchField::attn_scalar, "query_pre_attn_scalar", nullptr, kConst, 256, kConst, 0},
-    {ArchField::attn_softcap, "attn_logit_softcapping", "{}.attn_logit_softcapping", kConst, 50.0,
-     kConst, 50.0},
-    {ArchField::final_softcap, "final_logit_softcapping", "{}.final_logit_softcapping", kConst,
-     30.0, kConst, 30.0},
-};
+}};
 
-// Gemma3TextConfig: as Gemma 2 but theta 1e6, context 131072, no soft-capping, and the sliding
-// layers' RoPE base rope_local_base_freq 10000 (rope_scaling applies to the full layers only).
-// llama.cpp (gemma3): window required, local base 10000, no soft-capping keys.
-constexpr ArchConfigKey kGemma3Keys[] = {
-    EINFER_COMMON_KEYS,
-    {ArchField::n_kv_heads, "num_key_value_heads", "{}.attention.head_count_kv", kConst, 4, kHeads,
-     0},
-    {ArchField::head_dim, "head_dim", "{}.attention.key_length", kConst, 256, kDimOverHeads, 0},
-    {ArchField::norm_eps, "rms_norm_eps", "{}.attention.layer_norm_rms_epsilon", kConst, 1e-6, kReq,
-     0},
-    {ArchField::rope_theta, "rope_theta", "{}.rope.freq_base", kConst, 1e6, kConst, 10000.0},
-    {ArchField::rope_original_context, "rope_scaling.original_max_position_embeddings", nullptr,
-     kConst, 0, kConst, 0},
-    {ArchField::context_length, "max_position_embeddings", "{}.context_length", kConst, 131072,
-     kReq, 0},
-    {ArchField::sliding_window, "sliding_window", "{}.attention.sliding_window", kConst, 4096, kReq,
-     0},
-    {ArchField::attn_scalar, "query_pre_attn_scalar", nullptr, kConst, 256, kConst, 0},
-    {ArchField::attn_softcap, "attn_logit_softcapping", nullptr, kConst, 0, kConst, 0},
-    {ArchField::final_softcap, "final_logit_softcapping", nullptr, kConst, 0, kConst, 0},
-    {ArchField::rope_local_theta, "rope_local_base_freq", nullptr, kConst, 10000.0, kConst,
-     10000.0},
-};
+// Gemma2Config: theta 10000, context 8192, window 4096, soft-capping 50 (attention) and 30
+// (logits). llama.cpp (gemma2): window 4096 and soft-capping 50 / 30 unless the keys say
+// otherwise.
+constexpr auto kGemma2Keys = join(kCommonKeys, kGemmaKeys,
+                                  std::array<ArchConfigKey, 5>{{
+                                      {ArchField::rope_theta, "rope_theta", "{}.rope.freq_base",
+                                       kConst, 10000.0, kConst, 10000.0},
+                                      {ArchField::context_length, "max_position_embeddings",
+                                       "{}.context_length", kConst, 8192, kReq, 0},
+                                      {ArchField::sliding_window, "sliding_window",
+                                       "{}.attention.sliding_window", kConst, 4096, kConst, 4096},
+                                      {ArchField::attn_softcap, "attn_logit_softcapping",
+                                       "{}.attn_logit_softcapping", kConst, 50.0, kConst, 50.0},
+                                      {ArchField::final_softcap, "final_logit_softcapping",
+                                       "{}.final_logit_softcapping", kConst, 30.0, kConst, 30.0},
+                                  }});
+
+// Gemma3TextConfig: theta 1e6, context 131072, no soft-capping, and the sliding layers' RoPE base
+// rope_local_base_freq 10000 (rope_scaling applies to the full layers only). llama.cpp (gemma3):
+// window required, local base 10000, no soft-capping keys.
+constexpr auto kGemma3Keys = join(
+    kCommonKeys, kGemmaKeys,
+    std::array<ArchConfigKey, 6>{{
+        {ArchField::rope_theta, "rope_theta", "{}.rope.freq_base", kConst, 1e6, kConst, 10000.0},
+        {ArchField::context_length, "max_position_embeddings", "{}.context_length", kConst, 131072,
+         kReq, 0},
+        {ArchField::sliding_window, "sliding_window", "{}.attention.sliding_window", kConst, 4096,
+         kReq, 0},
+        {ArchField::attn_softcap, "attn_logit_softcapping", nullptr, kConst, 0, kConst, 0},
+        {ArchField::final_softcap, "final_logit_softcapping", nullptr, kConst, 0, kConst, 0},
+        {ArchField::rope_local_theta, "rope_local_base_freq", nullptr, kConst, 10000.0, kConst,
+         10000.0},
+    }});
 
 // Phi3Config: kv heads = heads, head_dim hidden/heads, rms 1e-5, theta 10000, context 4096,
 // original_max_position_embeddings 4096, no window. llama.cpp (phi3): the original context is
 // rope.scaling.original_context_length (default the context), the longrope cos/sin factor
 // rope.scaling.attn_factor (default 1); the window's defaults are the importer's
 // (tools/einfer-pack/import_families.cpp).
-constexpr ArchConfigKey kPhi3Keys[] = {
-    EINFER_COMMON_KEYS,
-    {ArchField::n_kv_heads, "num_key_value_heads", "{}.attention.head_count_kv", kHeads, 0, kHeads,
-     0},
-    {ArchField::head_dim, "head_dim", "{}.attention.key_length", kDimOverHeads, 0, kDimOverHeads,
-     0},
-    {ArchField::norm_eps, "rms_norm_eps", "{}.attention.layer_norm_rms_epsilon", kConst, 1e-5, kReq,
-     0},
-    {ArchField::rope_theta, "rope_theta", "{}.rope.freq_base", kConst, 10000.0, kConst, 10000.0},
-    {ArchField::context_length, "max_position_embeddings", "{}.context_length", kConst, 4096, kReq,
-     0},
-    {ArchField::rope_original_context, "original_max_position_embeddings",
-     "{}.rope.scaling.original_context_length", kConst, 4096, ArchDefault::same_as_context, 0},
-    {ArchField::rope_attn_factor, "rope_scaling.attention_factor", "{}.rope.scaling.attn_factor",
-     kConst, 0, kConst, 1.0},
-    {ArchField::sliding_window, "sliding_window", "{}.attention.sliding_window", kConst, 0, kConst,
-     0},
-};
-
-#undef EINFER_COMMON_KEYS
+constexpr auto kPhi3Keys = join(
+    kCommonKeys,
+    std::array<ArchConfigKey, 8>{{
+        {ArchField::n_kv_heads, "num_key_value_heads", "{}.attention.head_count_kv", kHeads, 0,
+         kHeads, 0},
+        {ArchField::head_dim, "head_dim", "{}.attention.key_length", kDimOverHeads, 0,
+         kDimOverHeads, 0},
+        {ArchField::norm_eps, "rms_norm_eps", "{}.attention.layer_norm_rms_epsilon", kConst, 1e-5,
+         kReq, 0},
+        {ArchField::rope_theta, "rope_theta", "{}.rope.freq_base", kConst, 10000.0, kConst,
+         10000.0},
+        {ArchField::context_length, "max_position_embeddings", "{}.context_length", kConst, 4096,
+         kReq, 0},
+        {ArchField::rope_original_context, "original_max_position_embeddings",
+         "{}.rope.scaling.original_context_length", kConst, 4096, ArchDefault::same_as_context, 0},
+        {ArchField::rope_attn_factor, "rope_scaling.attention_factor",
+         "{}.rope.scaling.attn_factor", kConst, 0, kConst, 1.0},
+        {ArchField::sliding_window, "sliding_window", "{}.attention.sliding_window", kConst, 0,
+         kConst, 0},
+    }});
 
 // config.json options einfer does not run (biases on the projections, Gemma 3's bidirectional
 // attention of EmbeddingGemma), refused by name.
@@ -267,146 +258,90 @@ constexpr const char* kGemma3GgufRefused[] = {
 constexpr const char* kGemmaActivationKeys[] = {"hidden_activation", "hidden_act", nullptr};
 constexpr const char* kGeluTanh[] = {"gelu_pytorch_tanh", "gelu_new", nullptr};
 
-template <size_t N>
-constexpr size_t count_of(const ArchTensorNames (&)[N]) {
-  return N;
+// What every family here shares: a llama decoder, RMSNorm, SwiGLU, half-split RoPE in both
+// formats, its tables and names; the family functions below set the rest.
+template <size_t T, size_t K>
+constexpr ArchDescription family(const char* name, const char* hf_model_type, const char* gguf_arch,
+                                 const ArchTensorNames (&tensors)[T],
+                                 const std::array<ArchConfigKey, K>& keys, ArchFamily id) {
+  ArchDescription d{};
+  d.kind = ArchKind::llama;
+  d.name = name;
+  d.norm = NormKind::rmsnorm;
+  d.activation = Activation::swiglu;
+  d.rope = RopeMode::half_split;
+  d.tensors = tensors;
+  d.tensor_count = T;
+  d.config_keys = keys.data();
+  d.config_key_count = K;
+  d.hf_model_type = hf_model_type;
+  d.gguf_arch = gguf_arch;
+  d.gguf_rope = RopeMode::half_split;
+  d.hf_refused_if_true = kBiasRefused;
+  d.family = id;
+  return d;
 }
-template <size_t N>
-constexpr size_t count_of(const ArchConfigKey (&)[N]) {
-  return N;
+
+constexpr ArchDescription qwen3_description() {
+  ArchDescription d =
+      family("qwen3", "qwen3", "qwen3", kQwen3Tensors, kQwen3Keys, ArchFamily::qwen3);
+  d.qk_norm = 1;
+  // Qwen2's per-layer window (Qwen3Config.__post_init__ is Qwen2Config's).
+  d.hf_window_switch = "use_sliding_window";
+  d.hf_layer_types = "layer_types";
+  d.hf_window_first_layer = "max_window_layers";
+  d.hf_window_first_layer_default = 28;
+  d.gguf_refused_keys = kQwen3GgufRefused;
+  return d;
 }
 
-constexpr ArchDescription kQwen3 = {
-    .kind = ArchKind::llama,
-    .name = "qwen3",
-    .norm = NormKind::rmsnorm,
-    .activation = Activation::swiglu,
-    .rope = RopeMode::half_split,
-    .tensors = kQwen3Tensors,
-    .tensor_count = count_of(kQwen3Tensors),
-    .config_keys = kQwen3Keys,
-    .config_key_count = count_of(kQwen3Keys),
-    .llama2c_matrices = nullptr,
-    .llama2c_matrix_count = 0,
-    .extra_config_keys = nullptr,
-    .extra_config_key_count = 0,
-    .hf_model_type = "qwen3",
-    .gguf_arch = "qwen3",
-    .gguf_rope = RopeMode::half_split,
-    .qkv_bias = 0,
-    .hf_refused_if_true = kBiasRefused,
-    .hf_window_switch = "use_sliding_window",
-    .hf_layer_types = "layer_types",
-    .hf_window_first_layer = "max_window_layers",
-    .hf_window_first_layer_default = 28,
-    .gguf_refused_keys = kQwen3GgufRefused,
-    .family = ArchFamily::qwen3,
-    .qk_norm = 1,
-};
+// Gemma 2: GeGLU, sandwich norms, sqrt(d) embeddings, 1 + w norms, every other layer sliding.
+constexpr ArchDescription gemma2_description() {
+  ArchDescription d =
+      family("gemma2", "gemma2", "gemma2", kGemmaTensors, kGemma2Keys, ArchFamily::gemma2);
+  d.activation = Activation::geglu_tanh;
+  d.hf_layer_types = "layer_types";
+  d.post_norms = 1;
+  d.embed_scale_sqrt_dim = 1;
+  d.hf_norm_plus_one = 1;
+  d.hf_activation_keys = kGemmaActivationKeys;
+  d.hf_activations = kGeluTanh;
+  d.window_period = 2;
+  d.gguf_scale_by_dim_layers = 46;  // Gemma 2 27B
+  d.gguf_attn_scale_rule = 1;
+  d.hf_tied_default = 1;
+  return d;
+}
 
-constexpr ArchDescription kGemma2 = {
-    .kind = ArchKind::llama,
-    .name = "gemma2",
-    .norm = NormKind::rmsnorm,
-    .activation = Activation::geglu_tanh,
-    .rope = RopeMode::half_split,
-    .tensors = kGemmaTensors,
-    .tensor_count = count_of(kGemmaTensors),
-    .config_keys = kGemma2Keys,
-    .config_key_count = count_of(kGemma2Keys),
-    .llama2c_matrices = nullptr,
-    .llama2c_matrix_count = 0,
-    .extra_config_keys = nullptr,
-    .extra_config_key_count = 0,
-    .hf_model_type = "gemma2",
-    .gguf_arch = "gemma2",
-    .gguf_rope = RopeMode::half_split,
-    .qkv_bias = 0,
-    .hf_refused_if_true = kBiasRefused,
-    .hf_window_switch = nullptr,
-    .hf_layer_types = "layer_types",
-    .hf_window_first_layer = nullptr,
-    .hf_window_first_layer_default = 0,
-    .gguf_refused_keys = nullptr,
-    .family = ArchFamily::gemma2,
-    .qk_norm = 0,
-    .post_norms = 1,
-    .embed_scale_sqrt_dim = 1,
-    .hf_norm_plus_one = 1,
-    .hf_activation_keys = kGemmaActivationKeys,
-    .hf_activations = kGeluTanh,
-    .window_period = 2,
-    .hf_window_period_key = nullptr,
-    .gguf_scale_by_dim_layers = 46,  // Gemma 2 27B
-    .gguf_attn_scale_rule = 1,
-    .hf_tied_default = 1,
-};
+// Gemma 3: Gemma 2's with its own keys, q/k norm, a 5:1 period and GGUF refusals.
+constexpr ArchDescription gemma3_description() {
+  ArchDescription d = gemma2_description();
+  d.name = "gemma3";
+  d.config_keys = kGemma3Keys.data();
+  d.config_key_count = kGemma3Keys.size();
+  d.hf_model_type = "gemma3_text";
+  d.gguf_arch = "gemma3";
+  d.hf_refused_if_true = kGemma3Refused;
+  d.gguf_refused_keys = kGemma3GgufRefused;
+  d.family = ArchFamily::gemma3;
+  d.qk_norm = 1;
+  d.window_period = 6;
+  d.hf_window_period_key = "sliding_window_pattern";
+  d.gguf_scale_by_dim_layers = 62;  // Gemma 3 27B
+  return d;
+}
 
-constexpr ArchDescription kGemma3 = {
-    .kind = ArchKind::llama,
-    .name = "gemma3",
-    .norm = NormKind::rmsnorm,
-    .activation = Activation::geglu_tanh,
-    .rope = RopeMode::half_split,
-    .tensors = kGemmaTensors,
-    .tensor_count = count_of(kGemmaTensors),
-    .config_keys = kGemma3Keys,
-    .config_key_count = count_of(kGemma3Keys),
-    .llama2c_matrices = nullptr,
-    .llama2c_matrix_count = 0,
-    .extra_config_keys = nullptr,
-    .extra_config_key_count = 0,
-    .hf_model_type = "gemma3_text",
-    .gguf_arch = "gemma3",
-    .gguf_rope = RopeMode::half_split,
-    .qkv_bias = 0,
-    .hf_refused_if_true = kGemma3Refused,
-    .hf_window_switch = nullptr,
-    .hf_layer_types = "layer_types",
-    .hf_window_first_layer = nullptr,
-    .hf_window_first_layer_default = 0,
-    .gguf_refused_keys = kGemma3GgufRefused,
-    .family = ArchFamily::gemma3,
-    .qk_norm = 1,
-    .post_norms = 1,
-    .embed_scale_sqrt_dim = 1,
-    .hf_norm_plus_one = 1,
-    .hf_activation_keys = kGemmaActivationKeys,
-    .hf_activations = kGeluTanh,
-    .window_period = 6,
-    .hf_window_period_key = "sliding_window_pattern",
-    .gguf_scale_by_dim_layers = 62,  // Gemma 3 27B
-    .gguf_attn_scale_rule = 1,
-    .hf_tied_default = 1,
-};
+// Phi-3: fused projections (the tensor table), a window on every layer, longrope.
+constexpr ArchDescription phi3_description() {
+  ArchDescription d = family("phi3", "phi3", "phi3", kPhi3Tensors, kPhi3Keys, ArchFamily::phi3);
+  d.longrope = 1;
+  return d;
+}
 
-constexpr ArchDescription kPhi3 = {
-    .kind = ArchKind::llama,
-    .name = "phi3",
-    .norm = NormKind::rmsnorm,
-    .activation = Activation::swiglu,
-    .rope = RopeMode::half_split,
-    .tensors = kPhi3Tensors,
-    .tensor_count = count_of(kPhi3Tensors),
-    .config_keys = kPhi3Keys,
-    .config_key_count = count_of(kPhi3Keys),
-    .llama2c_matrices = nullptr,
-    .llama2c_matrix_count = 0,
-    .extra_config_keys = nullptr,
-    .extra_config_key_count = 0,
-    .hf_model_type = "phi3",
-    .gguf_arch = "phi3",
-    .gguf_rope = RopeMode::half_split,
-    .qkv_bias = 0,
-    .hf_refused_if_true = kBiasRefused,
-    .hf_window_switch = nullptr,
-    .hf_layer_types = nullptr,
-    .hf_window_first_layer = nullptr,
-    .hf_window_first_layer_default = 0,
-    .gguf_refused_keys = nullptr,
-    .family = ArchFamily::phi3,
-    .longrope = 1,
-};
+constexpr ArchDescription kQwen3 = qwen3_description();
+constexpr ArchDescription kGemma2 = gemma2_description();
+constexpr ArchDescription kGemma3 = gemma3_description();
+constexpr ArchDescription kPhi3 = phi3_description();
 
 bool same(const char* a, const char* b) {
   return a != nullptr && b != nullptr && std::strcmp(a, b) == 0;

@@ -200,23 +200,15 @@ def save_ref(name, logits, toks):
 
 def hf_case(name, cfg, bias=False, dtype="F32"):
     w = make_weights(cfg, bias)
-    folder = os.path.join(OUT, name)
-    os.makedirs(folder, exist_ok=True)
-    with open(os.path.join(folder, "config.json"), "w") as f:
-        json.dump(cfg, f, indent=1)
-    st.write(os.path.join(folder, "model.safetensors"), [(k, a, dtype) for k, a in w.items()],
-             {"format": "pt"})
-    stored = {k: st.stored(a, dtype).astype(np.float64) for k, a in w.items()}  # bf16 rounding
+    stored = {k: a.astype(np.float64)  # bf16 rounding
+              for k, a in st.write_hf_folder(os.path.join(OUT, name), cfg, w, dtype).items()}
     toks = tokens()
     save_ref(name, forward(stored, cfg, toks, "half_split"), toks)
     return w
 
 
 def write_config_only(name, cfg):
-    folder = os.path.join(OUT, name)
-    os.makedirs(folder, exist_ok=True)
-    with open(os.path.join(folder, "config.json"), "w") as f:
-        json.dump(cfg, f, indent=1)
+    st.write_hf_folder(os.path.join(OUT, name), cfg)
 
 
 GGUF_NAMES = {"model.embed_tokens.weight": "token_embd.weight", "model.norm.weight":

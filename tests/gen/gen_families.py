@@ -363,13 +363,8 @@ def record_effects(name, spec_fn, w, toks, features, base):
 
 def hf_case(rng, name, cfg, dtype="F32", features=(), extra_refs=()):
     w = make_hf_weights(rng, cfg)
-    folder = os.path.join(OUT, name)
-    os.makedirs(folder, exist_ok=True)
-    with open(os.path.join(folder, "config.json"), "w") as f:
-        json.dump(cfg, f, indent=1)
-    st.write(os.path.join(folder, "model.safetensors"), [(k, a, dtype) for k, a in w.items()],
-             {"format": "pt"})
-    stored = {k: st.stored(a, dtype).astype(np.float64) for k, a in w.items()}
+    stored = {k: a.astype(np.float64)
+              for k, a in st.write_hf_folder(os.path.join(OUT, name), cfg, w, dtype).items()}
     cw = canonical_hf(stored, cfg)
     toks = tokens(rng)
     spec_fn = lambda: hf_spec(cfg, dtype)
@@ -563,10 +558,7 @@ def phi3_rope_scaling(rng, hd):
 
 
 def write_config_only(name, cfg):
-    folder = os.path.join(OUT, name)
-    os.makedirs(folder, exist_ok=True)
-    with open(os.path.join(folder, "config.json"), "w") as f:
-        json.dump(cfg, f, indent=1)
+    st.write_hf_folder(os.path.join(OUT, name), cfg)
 
 
 def main():
