@@ -2,7 +2,7 @@
 """Issue 13 architectures: tiny random-weight Hugging Face folders and GGUFs plus float64 references.
 
 Writes tests/data/arch/. Run with /usr/bin/python3 (numpy); GGUFs are written with llama.cpp's own
-gguf-py from the scratch checkout (GGUF_PY, never vendored). Deterministic (fixed seed).
+gguf-py from the scratch checkout (gguf_case_writer.py, never vendored). Deterministic (fixed seed).
 
 Each model case <name>/ (HF: config.json + model.safetensors) or <name>.gguf comes with
 <name>_fwd.i32 (72 token ids, BOS first) and <name>_fwd.f32 (float64 logits of every position,
@@ -36,13 +36,12 @@ Refusal cases (bad_*): config.json / GGUFs einfer must refuse, naming the offend
 import json
 import math
 import os
-import sys
 
 import numpy as np
 
+import gguf_case_writer as gw
 import safetensors_writer as st
 
-GGUF_PY = "/work/scratch/llama.cpp/gguf-py"
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "arch")
 rng = np.random.default_rng(20261123)
 N_TOKENS = 72  # teacher-forced positions (> 64; beyond the sliding-window case's window of 16)
@@ -236,8 +235,6 @@ def permute_rows(w, n):
 
 
 def gguf_case(name, arch, cfg, bias, extra_kv=None, extra_tensors=None, drop=None, ref=True):
-    sys.path.insert(0, GGUF_PY)
-    import gguf  # llama.cpp's writer, from the scratch checkout only
     w = make_weights(cfg, bias)
     H, G = cfg["num_attention_heads"], cfg["num_key_value_heads"]
     tensors = {}
@@ -245,27 +242,15 @@ def gguf_case(name, arch, cfg, bias, extra_kv=None, extra_tensors=None, drop=Non
         if arch == "llama" and ("q_proj" in k or "k_proj" in k):
             a = permute_rows(a, H if "q_proj" in k else G)
         tensors[gguf_name(k)] = a
-    writer = gguf.GGUFWriter(os.path.join(OUT, name + ".gguf"), arch)
-    writer.add_uint32(f"{arch}.context_length", cfg["max_position_embeddings"])
-    writer.add_uint32(f"{arch}.embedding_length", cfg["hidden_size"])
-    writer.add_uint32(f"{arch}.feed_forward_length", cfg["intermediate_size"])
-    writer.add_uint32(f"{arch}.block_count", cfg["num_hidden_layers"])
-    writer.add_uint32(f"{arch}.attention.head_count", H)
-    writer.add_uint32(f"{arch}.attention.head_count_kv", G)
+    writer = gw.open_writer(os.path.join(OUT, name + ".gguf"), arch, cfg, H, G)
     writer.add_uint32(f"{arch}.rope.dimension_count", cfg["hidden_size"] // H)
     writer.add_float32(f"{arch}.rope.freq_base", cfg["rope_theta"])
     writer.add_float32(f"{arch}.attention.layer_norm_rms_epsilon", cfg["rms_norm_eps"])
     for k, v in (extra_kv or {}).items():
         (writer.add_string if isinstance(v, str) else
          writer.add_float32 if isinstance(v, float) else writer.add_uint32)(k, v)
-    for k, a in list(tensors.items()) + list((extra_tensors or {}).items()):
-        if drop and k == drop:
-            continue
-        writer.add_tensor(k, np.ascontiguousarray(a, dtype=np.float32))
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
+    gw.finish(writer, [(k, a) for k, a in list(tensors.items()) + list((extra_tensors or {}).items())
+                       if not (drop and k == drop)])
     if ref:  # llama.cpp semantics on the stored tensors: NORM rope for llama, NEOX for qwen2
         stored = {k: a.astype(np.float64) for k, a in w.items()}
         if arch == "llama":

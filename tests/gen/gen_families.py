@@ -3,7 +3,7 @@
 folders and GGUFs, with float64 references of every position's logits.
 
 Writes tests/data/families/. Run with /usr/bin/python3 (numpy); GGUFs are written with llama.cpp's
-gguf-py from the scratch checkout (GGUF_PY, never vendored). Deterministic (fixed seed).
+gguf-py from the scratch checkout (gguf_case_writer.py, never vendored). Deterministic (fixed seed).
 
 Each case <name>/ (config.json + model.safetensors) or <name>.gguf comes with <name>_fwd.i32 (token
 ids, BOS first) and <name>_fwd.f32 (the float64 logits of every position, stored float32
@@ -54,9 +54,9 @@ import sys
 
 import numpy as np
 
+import gguf_case_writer as gw
 import safetensors_writer as st
 
-GGUF_PY = "/work/scratch/llama.cpp/gguf-py"
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "families")
 N_TOKENS = 72
 VOCAB = 48
@@ -442,8 +442,6 @@ def gguf_spec(arch, cfg, n_ctx):
 
 
 def gguf_case(rng, name, arch, cfg, n_ctx=None, features=(), tokenizer_from=None, emb_scale=None):
-    sys.path.insert(0, GGUF_PY)
-    import gguf  # llama.cpp's writer, from the scratch checkout only
     mt = {"qwen3": "qwen3", "gemma2": "gemma2", "gemma3": "gemma3_text", "phi3": "phi3"}[arch]
     hcfg = dict(cfg, model_type=mt)
     w = make_hf_weights(rng, hcfg, emb_scale)
@@ -473,13 +471,7 @@ def gguf_case(rng, name, arch, cfg, n_ctx=None, features=(), tokenizer_from=None
         if gemma and k.endswith("norm.weight"):
             a = a + np.float32(1.0)  # convert_hf_to_gguf Gemma2Model / Gemma3Model
         tensors[g] = a
-    writer = gguf.GGUFWriter(os.path.join(OUT, name + ".gguf"), arch)
-    writer.add_uint32(f"{arch}.context_length", cfg["max_position_embeddings"])
-    writer.add_uint32(f"{arch}.embedding_length", cfg["hidden_size"])
-    writer.add_uint32(f"{arch}.feed_forward_length", cfg["intermediate_size"])
-    writer.add_uint32(f"{arch}.block_count", cfg["num_hidden_layers"])
-    writer.add_uint32(f"{arch}.attention.head_count", H)
-    writer.add_uint32(f"{arch}.attention.head_count_kv", G)
+    writer = gw.open_writer(os.path.join(OUT, name + ".gguf"), arch, cfg, H, G)
     writer.add_float32(f"{arch}.attention.layer_norm_rms_epsilon", cfg["rms_norm_eps"])
     if arch != "phi3":
         writer.add_uint32(f"{arch}.attention.key_length", hd)
@@ -506,12 +498,7 @@ def gguf_case(rng, name, arch, cfg, n_ctx=None, features=(), tokenizer_from=None
         tensors["rope_factors_short.weight"] = np.array(rs["short_factor"], np.float32)
     if tokenizer_from:
         copy_tokenizer(writer, tokenizer_from)
-    for k, a in tensors.items():
-        writer.add_tensor(k, np.ascontiguousarray(a, dtype=np.float32))
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
+    gw.finish(writer, tensors.items())
     # The reference on the stored tensors.
     stored = {k: a.astype(np.float64) for k, a in w.items()}
     if gemma:
@@ -532,7 +519,7 @@ def gguf_case(rng, name, arch, cfg, n_ctx=None, features=(), tokenizer_from=None
 
 def copy_tokenizer(writer, path):
     """The tokenizer.ggml.* keys of another GGUF (llama.cpp needs a vocabulary to run a file)."""
-    import gguf
+    gguf = gw.gguf_module()
     reader = gguf.GGUFReader(path)
     for field in reader.fields.values():
         if not field.name.startswith("tokenizer."):
