@@ -175,10 +175,11 @@ Status llama_bind_weights(const Model& model, Arena& arena, LlamaWeights* w) {
       return make_status(StatusCode::bad_format, "llama: rope_freq_factors must be f32");
   }
   if (c.rope_scaling == RopeScaling::longrope) {
-    EINFER_TRY(bind(model, TensorRole::rope_freq_factors_long, -1, c.head_dim / 2, -1,
-                    &w->rope_freq_factors_long));
-    if (w->rope_freq_factors_long.dtype != DType::f32)
+    TensorView v;
+    EINFER_TRY(bind(model, TensorRole::rope_freq_factors_long, -1, c.head_dim / 2, -1, &v));
+    if (v.dtype != DType::f32)
       return make_status(StatusCode::bad_format, "llama: rope_freq_factors_long must be f32");
+    w->rope_freq_factors_long = v.f32();
   }
   (void)arena;
   w->model = &model;

@@ -32,12 +32,13 @@ namespace einfer {
 // per-layer views.
 struct LlamaWeights {
   ModelConfig config;
-  const Model* model = nullptr;       // must outlive the weights (the per-layer tensors)
-  TensorView token_embedding;         // [V, d], any dtype
-  TensorView final_norm;              // [d]
-  TensorView classifier;              // [V, d] (the embedding itself when tied)
-  TensorView rope_freq_factors;       // [head_dim/2] f32 with config.rope_freq_factors, else empty
-  TensorView rope_freq_factors_long;  // [head_dim/2] f32 with longrope scaling, else empty
+  const Model* model = nullptr;  // must outlive the weights (the per-layer tensors)
+  TensorView token_embedding;    // [V, d], any dtype
+  TensorView final_norm;         // [d]
+  TensorView classifier;         // [V, d] (the embedding itself when tied)
+  TensorView rope_freq_factors;  // [head_dim/2] f32 with config.rope_freq_factors, else empty
+  // [head_dim/2] with longrope scaling, else null (a pointer, not a view: every session holds one).
+  const float* rope_freq_factors_long = nullptr;
 };
 
 // Checks the config (head counts, dims) and every tensor the architecture needs (roles and

@@ -17,7 +17,7 @@ Status layout_model(const Model& model, const SessionOptions& o, Arena& arena, S
       if (s) {
         EINFER_TRY(llama_bind_weights(s->model, arena, &s->weights));
         return llama_state_init(c, o.run, arena, &s->state, s->weights.rope_freq_factors.f32(),
-                                s->weights.rope_freq_factors_long.f32());
+                                s->weights.rope_freq_factors_long);
       } else {
         LlamaState state;
         return llama_state_init(c, o.run, arena, &state);
