@@ -4,9 +4,9 @@
 #include <cmath>
 #include <cstring>
 
-#include "kernels/gguf_quant.h"
-#include "kernels/quant.h"
-#include "kernels/vec.h"
+#include "kernels/gguf/gguf.h"
+#include "kernels/quant/quant.h"
+#include "kernels/vec/vec.h"
 #include "models/attention_variant.h"
 #include "runtime/format.h"
 

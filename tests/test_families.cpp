@@ -18,6 +18,7 @@
 #include "models/llama.h"
 #include "models/session.h"
 #include "tests/import_reference.h"
+#include "tests/session_fixtures.h"
 #include "tools/einfer-pack/importers.h"
 
 using namespace einfer;
@@ -274,16 +275,15 @@ TEST_CASE("families: the C API's arena figure is exact for every family") {
       einfer_options_default(&o);
       o.threads.n = threads;  // sizing only: the sessions below run on the caller
       o.kv_int8 = threads == 2 ? 1 : 0;
-      char err[160];
-      size_t need = 0;
-      REQUIRE(einfer_arena_bytes(image.data, image.size, &o, &need, err, sizeof err) == EINFER_OK);
-      std::vector<unsigned char> mem(need + 64);
-      void* base = mem.data() + (64 - reinterpret_cast<uintptr_t>(mem.data()) % 64) % 64;
-      einfer_session* s = nullptr;
-      CHECK(einfer_session_create(image.data, image.size, &o, base, need - 1, &s, err,
-                                  sizeof err) != EINFER_OK);
-      REQUIRE(einfer_session_create(image.data, image.size, &o, base, need, &s, err, sizeof err) ==
-              EINFER_OK);
+      {  // one byte less is refused
+        const einfer_test::AlignedMemory mem = einfer_test::capi_memory(image.data, image.size, o);
+        char err[160];
+        einfer_session* s = nullptr;
+        CHECK(einfer_session_create(image.data, image.size, &o, mem.base, mem.bytes - 1, &s, err,
+                                    sizeof err) != EINFER_OK);
+      }
+      const einfer_test::CapiSession run(image.data, image.size, o);  // uses every byte
+      einfer_session* s = run.s;
       const int32_t prompt[] = {1, 5, 9, 17, 3, 40, 2, 11};
       REQUIRE(einfer_prefill(s, prompt, 8) == EINFER_OK);
       REQUIRE(einfer_decode(s, einfer_next_token(s)) == EINFER_OK);

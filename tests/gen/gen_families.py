@@ -324,7 +324,7 @@ def tokens(rng, n=N_TOKENS):
 
 
 def q8_rows(a, group=8):
-    """A matrix as einfer stores it as q8 (kernels/quant.cpp quantize_row_q8): per row, groups of
+    """A matrix as einfer stores it as q8 (kernels/quant/quant.cpp quantize_row_q8): per row, groups of
     `group` along the input axis, scale absmax / 127, round to nearest (even), dequantized."""
     a = np.asarray(a, np.float32)
     out = np.empty_like(a)

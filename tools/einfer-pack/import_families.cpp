@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "kernels/quant.h"
+#include "kernels/quant/quant.h"
 #include "tools/einfer-pack/ein_writer.h"
 
 namespace einfer::pack {

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/quant.h"
+#include "kernels/quant/quant.h"
 #include "models/einfer.h"
 #include "models/session.h"
 #include "models/tokenizer_normalize.h"
