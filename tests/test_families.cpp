@@ -68,8 +68,9 @@ TEST_CASE("families: Qwen3, Gemma 2/3 and Phi-3 match the float64 references, f3
   };
   for (const Case& c : cases) {
     const SourceModel src = import_case(c.name);
-    // Whole prompts, and chunks of 5 that cut across the windows' boundaries.
-    for (int32_t max_batch : {0, 5}) {
+    // Whole prompts, chunks of 5 that cut across the windows' boundaries, and token by token
+    // (the decode path against the KV cache).
+    for (int32_t max_batch : {0, 5, 1}) {
       Run r(src, DType::f32, 0, max_batch);
       CAPTURE(max_batch);
       MESSAGE(std::string(c.name) << " (" << std::string(c.what) << ") f32, max_batch " << max_batch
