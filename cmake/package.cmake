@@ -51,7 +51,7 @@ function(einfer_package)
   # those.
   set(headers "")
   foreach(dir ${EINFER_HEADER_DIRS})
-    file(GLOB dir_headers CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/${dir}/*.h)
+    file(GLOB_RECURSE dir_headers CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/${dir}/*.h)
     list(APPEND headers ${dir_headers})
   endforeach()
   set(internal_patterns "<xsimd")

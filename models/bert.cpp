@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "kernels/vec.h"
+#include "kernels/vec/vec.h"
 #include "models/embedding.h"
 #include "runtime/format.h"
 

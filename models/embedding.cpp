@@ -2,8 +2,8 @@
 
 #include <cstring>
 
-#include "kernels/gguf_quant.h"
-#include "kernels/quant.h"
+#include "kernels/gguf/gguf.h"
+#include "kernels/quant/quant.h"
 
 namespace einfer {
 

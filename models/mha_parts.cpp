@@ -3,11 +3,10 @@
 #include <atomic>
 #include <cstddef>
 
-#include "kernels/attention.h"
-#include "kernels/kv_ring.h"
-#include "kernels/matmul_quant.h"
-#include "kernels/rope.h"
-#include "kernels/vec.h"
+#include "kernels/attention/attention.h"
+#include "kernels/gemm_quant/gemm_quant.h"
+#include "kernels/rope/rope.h"
+#include "kernels/vec/vec.h"
 
 namespace einfer {
 
@@ -141,8 +140,8 @@ Status mha_parts_attend(const MhaWeights& w, const MhaConfig& c, const float* x,
     float* k = b.k + p * n * kp;
     if (c.rope) {
       for (int64_t i = 0; i < n; ++i) {
-        rope_apply(*c.rope, c.rope_layout, q + i * qp, hp, pos0 + i);
-        rope_apply(*c.rope, c.rope_layout, k + i * kp, gp, pos0 + i);
+        mha_rotate_heads(c, c.q_norm, q + i * qp, hp, pos0 + i);
+        mha_rotate_heads(c, c.k_norm, k + i * kp, gp, pos0 + i);
       }
     }
     const uint64_t t1 = profile_start(profile);

@@ -28,9 +28,9 @@ static_assert(std::endian::native == std::endian::little, "einfer model images a
 
 inline constexpr uint32_t kEinMagic = 0x464E4945u;  // bytes "EINF"
 inline constexpr uint32_t kEinVersion = 4;          // any layout change bumps this
-// Version 3 images (a 128-byte ArchBlock: no bert architecture, its fields and flag) and version 2
-// images (no RoPE scaling, sliding window or q/k/v biases either: those ArchBlock bytes and flags
-// are zero) still load.
+// Version 3 images (a 128-byte ArchBlock: the family and bert fields of bytes 128..191 and flag
+// bits 7..9 absent) and version 2 images (no RoPE scaling, sliding window or q/k/v biases either:
+// those ArchBlock bytes and flag are zero) still load.
 inline constexpr uint32_t kEinVersion3 = 3;
 inline constexpr uint32_t kEinVersionPrevious = 2;
 inline constexpr uint32_t kArchBlockBytesV3 = 128;  // ArchBlock size in versions 2 and 3
@@ -52,8 +52,10 @@ inline constexpr uint32_t kArchQkvBias = 1u << 5;  // version 3
 // Version 3, added later (older version 3 files have it clear): a rope_freq_factors tensor.
 inline constexpr uint32_t kArchRopeFreqFactors = 1u << 6;
 inline constexpr uint32_t kArchKnownFlagsV3 = 0x7F;
-inline constexpr uint32_t kArchNormalize = 1u << 7;  // version 4, bert: L2-normalized output
-inline constexpr uint32_t kArchKnownFlags = 0xFF;
+inline constexpr uint32_t kArchQkNorm = 1u << 7;     // version 4: q_norm, k_norm tensors
+inline constexpr uint32_t kArchPostNorms = 1u << 8;  // version 4: attn_post_norm, ffn_post_norm
+inline constexpr uint32_t kArchNormalize = 1u << 9;  // version 4, bert: L2-normalized output
+inline constexpr uint32_t kArchKnownFlags = 0x3FF;
 
 struct FileHeader {             // 128 bytes at offset 0
   uint32_t magic;               //   0  kEinMagic ("EINF")
@@ -108,10 +110,19 @@ struct ArchBlock {           // 192 bytes (versions 2 and 3: the first 128)
   int32_t n_decoder_layers;  // 120  transformer: decoder layers, else 0
   int32_t window_first;      // 124  llama: first layer the sliding window applies to (0: all;
                              //      version 3, added later: older version 3 files hold zero)
-  // Version 4.
-  uint32_t pooling;         // 128  PoolingKind (bert), else 0
-  int32_t type_vocab;       // 132  bert: token-type embedding rows, else 0
-  uint8_t reserved_v4[56];  // 136  zero
+  // Version 4: the llama family's Qwen3 / Gemma 2, 3 / Phi-3 features (ModelConfig).
+  uint32_t family;         // 128  ArchFamily (descriptive)
+  float embed_scale;       // 132  token embeddings times this; 0: none
+  float attn_scale;        // 136  attention score scale; 0: 1/sqrt(head_dim)
+  float attn_softcap;      // 140  score soft-capping c * tanh(s / c); 0: none
+  float final_softcap;     // 144  logit soft-capping; 0: none
+  int32_t window_period;   // 148  sliding layers: (i + 1) % period != 0; 0: window_first rule
+  float rope_local_theta;  // 152  the sliding layers' RoPE base; 0: rope_theta for every layer
+  float rope_attn_factor;  // 156  longrope cos/sin factor; else 0
+  // Version 4: sentence encoders (bert).
+  uint32_t pooling;         // 160  PoolingKind (bert), else 0
+  int32_t type_vocab;       // 164  bert: token-type embedding rows, else 0
+  uint8_t reserved_v4[24];  // 168  zero
 };
 static_assert(sizeof(ArchBlock) == 192);
 

@@ -9,18 +9,20 @@
 #include <tuple>
 #include <vector>
 
-#include "kernels/attention.h"
-#include "kernels/attention_reference.h"
-#include "kernels/quant.h"
+#include "kernels/attention/attention.h"
+#include "kernels/attention/attention_reference.h"
+#include "kernels/quant/quant.h"
 #include "models/kv_cache.h"
 #include "npy_reader.h"
+#include "tests/session_fixtures.h"
 
 using namespace einfer;
 using einfer_test::attention_data;
 using einfer_test::load_npy;
 
 namespace einfer {
-// Test hook in kernels/attention.cpp: -1 by CPU, 0 AVX2, 1 AVX-VNNI; returns whether VNNI is used.
+// Test hook in kernels/attention/attention_dispatch.cpp: -1 by CPU, 0 AVX2, 1 AVX-VNNI; returns
+// whether VNNI is used.
 }  // namespace einfer
 
 namespace {
@@ -29,6 +31,7 @@ struct Case {
   std::string name;
   int32_t H = 0, G = 0, k = 0, P = 0, window = 0, sinks = 0, capacity = 0;
   bool causal = true;
+  float softcap = 0.f;
   std::vector<float> q, kk, v, out;
 
   AttentionShape shape() const {
@@ -40,6 +43,7 @@ struct Case {
     s.window = window;
     s.sinks = sinks;
     s.causal = causal;
+    s.softcap = softcap;
     return s;
   }
 };
@@ -82,11 +86,8 @@ std::vector<float> run_sequence(const Case& c, DType dtype, int32_t capacity, in
   AttentionShape sh = c.shape();
   sh.i8_dot = i8_dot;
   KVCacheConfig cfg{1, c.G, c.k, capacity, c.sinks, dtype};
-  std::vector<unsigned char> arena_mem(kv_cache_bytes(cfg) + 64);
-  Arena arena(arena_mem.data() + (64 - reinterpret_cast<uintptr_t>(arena_mem.data()) % 64) % 64,
-              kv_cache_bytes(cfg));
-  KVCache cache;
-  REQUIRE(kv_cache_init(cfg, arena, &cache).ok());
+  einfer_test::TestKVCache kv_cache(cfg);
+  KVCache& cache = kv_cache.cache;
   const int32_t maxb = first > block ? first : block;
   std::vector<unsigned char> scratch(attention_scratch_bytes(sh, maxb, dtype));
   std::vector<float> out(c.q.size(), NAN);
@@ -159,6 +160,27 @@ TEST_CASE("attention: fused kernel matches numpy and the unfused reference (f32 
     const auto ref = run_reference(c);
     CHECK(max_abs_diff(ref, c.out) < kF32Tol);
     CHECK(max_abs_diff(fused, ref) < kF32Tol);
+  }
+}
+
+TEST_CASE("attention: soft-capped scores (Gemma 2) match the unfused reference") {
+  // cap * tanh(score / cap) before the softmax, on every path: decode, prefill blocks (one call),
+  // chunks meeting the cache, the int8 cache (within its quantization bound) and bidirectional.
+  for (const char* name : {"mha", "gqa", "mqa", "gqa_window_sinks", "encoder"}) {
+    Case c = load_case(name);
+    INFO("case " << std::string(name));
+    const auto plain = run_reference(c);
+    c.softcap = 0.5f;  // scores here are O(1): a cap of 0.5 changes every output
+    const auto ref = run_reference(c);
+    CHECK(max_abs_diff(ref, plain) > 1e-2f);
+    if (!c.causal) {
+      CHECK(max_abs_diff(run_whole(c), ref) < kF32Tol);
+      continue;
+    }
+    CHECK(max_abs_diff(run_sequence(c, DType::f32, c.capacity, 1, 1), ref) < kF32Tol);
+    CHECK(max_abs_diff(run_sequence(c, DType::f32, c.capacity, c.P, c.P), ref) < kF32Tol);
+    CHECK(max_abs_diff(run_sequence(c, DType::f32, c.capacity, 5, 3), ref) < kF32Tol);
+    CHECK(max_abs_diff(run_sequence(c, DType::i8, c.capacity, 5, 3), ref) < 2e-2f);
   }
 }
 
@@ -373,11 +395,8 @@ TEST_CASE("attention: invalid shapes, caches and buffers return statuses") {
   }
 
   KVCacheConfig cfg{1, 2, 8, 4, 1, DType::f32};
-  std::vector<unsigned char> mem(kv_cache_bytes(cfg) + 64);
-  Arena arena(mem.data() + (64 - reinterpret_cast<uintptr_t>(mem.data()) % 64) % 64,
-              kv_cache_bytes(cfg));
-  KVCache cache;
-  REQUIRE(kv_cache_init(cfg, arena, &cache).ok());
+  einfer_test::TestKVCache kv_cache(cfg);
+  KVCache& cache = kv_cache.cache;
   for (int p = 0; p < 6; ++p) REQUIRE(kv_cache_write(cache, 0, p, kv.data(), kv.data()).ok());
   KVLayerView view = kv_cache_layer(cache, 0);
   // The ring (W = 4) has wrapped: unwindowed attention would need overwritten positions.

@@ -1,4 +1,4 @@
-// Runtime ISA dispatch (kernels/isa.h): every level this CPU runs is forced in turn and the
+// Runtime ISA dispatch (kernels/isa/isa.h): every level this CPU runs is forced in turn and the
 // dispatched kernels' results compared with the scalar level's (the EINFER_SIMD=OFF code path).
 // End-to-end greedy ids per level and under emulated older CPUs are ctest tests
 // (tests/e2e/CMakeLists.txt).
@@ -10,35 +10,23 @@
 #include <string>
 #include <vector>
 
-#include "kernels/attention.h"
-#include "kernels/gemm_f32.h"
-#include "kernels/isa.h"
-#include "kernels/matmul_half.h"
-#include "kernels/matmul_quant.h"
-#include "kernels/quant.h"
-#include "kernels/rope.h"
-#include "kernels/simd.h"
-#include "kernels/vec.h"
+#include "kernels/attention/attention.h"
+#include "kernels/gemm_f32/gemm_f32.h"
+#include "kernels/gemm_quant/gemm_quant.h"
+#include "kernels/half/half.h"
+#include "kernels/isa/isa.h"
+#include "kernels/quant/quant.h"
+#include "kernels/rope/rope.h"
+#include "kernels/simd/simd.h"
+#include "kernels/vec/vec.h"
 #include "tests/isa_levels.h"
+#include "tests/test_util.h"
 
 using namespace einfer;
 
 namespace {
 
-struct Rng {
-  uint64_t s = 0x9E3779B97F4A7C15ull;
-  float uniform() {
-    s ^= s << 13;
-    s ^= s >> 7;
-    s ^= s << 17;
-    return static_cast<float>((s >> 11) & 0xFFFFFF) / 16777216.f * 2.f - 1.f;
-  }
-  std::vector<float> vec(size_t n) {
-    std::vector<float> v(n);
-    for (auto& x : v) x = uniform();
-    return v;
-  }
-};
+using einfer_test::Rng;
 
 // Everything one level computes on fixed inputs, flattened.
 struct Outputs {
@@ -63,6 +51,12 @@ Outputs run_kernels() {
   silu_f32(a.data(), y.data(), n);
   o.add(y);
   gelu_tanh_f32(a.data(), y.data(), n);
+  o.add(y);
+  y = a;
+  geglu_tanh_f32(y.data(), b.data(), n);
+  o.add(y);
+  y = a;
+  softcap_f32(y.data(), 0.7f, n);
   o.add(y);
   y = a;
   softmax_f32(y.data(), n);
@@ -144,9 +138,11 @@ Outputs run_kernels() {
   rope_apply(table, RopeLayout::half_split, x.data(), 4, 9);
   o.add(x);
 
-  // Bidirectional attention, a small and a wide head.
-  for (int32_t hd : {16, 64}) {
+  // Bidirectional attention, a small and a wide head, plain and soft-capped (Gemma 2).
+  for (int32_t hd : {16, 64, -16, -64}) {
     AttentionShape sh;
+    if (hd < 0) sh.softcap = 0.8f;
+    hd = hd < 0 ? -hd : hd;
     sh.n_heads = 4, sh.n_kv_heads = 2, sh.head_dim = hd, sh.causal = false;
     sh.scale = attention_default_scale(hd);
     const int32_t P = 11;

@@ -12,10 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "kernels/einsum.h"
-#include "kernels/matmul_quant.h"
+#include "kernels/einsum/einsum.h"
+#include "kernels/gemm_quant/gemm_quant.h"
 #include "models/einfer.h"
 #include "models/session.h"
+#include "tests/session_fixtures.h"
 #include "tests/test_pool.h"
 #include "tools/einfer-pack/ein_writer.h"
 #include "tools/einfer-pack/importers.h"
@@ -26,11 +27,13 @@ namespace {
 
 // Big enough that every projection, the classifier and attention split into several column or
 // head blocks, with tails (vocab 1003 and hidden 200 are not multiples of the 16-column blocks).
-pack::AlignedBuffer synthetic(DType dtype, int32_t kv_heads) {
+pack::AlignedBuffer synthetic(DType dtype, int32_t kv_heads,
+                              ArchFamily family = ArchFamily::unspecified, int32_t layers = 2) {
   pack::SyntheticSpec spec;
+  spec.family = family;
   spec.dim = 96;
   spec.hidden = 200;
-  spec.layers = 2;
+  spec.layers = layers;
   spec.heads = 6;
   spec.kv_heads = kv_heads;
   spec.vocab = 1003;
@@ -60,15 +63,11 @@ std::vector<float> run(const pack::AlignedBuffer& image, DType kv, einfer_thread
   o.window = p.window;
   o.threads = threads;
   Model m;
-  REQUIRE(load_model(image.data, image.size, LoadOptions{}, &m).ok());
-  size_t need = 0;
-  REQUIRE(session_arena_bytes(m.config, o, &need).ok());
-  std::vector<unsigned char> mem(need + 64);
-  void* base = mem.data() + (64 - reinterpret_cast<uintptr_t>(mem.data()) % 64) % 64;
-  Arena arena(base, need);
+  einfer_test::AlignedMemory mem = einfer_test::session_memory(image.data, image.size, o, &m);
+  Arena arena(mem.base, mem.bytes);
   Session* s = nullptr;
   REQUIRE(session_create(image.data, image.size, LoadOptions{}, o, arena, &s).ok());
-  CHECK(arena.high_water() == need);
+  CHECK(arena.high_water() == mem.bytes);
   const int32_t V = m.config.vocab_size;
   std::vector<int32_t> prompt;
   for (int32_t i = 0; i < p.tokens; ++i) prompt.push_back((i * 37 + 1) % V);
@@ -87,31 +86,62 @@ std::vector<float> run(const pack::AlignedBuffer& image, DType kv, einfer_thread
 
 }  // namespace
 
+namespace {
+
+// Every prompt of `prompts` with both cache dtypes on 1, 2 and 3 workers: the same bits, and the
+// other workers take part.
+void check_worker_counts(const pack::AlignedBuffer& image, const std::string& what,
+                         std::initializer_list<Prompt> prompts) {
+  for (DType kv : {DType::f32, DType::i8}) {
+    for (Prompt prompt : prompts) {
+      const std::string names = what + ", " + dtype_name(kv) + " cache, chunks of " +
+                                std::to_string(prompt.max_batch) + ", window " +
+                                std::to_string(prompt.window);
+      CAPTURE(names);
+      const std::vector<float> one = run(image, kv, einfer_threads{nullptr, 1, nullptr}, prompt);
+      for (int n : {2, 3}) {
+        CAPTURE(n);
+        einfer_test::TestPool pool(n);
+        const std::vector<float> many = run(image, kv, pool.threads(), prompt);
+        REQUIRE(many.size() == one.size());
+        CHECK(std::memcmp(many.data(), one.data(), one.size() * sizeof(float)) == 0);
+        CHECK(pool.remote_tasks() > 0);
+      }
+    }
+  }
+}
+
+}  // namespace
+
 TEST_CASE("threads: logits are bit-identical for 1, 2 and 3 workers") {
   // 3 kv heads: prefill chunks on 3 workers lay each task's heads out apart (models/mha_parts.h),
   // on 2 they cannot (3 kv heads); 2 kv heads: the other way round.
   for (auto [dtype, kv_heads] :
        {std::pair{DType::f32, 3}, {DType::q8, 3}, {DType::q4, 3}, {DType::q8, 2}, {DType::q4, 2}}) {
-    const pack::AlignedBuffer image = synthetic(dtype, kv_heads);
     CAPTURE(kv_heads);
-    for (DType kv : {DType::f32, DType::i8}) {
-      for (Prompt prompt : {Prompt{8, 21}, Prompt{30, 45}, Prompt{30, 45, 16}, Prompt{130, 140}}) {
-        const std::string names = std::string(dtype_name(dtype)) + " weights, " + dtype_name(kv) +
-                                  " cache, chunks of " + std::to_string(prompt.max_batch) +
-                                  ", window " + std::to_string(prompt.window);
-        CAPTURE(names);
-        const std::vector<float> one = run(image, kv, einfer_threads{nullptr, 1, nullptr}, prompt);
-        for (int n : {2, 3}) {
-          CAPTURE(n);
-          einfer_test::TestPool pool(n);
-          const std::vector<float> many = run(image, kv, pool.threads(), prompt);
-          REQUIRE(many.size() == one.size());
-          CHECK(std::memcmp(many.data(), one.data(), one.size() * sizeof(float)) == 0);
-          CHECK(pool.remote_tasks() > 0);  // the other workers did take part
-        }
-      }
-    }
+    check_worker_counts(synthetic(dtype, kv_heads), std::string(dtype_name(dtype)) + " weights",
+                        {Prompt{8, 21}, Prompt{30, 45}, Prompt{30, 45, 16}, Prompt{130, 140}});
   }
+}
+
+TEST_CASE("threads: the families' features give the same bits for 1, 2 and 3 workers") {
+  // Qwen3 / Gemma 3 q/k norm in the column, row-block and head-parted forms, Gemma's post-norm
+  // row passes, GeGLU in the gate/up hooks, soft-capping, periodic windows with two RoPE tables
+  // (6 Gemma 3 layers: 5 sliding, 1 full), Phi-3's longrope and window on every layer.
+  struct Case {
+    ArchFamily family;
+    DType dtype;
+    int32_t kv_heads, layers;
+  };
+  const Case cases[] = {{ArchFamily::qwen3, DType::q8, 3, 2},
+                        {ArchFamily::gemma2, DType::q4, 2, 2},
+                        {ArchFamily::gemma3, DType::q8, 3, 6},
+                        {ArchFamily::phi3, DType::f32, 3, 2}};
+  for (const Case& c : cases)
+    check_worker_counts(
+        synthetic(c.dtype, c.kv_heads, c.family, c.layers),
+        std::string(arch_family_name(c.family)) + " " + dtype_name(c.dtype) + " weights",
+        {Prompt{8, 21}, Prompt{30, 45, 16}, Prompt{130, 140}});
 }
 
 TEST_CASE("threads: the arena holds one scratch slot per worker, sized exactly") {
@@ -136,14 +166,8 @@ TEST_CASE("threads: the C API takes the caller's workers") {
     einfer_options o;
     einfer_options_default(&o);
     if (with_pool) o.threads = pool.threads();
-    char err[160];
-    size_t need = 0;
-    REQUIRE(einfer_arena_bytes(image.data, image.size, &o, &need, err, sizeof err) == EINFER_OK);
-    std::vector<unsigned char> mem(need + 64);
-    void* base = mem.data() + (64 - reinterpret_cast<uintptr_t>(mem.data()) % 64) % 64;
-    einfer_session* s = nullptr;
-    REQUIRE(einfer_session_create(image.data, image.size, &o, base, need, &s, err, sizeof err) ==
-            EINFER_OK);
+    einfer_test::CapiSession session(image.data, image.size, o);
+    einfer_session* s = session.s;
     const int32_t prompt[] = {1, 5, 9, 200, 17, 3};
     REQUIRE(einfer_prefill(s, prompt, 6) == EINFER_OK);
     REQUIRE(einfer_decode(s, einfer_next_token(s)) == EINFER_OK);

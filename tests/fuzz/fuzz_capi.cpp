@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "models/einfer.h"
+#include "tests/tiny_model.h"
 #include "tools/einfer-pack/arch_names.h"
 #include "tools/einfer-pack/import_tokenizer.h"
 #include "tools/einfer-pack/importers.h"
@@ -39,20 +40,8 @@ Image aligned_image(const std::vector<uint8_t>& bytes) {
 
 const Image& model() {
   static const Image image = [] {
-    pack::SyntheticSpec spec;
-    spec.dim = 16;
-    spec.hidden = 32;
-    spec.layers = 1;
-    spec.heads = 2;
-    spec.kv_heads = 1;
-    spec.vocab = 300;
-    spec.seq = 32;
-    pack::EinImage e = pack::make_synthetic_image(spec);
-    // The packed (EITK) image, as einfer-pack embeds it.
-    e.tokenizer = pack::tokenizer_image_for_model(
-        pack::read_tokenizer_bytes(pack::make_synthetic_tokenizer(spec.vocab), "synthetic"),
-        spec.vocab);
-    return aligned_image(pack::write_ein(e));
+    // One kv head: the grouped-query path.
+    return aligned_image(pack::write_ein(einfer_test::tiny_tokenized_model(1)));
   }();
   return image;
 }

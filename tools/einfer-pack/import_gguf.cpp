@@ -13,7 +13,7 @@
 // byte j, element j+16 in its high nibble, value (nibble - 8) * scale. Both convert losslessly to
 // einfer q8/q4 with group 32, which is what a file holding only those (and F32/F16) becomes. A file
 // with any other block type keeps every matrix in its own GGUF block encoding (runtime/dtype.h q8_0
-// .. q6_k, run natively by kernels/gguf_quant.h); F32/F16 matrices of such a file become f32.
+// .. q6_k, run natively by kernels/gguf/gguf.h); F32/F16 matrices of such a file become f32.
 // IQ4_NL blocks (f16 d + 16 bytes of nibbles indexing a fixed 16-entry int8 table) are exactly Q8_0
 // blocks with the same d and the table's values, so they are converted to q8_0 (1.9x their bytes;
 // no accuracy lost).
@@ -24,11 +24,12 @@
 #include <functional>
 #include <map>
 
-#include "kernels/gguf_quant.h"
-#include "kernels/quant.h"
+#include "kernels/gguf/gguf.h"
+#include "kernels/quant/quant.h"
 #include "runtime/checked.h"
 #include "tools/einfer-pack/arch_names.h"
 #include "tools/einfer-pack/gguf_meta.h"
+#include "tools/einfer-pack/import_families.h"
 #include "tools/einfer-pack/importers.h"
 
 namespace einfer::pack {
@@ -272,7 +273,7 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
   const ArchDescription* arch = arch_any_by_gguf_arch(arch_name.c_str());
   if (!arch)
     throw PackError("gguf: architecture '" + arch_name +
-                    "' is not supported (llama, qwen2 or bert)");
+                    "' is not supported (llama, qwen2, qwen3, gemma2, gemma3, phi3 or bert)");
   const bool bert = arch->kind == ArchKind::bert;
   const ArchDescription& llama = *arch;
   SourceModel m;
@@ -285,6 +286,9 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
   cfg.rope = llama.gguf_rope;  // llama.cpp permuted llama's q/k rows, not qwen2's
   cfg.activation = llama.activation;
   cfg.qkv_bias = llama.qkv_bias;
+  cfg.family = llama.family;
+  cfg.qk_norm = llama.qk_norm;
+  cfg.post_norms = llama.post_norms;
   auto emb = infos.find(arch_tensor_name(llama.tensors[0].gguf, -1));
   if (emb == infos.end() || emb->second.ne.size() != 2)
     throw PackError("gguf: missing tensor token_embd.weight");
@@ -317,10 +321,14 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
   apply_rope_scaling(rope_type, "gguf: ", &cfg);
   for (const char* const* r = llama.gguf_refused_keys; r && r[0]; r += 2)
     if (kv.count(key(r[0]))) throw PackError("gguf: " + key(r[0]) + " is not supported: " + r[1]);
+  // The families' llama.cpp rules (Gemma's scales and periods, Phi-3's window and longrope).
+  gguf_family_config(
+      llama, [&](const std::string& k) { return kv.count(k) > 0; },
+      [&](const std::string& n) { return infos.count(n) > 0; }, lookup, &cfg);
   // llama3 RoPE scaling as llama.cpp's converter writes it: per-pair frequency divisors (the
   // tensor's name is in the architecture's table; loaded below with the others).
   for (size_t i = 0; i < llama.tensor_count; ++i)
-    if (llama.tensors[i].role == TensorRole::rope_freq_factors &&
+    if (llama.tensors[i].role == TensorRole::rope_freq_factors && llama.tensors[i].gguf &&
         infos.count(llama.tensors[i].gguf))
       cfg.rope_freq_factors = 1;
   double rope_dims = cfg.head_dim;
@@ -345,20 +353,27 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
       native = true;
   int iq4nl_converted = 0;
   std::map<uint32_t, int> type_votes;
+  // `want` rows of the tensor starting at row `row0` of `total_rows` (fused tensors: Phi-3's
+  // attn_qkv and ffn_up hold several roles' rows).
   auto load = [&](const std::string& name, TensorRole role, int32_t layer,
-                  std::vector<int64_t> want) {
+                  std::vector<int64_t> want, int64_t row0, int64_t total_rows) {
     auto it = infos.find(name);
     if (it == infos.end()) throw PackError("gguf: missing tensor " + name);
     Info& info = it->second;
     info.used = true;
     std::vector<int64_t> shape(info.ne.rbegin(), info.ne.rend());
-    if (shape != want)
+    std::vector<int64_t> whole = want;
+    whole[0] = total_rows;
+    if (shape != whole)
       throw PackError("gguf: tensor " + name + " has a shape that disagrees with the metadata");
     const int64_t cols = info.ne[0];
     int64_t n = 1;
-    for (int64_t e : info.ne) n *= e;
+    for (int64_t e : want) n *= e;
     const int64_t rows = n / cols;
-    const uint8_t* p = b.data() + data_start + info.offset;
+    // Rows are whole blocks in every type: row0 starts a row of the block data too.
+    const uint64_t row_bytes = total_rows > 0 ? info.bytes / static_cast<uint64_t>(total_rows) : 0;
+    const uint8_t* p =
+        b.data() + data_start + info.offset + static_cast<uint64_t>(row0) * row_bytes;
     SourceTensor t;
     t.role = role;
     t.layer = layer;
@@ -366,7 +381,7 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
     t.values.resize(n);
     if (native && info.type != kF32 && info.type != kF16 && info.type != kBF16) {
       if (want.size() != 2) throw PackError("gguf: norm weight " + name + " must be F32 or F16");
-      std::vector<uint8_t> raw(p, p + info.bytes);
+      std::vector<uint8_t> raw(p, p + row_bytes * static_cast<uint64_t>(rows));
       DType dt = ggml_block_dtype(info.type);
       if (info.type == kIQ4_NL) {
         raw = iq4nl_to_q8_0(p, n / 32);
@@ -421,7 +436,10 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
     m.tensors.push_back(std::move(t));
   };
   for_each_arch_tensor(llama, cfg, [&](const ArchTensorNames& t, int32_t layer) {
-    load(arch_tensor_name(t.gguf, layer), t.role, layer, arch_tensor_shape(cfg, t.role));
+    int64_t total = 0;
+    const int64_t row0 = arch_fused_rows(llama, cfg, t, SourceFormat::gguf, &total);
+    load(arch_tensor_name(t.gguf, layer), t.role, layer, arch_tensor_shape(cfg, t.role), row0,
+         total);
   });
   // Tensors of blocks past block_count mean the metadata disagrees with the tensors.
   for (const auto& [name, info] : infos)
@@ -431,10 +449,12 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
   for (const SourceTensor& t : m.tensors) {
     if (t.shape.size() == 1 && t.native != DType::f32)
       throw PackError("gguf: norm weights must be F32 or F16");
-    if (t.role == TensorRole::rope_freq_factors)
+    if (t.role == TensorRole::rope_freq_factors || t.role == TensorRole::rope_freq_factors_long)
       for (float f : t.values)
         if (!(std::isfinite(f) && f > 0.f))
-          throw PackError("gguf: rope_freqs.weight holds a factor that is not finite and > 0");
+          throw PackError(
+              "gguf: a RoPE frequency factor tensor holds a factor that is not finite "
+              "and > 0");
   }
   if (native) {
     // Natural dtype: the most common block type (every matrix keeps its own in the packed file).

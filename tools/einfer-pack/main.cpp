@@ -134,9 +134,10 @@ int run(int argc, char** argv) {
            "dim=64,hidden=172,layers=4,heads=4,kv_heads=4,vocab=512,seq=128[,seed=1]"
            "[,tied=0|1,dtype=...,group=N]");
   p.option({"--chat-template"}, &chat_template_arg, "NAME",
-           "chat format recorded for einfer-run -i: chatml|llama2|llama3|zephyr|none (default: "
-           "recognised from the checkpoint's tokenizer_config.json or GGUF template)")
-      .choices({"chatml", "llama2", "llama3", "zephyr", "none"});
+           "chat format recorded for einfer-run -i: "
+           "chatml|llama2|llama3|zephyr|qwen3|gemma|phi3|none (default: recognised from the "
+           "checkpoint's tokenizer_config.json or GGUF template)")
+      .choices({"chatml", "llama2", "llama3", "zephyr", "qwen3", "gemma", "phi3", "none"});
   p.section("PyTorch encoders (safetensors)");
   p.option({"--arch"}, &arch, "NAME",
            "torch-encoder or torch-transformer (nn.Transformer encoder-decoder); a .safetensors "
@@ -306,11 +307,12 @@ int run(int argc, char** argv) {
   chat::Format chat_format = chat::recognise(source.chat_template);
   if (!chat_template_arg.empty() && !chat::parse_format(chat_template_arg, &chat_format))
     throw PackError("--chat-template: '" + chat_template_arg +
-                    "' is not chatml, llama2, llama3, zephyr or none");
+                    "' is not chatml, llama2, llama3, zephyr, qwen3, gemma, phi3 or none");
   if (!source.chat_template.empty() && chat_format == chat::Format::none &&
       chat_template_arg.empty())
     std::fprintf(stderr,
-                 "einfer-pack: the chat template is none of chatml, llama2, llama3, zephyr: "
+                 "einfer-pack: the chat template is none of chatml, llama2, llama3, zephyr, "
+                 "qwen3, gemma, phi3: "
                  "not recorded (--chat-template NAME sets one)\n");
   if (chat_format != chat::Format::none)
     image.metadata += std::string("chat_template=") + chat::format_name(chat_format) + "\n";

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "kernels/quant.h"
+#include "kernels/quant/quant.h"
 #include "runtime/checked.h"
 
 namespace einfer::pack {

@@ -5,8 +5,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "kernels/isa.h"
-#include "kernels/simd.h"
+#include "kernels/isa/isa.h"
+#include "kernels/simd/simd.h"
 #include "tools/common/cli.h"
 #include "tools/common/run_flags.h"
 #include "tools/einfer-pack/import_tokenizer.h"
@@ -69,8 +69,9 @@ bool parse_args(int argc, char** argv, Args* a, int* exit_code) {
   p.flag({"-i", "--interactive", "-cnv", "--conversation"}, &a->interactive,
          "chat: read turns from stdin, keep the KV cache between them");
   p.option({"--chat-template"}, &a->chat_template, "NAME",
-           "chatml|llama2|llama3|zephyr|none (default: from the model's metadata)")
-      .choices({"chatml", "llama2", "llama3", "zephyr", "none"});
+           "chatml|llama2|llama3|zephyr|qwen3|gemma|phi3|none (default: from the model's "
+           "metadata)")
+      .choices({"chatml", "llama2", "llama3", "zephyr", "qwen3", "gemma", "phi3", "none"});
   p.option({"-sys", "--system-prompt"}, &a->system_prompt, "TEXT", "system prompt for -i");
   p.section("sentence embeddings (bert models)");
   p.flag({"--embed"}, &a->embed,

@@ -1,0 +1,117 @@
+// Private to kernels/gemm_quant/: the pieces of matmul_f32_quant (kernels/gemm_quant/gemm_quant.h)
+// shared by its scalar and SIMD microkernels, exposed so tests can check each piece against the
+// others.
+//
+// Activation side: each row of A is quantized per group to int8 (scale = absmax / 127, round to
+// nearest even), into a row of kpad = round_up(k, 64) bytes whose padding is zero, so SIMD kernels
+// always read whole 32-element chunks (NEON) or 64-element blocks (AVX2) of activations. For q4
+// weights the SIMD kernels want the elements in the order in which the nibbles of weight bytes
+// unpack: NEON stores each 32-chunk as its 16 even then its 16 odd elements
+// (permute_chunks_even_odd), AVX2 each 64-block as its 32 even then its 32 odd elements
+// (permute_blocks_even_odd64), and AVX2 also wants 8 * (sum of each 32-chunk) to undo the +8
+// offset of unsigned nibbles (chunk_sums_times8).
+//
+// Weight side: row j of W holds quant_row_bytes(dtype, k) bytes and `groups` scales. A group's
+// int32 dot product is exact; it is scaled once per group by sa[i][g] * sw[j][g].
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/simd/simd.h"
+
+namespace einfer::quant_detail {
+
+inline constexpr int64_t kChunk = 32;  // elements per SIMD chunk (one ymm of int8, two NEON q-regs)
+inline constexpr int64_t kBlock = 64;  // activation row padding: two chunks (AVX2 q4 step)
+
+constexpr int64_t padded_k(int64_t k) {
+  return (k + kBlock - 1) / kBlock * kBlock;
+}
+
+// Quantizes k floats in groups of `group` into qa[0..k) (int8 in [-127, 127]) and one scale per
+// group into sa. Groups of all zeros get scale 0 and zeros.
+void quantize_activations_q8(const float* a, int64_t k, int32_t group, int8_t* qa, float* sa);
+
+// Reorder each 32-byte chunk (NEON) or 64-byte block (AVX2) of qa[0..kpad) to its even then its odd
+// elements, [e0 e2 .. e1 e3 ..] (kpad a multiple of the size): the order in which the q4 kernels
+// unpack low and high nibbles. The Cortex-M DSP q4 kernel wants the same per 8-byte block.
+void permute_chunks_even_odd(int8_t* qa, int64_t kpad);
+void permute_blocks_even_odd64(int8_t* qa, int64_t kpad);
+void permute_even_odd8(int8_t* qa, int64_t kpad);
+
+// csum[c] = 8 * sum of qa[32c .. 32c + 32) for the kpad / 32 chunks of a natural-order row.
+void chunk_sums_times8(const int8_t* qa, int64_t kpad, int32_t* csum);
+
+// Everything a microkernel needs for C[m, n] = A_q · W_qᵀ after the activations are quantized.
+struct QuantGemm {
+  const int8_t* qa;     // m rows of kpad int8 (layout per weight dtype, see above)
+  const float* sa;      // m rows of `groups` activation scales
+  const int32_t* csum;  // m rows of kpad / 32 chunk sums (chunk_sums_times8), AVX2 q4 only
+  const uint8_t* w;     // n rows of w_row_bytes
+  const float* sw;      // n rows of `groups` weight scales
+  size_t w_row_bytes;
+  int64_t m, n, k, kpad, groups;
+  int32_t group;
+  float* c;
+  int64_t ldc;
+};
+
+// Whether the SIMD kernels of this build handle this group size (else the scalar int path runs).
+bool simd_supports_group(bool q4, int32_t group);
+
+#if EINFER_HAS_SIMD && defined(__AVX2__)
+// quantize_activations_q8 in AVX2 lanes (quantize_act_q8_avx2.cpp), same bytes and scales.
+void quantize_activations_q8_avx2(const float* a, int64_t k, int32_t group, int8_t* qa, float* sa);
+// GEMV for groups of 32, 4 weight rows per pass: q8 when K is not whole blocks of 8 groups, q4.
+void gemv_q8_1x4_avx2(const QuantGemm& p);
+void gemv_q4_1x4_avx2(const QuantGemm& p);
+// GEMV (m == 1; GEMM shapes go to the 4x2 kernels).
+void gemm_q8_4x4_avx2(const QuantGemm& p);
+void gemm_q4_4x4_avx2(const QuantGemm& p);
+// Prefill GEMM (m > 1): 4 x 2 tiles of float accumulators, no horizontal add in the K loop.
+void gemm_q8_4x2_avx2(const QuantGemm& p);
+void gemm_q4_4x2_avx2(const QuantGemm& p);
+#endif
+#if EINFER_HAS_SIMD && defined(__AVX2__) && defined(__x86_64__) && defined(__GNUC__) && \
+    !defined(__clang__)
+// The same prefill GEMM on AVX-512 VNNI (vpdpbusd on ymm), compiled for it whatever the build's
+// target; call only when isa_extension_enabled(IsaExtension::avx512vnni) (kernels/isa/isa.h).
+void gemm_q8_4x4_avx512vnni(const QuantGemm& p);
+// The decode GEMVs of gemv_q8/q4_1x4_avx2 with vpdpbusd (same int32 group sums), groups of 32.
+void gemv_q8_1x4_avx512vnni(const QuantGemm& p);
+void gemv_q4_1x4_avx512vnni(const QuantGemm& p);
+void gemm_q4_4x4_avx512vnni(const QuantGemm& p);
+// The q8 and q4 prefill GEMMs on AMX tiles (gemm_q8_q4_16x16_amx.cpp): groups of 32 or 64 dividing
+// k, k small enough for their stack buffers (gemm_amx_supports); call only when
+// isa_extension_enabled(IsaExtension::amx).
+bool gemm_amx_supports(const QuantGemm& p, bool q4);
+void gemm_q8_16x16_amx(const QuantGemm& p);
+void gemm_q4_16x16_amx(const QuantGemm& p);
+#endif
+#if EINFER_HAS_SIMD && defined(__ARM_NEON)
+void gemm_q8_4x1_neon(const QuantGemm& p);  // sdot with __ARM_FEATURE_DOTPROD, else vmull/vpadal
+void gemm_q4_4x1_neon(const QuantGemm& p);
+#endif
+
+// Cortex-M kernels (kernels/simd/simd.h; these builds have no xsimd SIMD): Helium on M55/M85,
+// else the DSP extension's SIMD32 on M4/M7/M33. mcu_supports_group says whether this build has
+// one for the weight dtype and group size (false on every other target): q8 takes groups that
+// are multiples of 4, q4 multiples of 8 (DSP, activations in permute_even_odd8 order) or of 32
+// (MVE, natural order).
+bool mcu_supports_group(bool q4, int32_t group);
+#if EINFER_HAS_MVE
+// quantize_activations_q8 in Helium lanes (quantize_act_q8_mve.cpp), same bytes and scales.
+void quantize_activations_q8_mve(const float* a, int64_t k, int32_t group, int8_t* qa, float* sa);
+void gemm_q8_4x1_mve(const QuantGemm& p);
+void gemm_q4_4x1_mve(const QuantGemm& p);
+#elif EINFER_HAS_DSP
+void gemm_q8_2x1_dsp(const QuantGemm& p);
+void gemm_q4_2x1_dsp(const QuantGemm& p);
+#endif
+
+// Scalar int path on natural-order activations (the no-SIMD path and test reference).
+void gemm_q8_1x1_scalar(const QuantGemm& p);
+void gemm_q4_1x1_scalar(const QuantGemm& p);
+
+}  // namespace einfer::quant_detail
