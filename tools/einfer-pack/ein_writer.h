@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/format.h"
 #include "runtime/model.h"
 
 namespace einfer::pack {
@@ -43,7 +44,11 @@ struct EinImage {
 };
 
 // Serializes the image; throws PackError if a tensor is missing, duplicated or inconsistent.
-std::vector<uint8_t> write_ein(const EinImage& image);
+// `version` 0 writes the oldest version that holds the model: 3 (a 128-byte ArchBlock) unless it
+// needs version 4 (the families' and bert's features), so other images load on runtimes that
+// predate version 4. Tests of older images ask for 3 (refused for a model with version 4
+// features) or 4 explicitly.
+std::vector<uint8_t> write_ein(const EinImage& image, uint32_t version = 0);
 
 // A 64-byte aligned copy of bytes (load_model needs an aligned buffer).
 struct AlignedBuffer {
