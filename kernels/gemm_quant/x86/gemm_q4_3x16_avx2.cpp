@@ -36,6 +36,7 @@ struct Avx2Lanes {
   // rows r and r + 4 share a register, a 4 x 4 dword transpose in each 128-bit lane.
   static void transpose_q4(const uint8_t* const* src, uint8_t (*dst)[kLanes][4]) {
     const __m256i m = _mm256_set1_epi8(0x0F);
+#pragma GCC unroll 8
     for (int v = 0; v < V; ++v) {
       const uint8_t* const* s8 = src + 8 * v;
       __m256i z[4];
@@ -63,12 +64,15 @@ struct Avx2Lanes {
                                                           const int8_t* const* a, int64_t c,
                                                           __m256i (*out)[V]) {
     __m256i lo[MR][V];
+#pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
+#pragma GCC unroll 8
       for (int v = 0; v < V; ++v) lo[i][v] = _mm256_setzero_si256();
     }
 #pragma GCC unroll 8
     for (int q = 0; q < 8; ++q) {
       __m256i w[V];
+#pragma GCC unroll 8
       for (int v = 0; v < V; ++v) {
         w[v] = _mm256_load_si256(reinterpret_cast<const __m256i*>(wq[q][8 * v]));
       }
@@ -76,6 +80,7 @@ struct Avx2Lanes {
 #pragma GCC unroll 8
       for (int i = 0; i < MR; ++i) {
         const __m256i av = _mm256_set1_epi32(load_i32(a[i] + off));
+#pragma GCC unroll 8
         for (int v = 0; v < V; ++v) {
           lo[i][v] = _mm256_add_epi16(lo[i][v], _mm256_maddubs_epi16(w[v], av));
           // Keep one running sum per row: GCC would otherwise reassociate the int16 adds into
@@ -84,7 +89,9 @@ struct Avx2Lanes {
         }
       }
     }
+#pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
+#pragma GCC unroll 8
       for (int v = 0; v < V; ++v) out[i][v] = _mm256_madd_epi16(lo[i][v], _mm256_set1_epi16(1));
     }
   }
@@ -96,13 +103,16 @@ struct Avx2Lanes {
                                              int64_t c_base, int64_t chunks) {
     static_assert(Q4, "AVX2 lanes: q4 only");
     __m256i cols[V];
+#pragma GCC unroll 8
     for (int v = 0; v < V; ++v) {
       cols[v] = _mm256_cmpgt_epi32(_mm256_set1_epi32(nr - 8 * v),
                                    _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
     }
     __m256 acc[MR][V];
     const int8_t* a[MR];
+#pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
+#pragma GCC unroll 8
       for (int v = 0; v < V; ++v) {
         acc[i][v] = g0 == 0 ? _mm256_setzero_ps()
                             : _mm256_maskload_ps(p.c + (i0 + i) * p.ldc + j0 + 8 * v, cols[v]);
@@ -117,13 +127,17 @@ struct Avx2Lanes {
       for (int64_t c = c0 + 1; c < c1; ++c) {  // groups of more than 32
         __m256i part[MR][V];
         chunk<MR>(t.w + (c - c_base) * 8, a, c, part);
+#pragma GCC unroll 8
         for (int i = 0; i < MR; ++i) {
+#pragma GCC unroll 8
           for (int v = 0; v < V; ++v) isum[i][v] = _mm256_add_epi32(isum[i][v], part[i][v]);
         }
       }
+#pragma GCC unroll 8
       for (int i = 0; i < MR; ++i) {
         const __m256i corr = _mm256_set1_epi32(lanes_correction<true>(p, i0 + i, c0, c1));
         const __m256 sa = _mm256_set1_ps(p.sa[(i0 + i) * p.groups + g]);
+#pragma GCC unroll 8
         for (int v = 0; v < V; ++v) {
           const __m256 prod = _mm256_mul_ps(sa, _mm256_load_ps(t.sw[g - g0] + 8 * v));
           const __m256 d = _mm256_cvtepi32_ps(_mm256_add_epi32(isum[i][v], corr));
@@ -131,7 +145,9 @@ struct Avx2Lanes {
         }
       }
     }
+#pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
+#pragma GCC unroll 8
       for (int v = 0; v < V; ++v) {
         float* out = p.c + (i0 + i) * p.ldc + j0 + 8 * v;
         if (nr >= 8 * (v + 1)) {

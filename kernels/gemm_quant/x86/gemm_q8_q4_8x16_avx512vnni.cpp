@@ -94,6 +94,7 @@ struct Vnni16 {
     const __mmask16 cols = static_cast<__mmask16>((1u << nr) - 1u);
     __m512 acc[MR];
     const int8_t* a[MR];
+#pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
       acc[i] =
           g0 == 0 ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(cols, p.c + (i0 + i) * p.ldc + j0);
@@ -103,6 +104,7 @@ struct Vnni16 {
       int64_t c0 = 0, c1 = 0;
       lanes_group_chunks(p, g, chunks, &c0, &c1);
       __m512i isum[MR];
+#pragma GCC unroll 8
       for (int i = 0; i < MR; ++i)
         isum[i] = _mm512_set1_epi32(lanes_correction<Q4>(p, i0 + i, c0, c1));
       for (int64_t c = c0; c < c1; ++c) {
@@ -110,17 +112,20 @@ struct Vnni16 {
         for (int q = 0; q < 8; ++q) {
           const __m512i wv = _mm512_load_si512(wq[q]);
           const int64_t off = act_offset<Q4>(c, q);
+#pragma GCC unroll 8
           for (int i = 0; i < MR; ++i) {
             isum[i] = _mm512_dpbusd_epi32(isum[i], wv, _mm512_set1_epi32(load_i32(a[i] + off)));
           }
         }
       }
       const __m512 swv = _mm512_load_ps(t.sw[g - g0]);
+#pragma GCC unroll 8
       for (int i = 0; i < MR; ++i) {
         const __m512 prod = _mm512_mul_ps(_mm512_set1_ps(p.sa[(i0 + i) * p.groups + g]), swv);
         acc[i] = _mm512_add_ps(acc[i], _mm512_mul_ps(_mm512_cvtepi32_ps(isum[i]), prod));
       }
     }
+#pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) _mm512_mask_storeu_ps(p.c + (i0 + i) * p.ldc + j0, cols, acc[i]);
   }
 };
