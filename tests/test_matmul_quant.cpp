@@ -366,8 +366,8 @@ TEST_CASE("matmul_quant: bad arguments get a clear status") {
 }
 
 TEST_CASE("matmul_quant: the exact prefill GEMMs equal the scalar int twin bit for bit") {
-  // On selections whose prefill kernel promises the scalar twin's bits (AVX2 q4:
-  // gemm_q4_3x16_avx2.cpp; AVX-512 VNNI without AMX: gemm_q8_q4_8x16_avx512vnni.cpp), every
+  // On selections whose prefill kernel promises the scalar twin's bits (AVX2:
+  // gemm_q8_q4_3x16_avx2.cpp; AVX-512 VNNI without AMX: gemm_q8_q4_8x16_avx512vnni.cpp), every
   // element of a GEMM (m > 1), and of its column and row block forms (the threaded splits), equals
   // the scalar int path's: q8 and q4, groups of 32 to 1024, k tails inside a chunk and inside a
   // group, several K slices (k > 1024), column tails of the 8- and 16-lane tiles and row tails of
@@ -386,8 +386,6 @@ TEST_CASE("matmul_quant: the exact prefill GEMMs equal the scalar int twin bit f
                             {8, 16, 270, 96},     {23, 40, 1000, 32}, {5, 31, 2500, 64},
                             {13, 20, 3000, 1024}, {128, 48, 768, 32}, {3, 5, 33, 32}};
     for (DType dt : {DType::q8, DType::q4}) {
-      // AVX2 alone keeps the 4 x 2 q8 kernel (not bit-exact, bounded by the tests above).
-      if (dt == DType::q8 && !isa_extension_enabled(IsaExtension::avx512vnni)) continue;
       for (const Shape& s : shapes) {
         CAPTURE(dtype_name(dt));
         CAPTURE(s.m);

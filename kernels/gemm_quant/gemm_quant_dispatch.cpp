@@ -450,8 +450,12 @@ void run_kernel(const quant_detail::QuantGemm& p, DType dtype, bool simd, bool m
     return;
   }
 #endif
-  if (p.m > 1 && q4 && quant_detail::gemm_3x16_avx2_supports(p)) {
-    quant_detail::gemm_q4_3x16_avx2(p);
+  if (p.m > 1 && quant_detail::gemm_3x16_avx2_supports(p)) {
+    if (q4) {
+      quant_detail::gemm_q4_3x16_avx2(p);
+    } else {
+      quant_detail::gemm_q8_2x16_avx2(p);
+    }
   } else if (p.m > 1) {
     if (q4) {
       quant_detail::gemm_q4_4x2_avx2(p);

@@ -1,6 +1,6 @@
 // Private to kernels/gemm_quant/: the ISA-independent parts of the x86 prefill GEMMs that keep one
 // weight row per vector lane and equal the scalar int twin (gemm_q8_q4_1x1_scalar.cpp) bit for
-// bit (gemm_q8_q4_8x16_avx512vnni.cpp, gemm_q4_3x16_avx2.cpp): the packed weight tile, the
+// bit (gemm_q8_q4_8x16_avx512vnni.cpp, gemm_q8_q4_3x16_avx2.cpp): the packed weight tile, the
 // activation offsets, the packing of partial chunks and scales, and the loops over weight tiles,
 // K slices and activation tiles.
 //

@@ -1,19 +1,18 @@
-// AVX2 q4 prefill GEMM of matmul_f32_quant (m > 1): tiles of 3 activation rows x 16 weight rows
-// (two ymm, one lane per weight row; 16 lanes measured ~1.35x faster than 8 on Zen 4, the
-// broadcast of each activation quad serving two vectors), bit-identical to the scalar int twin
-// (gemm_q8_q4_1x1_scalar.cpp): each output gets the exact int32 dot product of each group, then acc
-// = acc + float(isum) * (sa * sw), one multiply and one add (compiled without floating-point
-// contraction, kernels/CMakeLists.txt), groups in order. The AVX-512 VNNI twin of the tile is
+// AVX2 prefill GEMMs of matmul_f32_quant (m > 1) with one ymm lane per weight row: q4 in tiles of
+// 3 activation rows x 16 weight rows (two ymm), q8 in tiles of 2 x 16, bit-identical to the scalar
+// int twin (gemm_q8_q4_1x1_scalar.cpp): each output gets the exact int32 dot product of each
+// group, then acc = acc + float(isum) * (sa * sw), one multiply and one add (compiled without
+// floating-point contraction, kernels/CMakeLists.txt), groups in order. The AVX-512 VNNI twin is
 // gemm_q8_q4_8x16_avx512vnni.cpp; packing, corrections and loops:
 // kernels/gemm_quant/x86/gemm_quant_lanes_driver.h.
 //
-// maddubs multiplies the packed nibbles u <= 15 by a broadcast of 4 signed activations and adds
-// pairs into int16 lanes: a pair <= 2 * 15 * 127 = 3810, so a chunk's 8 quads (30480) fit int16
-// before one madd widens them. The multiplies go to the vector multiply ports, the int16 adds to
-// the others: per 4 K elements and 8 outputs about half a multiply-port cycle, where the f32 GEMM
-// needs two for its four FMAs. q8 keeps the 4 x 2 kernel (gemm_q8_q4_4x2_avx2.cpp): its w + 128
-// would saturate maddubs, and splitting it into nibbles (two maddubs per quad) measured slower
-// on Zen 4 than the f32 GEMM.
+// maddubs multiplies packed unsigned weight bytes by a broadcast of 4 signed activations and adds
+// pairs into int16 lanes, saturating, so no pair may exceed 32767: q4 nibbles u <= 15 give
+// pairs <= 2 * 15 * 127 = 3810, and a chunk's 8 quads (30480) fit int16 before one madd widens
+// them; q8's packed w + 128 <= 255 would saturate, so it is split into nibbles, 16 h + l, two
+// maddubs per quad with the q4 bounds (twice q4's multiplies: on Zen 4 q8 about matches the f32
+// GEMM, q4 runs ~1.7x it). Two vectors of weight rows share each activation broadcast (16 lanes
+// measured ~1.35x faster than 8 for q4 on Zen 4).
 #include "kernels/gemm_quant/gemm_quant_internal.h"
 
 #if EINFER_HAS_SIMD && defined(__AVX2__)
@@ -31,6 +30,34 @@ struct Avx2Lanes {
   static constexpr int kLanes = 8 * V;                      // weight rows per tile
   static constexpr int rows(bool /*q4*/) { return MRows; }  // activation rows per tile
   using Pack = LanePack<kLanes>;
+
+  // kLanes rows of 32 bytes -> 8 quads of w + 128: per 8 rows an 8 x 8 dword transpose.
+  static void transpose_q8(const uint8_t* const* src, uint8_t (*dst)[kLanes][4]) {
+    const __m256i flip = _mm256_set1_epi8(-128);
+#pragma GCC unroll 8
+    for (int v = 0; v < V; ++v) {
+      const uint8_t* const* s8 = src + 8 * v;
+      __m256i t[8], u[8];
+      for (int r = 0; r < 8; r += 2) {
+        const __m256i z0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s8[r]));
+        const __m256i z1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s8[r + 1]));
+        t[r] = _mm256_unpacklo_epi32(z0, z1);
+        t[r + 1] = _mm256_unpackhi_epi32(z0, z1);
+      }
+      for (int h = 0; h < 8; h += 4) {
+        u[h] = _mm256_unpacklo_epi64(t[h], t[h + 2]);          // dwords 0 | 4
+        u[h + 1] = _mm256_unpackhi_epi64(t[h], t[h + 2]);      // 1 | 5
+        u[h + 2] = _mm256_unpacklo_epi64(t[h + 1], t[h + 3]);  // 2 | 6
+        u[h + 3] = _mm256_unpackhi_epi64(t[h + 1], t[h + 3]);  // 3 | 7
+      }
+      for (int d = 0; d < 4; ++d) {
+        _mm256_store_si256(reinterpret_cast<__m256i*>(dst[d][8 * v]),
+                           _mm256_xor_si256(_mm256_permute2x128_si256(u[d], u[d + 4], 0x20), flip));
+        _mm256_store_si256(reinterpret_cast<__m256i*>(dst[d + 4][8 * v]),
+                           _mm256_xor_si256(_mm256_permute2x128_si256(u[d], u[d + 4], 0x31), flip));
+      }
+    }
+  }
 
   // kLanes rows of 16 bytes -> low nibbles in quads 0-3, high nibbles in quads 4-7: per 8 rows,
   // rows r and r + 4 share a register, a 4 x 4 dword transpose in each 128-bit lane.
@@ -57,42 +84,56 @@ struct Avx2Lanes {
     }
   }
 
-  // The exact int32 dot products of chunk c (8 packed quads of nibbles wq) of rows a[0..MR),
-  // before the correction.
-  template <int MR>
+  // The exact int32 dot products of chunk c (8 packed quads wq) of rows a[0..MR), before the
+  // correction: q4 one maddubs per quad on the nibbles; q8 two, on the nibbles h and l of the
+  // packed w + 128 = 16 h + l, widened as dot(l, a) + 16 dot(h, a).
+  template <bool Q4, int MR>
   static inline __attribute__((always_inline)) void chunk(const uint8_t (*wq)[kLanes][4],
                                                           const int8_t* const* a, int64_t c,
                                                           __m256i (*out)[V]) {
-    __m256i lo[MR][V];
+    const __m256i nib = _mm256_set1_epi8(0x0F);
+    __m256i lo[MR][V], hi[MR][V];
 #pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
 #pragma GCC unroll 8
-      for (int v = 0; v < V; ++v) lo[i][v] = _mm256_setzero_si256();
+      for (int v = 0; v < V; ++v) lo[i][v] = hi[i][v] = _mm256_setzero_si256();
     }
 #pragma GCC unroll 8
     for (int q = 0; q < 8; ++q) {
-      __m256i w[V];
+      __m256i wl[V], wh[V];
 #pragma GCC unroll 8
       for (int v = 0; v < V; ++v) {
-        w[v] = _mm256_load_si256(reinterpret_cast<const __m256i*>(wq[q][8 * v]));
+        const __m256i w = _mm256_load_si256(reinterpret_cast<const __m256i*>(wq[q][8 * v]));
+        wl[v] = Q4 ? w : _mm256_and_si256(w, nib);
+        wh[v] = Q4 ? w : _mm256_and_si256(_mm256_srli_epi16(w, 4), nib);
       }
-      const int64_t off = act_offset<true>(c, q);
+      const int64_t off = act_offset<Q4>(c, q);
 #pragma GCC unroll 8
       for (int i = 0; i < MR; ++i) {
         const __m256i av = _mm256_set1_epi32(load_i32(a[i] + off));
 #pragma GCC unroll 8
         for (int v = 0; v < V; ++v) {
-          lo[i][v] = _mm256_add_epi16(lo[i][v], _mm256_maddubs_epi16(w[v], av));
+          lo[i][v] = _mm256_add_epi16(lo[i][v], _mm256_maddubs_epi16(wl[v], av));
           // Keep one running sum per row: GCC would otherwise reassociate the int16 adds into
           // a tree over all 8 quads and spill the 8 x MR products to the stack.
           asm("" : "+x"(lo[i][v]));
+          if constexpr (!Q4) {
+            hi[i][v] = _mm256_add_epi16(hi[i][v], _mm256_maddubs_epi16(wh[v], av));
+            asm("" : "+x"(hi[i][v]));
+          }
         }
       }
     }
 #pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
 #pragma GCC unroll 8
-      for (int v = 0; v < V; ++v) out[i][v] = _mm256_madd_epi16(lo[i][v], _mm256_set1_epi16(1));
+      for (int v = 0; v < V; ++v) {
+        out[i][v] = _mm256_madd_epi16(lo[i][v], _mm256_set1_epi16(1));
+        if constexpr (!Q4) {
+          out[i][v] =
+              _mm256_add_epi32(out[i][v], _mm256_madd_epi16(hi[i][v], _mm256_set1_epi16(16)));
+        }
+      }
     }
   }
 
@@ -101,7 +142,6 @@ struct Avx2Lanes {
   static __attribute__((noinline)) void tile(const QuantGemm& p, const Pack& t, int64_t i0,
                                              int64_t j0, int nr, int64_t g0, int64_t g1,
                                              int64_t c_base, int64_t chunks) {
-    static_assert(Q4, "AVX2 lanes: q4 only");
     __m256i cols[V];
 #pragma GCC unroll 8
     for (int v = 0; v < V; ++v) {
@@ -123,10 +163,10 @@ struct Avx2Lanes {
       int64_t c0 = 0, c1 = 0;
       lanes_group_chunks(p, g, chunks, &c0, &c1);
       __m256i isum[MR][V];
-      chunk<MR>(t.w + (c0 - c_base) * 8, a, c0, isum);
+      chunk<Q4, MR>(t.w + (c0 - c_base) * 8, a, c0, isum);
       for (int64_t c = c0 + 1; c < c1; ++c) {  // groups of more than 32
         __m256i part[MR][V];
-        chunk<MR>(t.w + (c - c_base) * 8, a, c, part);
+        chunk<Q4, MR>(t.w + (c - c_base) * 8, a, c, part);
 #pragma GCC unroll 8
         for (int i = 0; i < MR; ++i) {
 #pragma GCC unroll 8
@@ -135,7 +175,7 @@ struct Avx2Lanes {
       }
 #pragma GCC unroll 8
       for (int i = 0; i < MR; ++i) {
-        const __m256i corr = _mm256_set1_epi32(lanes_correction<true>(p, i0 + i, c0, c1));
+        const __m256i corr = _mm256_set1_epi32(lanes_correction<Q4>(p, i0 + i, c0, c1));
         const __m256 sa = _mm256_set1_ps(p.sa[(i0 + i) * p.groups + g]);
 #pragma GCC unroll 8
         for (int v = 0; v < V; ++v) {
@@ -166,6 +206,9 @@ using Avx2Tile = Avx2Lanes<2, 3>;  // 3 rows x 16 weight rows: 2 x 3 int16 sums,
 
 bool gemm_3x16_avx2_supports(const QuantGemm& p) {
   return lanes_supports(p);
+}
+void gemm_q8_2x16_avx2(const QuantGemm& p) {
+  lanes_run<Avx2Lanes<2, 2>, false>(p);
 }
 void gemm_q4_3x16_avx2(const QuantGemm& p) {
   lanes_run<Avx2Tile, true>(p);
