@@ -16,6 +16,7 @@
 #include "kernels/gemm_quant/gemm_quant.h"
 #include "models/einfer.h"
 #include "models/session.h"
+#include "tests/isa_levels.h"
 #include "tests/session_fixtures.h"
 #include "tests/test_pool.h"
 #include "tools/einfer-pack/ein_writer.h"
@@ -122,6 +123,18 @@ TEST_CASE("threads: logits are bit-identical for 1, 2 and 3 workers") {
     check_worker_counts(synthetic(dtype, kv_heads), std::string(dtype_name(dtype)) + " weights",
                         {Prompt{8, 21}, Prompt{30, 45}, Prompt{30, 45, 16}, Prompt{130, 140}});
   }
+}
+
+TEST_CASE("threads: quantized logits are bit-identical for 1, 2 and 3 workers on every ISA") {
+  // Each selection picks its own quantized prefill tiles (AVX2 or AVX-512 VNNI weight lanes, AMX,
+  // NEON), whose bits must not depend on how the threads split rows and columns.
+  einfer_test::for_each_isa([&](const std::string& isa) {
+    CAPTURE(isa);
+    for (DType dtype : {DType::q8, DType::q4}) {
+      check_worker_counts(synthetic(dtype, 3), std::string(dtype_name(dtype)) + " weights",
+                          {Prompt{30, 45}, Prompt{130, 140}});
+    }
+  });
 }
 
 TEST_CASE("threads: the families' features give the same bits for 1, 2 and 3 workers") {
