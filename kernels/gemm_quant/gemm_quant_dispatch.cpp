@@ -454,7 +454,7 @@ void run_kernel(const quant_detail::QuantGemm& p, DType dtype, bool simd, bool m
     if (q4) {
       quant_detail::gemm_q4_3x16_avx2(p);
     } else {
-      quant_detail::gemm_q8_2x16_avx2(p);
+      quant_detail::gemm_q8_3x16_avx2(p);
     }
   } else if (p.m > 1) {
     if (q4) {

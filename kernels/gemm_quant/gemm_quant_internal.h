@@ -77,7 +77,7 @@ void gemm_q4_4x2_avx2(const QuantGemm& p);
 // (gemm_3x16_avx2_supports); both read the chunk sums (csum) of the rows.
 bool gemm_3x16_avx2_supports(const QuantGemm& p);
 void gemm_q4_3x16_avx2(const QuantGemm& p);
-void gemm_q8_2x16_avx2(const QuantGemm& p);
+void gemm_q8_3x16_avx2(const QuantGemm& p);
 #endif
 #if EINFER_HAS_SIMD && defined(__AVX2__) && defined(__x86_64__) && defined(__GNUC__) && \
     !defined(__clang__)

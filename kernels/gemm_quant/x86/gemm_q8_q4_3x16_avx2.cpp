@@ -84,54 +84,72 @@ struct Avx2Lanes {
     }
   }
 
-  // The exact int32 dot products of chunk c (8 packed quads wq) of rows a[0..MR), before the
-  // correction: q4 one maddubs per quad on the nibbles; q8 two, on the nibbles h and l of the
-  // packed w + 128 = 16 h + l, widened as dot(l, a) + 16 dot(h, a).
-  template <bool Q4, int MR>
-  static inline __attribute__((always_inline)) void chunk(const uint8_t (*wq)[kLanes][4],
-                                                          const int8_t* const* a, int64_t c,
-                                                          __m256i (*out)[V]) {
-    const __m256i nib = _mm256_set1_epi8(0x0F);
-    __m256i lo[MR][V], hi[MR][V];
+  // q4: the exact int32 dot products of chunk c (8 packed quads wq) of rows a[0..MR), before the
+  // correction, one maddubs per quad on the nibbles, int16 sums widened once per chunk.
+  template <int MR>
+  static inline __attribute__((always_inline)) void chunk_q4(const uint8_t (*wq)[kLanes][4],
+                                                             const int8_t* const* a, int64_t c,
+                                                             __m256i (*out)[V]) {
+    __m256i lo[MR][V];
 #pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
 #pragma GCC unroll 8
-      for (int v = 0; v < V; ++v) lo[i][v] = hi[i][v] = _mm256_setzero_si256();
+      for (int v = 0; v < V; ++v) lo[i][v] = _mm256_setzero_si256();
     }
 #pragma GCC unroll 8
     for (int q = 0; q < 8; ++q) {
-      __m256i wl[V], wh[V];
+      __m256i w[V];
 #pragma GCC unroll 8
       for (int v = 0; v < V; ++v) {
-        const __m256i w = _mm256_load_si256(reinterpret_cast<const __m256i*>(wq[q][8 * v]));
-        wl[v] = Q4 ? w : _mm256_and_si256(w, nib);
-        wh[v] = Q4 ? w : _mm256_and_si256(_mm256_srli_epi16(w, 4), nib);
+        w[v] = _mm256_load_si256(reinterpret_cast<const __m256i*>(wq[q][8 * v]));
       }
-      const int64_t off = act_offset<Q4>(c, q);
+      const int64_t off = act_offset<true>(c, q);
 #pragma GCC unroll 8
       for (int i = 0; i < MR; ++i) {
         const __m256i av = _mm256_set1_epi32(load_i32(a[i] + off));
 #pragma GCC unroll 8
         for (int v = 0; v < V; ++v) {
-          lo[i][v] = _mm256_add_epi16(lo[i][v], _mm256_maddubs_epi16(wl[v], av));
+          lo[i][v] = _mm256_add_epi16(lo[i][v], _mm256_maddubs_epi16(w[v], av));
           // Keep one running sum per row: GCC would otherwise reassociate the int16 adds into
           // a tree over all 8 quads and spill the 8 x MR products to the stack.
           asm("" : "+x"(lo[i][v]));
-          if constexpr (!Q4) {
-            hi[i][v] = _mm256_add_epi16(hi[i][v], _mm256_maddubs_epi16(wh[v], av));
-            asm("" : "+x"(hi[i][v]));
-          }
         }
       }
     }
 #pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
 #pragma GCC unroll 8
+      for (int v = 0; v < V; ++v) out[i][v] = _mm256_madd_epi16(lo[i][v], _mm256_set1_epi16(1));
+    }
+  }
+
+  // q8: adds the exact int32 dot products of chunk c to sum, with no correction: the packed
+  // w + 128 gives back w (xor 0x80) and |w| (abs; -128 gives the unsigned 128), and one maddubs
+  // multiplies |w| by the activations with w's sign (sign_epi8(a, w); a in [-127, 127] negates
+  // exactly): pairs <= 2 * 128 * 127 = 32512 fit int16, one madd widens each quad.
+  template <int MR>
+  static inline __attribute__((always_inline)) void chunk_q8(const uint8_t (*wq)[kLanes][4],
+                                                             const int8_t* const* a, int64_t c,
+                                                             __m256i (*sum)[V]) {
+    const __m256i flip = _mm256_set1_epi8(-128);
+    const __m256i ones = _mm256_set1_epi16(1);
+#pragma GCC unroll 8
+    for (int q = 0; q < 8; ++q) {
+      __m256i ws[V], wa[V];
+#pragma GCC unroll 8
       for (int v = 0; v < V; ++v) {
-        out[i][v] = _mm256_madd_epi16(lo[i][v], _mm256_set1_epi16(1));
-        if constexpr (!Q4) {
-          out[i][v] =
-              _mm256_add_epi32(out[i][v], _mm256_madd_epi16(hi[i][v], _mm256_set1_epi16(16)));
+        ws[v] = _mm256_xor_si256(
+            _mm256_load_si256(reinterpret_cast<const __m256i*>(wq[q][8 * v])), flip);
+        wa[v] = _mm256_abs_epi8(ws[v]);
+      }
+      const int64_t off = act_offset<false>(c, q);
+#pragma GCC unroll 8
+      for (int i = 0; i < MR; ++i) {
+        const __m256i av = _mm256_set1_epi32(load_i32(a[i] + off));
+#pragma GCC unroll 8
+        for (int v = 0; v < V; ++v) {
+          const __m256i pr = _mm256_maddubs_epi16(wa[v], _mm256_sign_epi8(av, ws[v]));
+          sum[i][v] = _mm256_add_epi32(sum[i][v], _mm256_madd_epi16(pr, ones));
         }
       }
     }
@@ -163,19 +181,28 @@ struct Avx2Lanes {
       int64_t c0 = 0, c1 = 0;
       lanes_group_chunks(p, g, chunks, &c0, &c1);
       __m256i isum[MR][V];
-      chunk<Q4, MR>(t.w + (c0 - c_base) * 8, a, c0, isum);
-      for (int64_t c = c0 + 1; c < c1; ++c) {  // groups of more than 32
-        __m256i part[MR][V];
-        chunk<Q4, MR>(t.w + (c - c_base) * 8, a, c, part);
+      if constexpr (Q4) {
+        chunk_q4<MR>(t.w + (c0 - c_base) * 8, a, c0, isum);
+        for (int64_t c = c0 + 1; c < c1; ++c) {  // groups of more than 32
+          __m256i part[MR][V];
+          chunk_q4<MR>(t.w + (c - c_base) * 8, a, c, part);
+#pragma GCC unroll 8
+          for (int i = 0; i < MR; ++i) {
+#pragma GCC unroll 8
+            for (int v = 0; v < V; ++v) isum[i][v] = _mm256_add_epi32(isum[i][v], part[i][v]);
+          }
+        }
+      } else {
 #pragma GCC unroll 8
         for (int i = 0; i < MR; ++i) {
 #pragma GCC unroll 8
-          for (int v = 0; v < V; ++v) isum[i][v] = _mm256_add_epi32(isum[i][v], part[i][v]);
+          for (int v = 0; v < V; ++v) isum[i][v] = _mm256_setzero_si256();
         }
+        for (int64_t c = c0; c < c1; ++c) chunk_q8<MR>(t.w + (c - c_base) * 8, a, c, isum);
       }
 #pragma GCC unroll 8
       for (int i = 0; i < MR; ++i) {
-        const __m256i corr = _mm256_set1_epi32(lanes_correction<Q4>(p, i0 + i, c0, c1));
+        const __m256i corr = _mm256_set1_epi32(Q4 ? lanes_correction<true>(p, i0 + i, c0, c1) : 0);
         const __m256 sa = _mm256_set1_ps(p.sa[(i0 + i) * p.groups + g]);
 #pragma GCC unroll 8
         for (int v = 0; v < V; ++v) {
@@ -207,8 +234,8 @@ using Avx2Tile = Avx2Lanes<2, 3>;  // 3 rows x 16 weight rows: 2 x 3 int16 sums,
 bool gemm_3x16_avx2_supports(const QuantGemm& p) {
   return lanes_supports(p);
 }
-void gemm_q8_2x16_avx2(const QuantGemm& p) {
-  lanes_run<Avx2Lanes<2, 2>, false>(p);
+void gemm_q8_3x16_avx2(const QuantGemm& p) {
+  lanes_run<Avx2Tile, false>(p);
 }
 void gemm_q4_3x16_avx2(const QuantGemm& p) {
   lanes_run<Avx2Tile, true>(p);
