@@ -150,6 +150,7 @@ struct Avx2Lanes {
         for (int v = 0; v < V; ++v) {
           const __m256i pr = _mm256_maddubs_epi16(wa[v], _mm256_sign_epi8(av, ws[v]));
           sum[i][v] = _mm256_add_epi32(sum[i][v], _mm256_madd_epi16(pr, ones));
+          asm("" : "+x"(sum[i][v]));  // a running sum per row, as in chunk_q4
         }
       }
     }
