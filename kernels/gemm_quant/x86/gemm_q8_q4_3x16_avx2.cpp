@@ -28,12 +28,12 @@ namespace {
 template <int V, int MRows>
 struct Avx2Lanes {
   static constexpr int kLanes = 8 * V;                      // weight rows per tile
+  static constexpr bool kQ8Signed = true;                   // q8 packed as w itself
   static constexpr int rows(bool /*q4*/) { return MRows; }  // activation rows per tile
   using Pack = LanePack<kLanes>;
 
-  // kLanes rows of 32 bytes -> 8 quads of w + 128: per 8 rows an 8 x 8 dword transpose.
+  // kLanes rows of 32 bytes -> 8 quads of w: per 8 rows an 8 x 8 dword transpose.
   static void transpose_q8(const uint8_t* const* src, uint8_t (*dst)[kLanes][4]) {
-    const __m256i flip = _mm256_set1_epi8(-128);
 #pragma GCC unroll 8
     for (int v = 0; v < V; ++v) {
       const uint8_t* const* s8 = src + 8 * v;
@@ -52,9 +52,9 @@ struct Avx2Lanes {
       }
       for (int d = 0; d < 4; ++d) {
         _mm256_store_si256(reinterpret_cast<__m256i*>(dst[d][8 * v]),
-                           _mm256_xor_si256(_mm256_permute2x128_si256(u[d], u[d + 4], 0x20), flip));
+                           _mm256_permute2x128_si256(u[d], u[d + 4], 0x20));
         _mm256_store_si256(reinterpret_cast<__m256i*>(dst[d + 4][8 * v]),
-                           _mm256_xor_si256(_mm256_permute2x128_si256(u[d], u[d + 4], 0x31), flip));
+                           _mm256_permute2x128_si256(u[d], u[d + 4], 0x31));
       }
     }
   }
@@ -124,22 +124,20 @@ struct Avx2Lanes {
   }
 
   // q8: adds the exact int32 dot products of chunk c to sum, with no correction: the packed
-  // w + 128 gives back w (xor 0x80) and |w| (abs; -128 gives the unsigned 128), and one maddubs
-  // multiplies |w| by the activations with w's sign (sign_epi8(a, w); a in [-127, 127] negates
-  // exactly): pairs <= 2 * 128 * 127 = 32512 fit int16, one madd widens each quad.
+  // signed w gives |w| (abs; -128 gives the unsigned 128), and one maddubs multiplies |w| by the
+  // activations with w's sign (sign_epi8(a, w); a in [-127, 127] negates exactly): pairs
+  // <= 2 * 128 * 127 = 32512 fit int16, one madd widens each quad.
   template <int MR>
   static inline __attribute__((always_inline)) void chunk_q8(const uint8_t (*wq)[kLanes][4],
                                                              const int8_t* const* a, int64_t c,
                                                              __m256i (*sum)[V]) {
-    const __m256i flip = _mm256_set1_epi8(-128);
     const __m256i ones = _mm256_set1_epi16(1);
 #pragma GCC unroll 8
     for (int q = 0; q < 8; ++q) {
       __m256i ws[V], wa[V];
 #pragma GCC unroll 8
       for (int v = 0; v < V; ++v) {
-        ws[v] = _mm256_xor_si256(
-            _mm256_load_si256(reinterpret_cast<const __m256i*>(wq[q][8 * v])), flip);
+        ws[v] = _mm256_load_si256(reinterpret_cast<const __m256i*>(wq[q][8 * v]));
         wa[v] = _mm256_abs_epi8(ws[v]);
       }
       const int64_t off = act_offset<false>(c, q);

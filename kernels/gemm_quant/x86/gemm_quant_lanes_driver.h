@@ -5,14 +5,14 @@
 // K slices and activation tiles.
 //
 // A weight tile of K::kLanes rows is packed per K slice into [chunk * 8 + quad][lane][4 bytes] of
-// unsigned bytes: q8 w + 128 (xor 0x80), q4 the nibble u. Each 32-element chunk's 8 quads sit
+// unsigned bytes: q8 w + 128 (xor 0x80; the signed w itself when K::kQ8Signed), q4 the nibble u. Each 32-element chunk's 8 quads sit
 // together in the order of the activations they meet: natural for q8, and for q4 the even/odd
 // order of permute_blocks_even_odd64 (the low nibbles of 4 weight bytes meet 4 consecutive
 // activations of a 64-block's first half, the high nibbles 4 of its second half). The kernels
 // start each group's int32 sums from the negated correction (q8: 128 sum(a) = 16 csum; q4:
 // 8 sum(a) = csum, from the dispatcher's chunk sums) and end at the exact dot products.
 //
-// The ISA file provides K: kLanes, rows(q4) (activation rows per tile), transpose_q8(src, dst)
+// The ISA file provides K: kLanes, kQ8Signed, rows(q4) (activation rows per tile), transpose_q8(src, dst)
 // (kLanes rows of 32 bytes -> 8 packed quads) and transpose_q4(src, dst) (kLanes rows of 16 bytes
 // -> 8 packed quads of nibbles), and tile<Q4, MR>(p, t, i0, j0, nr, g0, g1, c_base, chunks).
 //
@@ -53,9 +53,9 @@ inline int32_t load_i32(const int8_t* a) {
 }
 
 // The packed byte of weight row `row` (row_bytes bytes, k elements) meeting activation byte `pos`.
-template <bool Q4>
+template <bool Q4, bool Q8Signed>
 inline uint8_t packed_byte(const uint8_t* row, size_t row_bytes, int64_t k, int64_t pos) {
-  if (!Q4) return pos < k ? static_cast<uint8_t>(row[pos] ^ 0x80u) : 0;
+  if (!Q4) return pos < k ? static_cast<uint8_t>(Q8Signed ? row[pos] : row[pos] ^ 0x80u) : 0;
   const int64_t b = pos / 64, q = pos % 64;
   const int64_t byte = 32 * b + (q < 32 ? q : q - 32);
   if (static_cast<size_t>(byte) >= row_bytes) return 0;  // k padding: the activations are zero
@@ -90,7 +90,8 @@ void lanes_pack(const QuantGemm& p, int64_t j0, int nr, int64_t c0, int64_t c1, 
       for (int r = 0; r < kLanes; ++r) {
         for (int e = 0; e < 4; ++e) {
           dst[q][r][e] =
-              r < nr ? packed_byte<Q4>(base + r * rb, rb, p.k, act_offset<Q4>(c, q) + e) : 0;
+              r < nr ? packed_byte<Q4, K::kQ8Signed>(base + r * rb, rb, p.k, act_offset<Q4>(c, q) + e)
+                     : 0;
         }
       }
     }
