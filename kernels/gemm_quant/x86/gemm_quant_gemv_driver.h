@@ -39,6 +39,9 @@ inline float hsum(__m256 v) {
 // masked load, the 1-3 bytes left in a scalar. No copy through memory: a call to memcpy here
 // made GCC keep the accumulators on the stack for the whole loop.
 inline __m256i load_tail(const uint8_t* b, int64_t rest) {
+  if (rest == 16) {  // q4 rows of an odd group count (K = 288): half a step, one 16-byte load
+    return _mm256_zextsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b)));
+  }
   const int whole = static_cast<int>(rest / 4);
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   __m256i v = _mm256_maskload_epi32(reinterpret_cast<const int*>(b),
