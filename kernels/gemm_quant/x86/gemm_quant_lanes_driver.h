@@ -10,7 +10,8 @@
 // order of permute_blocks_even_odd64 (the low nibbles of 4 weight bytes meet 4 consecutive
 // activations of a 64-block's first half, the high nibbles 4 of its second half). The kernels
 // start each group's int32 sums from the negated correction (q8: 128 sum(a) = 16 csum; q4:
-// 8 sum(a) = csum, from the dispatcher's chunk sums) and end at the exact dot products.
+// 8 sum(a) = csum, from the dispatcher's chunk sums) and end at the exact dot products; a q8
+// tile of signed w (K::kQ8Signed, the AVX2 sign trick) needs no correction.
 //
 // The ISA file provides K: kLanes, kQ8Signed, rows(q4) (activation rows per tile), transpose_q8(src, dst)
 // (kLanes rows of 32 bytes -> 8 packed quads) and transpose_q4(src, dst) (kLanes rows of 16 bytes
