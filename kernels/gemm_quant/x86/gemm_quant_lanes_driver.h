@@ -5,16 +5,17 @@
 // K slices and activation tiles.
 //
 // A weight tile of K::kLanes rows is packed per K slice into [chunk * 8 + quad][lane][4 bytes] of
-// unsigned bytes: q8 w + 128 (xor 0x80; the signed w itself when K::kQ8Signed), q4 the nibble u. Each 32-element chunk's 8 quads sit
-// together in the order of the activations they meet: natural for q8, and for q4 the even/odd
-// order of permute_blocks_even_odd64 (the low nibbles of 4 weight bytes meet 4 consecutive
-// activations of a 64-block's first half, the high nibbles 4 of its second half). The kernels
-// start each group's int32 sums from the negated correction (q8: 128 sum(a) = 16 csum; q4:
-// 8 sum(a) = csum, from the dispatcher's chunk sums) and end at the exact dot products; a q8
-// tile of signed w (K::kQ8Signed, the AVX2 sign trick) needs no correction.
+// unsigned bytes: q8 w + 128 (xor 0x80; the signed w itself when K::kQ8Signed), q4 the nibble u.
+// Each 32-element chunk's 8 quads sit together in the order of the activations they meet: natural
+// for q8, and for q4 the even/odd order of permute_blocks_even_odd64 (the low nibbles of 4 weight
+// bytes meet 4 consecutive activations of a 64-block's first half, the high nibbles 4 of its second
+// half). The kernels start each group's int32 sums from the negated correction (q8: 128 sum(a) = 16
+// csum; q4: 8 sum(a) = csum, from the dispatcher's chunk sums) and end at the exact dot products; a
+// q8 tile of signed w (K::kQ8Signed, the AVX2 sign trick) needs no correction.
 //
-// The ISA file provides K: kLanes, kQ8Signed, rows(q4) (activation rows per tile), transpose_q8(src, dst)
-// (kLanes rows of 32 bytes -> 8 packed quads) and transpose_q4(src, dst) (kLanes rows of 16 bytes
+// The ISA file provides K: kLanes, kQ8Signed, rows(q4) (activation rows per tile),
+// transpose_q8(src, dst) (kLanes rows of 32 bytes -> 8 packed quads) and transpose_q4(src, dst)
+// (kLanes rows of 16 bytes
 // -> 8 packed quads of nibbles), and tile<Q4, MR>(p, t, i0, j0, nr, g0, g1, c_base, chunks).
 //
 // Everything here has internal linkage: each including file compiles it for its own ISA.
@@ -90,9 +91,9 @@ void lanes_pack(const QuantGemm& p, int64_t j0, int nr, int64_t c0, int64_t c1, 
     for (int q = 0; q < 8; ++q) {  // the row's last, partial chunk
       for (int r = 0; r < kLanes; ++r) {
         for (int e = 0; e < 4; ++e) {
-          dst[q][r][e] =
-              r < nr ? packed_byte<Q4, K::kQ8Signed>(base + r * rb, rb, p.k, act_offset<Q4>(c, q) + e)
-                     : 0;
+          dst[q][r][e] = r < nr ? packed_byte<Q4, K::kQ8Signed>(base + r * rb, rb, p.k,
+                                                                act_offset<Q4>(c, q) + e)
+                                : 0;
         }
       }
     }
