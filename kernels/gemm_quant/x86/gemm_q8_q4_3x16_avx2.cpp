@@ -89,71 +89,40 @@ struct Avx2Lanes {
     }
   }
 
-  // q4: the exact int32 dot products of chunk c (8 packed quads wq) of rows a[0..MR), before the
-  // correction, one maddubs per quad on the nibbles, int16 sums widened once per chunk.
-  template <int MR>
-  static inline __attribute__((always_inline)) void chunk_q4(const uint8_t (*wq)[kLanes][4],
-                                                             const int8_t* const* a, int64_t c,
-                                                             __m256i (*out)[V]) {
-    __m256i lo[MR][V];
-#pragma GCC unroll 8
-    for (int i = 0; i < MR; ++i) {
-#pragma GCC unroll 8
-      for (int v = 0; v < V; ++v) lo[i][v] = _mm256_setzero_si256();
-    }
-#pragma GCC unroll 8
-    for (int q = 0; q < 8; ++q) {
-      __m256i w[V];
-#pragma GCC unroll 8
-      for (int v = 0; v < V; ++v) {
-        w[v] = _mm256_load_si256(reinterpret_cast<const __m256i*>(wq[q][8 * v]));
-      }
-      const int64_t off = act_offset<true>(c, q);
-#pragma GCC unroll 8
-      for (int i = 0; i < MR; ++i) {
-        const __m256i av = _mm256_set1_epi32(load_i32(a[i] + off));
-#pragma GCC unroll 8
-        for (int v = 0; v < V; ++v) {
-          lo[i][v] = _mm256_add_epi16(lo[i][v], _mm256_maddubs_epi16(w[v], av));
-          // Keep one running sum per row: GCC would otherwise reassociate the int16 adds into
-          // a tree over all 8 quads and spill the 8 x MR products to the stack.
-          asm("" : "+x"(lo[i][v]));
-        }
-      }
-    }
-#pragma GCC unroll 8
-    for (int i = 0; i < MR; ++i) {
-#pragma GCC unroll 8
-      for (int v = 0; v < V; ++v) out[i][v] = _mm256_madd_epi16(lo[i][v], _mm256_set1_epi16(1));
-    }
-  }
-
-  // q8: adds the exact int32 dot products of chunk c to sum, with no correction: the packed
-  // signed w gives |w| (abs; -128 gives the unsigned 128), and one maddubs multiplies |w| by the
-  // activations with w's sign (sign_epi8(a, w); a in [-127, 127] negates exactly): pairs
-  // <= 2 * 128 * 127 = 32512 fit int16, one madd widens each quad.
-  template <int MR>
-  static inline __attribute__((always_inline)) void chunk_q8(const uint8_t (*wq)[kLanes][4],
-                                                             const int8_t* const* a, int64_t c,
-                                                             __m256i (*sum)[V]) {
+  // Adds chunk c (8 packed quads wq) of rows a[0..MR) to acc: q4 the int16 sums of one maddubs per
+  // quad on the nibbles (before the correction; the caller widens them once per chunk); q8 the
+  // exact int32 dot products, no correction: the packed signed w gives |w| (abs; -128 gives the
+  // unsigned 128), one maddubs multiplies |w| by the activations with w's sign (sign_epi8(a, w);
+  // a in [-127, 127] negates exactly), pairs <= 2 * 128 * 127 = 32512 fit int16, and one madd
+  // widens each quad.
+  template <bool Q4, int MR>
+  static inline __attribute__((always_inline)) void chunk(const uint8_t (*wq)[kLanes][4],
+                                                          const int8_t* const* a, int64_t c,
+                                                          __m256i (*acc)[V]) {
     const __m256i ones = _mm256_set1_epi16(1);
 #pragma GCC unroll 8
     for (int q = 0; q < 8; ++q) {
-      __m256i ws[V], wa[V];
+      __m256i w[V], wa[V];
 #pragma GCC unroll 8
       for (int v = 0; v < V; ++v) {
-        ws[v] = _mm256_load_si256(reinterpret_cast<const __m256i*>(wq[q][8 * v]));
-        wa[v] = _mm256_abs_epi8(ws[v]);
+        w[v] = _mm256_load_si256(reinterpret_cast<const __m256i*>(wq[q][8 * v]));
+        wa[v] = Q4 ? w[v] : _mm256_abs_epi8(w[v]);
       }
-      const int64_t off = act_offset<false>(c, q);
+      const int64_t off = act_offset<Q4>(c, q);
 #pragma GCC unroll 8
       for (int i = 0; i < MR; ++i) {
         const __m256i av = _mm256_set1_epi32(load_i32(a[i] + off));
 #pragma GCC unroll 8
         for (int v = 0; v < V; ++v) {
-          const __m256i pr = _mm256_maddubs_epi16(wa[v], _mm256_sign_epi8(av, ws[v]));
-          sum[i][v] = _mm256_add_epi32(sum[i][v], _mm256_madd_epi16(pr, ones));
-          asm("" : "+x"(sum[i][v]));  // a running sum per row, as in chunk_q4
+          if constexpr (Q4) {
+            acc[i][v] = _mm256_add_epi16(acc[i][v], _mm256_maddubs_epi16(w[v], av));
+          } else {
+            const __m256i pr = _mm256_maddubs_epi16(wa[v], _mm256_sign_epi8(av, w[v]));
+            acc[i][v] = _mm256_add_epi32(acc[i][v], _mm256_madd_epi16(pr, ones));
+          }
+          // Keep one running sum per row: GCC would otherwise reassociate the adds into a tree
+          // over all 8 quads and spill the 8 x MR products to the stack.
+          asm("" : "+x"(acc[i][v]));
         }
       }
     }
@@ -185,24 +154,31 @@ struct Avx2Lanes {
       int64_t c0 = 0, c1 = 0;
       lanes_group_chunks(p, g, chunks, &c0, &c1);
       __m256i isum[MR][V];
-      if constexpr (Q4) {
-        chunk_q4<MR>(t.w + (c0 - c_base) * 8, a, c0, isum);
-        for (int64_t c = c0 + 1; c < c1; ++c) {  // groups of more than 32
-          __m256i part[MR][V];
-          chunk_q4<MR>(t.w + (c - c_base) * 8, a, c, part);
+#pragma GCC unroll 8
+      for (int i = 0; i < MR; ++i) {
+#pragma GCC unroll 8
+        for (int v = 0; v < V; ++v) isum[i][v] = _mm256_setzero_si256();
+      }
+      for (int64_t c = c0; c < c1; ++c) {  // q4 groups of more than 32: a widening per chunk
+        if constexpr (Q4) {
+          __m256i lo[MR][V];
 #pragma GCC unroll 8
           for (int i = 0; i < MR; ++i) {
 #pragma GCC unroll 8
-            for (int v = 0; v < V; ++v) isum[i][v] = _mm256_add_epi32(isum[i][v], part[i][v]);
+            for (int v = 0; v < V; ++v) lo[i][v] = _mm256_setzero_si256();
           }
-        }
-      } else {
+          chunk<true, MR>(t.w + (c - c_base) * 8, a, c, lo);
 #pragma GCC unroll 8
-        for (int i = 0; i < MR; ++i) {
+          for (int i = 0; i < MR; ++i) {
 #pragma GCC unroll 8
-          for (int v = 0; v < V; ++v) isum[i][v] = _mm256_setzero_si256();
+            for (int v = 0; v < V; ++v) {
+              isum[i][v] =
+                  _mm256_add_epi32(isum[i][v], _mm256_madd_epi16(lo[i][v], _mm256_set1_epi16(1)));
+            }
+          }
+        } else {
+          chunk<false, MR>(t.w + (c - c_base) * 8, a, c, isum);
         }
-        for (int64_t c = c0; c < c1; ++c) chunk_q8<MR>(t.w + (c - c_base) * 8, a, c, isum);
       }
 #pragma GCC unroll 8
       for (int i = 0; i < MR; ++i) {
