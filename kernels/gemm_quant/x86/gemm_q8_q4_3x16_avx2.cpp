@@ -128,6 +128,25 @@ struct Avx2Lanes {
     }
   }
 
+  // q4: the exact int32 dot products of chunk c before the correction, widened once.
+  template <int MR>
+  static inline __attribute__((always_inline)) void chunk_q4(const uint8_t (*wq)[kLanes][4],
+                                                             const int8_t* const* a, int64_t c,
+                                                             __m256i (*out)[V]) {
+    __m256i lo[MR][V];
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) {
+#pragma GCC unroll 8
+      for (int v = 0; v < V; ++v) lo[i][v] = _mm256_setzero_si256();
+    }
+    chunk<true, MR>(wq, a, c, lo);
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) {
+#pragma GCC unroll 8
+      for (int v = 0; v < V; ++v) out[i][v] = _mm256_madd_epi16(lo[i][v], _mm256_set1_epi16(1));
+    }
+  }
+
   // Rows i0 .. i0 + MR against the packed tile over groups [g0, g1) (chunks from c_base).
   template <bool Q4, int MR>
   static __attribute__((noinline)) void tile(const QuantGemm& p, const Pack& t, int64_t i0,
@@ -154,31 +173,24 @@ struct Avx2Lanes {
       int64_t c0 = 0, c1 = 0;
       lanes_group_chunks(p, g, chunks, &c0, &c1);
       __m256i isum[MR][V];
-#pragma GCC unroll 8
-      for (int i = 0; i < MR; ++i) {
-#pragma GCC unroll 8
-        for (int v = 0; v < V; ++v) isum[i][v] = _mm256_setzero_si256();
-      }
-      for (int64_t c = c0; c < c1; ++c) {  // q4 groups of more than 32: a widening per chunk
-        if constexpr (Q4) {
-          __m256i lo[MR][V];
+      if constexpr (Q4) {
+        chunk_q4<MR>(t.w + (c0 - c_base) * 8, a, c0, isum);
+        for (int64_t c = c0 + 1; c < c1; ++c) {  // groups of more than 32
+          __m256i part[MR][V];
+          chunk_q4<MR>(t.w + (c - c_base) * 8, a, c, part);
 #pragma GCC unroll 8
           for (int i = 0; i < MR; ++i) {
 #pragma GCC unroll 8
-            for (int v = 0; v < V; ++v) lo[i][v] = _mm256_setzero_si256();
+            for (int v = 0; v < V; ++v) isum[i][v] = _mm256_add_epi32(isum[i][v], part[i][v]);
           }
-          chunk<true, MR>(t.w + (c - c_base) * 8, a, c, lo);
-#pragma GCC unroll 8
-          for (int i = 0; i < MR; ++i) {
-#pragma GCC unroll 8
-            for (int v = 0; v < V; ++v) {
-              isum[i][v] =
-                  _mm256_add_epi32(isum[i][v], _mm256_madd_epi16(lo[i][v], _mm256_set1_epi16(1)));
-            }
-          }
-        } else {
-          chunk<false, MR>(t.w + (c - c_base) * 8, a, c, isum);
         }
+      } else {
+#pragma GCC unroll 8
+        for (int i = 0; i < MR; ++i) {
+#pragma GCC unroll 8
+          for (int v = 0; v < V; ++v) isum[i][v] = _mm256_setzero_si256();
+        }
+        for (int64_t c = c0; c < c1; ++c) chunk<false, MR>(t.w + (c - c_base) * 8, a, c, isum);
       }
 #pragma GCC unroll 8
       for (int i = 0; i < MR; ++i) {
