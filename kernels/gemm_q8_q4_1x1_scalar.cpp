@@ -7,7 +7,8 @@
 
 namespace einfer::quant_detail {
 
-// Scalar int path: exact int32 dot per (row, row, group), one float multiply-add per group.
+// Scalar int path: exact int32 dot per (row, row, group), one float multiply-add per group
+// (group_fma: the chain the interleaved layouts' kernels reproduce bit for bit).
 void gemm_q8_1x1_scalar(const QuantGemm& p) {
   for (int64_t j = 0; j < p.n; ++j) {
     const int8_t* wr = reinterpret_cast<const int8_t*>(p.w + j * p.w_row_bytes);
@@ -20,7 +21,7 @@ void gemm_q8_1x1_scalar(const QuantGemm& p) {
         const int64_t g1 = g0 + p.group < p.k ? g0 + p.group : p.k;
         int32_t isum = 0;
         for (int64_t e = g0; e < g1; ++e) isum += static_cast<int32_t>(wr[e]) * ar[e];
-        acc += static_cast<float>(isum) * (sar[g] * swr[g]);
+        acc = group_fma(acc, isum, sar[g] * swr[g]);
       }
       p.c[i * p.ldc + j] = acc;
     }
@@ -42,7 +43,7 @@ void gemm_q4_1x1_scalar(const QuantGemm& p) {
           const int u = (e & 1) ? (wr[e >> 1] >> 4) : (wr[e >> 1] & 0x0F);
           isum += (u - 8) * ar[e];
         }
-        acc += static_cast<float>(isum) * (sar[g] * swr[g]);
+        acc = group_fma(acc, isum, sar[g] * swr[g]);
       }
       p.c[i * p.ldc + j] = acc;
     }

@@ -19,6 +19,7 @@
 
 #include "kernels/cortex_m.h"
 #include "kernels/simd.h"
+#include "runtime/layout.h"
 
 namespace einfer::quant_detail {
 
@@ -44,6 +45,9 @@ void permute_even_odd8(int8_t* qa, int64_t kpad);
 void chunk_sums_times8(const int8_t* qa, int64_t kpad, int32_t* csum);
 
 // Everything a microkernel needs for C[m, n] = A_q · W_qᵀ after the activations are quantized.
+// Interleaved weight layouts (runtime/layout.h): `w` is the first tile's first block, tiles
+// w_tile_bytes apart, `sw` null (the scales are in the blocks); the kernel computes whole tiles
+// and stores the n columns only.
 struct QuantGemm {
   const int8_t* qa;     // m rows of kpad int8 (layout per weight dtype, see above)
   const float* sa;      // m rows of `groups` activation scales
@@ -55,7 +59,22 @@ struct QuantGemm {
   int32_t group;
   float* c;
   int64_t ldc;
+  WeightLayout layout = WeightLayout::rows;
+  size_t w_tile_bytes = 0;  // interleaved layouts: bytes of one tile (layout_tile_bytes)
 };
+
+// The float step of the kernels that promise results bit-identical to their scalar twins (the
+// interleaved layouts' kernels, gemm_q8_q4_interleaved_scalar.cpp): acc + float(isum) * s, fused
+// where every Arm core einfer targets has a fused multiply-add (AArch64, VFPv4 / FPv5 / MVE),
+// with two roundings elsewhere (x86: the baseline level has no FMA; the files using this are
+// compiled with -ffp-contract=off so no level fuses it behind our back).
+inline float group_fma(float acc, int32_t isum, float s) {
+#if defined(__aarch64__) || defined(__ARM_FEATURE_FMA)
+  return __builtin_fmaf(static_cast<float>(isum), s, acc);
+#else
+  return acc + static_cast<float>(isum) * s;
+#endif
+}
 
 // Whether the SIMD kernels of this build handle this group size (else the scalar int path runs).
 bool simd_supports_group(bool q4, int32_t group);
@@ -113,5 +132,9 @@ void gemm_q4_2x1_dsp(const QuantGemm& p);
 // Scalar int path on natural-order activations (the no-SIMD path and test reference).
 void gemm_q8_1x1_scalar(const QuantGemm& p);
 void gemm_q4_1x1_scalar(const QuantGemm& p);
+// The generic kernel of every interleaved layout (natural-order activations, kpad >= groups *
+// group): the scalar twin of the layouts' SIMD kernels and the path of CPUs without one.
+void gemm_q8_interleaved_scalar(const QuantGemm& p);
+void gemm_q4_interleaved_scalar(const QuantGemm& p);
 
 }  // namespace einfer::quant_detail

@@ -10,6 +10,7 @@
 #include "kernels/gemm_quant_internal.h"
 #include "kernels/isa.h"
 #include "kernels/quant.h"
+#include "kernels/quant_layout.h"
 
 namespace einfer {
 
@@ -110,6 +111,8 @@ Status check_args(const float* a, int64_t lda, int64_t m, const TensorView& w, c
     return make_status(StatusCode::invalid_argument,
                        "matmul_f32_quant: weight must be a 2-D q8/q4 view with group_size > 0");
   }
+  if (const char* why = layout_fit_error(w.dtype, w.layout, w.group_size))
+    return make_status(StatusCode::invalid_argument, why, -1, w.group_size);
   const int64_t n = w.shape[0], k = w.shape[1];
   if (m < 0 || n < 0 || k < 0) {
     return make_status(StatusCode::shape_mismatch, "matmul_f32_quant: negative dimension");
@@ -120,10 +123,32 @@ Status check_args(const float* a, int64_t lda, int64_t m, const TensorView& w, c
   if (m > 1 && ldc < n) {
     return make_status(StatusCode::shape_mismatch, "matmul_f32_quant: ldc smaller than n", n, ldc);
   }
-  if (m > 0 && n > 0 && ((check_c && !c) || (k > 0 && (!a || !w.data || !w.scales)))) {
+  const bool scales = w.scales != nullptr || layout_interleaved(w.layout);
+  if (m > 0 && n > 0 && ((check_c && !c) || (k > 0 && (!a || !w.data || !scales)))) {
     return make_status(StatusCode::invalid_argument, "matmul_f32_quant: null data pointer");
   }
   return ok_status();
+}
+
+// How the activation rows are laid out in the scratch for the kernel a weight takes.
+enum class ActOrder {
+  natural,  // as quantized
+  even_odd  // q4 rows layout, SIMD and Cortex-M DSP kernels: even/odd chunks
+            // (gemm_quant_internal.h)
+};
+
+ActOrder act_order(const TensorView& w) {
+  if (w.dtype != DType::q4 || layout_interleaved(w.layout)) return ActOrder::natural;
+  const bool rows_kernels = quant_detail::simd_supports_group(true, w.group_size) ||
+                            quant_detail::mcu_supports_group(true, w.group_size);
+  return rows_kernels ? ActOrder::even_odd : ActOrder::natural;
+}
+
+// Activation row length in the scratch: interleaved layouts read whole groups (a last group past
+// k is zero-padded in the weights, so its activations must read as zeros too).
+int64_t weight_kpad(const TensorView& w) {
+  const int64_t k = w.shape[1];
+  return padded_k(layout_interleaved(w.layout) ? quant_groups(k, w.group_size) * w.group_size : k);
 }
 
 // Scratch layout (from the first 64-byte boundary, each part on a 64-byte boundary): activation
@@ -150,11 +175,10 @@ ScratchLayout carve_scratch(void* scratch, int64_t m, int64_t groups, int64_t kp
   return s;
 }
 
-// Quantizes rows [r0, r1) of A into the scratch layout `s` (natural order, or even/odd chunks for
-// the SIMD and Cortex-M DSP q4 kernels).
-void quantize_row_range(const float* a, int64_t lda, int64_t k, DType dtype, int32_t group,
-                        bool even_odd_q4, const ScratchLayout& s, int64_t kpad, int64_t groups,
-                        int64_t r0, int64_t r1) {
+// Quantizes rows [r0, r1) of A into the scratch layout `s` in the order `order`.
+void quantize_row_range(const float* a, int64_t lda, int64_t k, int32_t group, ActOrder order,
+                        const ScratchLayout& s, int64_t kpad, int64_t groups, int64_t r0,
+                        int64_t r1) {
   for (int64_t i = r0; i < r1; ++i) {
     int8_t* qa = s.qa + i * kpad;
 #if EINFER_HAS_MVE
@@ -165,7 +189,7 @@ void quantize_row_range(const float* a, int64_t lda, int64_t k, DType dtype, int
     quant_detail::quantize_activations_q8(a + i * lda, k, group, qa, s.sa + i * groups);
 #endif
     std::memset(qa + k, 0, static_cast<size_t>(kpad - k));
-    if (even_odd_q4 && dtype == DType::q4) {
+    if (order == ActOrder::even_odd) {
 #if EINFER_HAS_SIMD && defined(__AVX2__)
       quant_detail::chunk_sums_times8(qa, kpad, s.csum + i * (kpad / quant_detail::kChunk));
       quant_detail::permute_blocks_even_odd64(qa, kpad);
@@ -180,10 +204,50 @@ void quantize_row_range(const float* a, int64_t lda, int64_t k, DType dtype, int
   }
 }
 
-// Checks, quantizes A into scratch (natural order, or even/odd chunks for the SIMD and Cortex-M
-// DSP q4 kernels) and fills the kernel arguments.
+// The kernel arguments for all m rows of the quantized A in `s` and every column of W.
+quant_detail::QuantGemm make_gemm(const ScratchLayout& s, const TensorView& w, int64_t m, float* c,
+                                  int64_t ldc) {
+  const int64_t k = w.shape[1];
+  quant_detail::QuantGemm p{s.qa,
+                            s.sa,
+                            s.csum,
+                            static_cast<const uint8_t*>(w.data),
+                            w.scales,
+                            quant_row_bytes(w.dtype, k),
+                            m,
+                            w.shape[0],
+                            k,
+                            weight_kpad(w),
+                            quant_groups(k, w.group_size),
+                            w.group_size,
+                            c,
+                            ldc};
+  p.layout = w.layout;
+  if (layout_interleaved(w.layout)) {
+    p.sw = nullptr;
+    p.w_tile_bytes = static_cast<size_t>(layout_tile_bytes(w.dtype, w.layout, k, w.group_size));
+  }
+  return p;
+}
+
+// p restricted to output columns [j0, j1) (j0 on a tile boundary of the layout).
+quant_detail::QuantGemm column_part(const quant_detail::QuantGemm& p, int64_t j0, int64_t j1) {
+  quant_detail::QuantGemm part = p;
+  if (layout_interleaved(p.layout)) {
+    part.w += static_cast<size_t>(j0 / layout_tile_rows(p.layout)) * p.w_tile_bytes;
+  } else {
+    part.w += static_cast<size_t>(j0) * p.w_row_bytes;
+    part.sw += j0 * p.groups;
+  }
+  part.c += j0;
+  part.n = j1 - j0;
+  return part;
+}
+
+// Checks, quantizes A into scratch (in the order the weight's kernel reads) and fills the kernel
+// arguments.
 Status prepare(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c, int64_t ldc,
-               void* scratch, size_t scratch_bytes, bool even_odd_q4, const Threads* threads,
+               void* scratch, size_t scratch_bytes, ActOrder order, const Threads* threads,
                quant_detail::QuantGemm* p) {
   EINFER_TRY(check_args(a, lda, m, w, c, ldc));
   const int64_t k = w.shape[1];
@@ -193,74 +257,137 @@ Status prepare(const float* a, int64_t lda, int64_t m, const TensorView& w, floa
                        static_cast<int64_t>(need), static_cast<int64_t>(scratch_bytes));
   }
   const int64_t groups = quant_groups(k, w.group_size);
-  const int64_t kpad = padded_k(k);
+  const int64_t kpad = weight_kpad(w);
   const ScratchLayout s = carve_scratch(scratch, m, groups, kpad);
   // Rows are quantized independently, so tasks take whole rows.
   const int tasks = static_cast<int>(m < thread_count(threads) ? m : thread_count(threads));
   auto quantize_rows = [&](int task) {
     long long r0 = 0, r1 = 0;
     split_range(m, task, tasks, 1, &r0, &r1);
-    quantize_row_range(a, lda, k, w.dtype, w.group_size, even_odd_q4, s, kpad, groups, r0, r1);
+    quantize_row_range(a, lda, k, w.group_size, order, s, kpad, groups, r0, r1);
   };
   run_tasks(threads, tasks, quantize_rows);
-  *p = quant_detail::QuantGemm{s.qa,     s.sa,
-                               s.csum,   static_cast<const uint8_t*>(w.data),
-                               w.scales, quant_row_bytes(w.dtype, k),
-                               m,        w.shape[0],
-                               k,        kpad,
-                               groups,   w.group_size,
-                               c,        ldc};
+  *p = make_gemm(s, w, m, c, ldc);
   return ok_status();
 }
 
-void run_scalar_int(const quant_detail::QuantGemm& p, DType dtype) {
-  if (dtype == DType::q8) {
-    quant_detail::gemm_q8_1x1_scalar(p);
-  } else {
-    quant_detail::gemm_q4_1x1_scalar(p);
-  }
+using KernelFn = void (*)(const quant_detail::QuantGemm&);
+
+// The kernel a product takes on the selected ISA level, and its name. `fast` is false when an
+// interleaved layout has no SIMD kernel here and the generic one runs it.
+struct KernelChoice {
+  KernelFn fn;
+  const char* name;
+  bool fast;
+};
+
+KernelChoice scalar_int(DType dtype) {
+  return dtype == DType::q8
+             ? KernelChoice{quant_detail::gemm_q8_1x1_scalar, "gemm_q8_1x1_scalar", true}
+             : KernelChoice{quant_detail::gemm_q4_1x1_scalar, "gemm_q4_1x1_scalar", true};
 }
 
-// Cortex-M builds only (mcu_supports_group is false elsewhere).
-void run_mcu(const quant_detail::QuantGemm& p, DType dtype) {
+// Interleaved layouts (runtime/layout.h).
+KernelChoice choose_interleaved(const quant_detail::QuantGemm& p, DType dtype) {
+  const bool q4 = dtype == DType::q4;
+  (void)p;
+  return q4 ? KernelChoice{quant_detail::gemm_q4_interleaved_scalar, "gemm_q4_interleaved_scalar",
+                           false}
+            : KernelChoice{quant_detail::gemm_q8_interleaved_scalar, "gemm_q8_interleaved_scalar",
+                           false};
+}
+
+// The rows layout.
+KernelChoice choose_rows(const quant_detail::QuantGemm& p, DType dtype) {
+  const bool q4 = dtype == DType::q4;
+  if (quant_detail::mcu_supports_group(q4, p.group)) {
 #if EINFER_HAS_MVE
-  if (dtype == DType::q8) {
-    quant_detail::gemm_q8_4x1_mve(p);
-  } else {
-    quant_detail::gemm_q4_4x1_mve(p);
-  }
+    return q4 ? KernelChoice{quant_detail::gemm_q4_4x1_mve, "gemm_q4_4x1_mve", true}
+              : KernelChoice{quant_detail::gemm_q8_4x1_mve, "gemm_q8_4x1_mve", true};
 #elif EINFER_HAS_DSP
-  if (dtype == DType::q8) {
-    quant_detail::gemm_q8_2x1_dsp(p);
-  } else {
-    quant_detail::gemm_q4_2x1_dsp(p);
+    return q4 ? KernelChoice{quant_detail::gemm_q4_2x1_dsp, "gemm_q4_2x1_dsp", true}
+              : KernelChoice{quant_detail::gemm_q8_2x1_dsp, "gemm_q8_2x1_dsp", true};
+#endif
   }
+  if (!quant_detail::simd_supports_group(q4, p.group)) return scalar_int(dtype);
+#if EINFER_HAS_SIMD && defined(__AVX2__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+  // AMX whenever m > 1 (not only for many rows): a row block of a threaded prefill must take the
+  // kernel the whole product takes, or the bits would depend on the thread count.
+  if (p.m > 1 && isa_extension_enabled(IsaExtension::amx) &&
+      quant_detail::gemm_amx_supports(p, q4)) {
+    return q4 ? KernelChoice{quant_detail::gemm_q4_16x16_amx, "gemm_q4_16x16_amx", true}
+              : KernelChoice{quant_detail::gemm_q8_16x16_amx, "gemm_q8_16x16_amx", true};
+  }
+  if (p.m > 1 && isa_extension_enabled(IsaExtension::avx512vnni)) {
+    return q4 ? KernelChoice{quant_detail::gemm_q4_4x4_avx512vnni, "gemm_q4_4x4_avx512vnni", true}
+              : KernelChoice{quant_detail::gemm_q8_4x4_avx512vnni, "gemm_q8_4x4_avx512vnni", true};
+  }
+  if (p.m == 1 && p.group == 32 && isa_extension_enabled(IsaExtension::avx512vnni)) {
+    return q4 ? KernelChoice{quant_detail::gemv_q4_1x4_avx512vnni, "gemv_q4_1x4_avx512vnni", true}
+              : KernelChoice{quant_detail::gemv_q8_1x4_avx512vnni, "gemv_q8_1x4_avx512vnni", true};
+  }
+#endif
+  if (p.m > 1) {
+    return q4 ? KernelChoice{quant_detail::gemm_q4_4x2_avx2, "gemm_q4_4x2_avx2", true}
+              : KernelChoice{quant_detail::gemm_q8_4x2_avx2, "gemm_q8_4x2_avx2", true};
+  }
+  if (q4 && p.group == 32) return {quant_detail::gemv_q4_1x4_avx2, "gemv_q4_1x4_avx2", true};
+  if (!q4 && p.group == 32 && p.groups % 8 != 0)
+    return {quant_detail::gemv_q8_1x4_avx2, "gemv_q8_1x4_avx2", true};
+  return q4 ? KernelChoice{quant_detail::gemm_q4_4x4_avx2, "gemm_q4_4x4_avx2", true}
+            : KernelChoice{quant_detail::gemm_q8_4x4_avx2, "gemm_q8_4x4_avx2", true};
+#elif EINFER_HAS_SIMD && defined(__ARM_NEON)
+  return q4 ? KernelChoice{quant_detail::gemm_q4_4x1_neon, "gemm_q4_4x1_neon", true}
+            : KernelChoice{quant_detail::gemm_q8_4x1_neon, "gemm_q8_4x1_neon", true};
 #else
-  run_scalar_int(p, dtype);
+  return scalar_int(dtype);
 #endif
 }
 
-// Column blocks of a threaded product: a multiple of every microkernel's tile width.
-constexpr int64_t kColumnAlign = 16;
+KernelChoice choose_kernel(const quant_detail::QuantGemm& p, DType dtype) {
+  return layout_interleaved(p.layout) ? choose_interleaved(p, dtype) : choose_rows(p, dtype);
+}
 
-void run_kernel(const quant_detail::QuantGemm& p, DType dtype, bool simd, bool mcu);
+void run_kernel(const quant_detail::QuantGemm& p, DType dtype) {
+  choose_kernel(p, dtype).fn(p);
+}
+
+// Column blocks of a threaded product: a multiple of every microkernel's tile width and of every
+// interleaved layout's tile rows.
+constexpr int64_t kColumnAlign = 16;
+static_assert(kColumnAlign % layout_tile_rows(WeightLayout::i4x4) == 0 &&
+              kColumnAlign % layout_tile_rows(WeightLayout::i4x8) == 0);
 
 }  // namespace
 
 size_t matmul_quant_scratch_bytes(int64_t m, int64_t k, int32_t group) {
   if (m < 0 || k < 0 || group <= 0) return 64;
-  // 64 bytes to align the caller's pointer, activation scales, chunk sums, zero-padded int8 rows.
-  return 64 + scales_bytes(m, quant_groups(k, group)) + csum_bytes(m, padded_k(k)) +
-         round64(static_cast<size_t>(m * padded_k(k)));
+  // 64 bytes to align the caller's pointer, activation scales, chunk sums, zero-padded int8 rows
+  // (as long as whole groups: the interleaved layouts read them).
+  const int64_t kpad = padded_k(quant_groups(k, group) * group);
+  return 64 + scales_bytes(m, quant_groups(k, group)) + csum_bytes(m, kpad) +
+         round64(static_cast<size_t>(m * kpad));
+}
+
+const char* matmul_quant_kernel_name(DType dtype, WeightLayout layout, int64_t k, int32_t group,
+                                     int64_t m, bool* fast) {
+  quant_detail::QuantGemm p{};
+  p.m = m;
+  p.k = k;
+  p.group = group;
+  p.groups = quant_groups(k, group);
+  p.kpad = padded_k(layout_interleaved(layout) ? p.groups * group : k);
+  p.layout = layout;
+  const KernelChoice choice = choose_kernel(p, dtype);
+  if (fast != nullptr) *fast = choice.fast;
+  return choice.name;
 }
 
 Status matmul_f32_quant(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c,
                         int64_t ldc, void* scratch, size_t scratch_bytes, const Threads* threads) {
-  const bool q4 = w.dtype == DType::q4;
-  const bool simd = quant_detail::simd_supports_group(q4, w.group_size);
-  const bool mcu = quant_detail::mcu_supports_group(q4, w.group_size);
   quant_detail::QuantGemm p;
-  EINFER_TRY(prepare(a, lda, m, w, c, ldc, scratch, scratch_bytes, simd || mcu, threads, &p));
+  EINFER_TRY(prepare(a, lda, m, w, c, ldc, scratch, scratch_bytes, act_order(w), threads, &p));
   if (p.m == 0 || p.n == 0) return ok_status();
   // Tasks take blocks of output columns (weight rows) on multiples of kColumnAlign, so every
   // element is computed by the same tile, in the same order, whatever the thread count.
@@ -270,12 +397,7 @@ Status matmul_f32_quant(const float* a, int64_t lda, int64_t m, const TensorView
   auto columns = [&](int task) {
     long long j0 = 0, j1 = 0;
     split_range(p.n, task, tasks, kColumnAlign, &j0, &j1);
-    quant_detail::QuantGemm part = p;
-    part.w += static_cast<size_t>(j0) * p.w_row_bytes;
-    part.sw += j0 * p.groups;
-    part.c += j0;
-    part.n = j1 - j0;
-    if (part.n > 0) run_kernel(part, w.dtype, simd, mcu);
+    if (j1 > j0) run_kernel(column_part(p, j0, j1), w.dtype);
   };
   run_tasks(threads, tasks, columns);
   return ok_status();
@@ -295,7 +417,9 @@ Status check_step_scratch(int64_t m, const TensorView& w, const void* scratch,
 // The weight, scratch and C checks of the second step (matmul_quant_columns / _row_block).
 Status check_second_step(int64_t m, const TensorView& w, const float* c, int64_t ldc,
                          const void* scratch, size_t scratch_bytes) {
-  if (!dtype_is_quantized(w.dtype) || w.rank != 2 || w.group_size <= 0 || !w.data || !w.scales) {
+  if (!dtype_is_quantized(w.dtype) || w.rank != 2 || w.group_size <= 0 || !w.data ||
+      (!w.scales && !layout_interleaved(w.layout)) ||
+      layout_fit_error(w.dtype, w.layout, w.group_size) != nullptr) {
     return make_status(StatusCode::invalid_argument,
                        "matmul_quant: weight must be a 2-D q8/q4 view with data");
   }
@@ -316,12 +440,9 @@ Status matmul_quant_rows(const float* a, int64_t lda, int64_t m, const TensorVie
     return make_status(StatusCode::invalid_argument, "matmul_quant_rows: rows outside A", r0, r1,
                        m);
   }
-  const bool q4 = w.dtype == DType::q4;
-  const bool even_odd = quant_detail::simd_supports_group(q4, w.group_size) ||
-                        quant_detail::mcu_supports_group(q4, w.group_size);
-  const int64_t k = w.shape[1], groups = quant_groups(k, w.group_size), kpad = padded_k(k);
+  const int64_t k = w.shape[1], groups = quant_groups(k, w.group_size), kpad = weight_kpad(w);
   const ScratchLayout s = carve_scratch(scratch, m, groups, kpad);
-  quantize_row_range(a, lda, k, w.dtype, w.group_size, even_odd, s, kpad, groups, r0, r1);
+  quantize_row_range(a, lda, k, w.group_size, act_order(w), s, kpad, groups, r0, r1);
   return ok_status();
 }
 
@@ -335,27 +456,9 @@ Status matmul_quant_columns(int64_t m, const TensorView& w, float* c, int64_t ld
                        "matmul_quant_columns: columns outside W or off the 16-column grid", j0, j1);
   }
   if (m == 0 || j1 == j0) return ok_status();
-  const bool q4 = w.dtype == DType::q4;
-  const bool simd = quant_detail::simd_supports_group(q4, w.group_size);
-  const bool mcu = quant_detail::mcu_supports_group(q4, w.group_size);
-  const int64_t k = w.shape[1], groups = quant_groups(k, w.group_size), kpad = padded_k(k);
+  const int64_t groups = quant_groups(w.shape[1], w.group_size), kpad = weight_kpad(w);
   const ScratchLayout s = carve_scratch(scratch, m, groups, kpad);
-  const quant_detail::QuantGemm part{
-      s.qa,
-      s.sa,
-      s.csum,
-      static_cast<const uint8_t*>(w.data) + static_cast<size_t>(j0) * quant_row_bytes(w.dtype, k),
-      w.scales + j0 * groups,
-      quant_row_bytes(w.dtype, k),
-      m,
-      j1 - j0,
-      k,
-      kpad,
-      groups,
-      w.group_size,
-      c + j0,
-      ldc};
-  run_kernel(part, w.dtype, simd, mcu);
+  run_kernel(column_part(make_gemm(s, w, m, c, ldc), j0, j1), w.dtype);
   return ok_status();
 }
 
@@ -371,128 +474,69 @@ Status matmul_quant_row_block(int64_t m, const TensorView& w, float* c, int64_t 
                        "matmul_quant_row_block: rows outside A or off the 4-row grid", r0, r1, m);
   }
   if (r1 == r0 || n == 0) return ok_status();
-  const bool q4 = w.dtype == DType::q4;
-  const bool simd = quant_detail::simd_supports_group(q4, w.group_size);
-  const bool mcu = quant_detail::mcu_supports_group(q4, w.group_size);
-  const int64_t k = w.shape[1], groups = quant_groups(k, w.group_size), kpad = padded_k(k);
+  const int64_t groups = quant_groups(w.shape[1], w.group_size), kpad = weight_kpad(w);
   const ScratchLayout s = carve_scratch(scratch, m, groups, kpad);
-  const quant_detail::QuantGemm part{s.qa + r0 * kpad,
-                                     s.sa + r0 * groups,
-                                     s.csum + r0 * (kpad / quant_detail::kChunk),
-                                     static_cast<const uint8_t*>(w.data),
-                                     w.scales,
-                                     quant_row_bytes(w.dtype, k),
-                                     r1 - r0,
-                                     n,
-                                     k,
-                                     kpad,
-                                     groups,
-                                     w.group_size,
-                                     c + r0 * ldc,
-                                     ldc};
-  run_kernel(part, w.dtype, simd, mcu);
+  quant_detail::QuantGemm part = make_gemm(s, w, m, c, ldc);
+  part.qa += r0 * kpad;
+  part.sa += r0 * groups;
+  part.csum += r0 * (kpad / quant_detail::kChunk);
+  part.m = r1 - r0;
+  part.c += r0 * ldc;
+  run_kernel(part, w.dtype);
   return ok_status();
 }
-
-namespace {
-
-void run_kernel(const quant_detail::QuantGemm& p, DType dtype, bool simd, bool mcu) {
-  if (mcu) {
-    run_mcu(p, dtype);
-    return;
-  }
-  const bool q4 = dtype == DType::q4;
-  if (!simd) {
-    run_scalar_int(p, dtype);
-    return;
-  }
-#if EINFER_HAS_SIMD && defined(__AVX2__)
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-  // AMX whenever m > 1 (not only for many rows): a row block of a threaded prefill must take the
-  // kernel the whole product takes, or the bits would depend on the thread count.
-  if (p.m > 1 && isa_extension_enabled(IsaExtension::amx) &&
-      quant_detail::gemm_amx_supports(p, q4)) {
-    if (q4) {
-      quant_detail::gemm_q4_16x16_amx(p);
-    } else {
-      quant_detail::gemm_q8_16x16_amx(p);
-    }
-    return;
-  }
-  if (p.m > 1 && isa_extension_enabled(IsaExtension::avx512vnni)) {
-    if (q4) {
-      quant_detail::gemm_q4_4x4_avx512vnni(p);
-    } else {
-      quant_detail::gemm_q8_4x4_avx512vnni(p);
-    }
-    return;
-  }
-  if (p.m == 1 && p.group == 32 && isa_extension_enabled(IsaExtension::avx512vnni)) {
-    if (q4) {
-      quant_detail::gemv_q4_1x4_avx512vnni(p);
-    } else {
-      quant_detail::gemv_q8_1x4_avx512vnni(p);
-    }
-    return;
-  }
-#endif
-  if (p.m > 1) {
-    if (q4) {
-      quant_detail::gemm_q4_4x2_avx2(p);
-    } else {
-      quant_detail::gemm_q8_4x2_avx2(p);
-    }
-  } else if (q4 && p.group == 32) {
-    quant_detail::gemv_q4_1x4_avx2(p);
-  } else if (!q4 && p.group == 32 && p.groups % 8 != 0) {
-    quant_detail::gemv_q8_1x4_avx2(p);
-  } else if (q4) {
-    quant_detail::gemm_q4_4x4_avx2(p);
-  } else {
-    quant_detail::gemm_q8_4x4_avx2(p);
-  }
-#elif EINFER_HAS_SIMD && defined(__ARM_NEON)
-  if (q4) {
-    quant_detail::gemm_q4_4x1_neon(p);
-  } else {
-    quant_detail::gemm_q8_4x1_neon(p);
-  }
-#else
-  (void)q4;
-  run_scalar_int(p, dtype);
-#endif
-}
-
-}  // namespace
 
 namespace scalar {
 
 Status matmul_f32_quant_int8(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c,
                              int64_t ldc, void* scratch, size_t scratch_bytes) {
   quant_detail::QuantGemm p;
-  EINFER_TRY(prepare(a, lda, m, w, c, ldc, scratch, scratch_bytes, false, nullptr, &p));
-  if (p.m > 0 && p.n > 0) run_scalar_int(p, w.dtype);
+  EINFER_TRY(prepare(a, lda, m, w, c, ldc, scratch, scratch_bytes, ActOrder::natural, nullptr, &p));
+  if (p.m == 0 || p.n == 0) return ok_status();
+  if (layout_interleaved(w.layout))
+    (w.dtype == DType::q8 ? quant_detail::gemm_q8_interleaved_scalar
+                          : quant_detail::gemm_q4_interleaved_scalar)(p);
+  else
+    scalar_int(w.dtype).fn(p);
   return ok_status();
 }
+
+namespace {
+// Element e of row j of W (any layout) and its group's scale.
+int weight_value(const TensorView& w, int64_t j, int64_t e, float* scale) {
+  const int64_t k = w.shape[1], g = e / w.group_size;
+  if (!layout_interleaved(w.layout)) {
+    const unsigned char* q =
+        static_cast<const unsigned char*>(w.data) + j * quant_row_bytes(w.dtype, k);
+    *scale = w.scales[j * quant_groups(k, w.group_size) + g];
+    if (w.dtype == DType::q8) return static_cast<int8_t>(q[e]);
+    return ((e & 1) ? (q[e / 2] >> 4) : (q[e / 2] & 0x0F)) - 8;
+  }
+  const int32_t rows = layout_tile_rows(w.layout);
+  const unsigned char* b =
+      static_cast<const unsigned char*>(w.data) +
+      static_cast<size_t>(j / rows) * layout_tile_bytes(w.dtype, w.layout, k, w.group_size) +
+      static_cast<size_t>(g) * layout_block_bytes(w.dtype, w.layout, w.group_size);
+  const int32_t r = static_cast<int32_t>(j % rows);
+  std::memcpy(scale, b + r * 4, 4);
+  const layout_detail::Place at = layout_detail::place(w.dtype, w.layout, w.group_size, r,
+                                                       static_cast<int32_t>(e - g * w.group_size));
+  const unsigned char v = b[rows * 4 + at.byte];
+  if (w.dtype == DType::q8) return static_cast<int8_t>(v);
+  return (at.nibble ? v >> 4 : v & 0x0F) - 8;
+}
+}  // namespace
 
 void matmul_f32_quant_reference(const float* a, int64_t lda, int64_t m, const TensorView& w,
                                 float* c, int64_t ldc) {
   const int64_t n = w.shape[0], k = w.shape[1];
-  const int64_t groups = quant_groups(k, w.group_size);
-  const size_t row_bytes = quant_row_bytes(w.dtype, k);
   for (int64_t j = 0; j < n; ++j) {
-    const unsigned char* q = static_cast<const unsigned char*>(w.data) + j * row_bytes;
-    const float* s = w.scales + j * groups;
     for (int64_t i = 0; i < m; ++i) {
       float acc = 0.f;
       for (int64_t e = 0; e < k; ++e) {
-        int v;
-        if (w.dtype == DType::q8) {
-          v = static_cast<int8_t>(q[e]);
-        } else {
-          v = ((e & 1) ? (q[e / 2] >> 4) : (q[e / 2] & 0x0F)) - 8;
-        }
-        acc += a[i * lda + e] * static_cast<float>(v) * s[e / w.group_size];
+        float s = 0.f;
+        const int v = weight_value(w, j, e, &s);
+        acc += a[i * lda + e] * static_cast<float>(v) * s;
       }
       c[i * ldc + j] = acc;
     }

@@ -6,6 +6,7 @@
 
 #include "kernels/gguf_quant.h"
 #include "kernels/quant.h"
+#include "kernels/quant_layout.h"
 #include "kernels/vec.h"
 #include "models/attention_variant.h"
 #include "runtime/format.h"
@@ -124,18 +125,9 @@ void embed(const TensorView& table, int32_t token, float* out) {
       break;
     }
     case DType::q8:
-    case DType::q4: {
-      const size_t row_bytes = quant_row_bytes(table.dtype, d);
-      const int64_t groups = quant_groups(d, table.group_size);
-      const float* scales = table.scales + static_cast<size_t>(token) * groups;
-      if (table.dtype == DType::q8) {
-        dequantize_row_q8(reinterpret_cast<const int8_t*>(base + token * row_bytes), scales, d,
-                          table.group_size, out);
-      } else {
-        dequantize_row_q4(base + token * row_bytes, scales, d, table.group_size, out);
-      }
+    case DType::q4:
+      dequantize_weight_row(table, token, out);  // any layout (kernels/quant_layout.h)
       break;
-    }
     default:
       if (dtype_is_gguf_block(table.dtype)) {  // decode just the one row needed
         dequantize_row_gguf(table.dtype, base + token * quant_row_bytes(table.dtype, d), d, out);

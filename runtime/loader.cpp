@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "runtime/format.h"
+#include "runtime/layout.h"
 #include "runtime/model.h"
 
 namespace einfer {
@@ -562,7 +563,7 @@ Status load_model(const void* data, size_t size, const LoadOptions& options, Mod
   FileHeader h;
   std::memcpy(&h, img, sizeof h);
   if (h.magic != kEinMagic) return bad("not an einfer model (bad magic)");
-  if (h.version != kEinVersion && h.version != kEinVersionPrevious)
+  if (h.version != kEinVersion && h.version != kEinVersion3 && h.version != kEinVersionPrevious)
     return make_status(StatusCode::unsupported, "unsupported format version", kEinVersion,
                        h.version);
   if (h.file_size > size)
@@ -622,8 +623,9 @@ Status load_model(const void* data, size_t size, const LoadOptions& options, Mod
                  idx);
     if (r.layer != want_layer)
       return bad("tensor layer out of canonical order", want_layer, r.layer, idx);
-    if (r.reserved0 != 0 || r.reserved1 != 0)
+    if (r.reserved1 != 0 || (h.version < kEinVersion && r.layout != 0))
       return bad("reserved tensor field is not zero", -1, -1, idx);
+    if (r.layout >= kWeightLayoutCount) return bad("unknown tensor layout", -1, r.layout, idx);
     if (!valid_enum_dtype(r.dtype)) return bad("unknown tensor dtype", -1, r.dtype, idx);
     const DType dt = static_cast<DType>(r.dtype);
     const DType want_dt = ein_role_is_matrix(want_role) ? c.weight_dtype : DType::f32;
@@ -650,9 +652,19 @@ Status load_model(const void* data, size_t size, const LoadOptions& options, Mod
     if (dtype_is_gguf_block(dt) && cols % gguf_block_elems(dt) != 0)
       return bad("GGUF block tensor row is not a whole number of blocks", gguf_block_elems(dt),
                  cols, idx);
-    const uint64_t want_data = static_cast<uint64_t>(rows) * quant_row_bytes(dt, cols);
+    // Interleaved layouts (runtime/layout.h): q8/q4 matrices only, scales inside the one region.
+    const WeightLayout layout = static_cast<WeightLayout>(r.layout);
+    if (layout_interleaved(layout)) {
+      const char* why = want_rank == 2 ? layout_fit_error(dt, layout, c.group_size)
+                                       : "interleaved layouts hold matrices only";
+      if (why != nullptr) return bad(why, -1, r.layout, idx);
+    }
+    const bool separate_scales = quant && !layout_interleaved(layout);
+    const uint64_t want_data = layout_interleaved(layout)
+                                   ? layout_data_bytes(dt, layout, rows, cols, c.group_size)
+                                   : static_cast<uint64_t>(rows) * quant_row_bytes(dt, cols);
     const uint64_t want_scales =
-        quant ? static_cast<uint64_t>(rows) * quant_groups(cols, c.group_size) * 4u : 0u;
+        separate_scales ? static_cast<uint64_t>(rows) * quant_groups(cols, c.group_size) * 4u : 0u;
     if (r.group_size != static_cast<uint32_t>(quant ? c.group_size : 0))
       return bad("tensor group size disagrees with the architecture", quant ? c.group_size : 0,
                  r.group_size, idx);
@@ -660,14 +672,16 @@ Status load_model(const void* data, size_t size, const LoadOptions& options, Mod
       return bad("tensor byte size disagrees with its shape", static_cast<int64_t>(want_data),
                  static_cast<int64_t>(r.data_bytes > INT64_MAX ? INT64_MAX : r.data_bytes), idx);
     EINFER_TRY(place_region(r.data_offset, r.data_bytes, file_size, &cursor, kData, idx));
-    if (quant) {
+    if (separate_scales) {
       if (r.scales_bytes != want_scales)
         return bad("tensor scale bytes disagree with its shape", static_cast<int64_t>(want_scales),
                    static_cast<int64_t>(r.scales_bytes > INT64_MAX ? INT64_MAX : r.scales_bytes),
                    idx);
       EINFER_TRY(place_region(r.scales_offset, r.scales_bytes, file_size, &cursor, kScales, idx));
     } else if (r.scales_offset != 0 || r.scales_bytes != 0) {
-      return bad("unquantized tensor has scales", -1, -1, idx);
+      return bad(quant ? "interleaved tensor has a separate scale region"
+                       : "unquantized tensor has scales",
+                 -1, -1, idx);
     }
   }
 
@@ -754,7 +768,10 @@ Status model_tensor(const Model& model, TensorRole role, int32_t layer, TensorVi
                    const_cast<unsigned char*>(model.image + r.data_offset), shape,
                    static_cast<int>(r.rank));
   if (dtype_is_quantized(out->dtype)) {
-    out->scales = reinterpret_cast<const float*>(model.image + r.scales_offset);
+    out->layout = static_cast<WeightLayout>(r.layout);
+    // Interleaved layouts keep their scales in the blocks: no separate scale pointer.
+    if (!layout_interleaved(out->layout))
+      out->scales = reinterpret_cast<const float*>(model.image + r.scales_offset);
     out->group_size = static_cast<int32_t>(r.group_size);
   }
   return ok_status();

@@ -133,7 +133,7 @@ TEST_CASE("format corrupt: targeted table, each error names the problem") {
       {"window first layer without a window", kArch + 124, 4, 1, "window first layer"},
       {"decoder layers in a llama", kArch + 120, 4, 1,
        "only transformer models have decoder layers"},
-      {"version 4", 4, 4, 4, "version"},
+      {"version 5", 4, 4, 5, "version"},
       {"rope scaling unknown", kArch + 96, 4, 7, "unknown RoPE scaling"},
       {"rope scaling linear without factor", kArch + 96, 4, 1, "factor must be > 0"},
       {"rope scaling llama3 without factors", kArch + 96, 4, 2, "llama3 RoPE scaling"},

@@ -19,6 +19,7 @@
 #include "tests/test_pool.h"
 #include "tools/einfer-pack/ein_writer.h"
 #include "tools/einfer-pack/importers.h"
+#include "tools/einfer-pack/layouts.h"
 
 using namespace einfer;
 
@@ -26,7 +27,8 @@ namespace {
 
 // Big enough that every projection, the classifier and attention split into several column or
 // head blocks, with tails (vocab 1003 and hidden 200 are not multiples of the 16-column blocks).
-pack::AlignedBuffer synthetic(DType dtype, int32_t kv_heads) {
+pack::AlignedBuffer synthetic(DType dtype, int32_t kv_heads,
+                              WeightLayout layout = WeightLayout::rows) {
   pack::SyntheticSpec spec;
   spec.dim = 96;
   spec.hidden = 200;
@@ -38,7 +40,9 @@ pack::AlignedBuffer synthetic(DType dtype, int32_t kv_heads) {
   spec.tied = 0;
   spec.dtype = dtype;
   spec.seed = 7;
-  return pack::AlignedBuffer(pack::write_ein(pack::make_synthetic_image(spec)));
+  pack::EinImage image = pack::make_synthetic_image(spec);
+  pack::apply_layout(&image, layout, true, nullptr);
+  return pack::AlignedBuffer(pack::write_ein(image));
 }
 
 // Logits of a prompt in chunks of max_batch (so prefill meets the cache) then 6 greedy decode
@@ -90,11 +94,23 @@ std::vector<float> run(const pack::AlignedBuffer& image, DType kv, einfer_thread
 TEST_CASE("threads: logits are bit-identical for 1, 2 and 3 workers") {
   // 3 kv heads: prefill chunks on 3 workers lay each task's heads out apart (models/mha_parts.h),
   // on 2 they cannot (3 kv heads); 2 kv heads: the other way round.
-  for (auto [dtype, kv_heads] :
-       {std::pair{DType::f32, 3}, {DType::q8, 3}, {DType::q4, 3}, {DType::q8, 2}, {DType::q4, 2}}) {
-    const pack::AlignedBuffer image = synthetic(dtype, kv_heads);
+  // Interleaved weight layouts (hidden 200: a last group of 8; vocab 1003: a last tile of 3).
+  struct Case {
+    DType dtype;
+    int32_t kv_heads;
+    WeightLayout layout;
+  };
+  for (auto [dtype, kv_heads, layout] :
+       {Case{DType::f32, 3, WeightLayout::rows}, Case{DType::q8, 3, WeightLayout::rows},
+        Case{DType::q4, 3, WeightLayout::rows}, Case{DType::q8, 2, WeightLayout::rows},
+        Case{DType::q4, 2, WeightLayout::rows}, Case{DType::q8, 3, WeightLayout::i4x4},
+        Case{DType::q4, 2, WeightLayout::i4x4}, Case{DType::q8, 2, WeightLayout::i4x8},
+        Case{DType::q4, 3, WeightLayout::i4x8}}) {
+    const pack::AlignedBuffer image = synthetic(dtype, kv_heads, layout);
     CAPTURE(kv_heads);
+    CAPTURE(layout_name(layout));
     for (DType kv : {DType::f32, DType::i8}) {
+      if (layout != WeightLayout::rows && kv != DType::f32) continue;  // the cache is not theirs
       for (Prompt prompt : {Prompt{8, 21}, Prompt{30, 45}, Prompt{30, 45, 16}, Prompt{130, 140}}) {
         const std::string names = std::string(dtype_name(dtype)) + " weights, " + dtype_name(kv) +
                                   " cache, chunks of " + std::to_string(prompt.max_batch) +

@@ -88,6 +88,12 @@ PackedTensor encode_tensor(TensorRole role, int32_t layer, const std::vector<int
   return t;
 }
 
+uint32_t ein_version_for(const EinImage& image) {
+  for (const PackedTensor& t : image.tensors)
+    if (t.layout != WeightLayout::rows) return kEinVersion;
+  return kEinVersion3;
+}
+
 std::vector<uint8_t> write_ein(const EinImage& image) {
   const ModelConfig& c = image.config;
   require_valid_config(c, "invalid model configuration: ");
@@ -137,11 +143,12 @@ std::vector<uint8_t> write_ein(const EinImage& image) {
     r.rank = static_cast<uint32_t>(t.rank);
     for (int d = 0; d < t.rank; ++d) r.shape[d] = static_cast<uint32_t>(t.shape[d]);
     r.group_size = static_cast<uint32_t>(t.group_size);
+    r.layout = static_cast<uint32_t>(t.layout);
     r.data_offset = cursor;
     r.data_bytes = t.data.size();
     end = cursor + t.data.size();
     cursor = align_up(end);
-    if (!t.scales.empty() || dtype_is_quantized(t.dtype)) {
+    if (!t.scales.empty() || (dtype_is_quantized(t.dtype) && !layout_interleaved(t.layout))) {
       r.scales_offset = cursor;
       r.scales_bytes = t.scales.size();
       end = cursor + t.scales.size();
@@ -151,7 +158,7 @@ std::vector<uint8_t> write_ein(const EinImage& image) {
   FileHeader h;
   std::memset(&h, 0, sizeof h);
   h.magic = kEinMagic;
-  h.version = kEinVersion;
+  h.version = ein_version_for(image);
   h.header_size = static_cast<uint32_t>(header_size);
   h.arch_offset = 128;
   h.arch_size = sizeof(ArchBlock);

@@ -26,8 +26,9 @@ struct PackedTensor {
   int rank = 0;
   int64_t shape[4] = {0, 0, 0, 0};
   int32_t group_size = 0;       // q8/q4 only
-  std::vector<uint8_t> data;    // values
-  std::vector<uint8_t> scales;  // q8/q4: float32 [rows, groups]
+  std::vector<uint8_t> data;    // values (interleaved layouts: the blocks, scales inside)
+  std::vector<uint8_t> scales;  // q8/q4 rows layout: float32 [rows, groups]
+  WeightLayout layout = WeightLayout::rows;  // q8/q4 matrices (runtime/layout.h)
 };
 
 // Encodes float values of logical shape `shape` (row-major, last axis quantized) as `dtype`
@@ -41,6 +42,10 @@ struct EinImage {
   std::vector<uint8_t> tokenizer;  // llama2.c tokenizer.bin bytes; empty: none
   std::string metadata;            // "key=value\n" lines; empty: none
 };
+
+// The format version write_ein gives the image: 3 when every matrix is in the rows layout (so
+// runtimes before format 4 load it too), else kEinVersion.
+uint32_t ein_version_for(const EinImage& image);
 
 // Serializes the image; throws PackError if a tensor is missing, duplicated or inconsistent.
 std::vector<uint8_t> write_ein(const EinImage& image);

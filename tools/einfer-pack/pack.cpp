@@ -11,6 +11,7 @@
 #include "models/session.h"
 #include "models/tokenizer_text.h"
 #include "runtime/format.h"
+#include "tools/common/layout_report.h"
 #include "tools/einfer-pack/attention_options.h"
 #include "tools/einfer-pack/importers.h"
 
@@ -254,11 +255,14 @@ std::string describe_model(const Model& model, const RunOptions& run, bool json)
         if (d) shape += ", ";
         shape += std::to_string(r.v.shape[d]);
       }
+      const std::string layout = dtype_is_quantized(r.v.dtype) ? std::string(", \"layout\": \"") +
+                                                                     layout_name(r.v.layout) + "\""
+                                                               : std::string();
       out +=
           fmt("    {\"role\": \"%s\", \"layer\": %d, \"dtype\": \"%s\", \"shape\": [%s], "
-              "\"bytes\": %" PRIu64 "}%s\n",
+              "\"bytes\": %" PRIu64 "%s}%s\n",
               tensor_role_name(r.role), r.layer, dtype_name(r.v.dtype), shape.c_str(), r.bytes,
-              i + 1 < rows.size() ? "," : "");
+              layout.c_str(), i + 1 < rows.size() ? "," : "");
     }
     out += "  ],\n";
     out += fmt("  \"tensor_count\": %u, \"parameters\": %" PRIu64 ", \"weight_bytes\": %" PRIu64
@@ -307,6 +311,8 @@ std::string describe_model(const Model& model, const RunOptions& run, bool json)
   }
   if (c.group_size) out += fmt(", group %d", c.group_size);
   out += "\n";
+  if (dtype_is_quantized(c.weight_dtype))
+    out += "layout:       " + tools::describe_layout(model) + "\n";
   // Importer remarks (e.g. GGUF IQ4_NL tensors converted to q8_0) from the metadata section.
   FileHeader h;
   std::memcpy(&h, model.image, sizeof h);
@@ -322,15 +328,17 @@ std::string describe_model(const Model& model, const RunOptions& run, bool json)
     }
   }
   out += "\n";
-  out += fmt("%-18s %5s %-5s %-16s %12s\n", "role", "layer", "dtype", "shape", "bytes");
+  out +=
+      fmt("%-18s %5s %-5s %-16s %12s  %s\n", "role", "layer", "dtype", "shape", "bytes", "layout");
   for (const Row& r : rows) {
     std::string shape;
     for (int d = 0; d < r.v.rank; ++d) {
       if (d) shape += "x";
       shape += std::to_string(r.v.shape[d]);
     }
-    out += fmt("%-18s %5d %-5s %-16s %12" PRIu64 "\n", tensor_role_name(r.role), r.layer,
-               dtype_name(r.v.dtype), shape.c_str(), r.bytes);
+    out += fmt("%-18s %5d %-5s %-16s %12" PRIu64 "  %s\n", tensor_role_name(r.role), r.layer,
+               dtype_name(r.v.dtype), shape.c_str(), r.bytes,
+               dtype_is_quantized(r.v.dtype) ? layout_name(r.v.layout) : "");
   }
   out += fmt("\ntensors %u  parameters %" PRIu64 "  weight bytes %" PRIu64
              "  file bytes %zu  tokenizer bytes %zu\n",
