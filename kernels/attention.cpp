@@ -19,6 +19,7 @@
 #include <cstring>
 
 #include "kernels/attention_i8_rows.h"
+#include "kernels/exp_neon.h"
 #include "kernels/isa.h"
 #include "kernels/kv_ring.h"
 #include "kernels/simd.h"
@@ -408,7 +409,11 @@ void tile_softmax(const ScratchLayout& s, int32_t h, int32_t k, float scale, int
   const Batch mv(new_max);
   Batch sum(0.f);
   for (; i + kLanes <= cnt; i += kLanes) {
+#if defined(__aarch64__)
+    const Batch e(neon::exp4((Batch::load_unaligned(sh + i) - mv).data));  // kernels/exp_neon.h
+#else
     const Batch e = xsimd::exp(Batch::load_unaligned(sh + i) - mv);
+#endif
     sum += e;
     (e * Batch::load_unaligned(s.vscale + i)).store_unaligned(sh + i);  // V row scales folded in
   }

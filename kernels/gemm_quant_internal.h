@@ -44,6 +44,42 @@ void permute_even_odd8(int8_t* qa, int64_t kpad);
 // csum[c] = 8 * sum of qa[32c .. 32c + 32) for the kpad / 32 chunks of a natural-order row.
 void chunk_sums_times8(const int8_t* qa, int64_t kpad, int32_t* csum);
 
+// How the quantized activations lie in the scratch for the kernel that reads them.
+//   natural    row i at qa + i * kpad, its scales at sa + i * groups (the scalar and generic
+//   kernels) even_odd   natural rows with each chunk / block reordered (rows-layout q4 SIMD
+//   kernels, above) single, quad, pair: blocked, for the interleaved layouts' SIMD kernels. Tokens
+//   go in blocks of 1, 4 or 2 (act_block_rows), and each (token block, group) is one block of
+//   act_block_bytes at qa + (block * groups + g) * act_block_bytes: a header, then the block's
+//   values of the group, zero-padded past k (and zero tokens past m). q4 needs isum = dot(u, a) - 8
+//   sum(a) for the unsigned nibbles u: the header's asum8 = -8 * sum(a) is the group's starting
+//   int32 sum (0 for q8).
+//     single  header [sa, asum8, 0, 0], values [G]                      (GEMV)
+//     quad    header [sa x 4][asum8 of each token in 4 lanes: 4 x 4], values [G/16][4 tokens][16]
+//             (sdot GEMM, lane = row: one 64-byte load starts the 4 tokens' row sums)
+//     pair    header [sa0 sa0 sa1 sa1][asum8: same], values [G/8][2 tokens][8]  (SMMLA operand)
+enum class ActOrder : uint8_t { natural, even_odd, single, quad, pair };
+
+constexpr int act_block_rows(ActOrder o) {
+  return o == ActOrder::quad ? 4 : o == ActOrder::pair ? 2 : 1;
+}
+constexpr int64_t act_block_bytes(ActOrder o, int32_t group) {
+  switch (o) {
+    case ActOrder::single:
+      return 16 + group;
+    case ActOrder::quad:
+      return 80 + 4 * int64_t{group};
+    case ActOrder::pair:
+      return 32 + 2 * int64_t{group};
+    default:
+      return 0;
+  }
+}
+// Groups the blocked orders' kernels take: whole 16-byte chunks (q4: whole 32-value pairs of
+// them, a byte's two nibbles), at most 256 (a group is staged on the stack while it is laid out).
+constexpr bool blocked_group(bool q4, int32_t group) {
+  return group % (q4 ? 32 : 16) == 0 && group <= 256;
+}
+
 // Everything a microkernel needs for C[m, n] = A_q · W_qᵀ after the activations are quantized.
 // Interleaved weight layouts (runtime/layout.h): `w` is the first tile's first block, tiles
 // w_tile_bytes apart, `sw` null (the scales are in the blocks); the kernel computes whole tiles
@@ -61,6 +97,8 @@ struct QuantGemm {
   int64_t ldc;
   WeightLayout layout = WeightLayout::rows;
   size_t w_tile_bytes = 0;  // interleaved layouts: bytes of one tile (layout_tile_bytes)
+  ActOrder order = ActOrder::natural;
+  int64_t act_block_bytes = 0;  // blocked orders: bytes of one (token block, group) block
 };
 
 // The float step of the kernels that promise results bit-identical to their scalar twins (the
@@ -111,6 +149,35 @@ void gemm_q4_16x16_amx(const QuantGemm& p);
 #if EINFER_HAS_SIMD && defined(__ARM_NEON)
 void gemm_q8_4x1_neon(const QuantGemm& p);  // sdot with __ARM_FEATURE_DOTPROD, else vmull/vpadal
 void gemm_q4_4x1_neon(const QuantGemm& p);
+#endif
+#if EINFER_HAS_SIMD && defined(__aarch64__)
+// quantize_activations_q8 in NEON lanes (quantize_act_q8_neon.cpp), same bytes and scales.
+void quantize_activations_q8_neon(const float* a, int64_t k, int32_t group, int8_t* qa, float* sa);
+// One group of it (n <= group values, group a multiple of 16) straight into a blocked order: the
+// group's values in chunks of `chunk` (8 or 16) bytes, `stride` apart, zero past n. Returns the
+// scale; *sum gets the sum of the group's int8 values.
+float quantize_group_chunked_neon(const float* x, int32_t n, int32_t group, int chunk,
+                                  int64_t stride, int8_t* dst, int32_t* sum);
+#endif
+// The interleaved layouts' SIMD kernels (runtime/layout.h), each bit-identical to
+// gemm_q8/q4_interleaved_scalar. GEMV (m == 1) reads ActOrder::single, the GEMMs quad (4x4) or
+// pair (4x8) blocks; groups with blocked_group only.
+#if EINFER_HAS_SIMD && defined(__aarch64__) && defined(__ARM_FEATURE_DOTPROD)
+void gemv_q8_4x4_dotprod(const QuantGemm& p);  // sdot, lane = row
+void gemv_q4_4x4_dotprod(const QuantGemm& p);
+void gemm_q8_4x4_dotprod(const QuantGemm& p);
+void gemm_q4_4x4_dotprod(const QuantGemm& p);
+#elif EINFER_HAS_SIMD && defined(__aarch64__)
+void gemv_q8_4x4_neon(const QuantGemm& p);  // smull/smlal + sadalp (Cortex-A53/A72)
+void gemv_q4_4x4_neon(const QuantGemm& p);
+void gemm_q8_4x4_neon(const QuantGemm& p);
+void gemm_q4_4x4_neon(const QuantGemm& p);
+#endif
+#if EINFER_HAS_SIMD && defined(__aarch64__) && defined(__ARM_FEATURE_MATMUL_INT8)
+void gemv_q8_4x8_i8mm(const QuantGemm& p);  // smmla, 2 rows x 8 bytes per operand
+void gemv_q4_4x8_i8mm(const QuantGemm& p);
+void gemm_q8_4x8_i8mm(const QuantGemm& p);
+void gemm_q4_4x8_i8mm(const QuantGemm& p);
 #endif
 
 // Cortex-M kernels (kernels/cortex_m.h; these builds have no xsimd SIMD): Helium on M55/M85,

@@ -130,19 +130,10 @@ Status check_args(const float* a, int64_t lda, int64_t m, const TensorView& w, c
   return ok_status();
 }
 
-// How the activation rows are laid out in the scratch for the kernel a weight takes.
-enum class ActOrder {
-  natural,  // as quantized
-  even_odd  // q4 rows layout, SIMD and Cortex-M DSP kernels: even/odd chunks
-            // (gemm_quant_internal.h)
-};
+using quant_detail::ActOrder;
 
-ActOrder act_order(const TensorView& w) {
-  if (w.dtype != DType::q4 || layout_interleaved(w.layout)) return ActOrder::natural;
-  const bool rows_kernels = quant_detail::simd_supports_group(true, w.group_size) ||
-                            quant_detail::mcu_supports_group(true, w.group_size);
-  return rows_kernels ? ActOrder::even_odd : ActOrder::natural;
-}
+// The order the kernel matmul_f32_quant picks for w and m rows reads its activations in.
+ActOrder act_order(const TensorView& w, int64_t m);
 
 // Activation row length in the scratch: interleaved layouts read whole groups (a last group past
 // k is zero-padded in the weights, so its activations must read as zeros too).
@@ -175,19 +166,88 @@ ScratchLayout carve_scratch(void* scratch, int64_t m, int64_t groups, int64_t kp
   return s;
 }
 
-// Quantizes rows [r0, r1) of A into the scratch layout `s` in the order `order`.
-void quantize_row_range(const float* a, int64_t lda, int64_t k, int32_t group, ActOrder order,
-                        const ScratchLayout& s, int64_t kpad, int64_t groups, int64_t r0,
-                        int64_t r1) {
+// One row's group quantization (the fastest code the build has).
+void quantize_row(const float* a, int64_t k, int32_t group, int8_t* qa, float* sa) {
+#if EINFER_HAS_MVE
+  quant_detail::quantize_activations_q8_mve(a, k, group, qa, sa);
+#elif EINFER_HAS_SIMD && defined(__AVX2__)
+  quant_detail::quantize_activations_q8_avx2(a, k, group, qa, sa);
+#elif EINFER_HAS_SIMD && defined(__aarch64__)
+  quant_detail::quantize_activations_q8_neon(a, k, group, qa, sa);
+#else
+  quant_detail::quantize_activations_q8(a, k, group, qa, sa);
+#endif
+}
+
+// Row i of A (null: a zero row past m) into its blocks of a blocked order (gemm_quant_internal.h).
+void quantize_row_blocked(const float* a, int64_t i, int64_t k, int32_t group, ActOrder order,
+                          bool q4, int8_t* base, int64_t groups) {
+  const int rows = quant_detail::act_block_rows(order);
+  const int64_t bb = quant_detail::act_block_bytes(order, group);
+  const int r = static_cast<int>(i % rows);
+  // Where this token's values go in a block: chunks of 16 (single, quad) or 8 (pair) bytes.
+  const int chunk = order == ActOrder::pair ? 8 : 16;
+  const int64_t stride = order == ActOrder::single ? 16 : order == ActOrder::quad ? 64 : 16;
+  const int64_t at = order == ActOrder::single ? 16
+                     : order == ActOrder::quad ? 80 + r * 16
+                                               : 32 + r * 8;
+  for (int64_t g = 0; g < groups; ++g) {
+    int8_t* blk = base + (i / rows * groups + g) * bb;
+    const int32_t len = static_cast<int32_t>(k - g * group < group ? k - g * group : group);
+    float sa = 0.f;
+    int32_t sum = 0;
+#if EINFER_HAS_SIMD && defined(__aarch64__)
+    if (a != nullptr) {
+      sa = quant_detail::quantize_group_chunked_neon(a + g * group, len, group, chunk, stride,
+                                                     blk + at, &sum);
+    } else {
+      for (int32_t c = 0; c < group / chunk; ++c) std::memset(blk + at + c * stride, 0, chunk);
+    }
+#else
+    int8_t tmp[256];
+    if (a != nullptr) quantize_row(a + g * group, len, group, tmp, &sa);
+    std::memset(tmp + (a != nullptr ? len : 0), 0, static_cast<size_t>(group - (a ? len : 0)));
+    for (int32_t e = 0; e < group; ++e) sum += tmp[e];
+    for (int32_t c = 0; c < group / chunk; ++c)
+      std::memcpy(blk + at + c * stride, tmp + c * chunk, static_cast<size_t>(chunk));
+#endif
+    const int32_t asum8 = q4 ? -8 * sum : 0;
+    float* hs = reinterpret_cast<float*>(blk);
+    int32_t* hi = reinterpret_cast<int32_t*>(blk) + (order == ActOrder::single ? 1 : 4);
+    switch (order) {
+      case ActOrder::single:
+        hs[0] = sa;
+        hi[0] = asum8;
+        hi[1] = hi[2] = 0;
+        break;
+      case ActOrder::quad:
+        hs[r] = sa;
+        for (int l = 0; l < 4; ++l) hi[4 * r + l] = asum8;
+        break;
+      default:  // pair
+        hs[2 * r] = hs[2 * r + 1] = sa;
+        hi[2 * r] = hi[2 * r + 1] = asum8;
+        break;
+    }
+  }
+}
+
+// Quantizes rows [r0, r1) of A (m rows in all) into the scratch layout `s` in the order `order`.
+void quantize_row_range(const float* a, int64_t lda, int64_t k, int32_t group, bool q4,
+                        ActOrder order, const ScratchLayout& s, int64_t kpad, int64_t groups,
+                        int64_t m, int64_t r0, int64_t r1) {
+  if (order == ActOrder::single || order == ActOrder::quad || order == ActOrder::pair) {
+    for (int64_t i = r0; i < r1; ++i)
+      quantize_row_blocked(a + i * lda, i, k, group, order, q4, s.qa, groups);
+    // The task with the last row zeroes the rest of its token block.
+    if (r1 == m && r1 > r0)
+      for (int64_t i = m; i % quant_detail::act_block_rows(order) != 0; ++i)
+        quantize_row_blocked(nullptr, i, k, group, order, q4, s.qa, groups);
+    return;
+  }
   for (int64_t i = r0; i < r1; ++i) {
     int8_t* qa = s.qa + i * kpad;
-#if EINFER_HAS_MVE
-    quant_detail::quantize_activations_q8_mve(a + i * lda, k, group, qa, s.sa + i * groups);
-#elif EINFER_HAS_SIMD && defined(__AVX2__)
-    quant_detail::quantize_activations_q8_avx2(a + i * lda, k, group, qa, s.sa + i * groups);
-#else
-    quant_detail::quantize_activations_q8(a + i * lda, k, group, qa, s.sa + i * groups);
-#endif
+    quantize_row(a + i * lda, k, group, qa, s.sa + i * groups);
     std::memset(qa + k, 0, static_cast<size_t>(kpad - k));
     if (order == ActOrder::even_odd) {
 #if EINFER_HAS_SIMD && defined(__AVX2__)
@@ -227,6 +287,8 @@ quant_detail::QuantGemm make_gemm(const ScratchLayout& s, const TensorView& w, i
     p.sw = nullptr;
     p.w_tile_bytes = static_cast<size_t>(layout_tile_bytes(w.dtype, w.layout, k, w.group_size));
   }
+  p.order = act_order(w, m);
+  p.act_block_bytes = quant_detail::act_block_bytes(p.order, w.group_size);
   return p;
 }
 
@@ -247,7 +309,7 @@ quant_detail::QuantGemm column_part(const quant_detail::QuantGemm& p, int64_t j0
 // Checks, quantizes A into scratch (in the order the weight's kernel reads) and fills the kernel
 // arguments.
 Status prepare(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c, int64_t ldc,
-               void* scratch, size_t scratch_bytes, ActOrder order, const Threads* threads,
+               void* scratch, size_t scratch_bytes, bool generic, const Threads* threads,
                quant_detail::QuantGemm* p) {
   EINFER_TRY(check_args(a, lda, m, w, c, ldc));
   const int64_t k = w.shape[1];
@@ -259,15 +321,22 @@ Status prepare(const float* a, int64_t lda, int64_t m, const TensorView& w, floa
   const int64_t groups = quant_groups(k, w.group_size);
   const int64_t kpad = weight_kpad(w);
   const ScratchLayout s = carve_scratch(scratch, m, groups, kpad);
+  // generic: the scalar reference paths, which read natural rows.
+  const ActOrder order = generic ? ActOrder::natural : act_order(w, m);
   // Rows are quantized independently, so tasks take whole rows.
   const int tasks = static_cast<int>(m < thread_count(threads) ? m : thread_count(threads));
   auto quantize_rows = [&](int task) {
     long long r0 = 0, r1 = 0;
     split_range(m, task, tasks, 1, &r0, &r1);
-    quantize_row_range(a, lda, k, w.group_size, order, s, kpad, groups, r0, r1);
+    quantize_row_range(a, lda, k, w.group_size, w.dtype == DType::q4, order, s, kpad, groups, m, r0,
+                       r1);
   };
   run_tasks(threads, tasks, quantize_rows);
   *p = make_gemm(s, w, m, c, ldc);
+  if (generic) {
+    p->order = ActOrder::natural;
+    p->act_block_bytes = 0;
+  }
   return ok_status();
 }
 
@@ -279,6 +348,7 @@ struct KernelChoice {
   KernelFn fn;
   const char* name;
   bool fast;
+  ActOrder order = ActOrder::natural;
 };
 
 KernelChoice scalar_int(DType dtype) {
@@ -287,9 +357,50 @@ KernelChoice scalar_int(DType dtype) {
              : KernelChoice{quant_detail::gemm_q4_1x1_scalar, "gemm_q4_1x1_scalar", true};
 }
 
-// Interleaved layouts (runtime/layout.h).
+// Interleaved layouts (runtime/layout.h): the SIMD kernels of this level for the layout and group,
+// else the generic kernel (natural rows).
 KernelChoice choose_interleaved(const quant_detail::QuantGemm& p, DType dtype) {
   const bool q4 = dtype == DType::q4;
+  if (quant_detail::blocked_group(q4, p.group)) {
+#if EINFER_HAS_SIMD && defined(__aarch64__) && defined(__ARM_FEATURE_MATMUL_INT8)
+    if (p.layout == WeightLayout::i4x8) {
+      if (p.m == 1)
+        return q4 ? KernelChoice{quant_detail::gemv_q4_4x8_i8mm, "gemv_q4_4x8_i8mm", true,
+                                 ActOrder::single}
+                  : KernelChoice{quant_detail::gemv_q8_4x8_i8mm, "gemv_q8_4x8_i8mm", true,
+                                 ActOrder::single};
+      return q4 ? KernelChoice{quant_detail::gemm_q4_4x8_i8mm, "gemm_q4_4x8_i8mm", true,
+                               ActOrder::pair}
+                : KernelChoice{quant_detail::gemm_q8_4x8_i8mm, "gemm_q8_4x8_i8mm", true,
+                               ActOrder::pair};
+    }
+#endif
+#if EINFER_HAS_SIMD && defined(__aarch64__) && defined(__ARM_FEATURE_DOTPROD)
+    if (p.layout == WeightLayout::i4x4) {
+      if (p.m == 1)
+        return q4 ? KernelChoice{quant_detail::gemv_q4_4x4_dotprod, "gemv_q4_4x4_dotprod", true,
+                                 ActOrder::single}
+                  : KernelChoice{quant_detail::gemv_q8_4x4_dotprod, "gemv_q8_4x4_dotprod", true,
+                                 ActOrder::single};
+      return q4 ? KernelChoice{quant_detail::gemm_q4_4x4_dotprod, "gemm_q4_4x4_dotprod", true,
+                               ActOrder::quad}
+                : KernelChoice{quant_detail::gemm_q8_4x4_dotprod, "gemm_q8_4x4_dotprod", true,
+                               ActOrder::quad};
+    }
+#elif EINFER_HAS_SIMD && defined(__aarch64__)
+    if (p.layout == WeightLayout::i4x4) {
+      if (p.m == 1)
+        return q4 ? KernelChoice{quant_detail::gemv_q4_4x4_neon, "gemv_q4_4x4_neon", true,
+                                 ActOrder::single}
+                  : KernelChoice{quant_detail::gemv_q8_4x4_neon, "gemv_q8_4x4_neon", true,
+                                 ActOrder::single};
+      return q4 ? KernelChoice{quant_detail::gemm_q4_4x4_neon, "gemm_q4_4x4_neon", true,
+                               ActOrder::quad}
+                : KernelChoice{quant_detail::gemm_q8_4x4_neon, "gemm_q8_4x4_neon", true,
+                               ActOrder::quad};
+    }
+#endif
+  }
   (void)p;
   return q4 ? KernelChoice{quant_detail::gemm_q4_interleaved_scalar, "gemm_q4_interleaved_scalar",
                            false}
@@ -346,7 +457,23 @@ KernelChoice choose_rows(const quant_detail::QuantGemm& p, DType dtype) {
 }
 
 KernelChoice choose_kernel(const quant_detail::QuantGemm& p, DType dtype) {
-  return layout_interleaved(p.layout) ? choose_interleaved(p, dtype) : choose_rows(p, dtype);
+  if (layout_interleaved(p.layout)) return choose_interleaved(p, dtype);
+  KernelChoice c = choose_rows(p, dtype);
+  // The rows layout's SIMD and Cortex-M DSP q4 kernels read even/odd chunks.
+  const bool rows_kernels = quant_detail::simd_supports_group(true, p.group) ||
+                            quant_detail::mcu_supports_group(true, p.group);
+  c.order = dtype == DType::q4 && rows_kernels ? ActOrder::even_odd : ActOrder::natural;
+  return c;
+}
+
+ActOrder act_order(const TensorView& w, int64_t m) {
+  quant_detail::QuantGemm p{};
+  p.m = m;
+  p.k = w.shape[1];
+  p.group = w.group_size;
+  p.groups = quant_groups(p.k, p.group);
+  p.layout = w.layout;
+  return choose_kernel(p, w.dtype).order;
 }
 
 void run_kernel(const quant_detail::QuantGemm& p, DType dtype) {
@@ -365,9 +492,14 @@ size_t matmul_quant_scratch_bytes(int64_t m, int64_t k, int32_t group) {
   if (m < 0 || k < 0 || group <= 0) return 64;
   // 64 bytes to align the caller's pointer, activation scales, chunk sums, zero-padded int8 rows
   // (as long as whole groups: the interleaved layouts read them).
-  const int64_t kpad = padded_k(quant_groups(k, group) * group);
-  return 64 + scales_bytes(m, quant_groups(k, group)) + csum_bytes(m, kpad) +
-         round64(static_cast<size_t>(m * kpad));
+  const int64_t groups = quant_groups(k, group);
+  const int64_t kpad = padded_k(groups * group);
+  // The blocked orders (interleaved layouts' SIMD kernels) take at most (20 + group) bytes per
+  // row and group, rows rounded up to a block of 4.
+  size_t qa = static_cast<size_t>(m * kpad);
+  const size_t blocked = static_cast<size_t>((m + 3) / 4 * 4 * groups * (20 + int64_t{group}));
+  if (quant_detail::blocked_group(false, group) && blocked > qa) qa = blocked;
+  return 64 + scales_bytes(m, groups) + csum_bytes(m, kpad) + round64(qa);
 }
 
 const char* matmul_quant_kernel_name(DType dtype, WeightLayout layout, int64_t k, int32_t group,
@@ -387,7 +519,7 @@ const char* matmul_quant_kernel_name(DType dtype, WeightLayout layout, int64_t k
 Status matmul_f32_quant(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c,
                         int64_t ldc, void* scratch, size_t scratch_bytes, const Threads* threads) {
   quant_detail::QuantGemm p;
-  EINFER_TRY(prepare(a, lda, m, w, c, ldc, scratch, scratch_bytes, act_order(w), threads, &p));
+  EINFER_TRY(prepare(a, lda, m, w, c, ldc, scratch, scratch_bytes, false, threads, &p));
   if (p.m == 0 || p.n == 0) return ok_status();
   // Tasks take blocks of output columns (weight rows) on multiples of kColumnAlign, so every
   // element is computed by the same tile, in the same order, whatever the thread count.
@@ -442,7 +574,8 @@ Status matmul_quant_rows(const float* a, int64_t lda, int64_t m, const TensorVie
   }
   const int64_t k = w.shape[1], groups = quant_groups(k, w.group_size), kpad = weight_kpad(w);
   const ScratchLayout s = carve_scratch(scratch, m, groups, kpad);
-  quantize_row_range(a, lda, k, w.group_size, act_order(w), s, kpad, groups, r0, r1);
+  quantize_row_range(a, lda, k, w.group_size, w.dtype == DType::q4, act_order(w, m), s, kpad,
+                     groups, m, r0, r1);
   return ok_status();
 }
 
@@ -477,7 +610,10 @@ Status matmul_quant_row_block(int64_t m, const TensorView& w, float* c, int64_t 
   const int64_t groups = quant_groups(w.shape[1], w.group_size), kpad = weight_kpad(w);
   const ScratchLayout s = carve_scratch(scratch, m, groups, kpad);
   quant_detail::QuantGemm part = make_gemm(s, w, m, c, ldc);
-  part.qa += r0 * kpad;
+  if (part.act_block_bytes > 0)  // blocked: r0 is a multiple of 4, so it starts a token block
+    part.qa += r0 / quant_detail::act_block_rows(part.order) * groups * part.act_block_bytes;
+  else
+    part.qa += r0 * kpad;
   part.sa += r0 * groups;
   part.csum += r0 * (kpad / quant_detail::kChunk);
   part.m = r1 - r0;
@@ -491,7 +627,7 @@ namespace scalar {
 Status matmul_f32_quant_int8(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c,
                              int64_t ldc, void* scratch, size_t scratch_bytes) {
   quant_detail::QuantGemm p;
-  EINFER_TRY(prepare(a, lda, m, w, c, ldc, scratch, scratch_bytes, ActOrder::natural, nullptr, &p));
+  EINFER_TRY(prepare(a, lda, m, w, c, ldc, scratch, scratch_bytes, true, nullptr, &p));
   if (p.m == 0 || p.n == 0) return ok_status();
   if (layout_interleaved(w.layout))
     (w.dtype == DType::q8 ? quant_detail::gemm_q8_interleaved_scalar
