@@ -423,7 +423,8 @@ Status check_inputs(const EinsumPlan& p, const TensorView* inputs, int n_inputs)
       same =
           v.shape[i] == p.in_shape[t][i] && (v.shape[i] == 1 || v.strides[i] == p.in_strides[t][i]);
     if (dtype_is_quantized(v.dtype))
-      same = same && v.group_size == p.in_group[t] && v.layout == p.in_layout[t] &&
+      same = same && v.group_size == p.in_group[t] &&
+             (!kLayoutsBuilt || v.layout == p.in_layout[t]) &&
              (v.scales != nullptr || layout_interleaved(v.layout));
     if (!same) {
       return einsum_error(StatusCode::shape_mismatch,

@@ -409,7 +409,7 @@ Status plan_einsum(const EinsumSpec& spec, const TensorView* inputs, int n_input
     p.in_dtype[t] = v.dtype;
     p.in_rank[t] = v.rank;
     p.in_group[t] = v.group_size;
-    p.in_layout[t] = v.layout;
+    if constexpr (kLayoutsBuilt) p.in_layout[t] = v.layout;
     for (int i = 0; i < v.rank; ++i) {
       p.in_shape[t][i] = v.shape[i];
       p.in_strides[t][i] = v.strides[i];

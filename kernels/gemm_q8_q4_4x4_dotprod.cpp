@@ -151,10 +151,11 @@ void gemm_tile(const QuantGemm& p, const uint8_t* wt, const int8_t* act, float* 
 // first group to the last (from intrinsics GCC spilled some every group). Per group: 6 loads of
 // activations (headers and both halves of both quads, post-incremented through the blocks), 1-2
 // of weights, 8 unpacks (q4), 64 sdots, the scale, convert and fma of each of the 8 accumulators.
-// `act0`/`act1` are the two quads' first blocks, `out` receives the 8 rows of 4 floats.
+// `act0`/`act1` are the two quads' first blocks; the 8 rows of 4 floats go to `out`, `row_bytes`
+// apart.
 template <bool kQ4>
 void gemm_tile8_g32(const uint8_t* wt, const int8_t* act0, const int8_t* act1, int64_t groups,
-                    float* out) {
+                    float* out, int64_t row_bytes) {
   const uint8_t* w = wt + 16;  // the first block's values; its scales come after the sdots
   if constexpr (kQ4) {
     __asm__ volatile(
@@ -277,12 +278,19 @@ void gemm_tile8_g32(const uint8_t* wt, const int8_t* act0, const int8_t* act1, i
         "fmla v7.4s, v15.4s, v23.4s\n"
         "subs %[n], %[n], #1\n"
         "b.ne 1b\n"
-        "stp q0, q1, [%[out]]\n"
-        "stp q2, q3, [%[out], #32]\n"
-        "stp q4, q5, [%[out], #64]\n"
-        "stp q6, q7, [%[out], #96]\n"
-        : [w] "+r"(w), [a0] "+r"(act0), [a1] "+r"(act1), [n] "+r"(groups)
-        : [out] "r"(out)
+        "str q0, [%[out]]\n"
+        "str q1, [%[out], %[ld]]\n"
+        "add %[out], %[out], %[ld], lsl #1\n"
+        "str q2, [%[out]]\n"
+        "str q3, [%[out], %[ld]]\n"
+        "add %[out], %[out], %[ld], lsl #1\n"
+        "str q4, [%[out]]\n"
+        "str q5, [%[out], %[ld]]\n"
+        "add %[out], %[out], %[ld], lsl #1\n"
+        "str q6, [%[out]]\n"
+        "str q7, [%[out], %[ld]]\n"
+        : [w] "+r"(w), [a0] "+r"(act0), [a1] "+r"(act1), [n] "+r"(groups), [out] "+r"(out)
+        : [ld] "r"(row_bytes)
         : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13",
           "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26",
           "v27", "v28", "v29", "v30", "v31", "memory", "cc");
@@ -399,12 +407,19 @@ void gemm_tile8_g32(const uint8_t* wt, const int8_t* act0, const int8_t* act1, i
         "fmla v7.4s, v15.4s, v23.4s\n"
         "subs %[n], %[n], #1\n"
         "b.ne 1b\n"
-        "stp q0, q1, [%[out]]\n"
-        "stp q2, q3, [%[out], #32]\n"
-        "stp q4, q5, [%[out], #64]\n"
-        "stp q6, q7, [%[out], #96]\n"
-        : [w] "+r"(w), [a0] "+r"(act0), [a1] "+r"(act1), [n] "+r"(groups)
-        : [out] "r"(out)
+        "str q0, [%[out]]\n"
+        "str q1, [%[out], %[ld]]\n"
+        "add %[out], %[out], %[ld], lsl #1\n"
+        "str q2, [%[out]]\n"
+        "str q3, [%[out], %[ld]]\n"
+        "add %[out], %[out], %[ld], lsl #1\n"
+        "str q4, [%[out]]\n"
+        "str q5, [%[out], %[ld]]\n"
+        "add %[out], %[out], %[ld], lsl #1\n"
+        "str q6, [%[out]]\n"
+        "str q7, [%[out], %[ld]]\n"
+        : [w] "+r"(w), [a0] "+r"(act0), [a1] "+r"(act1), [n] "+r"(groups), [out] "+r"(out)
+        : [ld] "r"(row_bytes)
         : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13",
           "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26",
           "v27", "v28", "v29", "v30", "v31", "memory", "cc");
@@ -423,9 +438,15 @@ void gemm_groups(const QuantGemm& p) {
       const int8_t* act = p.qa + i0 / 4 * quad_stride;
       float* c = p.c + i0 * p.ldc + j0;
       if constexpr (kGroup == 32) {
-        float32x4_t out[8];
-        gemm_tile8_g32<kQ4>(wt, act, act + quad_stride, p.groups, reinterpret_cast<float*>(out));
-        store_tile<8>(c, p.ldc, out, tokens, cols);
+        if (tokens == 8 && cols == 4) {  // straight into C
+          gemm_tile8_g32<kQ4>(wt, act, act + quad_stride, p.groups, c,
+                              p.ldc * static_cast<int64_t>(sizeof(float)));
+        } else {
+          float32x4_t out[8];
+          gemm_tile8_g32<kQ4>(wt, act, act + quad_stride, p.groups, reinterpret_cast<float*>(out),
+                              16);
+          store_tile<8>(c, p.ldc, out, tokens, cols);
+        }
       } else {
         gemm_tile<kQ4, 2, kGroup>(p, wt, act, c, tokens, cols);
       }

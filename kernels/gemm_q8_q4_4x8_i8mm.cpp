@@ -111,28 +111,55 @@ void gemm(const QuantGemm& p) {
   }
 }
 
-// kTiles weight tiles against the one token.
-template <bool kQ4, int kTiles>
+// kTiles weight tiles against the one token. kGroup: the group size when known at compile time
+// (32: everything unrolled, the accumulators in registers), else 0.
+template <bool kQ4, int kTiles, int kGroup>
 void gemv_tiles(const QuantGemm& p, const uint8_t* wt, float* c, int cols) {
-  const int64_t group = p.group, chunks = group / 8;
+  const int64_t group = kGroup > 0 ? kGroup : p.group, chunks = group / 8;
   const size_t wbb = 16 + static_cast<size_t>(kQ4 ? group / 2 : group) * 4;
   const uint8x16_t mask = vdupq_n_u8(0x0F);
   float32x4_t acc[kTiles];
+#pragma GCC unroll 4
   for (int x = 0; x < kTiles; ++x) acc[x] = vdupq_n_f32(0.f);
-  for (int64_t g = 0; g < p.groups; ++g) {
-    const int8_t* ab = p.qa + g * p.act_block_bytes;
+  const int8_t* ab = p.qa;
+  const uint8_t* wb = wt;
+  for (int64_t g = 0; g < p.groups; ++g, ab += p.act_block_bytes, wb += wbb) {
     const int32x4_t start =
         kQ4 ? vld1q_dup_s32(reinterpret_cast<const int32_t*>(ab) + 1) : vdupq_n_s32(0);
     int32x4_t isum[kTiles][2];
+#pragma GCC unroll 4
     for (int x = 0; x < kTiles; ++x) isum[x][0] = isum[x][1] = start;
-    const uint8_t* wb = wt + g * wbb;
-    if constexpr (kQ4) {
+    // Chunk c of the token's values in both halves of the first operand.
+    auto act = [&](int64_t c) {
+      return vreinterpretq_s8_s64(vld1q_dup_s64(reinterpret_cast<const int64_t*>(ab + 16 + c * 8)));
+    };
+    if constexpr (kQ4 && kGroup == 32) {
+      // The token's 32 values: chunks 0, 1 (first half) and 2, 3, each in both halves.
+      const int64x2_t v01 = vld1q_s64(reinterpret_cast<const int64_t*>(ab + 16));
+      const int64x2_t v23 = vld1q_s64(reinterpret_cast<const int64_t*>(ab + 32));
+      const int8x16_t a0 = vreinterpretq_s8_s64(vdupq_laneq_s64(v01, 0));
+      const int8x16_t a1 = vreinterpretq_s8_s64(vdupq_laneq_s64(v01, 1));
+      const int8x16_t a2 = vreinterpretq_s8_s64(vdupq_laneq_s64(v23, 0));
+      const int8x16_t a3 = vreinterpretq_s8_s64(vdupq_laneq_s64(v23, 1));
+#pragma GCC unroll 4
+      for (int x = 0; x < kTiles; ++x) {
+        // Chunk pairs 0 and 1, rows 0-1 and 2-3: low nibbles chunks 0, 1, high nibbles 2, 3.
+        const uint8x16x4_t raw = vld1q_u8_x4(wb + x * p.w_tile_bytes + 16);
+        isum[x][0] = vmmlaq_s32(isum[x][0], a0, vreinterpretq_s8_u8(vandq_u8(raw.val[0], mask)));
+        isum[x][1] = vmmlaq_s32(isum[x][1], a0, vreinterpretq_s8_u8(vandq_u8(raw.val[1], mask)));
+        isum[x][0] = vmmlaq_s32(isum[x][0], a1, vreinterpretq_s8_u8(vandq_u8(raw.val[2], mask)));
+        isum[x][1] = vmmlaq_s32(isum[x][1], a1, vreinterpretq_s8_u8(vandq_u8(raw.val[3], mask)));
+        isum[x][0] = vmmlaq_s32(isum[x][0], a2, vreinterpretq_s8_u8(vshrq_n_u8(raw.val[0], 4)));
+        isum[x][1] = vmmlaq_s32(isum[x][1], a2, vreinterpretq_s8_u8(vshrq_n_u8(raw.val[1], 4)));
+        isum[x][0] = vmmlaq_s32(isum[x][0], a3, vreinterpretq_s8_u8(vshrq_n_u8(raw.val[2], 4)));
+        isum[x][1] = vmmlaq_s32(isum[x][1], a3, vreinterpretq_s8_u8(vshrq_n_u8(raw.val[3], 4)));
+      }
+    } else if constexpr (kQ4) {
       const int64_t half = chunks / 2;
+#pragma GCC unroll 2
       for (int64_t c = 0; c < half; ++c) {
-        const int8x16_t lo =
-            vreinterpretq_s8_s64(vld1q_dup_s64(reinterpret_cast<const int64_t*>(ab + 16 + c * 8)));
-        const int8x16_t hi = vreinterpretq_s8_s64(
-            vld1q_dup_s64(reinterpret_cast<const int64_t*>(ab + 16 + (c + half) * 8)));
+        const int8x16_t lo = act(c), hi = act(c + half);
+#pragma GCC unroll 4
         for (int x = 0; x < kTiles; ++x) {
           const uint8x16x2_t raw = vld1q_u8_x2(wb + x * p.w_tile_bytes + 16 + c * 32);
           isum[x][0] = vmmlaq_s32(isum[x][0], lo, vreinterpretq_s8_u8(vandq_u8(raw.val[0], mask)));
@@ -142,9 +169,10 @@ void gemv_tiles(const QuantGemm& p, const uint8_t* wt, float* c, int cols) {
         }
       }
     } else {
+#pragma GCC unroll 4
       for (int64_t c = 0; c < chunks; ++c) {
-        const int8x16_t a =
-            vreinterpretq_s8_s64(vld1q_dup_s64(reinterpret_cast<const int64_t*>(ab + 16 + c * 8)));
+        const int8x16_t a = act(c);
+#pragma GCC unroll 4
         for (int x = 0; x < kTiles; ++x) {
           const int8x16x2_t v =
               vld1q_s8_x2(reinterpret_cast<const int8_t*>(wb + x * p.w_tile_bytes) + 16 + c * 32);
@@ -154,6 +182,7 @@ void gemv_tiles(const QuantGemm& p, const uint8_t* wt, float* c, int cols) {
       }
     }
     const float sa = *reinterpret_cast<const float*>(ab);
+#pragma GCC unroll 4
     for (int x = 0; x < kTiles; ++x) {
       // Lanes 0-1 of each: rows 0-1 and 2-3 (lanes 2-3 repeat them).
       const int32x4_t rows = vreinterpretq_s32_s64(
@@ -162,26 +191,35 @@ void gemv_tiles(const QuantGemm& p, const uint8_t* wt, float* c, int cols) {
       acc[x] = vfmaq_f32(acc[x], vcvtq_f32_s32(rows), vmulq_n_f32(sw, sa));
     }
   }
+#pragma GCC unroll 4
   for (int x = 0; x < kTiles; ++x) {
     const int n = x + 1 < kTiles ? 4 : cols;
     if (n == 4) {
       vst1q_f32(c + 4 * x, acc[x]);
     } else {
-      float v[4];
-      vst1q_f32(v, acc[x]);
-      for (int j = 0; j < n; ++j) c[4 * x + j] = v[j];
+      vst1q_lane_f32(c + 4 * x, acc[x], 0);
+      if (n > 1) vst1q_lane_f32(c + 4 * x + 1, acc[x], 1);
+      if (n > 2) vst1q_lane_f32(c + 4 * x + 2, acc[x], 2);
     }
   }
 }
 
-template <bool kQ4>
-void gemv(const QuantGemm& p) {
+template <bool kQ4, int kGroup>
+void gemv_groups(const QuantGemm& p) {
   int64_t j0 = 0;
   for (; j0 + 16 <= p.n; j0 += 16)
-    gemv_tiles<kQ4, 4>(p, p.w + static_cast<size_t>(j0 / 4) * p.w_tile_bytes, p.c + j0, 4);
+    gemv_tiles<kQ4, 4, kGroup>(p, p.w + static_cast<size_t>(j0 / 4) * p.w_tile_bytes, p.c + j0, 4);
   for (; j0 < p.n; j0 += 4)
-    gemv_tiles<kQ4, 1>(p, p.w + static_cast<size_t>(j0 / 4) * p.w_tile_bytes, p.c + j0,
-                       static_cast<int>(p.n - j0 < 4 ? p.n - j0 : 4));
+    gemv_tiles<kQ4, 1, kGroup>(p, p.w + static_cast<size_t>(j0 / 4) * p.w_tile_bytes, p.c + j0,
+                               static_cast<int>(p.n - j0 < 4 ? p.n - j0 : 4));
+}
+
+template <bool kQ4>
+void gemv(const QuantGemm& p) {
+  if (p.group == 32)
+    gemv_groups<kQ4, 32>(p);
+  else
+    gemv_groups<kQ4, 0>(p);
 }
 
 }  // namespace

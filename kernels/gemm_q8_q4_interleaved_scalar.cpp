@@ -14,36 +14,33 @@ namespace einfer::quant_detail {
 
 namespace {
 
-// The int32 dot product of one block row with a group of activations, for one token.
-template <bool kQ4>
-int32_t block_row_dot(const uint8_t* values, WeightLayout l, int32_t group, int32_t r,
+// The int32 dot product of row r of one block with a group of activations, for one token. One
+// function for q8 and q4 (a runtime switch: this is the fallback path, and on Cortex-M every byte
+// of code counts).
+int32_t block_row_dot(const uint8_t* values, WeightLayout l, int32_t group, int32_t r, bool q4,
                       const int8_t* a) {
   const int32_t rows = layout_tile_rows(l), b = layout_chunk(l);
+  const int32_t span = q4 ? group / 2 : group;  // values per row in the block's bytes
   int32_t isum = 0;
-  if constexpr (!kQ4) {
-    for (int32_t c = 0; c < group / b; ++c) {
-      const int8_t* w = reinterpret_cast<const int8_t*>(values) + (c * rows + r) * b;
-      for (int32_t e = 0; e < b; ++e) isum += static_cast<int32_t>(w[e]) * a[c * b + e];
-    }
-  } else {
-    const int32_t half = group / 2;
-    for (int32_t c = 0; c < half / b; ++c) {
-      const uint8_t* w = values + (c * rows + r) * b;
-      for (int32_t e = 0; e < b; ++e) {
+  for (int32_t c = 0; c < span / b; ++c) {
+    const uint8_t* w = values + (c * rows + r) * b;
+    for (int32_t e = 0; e < b; ++e) {
+      if (!q4) {
+        isum += static_cast<int8_t>(w[e]) * a[c * b + e];
+      } else {
         isum += ((w[e] & 0x0F) - 8) * a[c * b + e];
-        isum += ((w[e] >> 4) - 8) * a[half + c * b + e];
+        isum += ((w[e] >> 4) - 8) * a[span + c * b + e];
       }
     }
   }
   return isum;
 }
 
-template <bool kQ4>
-void run(const QuantGemm& p) {
+void run(const QuantGemm& p, bool q4) {
   const WeightLayout l = p.layout;
   const int32_t rows = layout_tile_rows(l);
   const size_t block =
-      static_cast<size_t>(layout_block_bytes(kQ4 ? DType::q4 : DType::q8, l, p.group));
+      static_cast<size_t>(layout_block_bytes(q4 ? DType::q4 : DType::q8, l, p.group));
   for (int64_t j0 = 0; j0 < p.n; j0 += rows) {
     const uint8_t* tile = p.w + static_cast<size_t>(j0 / rows) * p.w_tile_bytes;
     const int32_t live = static_cast<int32_t>(p.n - j0 < rows ? p.n - j0 : rows);
@@ -56,7 +53,7 @@ void run(const QuantGemm& p) {
           const uint8_t* b = tile + static_cast<size_t>(g) * block;
           float sw;
           std::memcpy(&sw, b + r * 4, 4);
-          const int32_t isum = block_row_dot<kQ4>(b + rows * 4, l, p.group, r, ar + g * p.group);
+          const int32_t isum = block_row_dot(b + rows * 4, l, p.group, r, q4, ar + g * p.group);
           acc = group_fma(acc, isum, sar[g] * sw);
         }
         p.c[i * p.ldc + j0 + r] = acc;
@@ -68,10 +65,10 @@ void run(const QuantGemm& p) {
 }  // namespace
 
 void gemm_q8_interleaved_scalar(const QuantGemm& p) {
-  run<false>(p);
+  run(p, false);
 }
 void gemm_q4_interleaved_scalar(const QuantGemm& p) {
-  run<true>(p);
+  run(p, true);
 }
 
 }  // namespace einfer::quant_detail

@@ -59,6 +59,28 @@ void chunk_sums_times8(const int8_t* qa, int64_t kpad, int32_t* csum);
 //     pair    header [sa0 sa0 sa1 sa1][asum8: same], values [G/8][2 tokens][8]  (SMMLA operand)
 enum class ActOrder : uint8_t { natural, even_odd, single, quad, pair };
 
+// Whether this build has SIMD kernels for interleaved layouts (and so the blocked orders):
+// AArch64 today. Elsewhere (x86 until its kernels land, armv7, Cortex-M) the generic kernel runs
+// every layout from natural rows and the blocked code is left out (firmware size).
+#if EINFER_HAS_SIMD && defined(__aarch64__)
+#define EINFER_LAYOUT_SIMD 1
+#else
+#define EINFER_LAYOUT_SIMD 0
+#endif
+// The scratch is sized alike by every level of one build (EINFER_SIMD, not the level's
+// EINFER_HAS_SIMD), so any level's kernels fit in scratch another level sized: room for the blocked
+// orders where a level may have those kernels, for the AVX2 chunk sums on x86-64.
+#if defined(EINFER_SIMD) && EINFER_SIMD && defined(__aarch64__) && EINFER_LAYOUTS
+#define EINFER_BLOCKED_SCRATCH 1
+#else
+#define EINFER_BLOCKED_SCRATCH 0
+#endif
+#if defined(EINFER_SIMD) && EINFER_SIMD && defined(__x86_64__)
+#define EINFER_CHUNK_SUM_SCRATCH 1
+#else
+#define EINFER_CHUNK_SUM_SCRATCH 0
+#endif
+
 constexpr int act_block_rows(ActOrder o) {
   return o == ActOrder::quad ? 4 : o == ActOrder::pair ? 2 : 1;
 }

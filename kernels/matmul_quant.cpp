@@ -105,14 +105,24 @@ size_t round64(size_t x) {
 }
 
 // c == nullptr with check_c false: the caller writes no C (matmul_quant_rows).
+// The weight view's own checks, shared by every entry point.
+inline Status check_weight(const TensorView& w) {
+  // A rows-only build (EINFER_LAYOUTS off) takes the rows layout alone.
+  if (!dtype_is_quantized(w.dtype) || w.rank != 2 || w.group_size <= 0 ||
+      (!kLayoutsBuilt && w.layout != WeightLayout::rows)) {
+    return make_status(StatusCode::invalid_argument,
+                       "matmul_quant: weight must be a 2-D q8/q4 view with group_size > 0");
+  }
+  if constexpr (kLayoutsBuilt) {
+    if (const char* why = layout_fit_error(w.dtype, w.layout, w.group_size))
+      return make_status(StatusCode::invalid_argument, why, -1, w.group_size);
+  }
+  return ok_status();
+}
+
 Status check_args(const float* a, int64_t lda, int64_t m, const TensorView& w, const float* c,
                   int64_t ldc, bool check_c = true) {
-  if (!dtype_is_quantized(w.dtype) || w.rank != 2 || w.group_size <= 0) {
-    return make_status(StatusCode::invalid_argument,
-                       "matmul_f32_quant: weight must be a 2-D q8/q4 view with group_size > 0");
-  }
-  if (const char* why = layout_fit_error(w.dtype, w.layout, w.group_size))
-    return make_status(StatusCode::invalid_argument, why, -1, w.group_size);
+  EINFER_TRY(check_weight(w));
   const int64_t n = w.shape[0], k = w.shape[1];
   if (m < 0 || n < 0 || k < 0) {
     return make_status(StatusCode::shape_mismatch, "matmul_f32_quant: negative dimension");
@@ -143,7 +153,8 @@ int64_t weight_kpad(const TensorView& w) {
 }
 
 // Scratch layout (from the first 64-byte boundary, each part on a 64-byte boundary): activation
-// scales [m][groups] f32, chunk sums [m][kpad / 32] int32, quantized activations [m][kpad] int8.
+// scales [m][groups] f32, chunk sums [m][kpad / 32] int32 (AVX2 builds: the only kernels that read
+// them), quantized activations [m][kpad] int8 (or a blocked order's blocks).
 struct ScratchLayout {
   float* sa;
   int32_t* csum;
@@ -153,8 +164,9 @@ struct ScratchLayout {
 size_t scales_bytes(int64_t m, int64_t groups) {
   return round64(4 * static_cast<size_t>(m * groups));
 }
+constexpr bool kChunkSums = EINFER_CHUNK_SUM_SCRATCH != 0;
 size_t csum_bytes(int64_t m, int64_t kpad) {
-  return round64(4 * static_cast<size_t>(m * (kpad / quant_detail::kChunk)));
+  return kChunkSums ? round64(4 * static_cast<size_t>(m * (kpad / quant_detail::kChunk))) : 0;
 }
 
 ScratchLayout carve_scratch(void* scratch, int64_t m, int64_t groups, int64_t kpad) {
@@ -179,72 +191,90 @@ void quantize_row(const float* a, int64_t k, int32_t group, int8_t* qa, float* s
 #endif
 }
 
-// Row i of A (null: a zero row past m) into its blocks of a blocked order (gemm_quant_internal.h).
-void quantize_row_blocked(const float* a, int64_t i, int64_t k, int32_t group, ActOrder order,
-                          bool q4, int8_t* base, int64_t groups) {
-  const int rows = quant_detail::act_block_rows(order);
-  const int64_t bb = quant_detail::act_block_bytes(order, group);
-  const int r = static_cast<int>(i % rows);
-  // Where this token's values go in a block: chunks of 16 (single, quad) or 8 (pair) bytes.
-  const int chunk = order == ActOrder::pair ? 8 : 16;
-  const int64_t stride = order == ActOrder::single ? 16 : order == ActOrder::quad ? 64 : 16;
-  const int64_t at = order == ActOrder::single ? 16
-                     : order == ActOrder::quad ? 80 + r * 16
-                                               : 32 + r * 8;
-  for (int64_t g = 0; g < groups; ++g) {
-    int8_t* blk = base + (i / rows * groups + g) * bb;
+#if EINFER_LAYOUT_SIMD
+// Row i of A (null: a zero row past m) into its blocks of blocked order kOrder
+// (gemm_quant_internal.h): the token's values in chunks of 16 (single, quad) or 8 (pair) bytes,
+// its scale and -8 * sum (q4; 0 for q8) in the header.
+template <ActOrder kOrder>
+void quantize_row_blocked(const float* a, int64_t i, int64_t k, int32_t group, bool q4,
+                          int8_t* base, int64_t groups) {
+  constexpr int kRows = quant_detail::act_block_rows(kOrder);
+  constexpr int kChunk = kOrder == ActOrder::pair ? 8 : 16;
+  constexpr int64_t kStride = kOrder == ActOrder::quad ? 64 : 16;
+  const int64_t bb = quant_detail::act_block_bytes(kOrder, group);
+  const int r = static_cast<int>(i % kRows);
+  const int64_t at = kOrder == ActOrder::single ? 16
+                     : kOrder == ActOrder::quad ? 80 + r * 16
+                                                : 32 + r * 8;
+  int8_t* blk = base + i / kRows * groups * bb;
+  for (int64_t g = 0; g < groups; ++g, blk += bb) {
     const int32_t len = static_cast<int32_t>(k - g * group < group ? k - g * group : group);
     float sa = 0.f;
     int32_t sum = 0;
 #if EINFER_HAS_SIMD && defined(__aarch64__)
     if (a != nullptr) {
-      sa = quant_detail::quantize_group_chunked_neon(a + g * group, len, group, chunk, stride,
+      sa = quant_detail::quantize_group_chunked_neon(a + g * group, len, group, kChunk, kStride,
                                                      blk + at, &sum);
     } else {
-      for (int32_t c = 0; c < group / chunk; ++c) std::memset(blk + at + c * stride, 0, chunk);
+      for (int32_t c = 0; c < group / kChunk; ++c) std::memset(blk + at + c * kStride, 0, kChunk);
     }
 #else
     int8_t tmp[256];
     if (a != nullptr) quantize_row(a + g * group, len, group, tmp, &sa);
     std::memset(tmp + (a != nullptr ? len : 0), 0, static_cast<size_t>(group - (a ? len : 0)));
     for (int32_t e = 0; e < group; ++e) sum += tmp[e];
-    for (int32_t c = 0; c < group / chunk; ++c)
-      std::memcpy(blk + at + c * stride, tmp + c * chunk, static_cast<size_t>(chunk));
+    for (int32_t c = 0; c < group / kChunk; ++c)
+      std::memcpy(blk + at + c * kStride, tmp + c * kChunk, static_cast<size_t>(kChunk));
 #endif
     const int32_t asum8 = q4 ? -8 * sum : 0;
     float* hs = reinterpret_cast<float*>(blk);
-    int32_t* hi = reinterpret_cast<int32_t*>(blk) + (order == ActOrder::single ? 1 : 4);
-    switch (order) {
-      case ActOrder::single:
-        hs[0] = sa;
-        hi[0] = asum8;
-        hi[1] = hi[2] = 0;
-        break;
-      case ActOrder::quad:
-        hs[r] = sa;
-        for (int l = 0; l < 4; ++l) hi[4 * r + l] = asum8;
-        break;
-      default:  // pair
-        hs[2 * r] = hs[2 * r + 1] = sa;
-        hi[2 * r] = hi[2 * r + 1] = asum8;
-        break;
+    int32_t* hi = reinterpret_cast<int32_t*>(blk) + (kOrder == ActOrder::single ? 1 : 4);
+    if constexpr (kOrder == ActOrder::single) {
+      const int32_t h[3] = {asum8, 0, 0};
+      hs[0] = sa;
+      std::memcpy(hi, h, sizeof h);
+    } else if constexpr (kOrder == ActOrder::quad) {
+      const int32_t h[4] = {asum8, asum8, asum8, asum8};
+      hs[r] = sa;
+      std::memcpy(hi + 4 * r, h, sizeof h);
+    } else {
+      hs[2 * r] = hs[2 * r + 1] = sa;
+      hi[2 * r] = hi[2 * r + 1] = asum8;
     }
   }
 }
+
+template <ActOrder kOrder>
+void quantize_rows_blocked(const float* a, int64_t lda, int64_t k, int32_t group, bool q4,
+                           int8_t* base, int64_t groups, int64_t m, int64_t r0, int64_t r1) {
+  for (int64_t i = r0; i < r1; ++i)
+    quantize_row_blocked<kOrder>(a + i * lda, i, k, group, q4, base, groups);
+  // The task with the last row zeroes the rest of its token block.
+  if (r1 == m && r1 > r0)
+    for (int64_t i = m; i % quant_detail::act_block_rows(kOrder) != 0; ++i)
+      quantize_row_blocked<kOrder>(nullptr, i, k, group, q4, base, groups);
+}
+#endif  // EINFER_LAYOUT_SIMD
 
 // Quantizes rows [r0, r1) of A (m rows in all) into the scratch layout `s` in the order `order`.
 void quantize_row_range(const float* a, int64_t lda, int64_t k, int32_t group, bool q4,
                         ActOrder order, const ScratchLayout& s, int64_t kpad, int64_t groups,
                         int64_t m, int64_t r0, int64_t r1) {
-  if (order == ActOrder::single || order == ActOrder::quad || order == ActOrder::pair) {
-    for (int64_t i = r0; i < r1; ++i)
-      quantize_row_blocked(a + i * lda, i, k, group, order, q4, s.qa, groups);
-    // The task with the last row zeroes the rest of its token block.
-    if (r1 == m && r1 > r0)
-      for (int64_t i = m; i % quant_detail::act_block_rows(order) != 0; ++i)
-        quantize_row_blocked(nullptr, i, k, group, order, q4, s.qa, groups);
-    return;
+#if EINFER_LAYOUT_SIMD
+  switch (order) {
+    case ActOrder::single:
+      return quantize_rows_blocked<ActOrder::single>(a, lda, k, group, q4, s.qa, groups, m, r0, r1);
+    case ActOrder::quad:
+      return quantize_rows_blocked<ActOrder::quad>(a, lda, k, group, q4, s.qa, groups, m, r0, r1);
+    case ActOrder::pair:
+      return quantize_rows_blocked<ActOrder::pair>(a, lda, k, group, q4, s.qa, groups, m, r0, r1);
+    default:
+      break;
   }
+#else
+  (void)q4;
+  (void)m;
+#endif
   for (int64_t i = r0; i < r1; ++i) {
     int8_t* qa = s.qa + i * kpad;
     quantize_row(a + i * lda, k, group, qa, s.sa + i * groups);
@@ -287,8 +317,10 @@ quant_detail::QuantGemm make_gemm(const ScratchLayout& s, const TensorView& w, i
     p.sw = nullptr;
     p.w_tile_bytes = static_cast<size_t>(layout_tile_bytes(w.dtype, w.layout, k, w.group_size));
   }
-  p.order = act_order(w, m);
-  p.act_block_bytes = quant_detail::act_block_bytes(p.order, w.group_size);
+  if constexpr (EINFER_LAYOUT_SIMD) {  // the kernels that read blocked orders need the order
+    p.order = act_order(w, m);
+    p.act_block_bytes = quant_detail::act_block_bytes(p.order, w.group_size);
+  }
   return p;
 }
 
@@ -306,18 +338,24 @@ quant_detail::QuantGemm column_part(const quant_detail::QuantGemm& p, int64_t j0
   return part;
 }
 
+// The scratch checks every entry point makes.
+Status check_step_scratch(int64_t m, const TensorView& w, const void* scratch,
+                          size_t scratch_bytes) {
+  const size_t need = matmul_quant_scratch_bytes(m, w.shape[1], w.group_size);
+  if (!scratch || scratch_bytes < need) {
+    return make_status(StatusCode::out_of_memory, "matmul_f32_quant: scratch too small",
+                       static_cast<int64_t>(need), static_cast<int64_t>(scratch_bytes));
+  }
+  return ok_status();
+}
 // Checks, quantizes A into scratch (in the order the weight's kernel reads) and fills the kernel
 // arguments.
 Status prepare(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c, int64_t ldc,
                void* scratch, size_t scratch_bytes, bool generic, const Threads* threads,
                quant_detail::QuantGemm* p) {
   EINFER_TRY(check_args(a, lda, m, w, c, ldc));
+  EINFER_TRY(check_step_scratch(m, w, scratch, scratch_bytes));
   const int64_t k = w.shape[1];
-  const size_t need = matmul_quant_scratch_bytes(m, k, w.group_size);
-  if (!scratch || scratch_bytes < need) {
-    return make_status(StatusCode::out_of_memory, "matmul_f32_quant: scratch too small",
-                       static_cast<int64_t>(need), static_cast<int64_t>(scratch_bytes));
-  }
   const int64_t groups = quant_groups(k, w.group_size);
   const int64_t kpad = weight_kpad(w);
   const ScratchLayout s = carve_scratch(scratch, m, groups, kpad);
@@ -342,6 +380,23 @@ Status prepare(const float* a, int64_t lda, int64_t m, const TensorView& w, floa
 
 using KernelFn = void (*)(const quant_detail::QuantGemm&);
 
+// A kernel with its name, for einfer-run -v and einfer-pack --inspect. Microcontroller builds
+// have neither, so they keep no names in flash. SLOW_KERNEL: the generic kernel of a layout that
+// has no SIMD kernel here.
+#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
+#define EINFER_KERNEL_NAME(fn) ""
+#else
+#define EINFER_KERNEL_NAME(fn) #fn
+#endif
+#define KERNEL(fn, ...)                                                       \
+  KernelChoice {                                                              \
+    quant_detail::fn, EINFER_KERNEL_NAME(fn), true __VA_OPT__(, ) __VA_ARGS__ \
+  }
+#define SLOW_KERNEL(fn)                             \
+  KernelChoice {                                    \
+    quant_detail::fn, EINFER_KERNEL_NAME(fn), false \
+  }
+
 // The kernel a product takes on the selected ISA level, and its name. `fast` is false when an
 // interleaved layout has no SIMD kernel here and the generic one runs it.
 struct KernelChoice {
@@ -351,73 +406,58 @@ struct KernelChoice {
   ActOrder order = ActOrder::natural;
 };
 
-KernelChoice scalar_int(DType dtype) {
-  return dtype == DType::q8
-             ? KernelChoice{quant_detail::gemm_q8_1x1_scalar, "gemm_q8_1x1_scalar", true}
-             : KernelChoice{quant_detail::gemm_q4_1x1_scalar, "gemm_q4_1x1_scalar", true};
+// Inlined into each use (the kernel call, the activation order, the name), so what one use
+// does not need, e.g. the names in the kernel call, is left out of the code.
+[[gnu::always_inline]] inline KernelChoice scalar_int(DType dtype) {
+  return dtype == DType::q8 ? KERNEL(gemm_q8_1x1_scalar) : KERNEL(gemm_q4_1x1_scalar);
 }
 
 // Interleaved layouts (runtime/layout.h): the SIMD kernels of this level for the layout and group,
 // else the generic kernel (natural rows).
-KernelChoice choose_interleaved(const quant_detail::QuantGemm& p, DType dtype) {
+[[gnu::always_inline]] inline KernelChoice choose_interleaved(const quant_detail::QuantGemm& p,
+                                                              DType dtype) {
   const bool q4 = dtype == DType::q4;
   if (quant_detail::blocked_group(q4, p.group)) {
 #if EINFER_HAS_SIMD && defined(__aarch64__) && defined(__ARM_FEATURE_MATMUL_INT8)
     if (p.layout == WeightLayout::i4x8) {
       if (p.m == 1)
-        return q4 ? KernelChoice{quant_detail::gemv_q4_4x8_i8mm, "gemv_q4_4x8_i8mm", true,
-                                 ActOrder::single}
-                  : KernelChoice{quant_detail::gemv_q8_4x8_i8mm, "gemv_q8_4x8_i8mm", true,
-                                 ActOrder::single};
-      return q4 ? KernelChoice{quant_detail::gemm_q4_4x8_i8mm, "gemm_q4_4x8_i8mm", true,
-                               ActOrder::pair}
-                : KernelChoice{quant_detail::gemm_q8_4x8_i8mm, "gemm_q8_4x8_i8mm", true,
-                               ActOrder::pair};
+        return q4 ? KERNEL(gemv_q4_4x8_i8mm, ActOrder::single)
+                  : KERNEL(gemv_q8_4x8_i8mm, ActOrder::single);
+      return q4 ? KERNEL(gemm_q4_4x8_i8mm, ActOrder::pair)
+                : KERNEL(gemm_q8_4x8_i8mm, ActOrder::pair);
     }
 #endif
 #if EINFER_HAS_SIMD && defined(__aarch64__) && defined(__ARM_FEATURE_DOTPROD)
     if (p.layout == WeightLayout::i4x4) {
       if (p.m == 1)
-        return q4 ? KernelChoice{quant_detail::gemv_q4_4x4_dotprod, "gemv_q4_4x4_dotprod", true,
-                                 ActOrder::single}
-                  : KernelChoice{quant_detail::gemv_q8_4x4_dotprod, "gemv_q8_4x4_dotprod", true,
-                                 ActOrder::single};
-      return q4 ? KernelChoice{quant_detail::gemm_q4_4x4_dotprod, "gemm_q4_4x4_dotprod", true,
-                               ActOrder::quad}
-                : KernelChoice{quant_detail::gemm_q8_4x4_dotprod, "gemm_q8_4x4_dotprod", true,
-                               ActOrder::quad};
+        return q4 ? KERNEL(gemv_q4_4x4_dotprod, ActOrder::single)
+                  : KERNEL(gemv_q8_4x4_dotprod, ActOrder::single);
+      return q4 ? KERNEL(gemm_q4_4x4_dotprod, ActOrder::quad)
+                : KERNEL(gemm_q8_4x4_dotprod, ActOrder::quad);
     }
 #elif EINFER_HAS_SIMD && defined(__aarch64__)
     if (p.layout == WeightLayout::i4x4) {
       if (p.m == 1)
-        return q4 ? KernelChoice{quant_detail::gemv_q4_4x4_neon, "gemv_q4_4x4_neon", true,
-                                 ActOrder::single}
-                  : KernelChoice{quant_detail::gemv_q8_4x4_neon, "gemv_q8_4x4_neon", true,
-                                 ActOrder::single};
-      return q4 ? KernelChoice{quant_detail::gemm_q4_4x4_neon, "gemm_q4_4x4_neon", true,
-                               ActOrder::quad}
-                : KernelChoice{quant_detail::gemm_q8_4x4_neon, "gemm_q8_4x4_neon", true,
-                               ActOrder::quad};
+        return q4 ? KERNEL(gemv_q4_4x4_neon, ActOrder::single)
+                  : KERNEL(gemv_q8_4x4_neon, ActOrder::single);
+      return q4 ? KERNEL(gemm_q4_4x4_neon, ActOrder::quad)
+                : KERNEL(gemm_q8_4x4_neon, ActOrder::quad);
     }
 #endif
   }
   (void)p;
-  return q4 ? KernelChoice{quant_detail::gemm_q4_interleaved_scalar, "gemm_q4_interleaved_scalar",
-                           false}
-            : KernelChoice{quant_detail::gemm_q8_interleaved_scalar, "gemm_q8_interleaved_scalar",
-                           false};
+  return q4 ? SLOW_KERNEL(gemm_q4_interleaved_scalar) : SLOW_KERNEL(gemm_q8_interleaved_scalar);
 }
 
 // The rows layout.
-KernelChoice choose_rows(const quant_detail::QuantGemm& p, DType dtype) {
+[[gnu::always_inline]] inline KernelChoice choose_rows(const quant_detail::QuantGemm& p,
+                                                       DType dtype) {
   const bool q4 = dtype == DType::q4;
   if (quant_detail::mcu_supports_group(q4, p.group)) {
 #if EINFER_HAS_MVE
-    return q4 ? KernelChoice{quant_detail::gemm_q4_4x1_mve, "gemm_q4_4x1_mve", true}
-              : KernelChoice{quant_detail::gemm_q8_4x1_mve, "gemm_q8_4x1_mve", true};
+    return q4 ? KERNEL(gemm_q4_4x1_mve) : KERNEL(gemm_q8_4x1_mve);
 #elif EINFER_HAS_DSP
-    return q4 ? KernelChoice{quant_detail::gemm_q4_2x1_dsp, "gemm_q4_2x1_dsp", true}
-              : KernelChoice{quant_detail::gemm_q8_2x1_dsp, "gemm_q8_2x1_dsp", true};
+    return q4 ? KERNEL(gemm_q4_2x1_dsp) : KERNEL(gemm_q8_2x1_dsp);
 #endif
   }
   if (!quant_detail::simd_supports_group(q4, p.group)) return scalar_int(dtype);
@@ -427,36 +467,31 @@ KernelChoice choose_rows(const quant_detail::QuantGemm& p, DType dtype) {
   // kernel the whole product takes, or the bits would depend on the thread count.
   if (p.m > 1 && isa_extension_enabled(IsaExtension::amx) &&
       quant_detail::gemm_amx_supports(p, q4)) {
-    return q4 ? KernelChoice{quant_detail::gemm_q4_16x16_amx, "gemm_q4_16x16_amx", true}
-              : KernelChoice{quant_detail::gemm_q8_16x16_amx, "gemm_q8_16x16_amx", true};
+    return q4 ? KERNEL(gemm_q4_16x16_amx) : KERNEL(gemm_q8_16x16_amx);
   }
   if (p.m > 1 && isa_extension_enabled(IsaExtension::avx512vnni)) {
-    return q4 ? KernelChoice{quant_detail::gemm_q4_4x4_avx512vnni, "gemm_q4_4x4_avx512vnni", true}
-              : KernelChoice{quant_detail::gemm_q8_4x4_avx512vnni, "gemm_q8_4x4_avx512vnni", true};
+    return q4 ? KERNEL(gemm_q4_4x4_avx512vnni) : KERNEL(gemm_q8_4x4_avx512vnni);
   }
   if (p.m == 1 && p.group == 32 && isa_extension_enabled(IsaExtension::avx512vnni)) {
-    return q4 ? KernelChoice{quant_detail::gemv_q4_1x4_avx512vnni, "gemv_q4_1x4_avx512vnni", true}
-              : KernelChoice{quant_detail::gemv_q8_1x4_avx512vnni, "gemv_q8_1x4_avx512vnni", true};
+    return q4 ? KERNEL(gemv_q4_1x4_avx512vnni) : KERNEL(gemv_q8_1x4_avx512vnni);
   }
 #endif
   if (p.m > 1) {
-    return q4 ? KernelChoice{quant_detail::gemm_q4_4x2_avx2, "gemm_q4_4x2_avx2", true}
-              : KernelChoice{quant_detail::gemm_q8_4x2_avx2, "gemm_q8_4x2_avx2", true};
+    return q4 ? KERNEL(gemm_q4_4x2_avx2) : KERNEL(gemm_q8_4x2_avx2);
   }
   if (q4 && p.group == 32) return {quant_detail::gemv_q4_1x4_avx2, "gemv_q4_1x4_avx2", true};
   if (!q4 && p.group == 32 && p.groups % 8 != 0)
     return {quant_detail::gemv_q8_1x4_avx2, "gemv_q8_1x4_avx2", true};
-  return q4 ? KernelChoice{quant_detail::gemm_q4_4x4_avx2, "gemm_q4_4x4_avx2", true}
-            : KernelChoice{quant_detail::gemm_q8_4x4_avx2, "gemm_q8_4x4_avx2", true};
+  return q4 ? KERNEL(gemm_q4_4x4_avx2) : KERNEL(gemm_q8_4x4_avx2);
 #elif EINFER_HAS_SIMD && defined(__ARM_NEON)
-  return q4 ? KernelChoice{quant_detail::gemm_q4_4x1_neon, "gemm_q4_4x1_neon", true}
-            : KernelChoice{quant_detail::gemm_q8_4x1_neon, "gemm_q8_4x1_neon", true};
+  return q4 ? KERNEL(gemm_q4_4x1_neon) : KERNEL(gemm_q8_4x1_neon);
 #else
   return scalar_int(dtype);
 #endif
 }
 
-KernelChoice choose_kernel(const quant_detail::QuantGemm& p, DType dtype) {
+[[gnu::always_inline]] inline KernelChoice choose_kernel(const quant_detail::QuantGemm& p,
+                                                         DType dtype) {
   if (layout_interleaved(p.layout)) return choose_interleaved(p, dtype);
   KernelChoice c = choose_rows(p, dtype);
   // The rows layout's SIMD and Cortex-M DSP q4 kernels read even/odd chunks.
@@ -497,8 +532,10 @@ size_t matmul_quant_scratch_bytes(int64_t m, int64_t k, int32_t group) {
   // The blocked orders (interleaved layouts' SIMD kernels) take at most (20 + group) bytes per
   // row and group, rows rounded up to a block of 4.
   size_t qa = static_cast<size_t>(m * kpad);
+#if EINFER_BLOCKED_SCRATCH
   const size_t blocked = static_cast<size_t>((m + 3) / 4 * 4 * groups * (20 + int64_t{group}));
   if (quant_detail::blocked_group(false, group) && blocked > qa) qa = blocked;
+#endif
   return 64 + scales_bytes(m, groups) + csum_bytes(m, kpad) + round64(qa);
 }
 
@@ -536,25 +573,12 @@ Status matmul_f32_quant(const float* a, int64_t lda, int64_t m, const TensorView
 }
 
 namespace {
-// The scratch checks both steps of the two-step form make.
-Status check_step_scratch(int64_t m, const TensorView& w, const void* scratch,
-                          size_t scratch_bytes) {
-  const size_t need = matmul_quant_scratch_bytes(m, w.shape[1], w.group_size);
-  if (!scratch || scratch_bytes < need) {
-    return make_status(StatusCode::out_of_memory, "matmul_f32_quant: scratch too small",
-                       static_cast<int64_t>(need), static_cast<int64_t>(scratch_bytes));
-  }
-  return ok_status();
-}
 // The weight, scratch and C checks of the second step (matmul_quant_columns / _row_block).
 Status check_second_step(int64_t m, const TensorView& w, const float* c, int64_t ldc,
                          const void* scratch, size_t scratch_bytes) {
-  if (!dtype_is_quantized(w.dtype) || w.rank != 2 || w.group_size <= 0 || !w.data ||
-      (!w.scales && !layout_interleaved(w.layout)) ||
-      layout_fit_error(w.dtype, w.layout, w.group_size) != nullptr) {
-    return make_status(StatusCode::invalid_argument,
-                       "matmul_quant: weight must be a 2-D q8/q4 view with data");
-  }
+  EINFER_TRY(check_weight(w));
+  if (!w.data || (!w.scales && !layout_interleaved(w.layout)))
+    return make_status(StatusCode::invalid_argument, "matmul_quant: weight without data");
   EINFER_TRY(check_step_scratch(m, w, scratch, scratch_bytes));
   const int64_t n = w.shape[0];
   if (m < 0 || (m > 1 && ldc < n) || (m > 0 && n > 0 && c == nullptr)) {
@@ -615,7 +639,7 @@ Status matmul_quant_row_block(int64_t m, const TensorView& w, float* c, int64_t 
   else
     part.qa += r0 * kpad;
   part.sa += r0 * groups;
-  part.csum += r0 * (kpad / quant_detail::kChunk);
+  if constexpr (kChunkSums) part.csum += r0 * (kpad / quant_detail::kChunk);
   part.m = r1 - r0;
   part.c += r0 * ldc;
   run_kernel(part, w.dtype);

@@ -108,19 +108,9 @@ void quant_row_from_layout(const TensorView& w, int64_t row, uint8_t* values, fl
   }
 }
 
-void dequantize_weight_row(const TensorView& w, int64_t row, float* out) {
+void dequantize_weight_row_interleaved(const TensorView& w, int64_t row, float* out) {
   const int64_t k = w.shape[1];
   const int32_t group = w.group_size;
-  if (!layout_interleaved(w.layout)) {
-    const unsigned char* v =
-        static_cast<const unsigned char*>(w.data) + row * quant_row_bytes(w.dtype, k);
-    const float* s = w.scales + row * quant_groups(k, group);
-    if (w.dtype == DType::q8)
-      dequantize_row_q8(reinterpret_cast<const int8_t*>(v), s, k, group, out);
-    else
-      dequantize_row_q4(v, s, k, group, out);
-    return;
-  }
   // Element by element from the blocks (an embedding lookup: one row per token).
   const WeightLayout l = w.layout;
   const int32_t tile_rows = layout_tile_rows(l);
@@ -145,7 +135,8 @@ void dequantize_weight_row(const TensorView& w, int64_t row, float* out) {
 }
 
 Status quant_weight_rows(const TensorView& w, int64_t r0, int64_t r1, TensorView* out) {
-  if (!is_quant_matrix(w) || r0 < 0 || r1 > w.shape[0] || r0 > r1)
+  if (!is_quant_matrix(w) || r0 < 0 || r1 > w.shape[0] || r0 > r1 ||
+      layout_fit_error(w.dtype, w.layout, w.group_size) != nullptr)
     return make_status(StatusCode::invalid_argument, "quant_weight_rows: rows outside the matrix",
                        r0, r1);
   const int64_t k = w.shape[1];

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/quant.h"
 #include "runtime/status.h"
 #include "runtime/tensor.h"
 
@@ -22,8 +23,24 @@ Status quant_to_layout(const TensorView& rows, WeightLayout layout, void* out, s
 // ceil(k/group) scales.
 void quant_row_from_layout(const TensorView& w, int64_t row, uint8_t* values, float* scales);
 
+// Row `row` of a q8/q4 matrix in an interleaved layout, dequantized to k floats.
+void dequantize_weight_row_interleaved(const TensorView& w, int64_t row, float* out);
+
 // Row `row` of a q8/q4 matrix in any layout, dequantized to k floats.
-void dequantize_weight_row(const TensorView& w, int64_t row, float* out);
+inline void dequantize_weight_row(const TensorView& w, int64_t row, float* out) {
+  if (layout_interleaved(w.layout)) {
+    dequantize_weight_row_interleaved(w, row, out);
+    return;
+  }
+  const int64_t k = w.shape[1];
+  const unsigned char* v = static_cast<const unsigned char*>(w.data) +
+                           static_cast<size_t>(row) * quant_row_bytes(w.dtype, k);
+  const float* s = w.scales + row * quant_groups(k, w.group_size);
+  if (w.dtype == DType::q8)
+    dequantize_row_q8(reinterpret_cast<const int8_t*>(v), s, k, w.group_size, out);
+  else
+    dequantize_row_q4(v, s, k, w.group_size, out);
+}
 
 // Rows [r0, r1) of a 2-D q8/q4 weight view in any layout. Interleaved layouts need r0 on a tile
 // boundary (a multiple of layout_tile_rows); r1 may end inside a tile (the kernels compute whole

@@ -310,7 +310,7 @@ Status project_group(const float* x, int64_t n, const Projection* ps, int count,
     // the order the activations are kept in).
     quant = quant && dtype_is_quantized(w->dtype) && w->dtype == ps[0].w->dtype &&
             w->group_size == ps[0].w->group_size && w->group_size > 0 &&
-            w->layout == ps[0].w->layout;
+            (!kLayoutsBuilt || w->layout == ps[0].w->layout);
   }
   if (quant) {
     const size_t need = matmul_quant_scratch_bytes(n, ps[0].w->shape[1], ps[0].w->group_size);

@@ -21,8 +21,15 @@
 
 #include "runtime/dtype.h"
 
+// Whether this build has the interleaved layouts (CMake option EINFER_LAYOUTS, off in firmware by
+// default: the loader then refuses interleaved images and the code they need is left out).
+#ifndef EINFER_LAYOUTS
+#define EINFER_LAYOUTS 1
+#endif
+
 namespace einfer {
 
+inline constexpr bool kLayoutsBuilt = EINFER_LAYOUTS != 0;
 enum class WeightLayout : uint32_t {
   rows = 0,
   i4x4 = 1,  // "4x4"
@@ -51,7 +58,7 @@ constexpr int32_t layout_chunk(WeightLayout l) {
   }
 }
 constexpr bool layout_interleaved(WeightLayout l) {
-  return l != WeightLayout::rows;
+  return kLayoutsBuilt && l != WeightLayout::rows;
 }
 
 // "rows", "4x4", "4x8"; "?" for an unknown value.
@@ -83,7 +90,8 @@ inline bool layout_from_name(const char* name, WeightLayout* out) {
 // it can. Interleaved layouts hold q8 and q4 only; q8 needs the group to be whole chunks, q4 whole
 // chunk pairs (its two half-groups share bytes).
 constexpr const char* layout_fit_error(DType dtype, WeightLayout l, int32_t group) {
-  if (!layout_interleaved(l)) return nullptr;
+  if (l == WeightLayout::rows) return nullptr;
+  if (!kLayoutsBuilt) return "interleaved layouts are left out of this build (EINFER_LAYOUTS)";
   if (dtype != DType::q8 && dtype != DType::q4)
     return "interleaved layouts hold q8 and q4 weights only";
   const int32_t unit = dtype == DType::q4 ? 2 * layout_chunk(l) : layout_chunk(l);

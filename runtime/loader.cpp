@@ -563,9 +563,10 @@ Status load_model(const void* data, size_t size, const LoadOptions& options, Mod
   FileHeader h;
   std::memcpy(&h, img, sizeof h);
   if (h.magic != kEinMagic) return bad("not an einfer model (bad magic)");
-  if (h.version != kEinVersion && h.version != kEinVersion3 && h.version != kEinVersionPrevious)
-    return make_status(StatusCode::unsupported, "unsupported format version", kEinVersion,
-                       h.version);
+  // A rows-only build (EINFER_LAYOUTS off, firmware) reads the versions before layouts only.
+  constexpr uint32_t kNewest = kLayoutsBuilt ? kEinVersion : kEinVersion3;
+  if (h.version != kNewest && h.version != kEinVersion3 && h.version != kEinVersionPrevious)
+    return make_status(StatusCode::unsupported, "unsupported format version", kNewest, h.version);
   if (h.file_size > size)
     return bad("file truncated (file_size in header exceeds the buffer)",
                static_cast<int64_t>(h.file_size > INT64_MAX ? INT64_MAX : h.file_size), have);
@@ -679,8 +680,8 @@ Status load_model(const void* data, size_t size, const LoadOptions& options, Mod
                    idx);
       EINFER_TRY(place_region(r.scales_offset, r.scales_bytes, file_size, &cursor, kScales, idx));
     } else if (r.scales_offset != 0 || r.scales_bytes != 0) {
-      return bad(quant ? "interleaved tensor has a separate scale region"
-                       : "unquantized tensor has scales",
+      return bad(quant && kLayoutsBuilt ? "interleaved tensor has a separate scale region"
+                                        : "unquantized tensor has scales",
                  -1, -1, idx);
     }
   }

@@ -16,6 +16,7 @@
 
 using namespace einfer;
 
+#if EINFER_LAYOUTS
 namespace {
 
 struct Rng {
@@ -350,3 +351,24 @@ TEST_CASE("quant_layout: the kernel name says whether the layout runs fast here"
     CHECK(fast == (std::strstr(name, "interleaved_scalar") == nullptr));
   }
 }
+
+#else  // EINFER_LAYOUTS off (firmware): rows only, interleaved views refused with a status
+
+TEST_CASE("quant_layout: a rows-only build refuses interleaved layouts") {
+  CHECK(layout_fit_error(DType::q8, WeightLayout::i4x4, 32) != nullptr);
+  CHECK(layout_fit_error(DType::q8, WeightLayout::rows, 32) == nullptr);
+  int8_t q[4 * 32] = {};
+  float sc[4] = {1.f, 1.f, 1.f, 1.f};
+  TensorView w = make_view(DType::q8, q, {4, 32});
+  w.scales = sc;
+  w.group_size = 32;
+  w.layout = WeightLayout::i4x4;
+  float a[32] = {}, c[4] = {};
+  alignas(64) uint8_t scratch[512];
+  CHECK(matmul_f32_quant(a, 32, 1, w, c, 4, scratch, sizeof scratch).code ==
+        StatusCode::invalid_argument);
+  w.layout = WeightLayout::rows;
+  CHECK(matmul_f32_quant(a, 32, 1, w, c, 4, scratch, sizeof scratch).ok());
+}
+
+#endif  // EINFER_LAYOUTS
