@@ -18,6 +18,8 @@
 
 #include <type_traits>
 
+#include "kernels/gemm_quant_interleaved_neon.h"
+
 namespace einfer::quant_detail {
 namespace {
 
@@ -35,25 +37,6 @@ inline void dot_half(int32x4_t* isum, const int8x16_t* w, const int8x16_t* a) {
   dot_lane<1, kTokens>(isum, w[1], a);
   dot_lane<2, kTokens>(isum, w[2], a);
   dot_lane<3, kTokens>(isum, w[3], a);
-}
-
-// The first `cols` (1-4) lanes of v to c.
-inline void store_row(float* c, float32x4_t v, int cols) {
-  if (cols == 4) {
-    vst1q_f32(c, v);
-    return;
-  }
-  vst1q_lane_f32(c, v, 0);
-  if (cols > 1) vst1q_lane_f32(c + 1, v, 1);
-  if (cols > 2) vst1q_lane_f32(c + 2, v, 2);
-}
-
-// Rows of C for the first `tokens` of kT accumulators (unrolled: the accumulators stay registers).
-template <int kT>
-inline void store_tile(float* c, int64_t ldc, const float32x4_t* acc, int tokens, int cols) {
-#pragma GCC unroll 16
-  for (int t = 0; t < kT; ++t)
-    if (t < tokens) store_row(c + t * ldc, acc[t], cols);
 }
 
 // Tokens [i0, i0 + 4 * kQuads) x rows of one weight tile. kGroup: the group size when known at
@@ -153,276 +136,99 @@ void gemm_tile(const QuantGemm& p, const uint8_t* wt, const int8_t* act, float* 
 // of weights, 8 unpacks (q4), 64 sdots, the scale, convert and fma of each of the 8 accumulators.
 // `act0`/`act1` are the two quads' first blocks; the 8 rows of 4 floats go to `out`, `row_bytes`
 // apart.
+// The pieces of gemm_tile8_g32's assembly. Registers: v0-v7 the 8 tokens' float accumulators,
+// v8-v15 their int32 group sums, v16-v23 the 8 tokens' 16 values of a half-group, v24-v27 the 4
+// weight registers of a half (q4: the 64 raw bytes of both halves), v28 a weight register
+// unpacked / the scales, v29 the nibble mask, v30/v31 the two quads' activation scales.
+#define EINFER_T8_ZERO                                                  \
+  "movi v0.4s, #0\n movi v1.4s, #0\n movi v2.4s, #0\n movi v3.4s, #0\n" \
+  "movi v4.4s, #0\n movi v5.4s, #0\n movi v6.4s, #0\n movi v7.4s, #0\n"
+// A group's start: both quads' headers (scales; -8 * sum(a) starting each int32 sum) and the
+// first half of their values, post-incremented through the blocks.
+#define EINFER_T8_GROUP_START                                     \
+  "1:\n"                                                          \
+  "ldr q30, [%[a0]], #16\n ld1 {v8.16b-v11.16b}, [%[a0]], #64\n"  \
+  "ld1 {v16.16b-v19.16b}, [%[a0]], #64\n"                         \
+  "ldr q31, [%[a1]], #16\n ld1 {v12.16b-v15.16b}, [%[a1]], #64\n" \
+  "ld1 {v20.16b-v23.16b}, [%[a1]], #64\n"                         \
+  "ld1 {v24.16b-v27.16b}, [%[w]], #64\n"
+// The second half of both quads' values.
+#define EINFER_T8_SECOND_HALF \
+  "ld1 {v16.16b-v19.16b}, [%[a0]], #64\n ld1 {v20.16b-v23.16b}, [%[a1]], #64\n"
+// Weight register W against value lane L of the 8 tokens.
+#define EINFER_T8_SDOTS(W, L)                                                 \
+  "sdot v8.4s, " W ".16b, v16.4b[" L "]\n sdot v9.4s, " W ".16b, v17.4b[" L   \
+  "]\n"                                                                       \
+  "sdot v10.4s, " W ".16b, v18.4b[" L "]\n sdot v11.4s, " W ".16b, v19.4b[" L \
+  "]\n"                                                                       \
+  "sdot v12.4s, " W ".16b, v20.4b[" L "]\n sdot v13.4s, " W ".16b, v21.4b[" L \
+  "]\n"                                                                       \
+  "sdot v14.4s, " W ".16b, v22.4b[" L "]\n sdot v15.4s, " W ".16b, v23.4b[" L "]\n"
+#define EINFER_T8_HALF(W0, W1, W2, W3) \
+  EINFER_T8_SDOTS(W0, "0")             \
+  EINFER_T8_SDOTS(W1, "1") EINFER_T8_SDOTS(W2, "2") EINFER_T8_SDOTS(W3, "3")
+// q4: a weight register from raw register R's low (and) or high (ushr) nibbles into v28.
+#define EINFER_T8_LO(R) "and v28.16b, " R ".16b, v29.16b\n"
+#define EINFER_T8_HI(R) "ushr v28.16b, " R ".16b, #4\n"
+// A group's end: this block's weight scales (OFF bytes back), then per token
+// acc += float(isum) * (sw * sa), and the next group.
+#define EINFER_T8_GROUP_END(OFF)                                                            \
+  "ldur q28, [%[w], #" OFF                                                                  \
+  "]\n add %[w], %[w], #16\n"                                                               \
+  "scvtf v8.4s, v8.4s\n scvtf v9.4s, v9.4s\n scvtf v10.4s, v10.4s\n scvtf v11.4s, v11.4s\n" \
+  "scvtf v12.4s, v12.4s\n scvtf v13.4s, v13.4s\n scvtf v14.4s, v14.4s\n"                    \
+  "scvtf v15.4s, v15.4s\n"                                                                  \
+  "fmul v16.4s, v28.4s, v30.s[0]\n fmul v17.4s, v28.4s, v30.s[1]\n"                         \
+  "fmul v18.4s, v28.4s, v30.s[2]\n fmul v19.4s, v28.4s, v30.s[3]\n"                         \
+  "fmul v20.4s, v28.4s, v31.s[0]\n fmul v21.4s, v28.4s, v31.s[1]\n"                         \
+  "fmul v22.4s, v28.4s, v31.s[2]\n fmul v23.4s, v28.4s, v31.s[3]\n"                         \
+  "fmla v0.4s, v8.4s, v16.4s\n fmla v1.4s, v9.4s, v17.4s\n fmla v2.4s, v10.4s, v18.4s\n"    \
+  "fmla v3.4s, v11.4s, v19.4s\n fmla v4.4s, v12.4s, v20.4s\n fmla v5.4s, v13.4s, v21.4s\n"  \
+  "fmla v6.4s, v14.4s, v22.4s\n fmla v7.4s, v15.4s, v23.4s\n"                               \
+  "subs %[n], %[n], #1\n b.ne 1b\n"
+// The 8 rows of 4 floats, `ld` bytes apart.
+#define EINFER_T8_STORE                                                              \
+  "str q0, [%[out]]\n str q1, [%[out], %[ld]]\n add %[out], %[out], %[ld], lsl #1\n" \
+  "str q2, [%[out]]\n str q3, [%[out], %[ld]]\n add %[out], %[out], %[ld], lsl #1\n" \
+  "str q4, [%[out]]\n str q5, [%[out], %[ld]]\n add %[out], %[out], %[ld], lsl #1\n" \
+  "str q6, [%[out]]\n str q7, [%[out], %[ld]]\n"
+#define EINFER_T8_CLOBBERS                                                                       \
+  "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14", \
+      "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", \
+      "v28", "v29", "v30", "v31", "memory", "cc"
+
+// gemm_tile<kQ4, 2, 32> in assembly, its 8 x 4 float and 8 x 4 int32 accumulators, 8 token
+// registers and the 4 weight registers of a half-group held in the 32 vector registers from the
+// first group to the last (from intrinsics GCC spilled some every group). Per group: 6 loads of
+// activations (headers and both halves of both quads), 1-2 of weights, 8 unpacks (q4), 64 sdots,
+// the scale, convert and fma of each of the 8 accumulators. `act0`/`act1` are the two quads'
+// first blocks; the 8 rows of 4 floats go to `out`, `row_bytes` apart. groups > 0.
 template <bool kQ4>
 void gemm_tile8_g32(const uint8_t* wt, const int8_t* act0, const int8_t* act1, int64_t groups,
                     float* out, int64_t row_bytes) {
   const uint8_t* w = wt + 16;  // the first block's values; its scales come after the sdots
   if constexpr (kQ4) {
+    // One 64-byte load: chunk c's low nibbles are values 4c..4c+3 of the first half, its high
+    // nibbles those of the second.
     __asm__ volatile(
-        "movi v29.16b, #0x0f\n"
-        "movi v0.4s, #0\n"
-        "movi v1.4s, #0\n"
-        "movi v2.4s, #0\n"
-        "movi v3.4s, #0\n"
-        "movi v4.4s, #0\n"
-        "movi v5.4s, #0\n"
-        "movi v6.4s, #0\n"
-        "movi v7.4s, #0\n"
-        "1:\n"
-        "ldr q30, [%[a0]], #16\n"
-        "ld1 {v8.16b-v11.16b}, [%[a0]], #64\n"
-        "ld1 {v16.16b-v19.16b}, [%[a0]], #64\n"
-        "ldr q31, [%[a1]], #16\n"
-        "ld1 {v12.16b-v15.16b}, [%[a1]], #64\n"
-        "ld1 {v20.16b-v23.16b}, [%[a1]], #64\n"
-        "ld1 {v24.16b-v27.16b}, [%[w]], #64\n"
-        "and v28.16b, v24.16b, v29.16b\n"
-        "sdot v8.4s, v28.16b, v16.4b[0]\n"
-        "sdot v9.4s, v28.16b, v17.4b[0]\n"
-        "sdot v10.4s, v28.16b, v18.4b[0]\n"
-        "sdot v11.4s, v28.16b, v19.4b[0]\n"
-        "sdot v12.4s, v28.16b, v20.4b[0]\n"
-        "sdot v13.4s, v28.16b, v21.4b[0]\n"
-        "sdot v14.4s, v28.16b, v22.4b[0]\n"
-        "sdot v15.4s, v28.16b, v23.4b[0]\n"
-        "and v28.16b, v25.16b, v29.16b\n"
-        "sdot v8.4s, v28.16b, v16.4b[1]\n"
-        "sdot v9.4s, v28.16b, v17.4b[1]\n"
-        "sdot v10.4s, v28.16b, v18.4b[1]\n"
-        "sdot v11.4s, v28.16b, v19.4b[1]\n"
-        "sdot v12.4s, v28.16b, v20.4b[1]\n"
-        "sdot v13.4s, v28.16b, v21.4b[1]\n"
-        "sdot v14.4s, v28.16b, v22.4b[1]\n"
-        "sdot v15.4s, v28.16b, v23.4b[1]\n"
-        "and v28.16b, v26.16b, v29.16b\n"
-        "sdot v8.4s, v28.16b, v16.4b[2]\n"
-        "sdot v9.4s, v28.16b, v17.4b[2]\n"
-        "sdot v10.4s, v28.16b, v18.4b[2]\n"
-        "sdot v11.4s, v28.16b, v19.4b[2]\n"
-        "sdot v12.4s, v28.16b, v20.4b[2]\n"
-        "sdot v13.4s, v28.16b, v21.4b[2]\n"
-        "sdot v14.4s, v28.16b, v22.4b[2]\n"
-        "sdot v15.4s, v28.16b, v23.4b[2]\n"
-        "and v28.16b, v27.16b, v29.16b\n"
-        "sdot v8.4s, v28.16b, v16.4b[3]\n"
-        "sdot v9.4s, v28.16b, v17.4b[3]\n"
-        "sdot v10.4s, v28.16b, v18.4b[3]\n"
-        "sdot v11.4s, v28.16b, v19.4b[3]\n"
-        "sdot v12.4s, v28.16b, v20.4b[3]\n"
-        "sdot v13.4s, v28.16b, v21.4b[3]\n"
-        "sdot v14.4s, v28.16b, v22.4b[3]\n"
-        "sdot v15.4s, v28.16b, v23.4b[3]\n"
-        "ld1 {v16.16b-v19.16b}, [%[a0]], #64\n"
-        "ld1 {v20.16b-v23.16b}, [%[a1]], #64\n"
-        "ushr v28.16b, v24.16b, #4\n"
-        "sdot v8.4s, v28.16b, v16.4b[0]\n"
-        "sdot v9.4s, v28.16b, v17.4b[0]\n"
-        "sdot v10.4s, v28.16b, v18.4b[0]\n"
-        "sdot v11.4s, v28.16b, v19.4b[0]\n"
-        "sdot v12.4s, v28.16b, v20.4b[0]\n"
-        "sdot v13.4s, v28.16b, v21.4b[0]\n"
-        "sdot v14.4s, v28.16b, v22.4b[0]\n"
-        "sdot v15.4s, v28.16b, v23.4b[0]\n"
-        "ushr v28.16b, v25.16b, #4\n"
-        "sdot v8.4s, v28.16b, v16.4b[1]\n"
-        "sdot v9.4s, v28.16b, v17.4b[1]\n"
-        "sdot v10.4s, v28.16b, v18.4b[1]\n"
-        "sdot v11.4s, v28.16b, v19.4b[1]\n"
-        "sdot v12.4s, v28.16b, v20.4b[1]\n"
-        "sdot v13.4s, v28.16b, v21.4b[1]\n"
-        "sdot v14.4s, v28.16b, v22.4b[1]\n"
-        "sdot v15.4s, v28.16b, v23.4b[1]\n"
-        "ushr v28.16b, v26.16b, #4\n"
-        "sdot v8.4s, v28.16b, v16.4b[2]\n"
-        "sdot v9.4s, v28.16b, v17.4b[2]\n"
-        "sdot v10.4s, v28.16b, v18.4b[2]\n"
-        "sdot v11.4s, v28.16b, v19.4b[2]\n"
-        "sdot v12.4s, v28.16b, v20.4b[2]\n"
-        "sdot v13.4s, v28.16b, v21.4b[2]\n"
-        "sdot v14.4s, v28.16b, v22.4b[2]\n"
-        "sdot v15.4s, v28.16b, v23.4b[2]\n"
-        "ushr v28.16b, v27.16b, #4\n"
-        "sdot v8.4s, v28.16b, v16.4b[3]\n"
-        "sdot v9.4s, v28.16b, v17.4b[3]\n"
-        "sdot v10.4s, v28.16b, v18.4b[3]\n"
-        "sdot v11.4s, v28.16b, v19.4b[3]\n"
-        "sdot v12.4s, v28.16b, v20.4b[3]\n"
-        "sdot v13.4s, v28.16b, v21.4b[3]\n"
-        "sdot v14.4s, v28.16b, v22.4b[3]\n"
-        "sdot v15.4s, v28.16b, v23.4b[3]\n"
-        "ldur q28, [%[w], #-80]\n"
-        "add %[w], %[w], #16\n"
-        "scvtf v8.4s, v8.4s\n"
-        "scvtf v9.4s, v9.4s\n"
-        "scvtf v10.4s, v10.4s\n"
-        "scvtf v11.4s, v11.4s\n"
-        "scvtf v12.4s, v12.4s\n"
-        "scvtf v13.4s, v13.4s\n"
-        "scvtf v14.4s, v14.4s\n"
-        "scvtf v15.4s, v15.4s\n"
-        "fmul v16.4s, v28.4s, v30.s[0]\n"
-        "fmul v17.4s, v28.4s, v30.s[1]\n"
-        "fmul v18.4s, v28.4s, v30.s[2]\n"
-        "fmul v19.4s, v28.4s, v30.s[3]\n"
-        "fmul v20.4s, v28.4s, v31.s[0]\n"
-        "fmul v21.4s, v28.4s, v31.s[1]\n"
-        "fmul v22.4s, v28.4s, v31.s[2]\n"
-        "fmul v23.4s, v28.4s, v31.s[3]\n"
-        "fmla v0.4s, v8.4s, v16.4s\n"
-        "fmla v1.4s, v9.4s, v17.4s\n"
-        "fmla v2.4s, v10.4s, v18.4s\n"
-        "fmla v3.4s, v11.4s, v19.4s\n"
-        "fmla v4.4s, v12.4s, v20.4s\n"
-        "fmla v5.4s, v13.4s, v21.4s\n"
-        "fmla v6.4s, v14.4s, v22.4s\n"
-        "fmla v7.4s, v15.4s, v23.4s\n"
-        "subs %[n], %[n], #1\n"
-        "b.ne 1b\n"
-        "str q0, [%[out]]\n"
-        "str q1, [%[out], %[ld]]\n"
-        "add %[out], %[out], %[ld], lsl #1\n"
-        "str q2, [%[out]]\n"
-        "str q3, [%[out], %[ld]]\n"
-        "add %[out], %[out], %[ld], lsl #1\n"
-        "str q4, [%[out]]\n"
-        "str q5, [%[out], %[ld]]\n"
-        "add %[out], %[out], %[ld], lsl #1\n"
-        "str q6, [%[out]]\n"
-        "str q7, [%[out], %[ld]]\n"
+        "movi v29.16b, #0x0f\n" EINFER_T8_ZERO EINFER_T8_GROUP_START EINFER_T8_LO("v24")
+            EINFER_T8_SDOTS("v28", "0") EINFER_T8_LO("v25") EINFER_T8_SDOTS("v28", "1")
+                EINFER_T8_LO("v26") EINFER_T8_SDOTS("v28", "2") EINFER_T8_LO("v27") EINFER_T8_SDOTS(
+                    "v28", "3") EINFER_T8_SECOND_HALF EINFER_T8_HI("v24")
+                    EINFER_T8_SDOTS("v28", "0") EINFER_T8_HI("v25") EINFER_T8_SDOTS("v28", "1")
+                        EINFER_T8_HI("v26") EINFER_T8_SDOTS("v28", "2") EINFER_T8_HI("v27")
+                            EINFER_T8_SDOTS("v28", "3") EINFER_T8_GROUP_END("-80") EINFER_T8_STORE
         : [w] "+r"(w), [a0] "+r"(act0), [a1] "+r"(act1), [n] "+r"(groups), [out] "+r"(out)
         : [ld] "r"(row_bytes)
-        : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13",
-          "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26",
-          "v27", "v28", "v29", "v30", "v31", "memory", "cc");
+        : EINFER_T8_CLOBBERS);
   } else {
     __asm__ volatile(
-        "movi v0.4s, #0\n"
-        "movi v1.4s, #0\n"
-        "movi v2.4s, #0\n"
-        "movi v3.4s, #0\n"
-        "movi v4.4s, #0\n"
-        "movi v5.4s, #0\n"
-        "movi v6.4s, #0\n"
-        "movi v7.4s, #0\n"
-        "1:\n"
-        "ldr q30, [%[a0]], #16\n"
-        "ld1 {v8.16b-v11.16b}, [%[a0]], #64\n"
-        "ld1 {v16.16b-v19.16b}, [%[a0]], #64\n"
-        "ldr q31, [%[a1]], #16\n"
-        "ld1 {v12.16b-v15.16b}, [%[a1]], #64\n"
-        "ld1 {v20.16b-v23.16b}, [%[a1]], #64\n"
-        "ld1 {v24.16b-v27.16b}, [%[w]], #64\n"
-        "sdot v8.4s, v24.16b, v16.4b[0]\n"
-        "sdot v9.4s, v24.16b, v17.4b[0]\n"
-        "sdot v10.4s, v24.16b, v18.4b[0]\n"
-        "sdot v11.4s, v24.16b, v19.4b[0]\n"
-        "sdot v12.4s, v24.16b, v20.4b[0]\n"
-        "sdot v13.4s, v24.16b, v21.4b[0]\n"
-        "sdot v14.4s, v24.16b, v22.4b[0]\n"
-        "sdot v15.4s, v24.16b, v23.4b[0]\n"
-        "sdot v8.4s, v25.16b, v16.4b[1]\n"
-        "sdot v9.4s, v25.16b, v17.4b[1]\n"
-        "sdot v10.4s, v25.16b, v18.4b[1]\n"
-        "sdot v11.4s, v25.16b, v19.4b[1]\n"
-        "sdot v12.4s, v25.16b, v20.4b[1]\n"
-        "sdot v13.4s, v25.16b, v21.4b[1]\n"
-        "sdot v14.4s, v25.16b, v22.4b[1]\n"
-        "sdot v15.4s, v25.16b, v23.4b[1]\n"
-        "sdot v8.4s, v26.16b, v16.4b[2]\n"
-        "sdot v9.4s, v26.16b, v17.4b[2]\n"
-        "sdot v10.4s, v26.16b, v18.4b[2]\n"
-        "sdot v11.4s, v26.16b, v19.4b[2]\n"
-        "sdot v12.4s, v26.16b, v20.4b[2]\n"
-        "sdot v13.4s, v26.16b, v21.4b[2]\n"
-        "sdot v14.4s, v26.16b, v22.4b[2]\n"
-        "sdot v15.4s, v26.16b, v23.4b[2]\n"
-        "sdot v8.4s, v27.16b, v16.4b[3]\n"
-        "sdot v9.4s, v27.16b, v17.4b[3]\n"
-        "sdot v10.4s, v27.16b, v18.4b[3]\n"
-        "sdot v11.4s, v27.16b, v19.4b[3]\n"
-        "sdot v12.4s, v27.16b, v20.4b[3]\n"
-        "sdot v13.4s, v27.16b, v21.4b[3]\n"
-        "sdot v14.4s, v27.16b, v22.4b[3]\n"
-        "sdot v15.4s, v27.16b, v23.4b[3]\n"
-        "ld1 {v24.16b-v27.16b}, [%[w]], #64\n"
-        "ld1 {v16.16b-v19.16b}, [%[a0]], #64\n"
-        "ld1 {v20.16b-v23.16b}, [%[a1]], #64\n"
-        "sdot v8.4s, v24.16b, v16.4b[0]\n"
-        "sdot v9.4s, v24.16b, v17.4b[0]\n"
-        "sdot v10.4s, v24.16b, v18.4b[0]\n"
-        "sdot v11.4s, v24.16b, v19.4b[0]\n"
-        "sdot v12.4s, v24.16b, v20.4b[0]\n"
-        "sdot v13.4s, v24.16b, v21.4b[0]\n"
-        "sdot v14.4s, v24.16b, v22.4b[0]\n"
-        "sdot v15.4s, v24.16b, v23.4b[0]\n"
-        "sdot v8.4s, v25.16b, v16.4b[1]\n"
-        "sdot v9.4s, v25.16b, v17.4b[1]\n"
-        "sdot v10.4s, v25.16b, v18.4b[1]\n"
-        "sdot v11.4s, v25.16b, v19.4b[1]\n"
-        "sdot v12.4s, v25.16b, v20.4b[1]\n"
-        "sdot v13.4s, v25.16b, v21.4b[1]\n"
-        "sdot v14.4s, v25.16b, v22.4b[1]\n"
-        "sdot v15.4s, v25.16b, v23.4b[1]\n"
-        "sdot v8.4s, v26.16b, v16.4b[2]\n"
-        "sdot v9.4s, v26.16b, v17.4b[2]\n"
-        "sdot v10.4s, v26.16b, v18.4b[2]\n"
-        "sdot v11.4s, v26.16b, v19.4b[2]\n"
-        "sdot v12.4s, v26.16b, v20.4b[2]\n"
-        "sdot v13.4s, v26.16b, v21.4b[2]\n"
-        "sdot v14.4s, v26.16b, v22.4b[2]\n"
-        "sdot v15.4s, v26.16b, v23.4b[2]\n"
-        "sdot v8.4s, v27.16b, v16.4b[3]\n"
-        "sdot v9.4s, v27.16b, v17.4b[3]\n"
-        "sdot v10.4s, v27.16b, v18.4b[3]\n"
-        "sdot v11.4s, v27.16b, v19.4b[3]\n"
-        "sdot v12.4s, v27.16b, v20.4b[3]\n"
-        "sdot v13.4s, v27.16b, v21.4b[3]\n"
-        "sdot v14.4s, v27.16b, v22.4b[3]\n"
-        "sdot v15.4s, v27.16b, v23.4b[3]\n"
-        "ldur q28, [%[w], #-144]\n"
-        "add %[w], %[w], #16\n"
-        "scvtf v8.4s, v8.4s\n"
-        "scvtf v9.4s, v9.4s\n"
-        "scvtf v10.4s, v10.4s\n"
-        "scvtf v11.4s, v11.4s\n"
-        "scvtf v12.4s, v12.4s\n"
-        "scvtf v13.4s, v13.4s\n"
-        "scvtf v14.4s, v14.4s\n"
-        "scvtf v15.4s, v15.4s\n"
-        "fmul v16.4s, v28.4s, v30.s[0]\n"
-        "fmul v17.4s, v28.4s, v30.s[1]\n"
-        "fmul v18.4s, v28.4s, v30.s[2]\n"
-        "fmul v19.4s, v28.4s, v30.s[3]\n"
-        "fmul v20.4s, v28.4s, v31.s[0]\n"
-        "fmul v21.4s, v28.4s, v31.s[1]\n"
-        "fmul v22.4s, v28.4s, v31.s[2]\n"
-        "fmul v23.4s, v28.4s, v31.s[3]\n"
-        "fmla v0.4s, v8.4s, v16.4s\n"
-        "fmla v1.4s, v9.4s, v17.4s\n"
-        "fmla v2.4s, v10.4s, v18.4s\n"
-        "fmla v3.4s, v11.4s, v19.4s\n"
-        "fmla v4.4s, v12.4s, v20.4s\n"
-        "fmla v5.4s, v13.4s, v21.4s\n"
-        "fmla v6.4s, v14.4s, v22.4s\n"
-        "fmla v7.4s, v15.4s, v23.4s\n"
-        "subs %[n], %[n], #1\n"
-        "b.ne 1b\n"
-        "str q0, [%[out]]\n"
-        "str q1, [%[out], %[ld]]\n"
-        "add %[out], %[out], %[ld], lsl #1\n"
-        "str q2, [%[out]]\n"
-        "str q3, [%[out], %[ld]]\n"
-        "add %[out], %[out], %[ld], lsl #1\n"
-        "str q4, [%[out]]\n"
-        "str q5, [%[out], %[ld]]\n"
-        "add %[out], %[out], %[ld], lsl #1\n"
-        "str q6, [%[out]]\n"
-        "str q7, [%[out], %[ld]]\n"
+        EINFER_T8_ZERO EINFER_T8_GROUP_START EINFER_T8_HALF(
+            "v24", "v25", "v26", "v27") "ld1 {v24.16b-v27.16b}, [%[w]], #64\n" EINFER_T8_SECOND_HALF
+            EINFER_T8_HALF("v24", "v25", "v26", "v27") EINFER_T8_GROUP_END("-144") EINFER_T8_STORE
         : [w] "+r"(w), [a0] "+r"(act0), [a1] "+r"(act1), [n] "+r"(groups), [out] "+r"(out)
         : [ld] "r"(row_bytes)
-        : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13",
-          "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26",
-          "v27", "v28", "v29", "v30", "v31", "memory", "cc");
+        : EINFER_T8_CLOBBERS);
   }
 }
 
@@ -522,12 +328,9 @@ void gemv_tiles(const QuantGemm& p, const uint8_t* wt, float* c, int cols) {
 
 template <bool kQ4>
 void gemv(const QuantGemm& p) {
-  int64_t j0 = 0;
-  for (; j0 + 16 <= p.n; j0 += 16)
-    gemv_tiles<kQ4, 4>(p, p.w + static_cast<size_t>(j0 / 4) * p.w_tile_bytes, p.c + j0, 4);
-  for (; j0 < p.n; j0 += 4)
-    gemv_tiles<kQ4, 1>(p, p.w + static_cast<size_t>(j0 / 4) * p.w_tile_bytes, p.c + j0,
-                       static_cast<int>(p.n - j0 < 4 ? p.n - j0 : 4));
+  gemv_passes(p, [&](auto tiles, const uint8_t* wt, float* c, int cols) {
+    gemv_tiles<kQ4, decltype(tiles)::value>(p, wt, c, cols);
+  });
 }
 
 }  // namespace

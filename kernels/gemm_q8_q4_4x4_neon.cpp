@@ -16,21 +16,10 @@
 
 #include <arm_neon.h>
 
+#include "kernels/gemm_quant_interleaved_neon.h"
+
 namespace einfer::quant_detail {
 namespace {
-
-inline void store_tile(float* c, int64_t ldc, const float32x4_t* acc, int tokens, int cols) {
-  for (int t = 0; t < tokens; ++t) {
-    float* ct = c + t * ldc;
-    if (cols == 4) {
-      vst1q_f32(ct, acc[t]);
-    } else {
-      float v[4];
-      vst1q_f32(v, acc[t]);
-      for (int j = 0; j < cols; ++j) ct[j] = v[j];
-    }
-  }
-}
 
 // The 4 values of step kLane of a token, in every 32-bit lane.
 template <int kLane>
@@ -167,7 +156,7 @@ void tile(const QuantGemm& p, const uint8_t* wt, const int8_t* act, float* c, in
       }
     }
   }
-  for (int x = 0; x < kTiles; ++x) store_tile(c + 4 * x, p.ldc, acc[x], tokens, cols[x]);
+  for (int x = 0; x < kTiles; ++x) store_tile<kTokens>(c + 4 * x, p.ldc, acc[x], tokens, cols[x]);
 }
 
 template <bool kQ4, int kTokens>

@@ -17,6 +17,8 @@
 
 #include <arm_neon.h>
 
+#include "kernels/gemm_quant_interleaved_neon.h"
+
 namespace einfer::quant_detail {
 namespace {
 
@@ -84,14 +86,7 @@ void gemm_tile(const QuantGemm& p, const uint8_t* wt, const int8_t* act, float* 
                         hi = vreinterpretq_f64_f32(acc[q][1]);
       const float32x4_t row =
           vreinterpretq_f32_f64(t == 0 ? vzip1q_f64(lo, hi) : vzip2q_f64(lo, hi));
-      float* ct = c + (2 * q + t) * p.ldc;
-      if (cols == 4) {
-        vst1q_f32(ct, row);
-      } else {
-        float v[4];
-        vst1q_f32(v, row);
-        for (int j = 0; j < cols; ++j) ct[j] = v[j];
-      }
+      store_row(c + (2 * q + t) * p.ldc, row, cols);
     }
 }
 
@@ -192,26 +187,14 @@ void gemv_tiles(const QuantGemm& p, const uint8_t* wt, float* c, int cols) {
     }
   }
 #pragma GCC unroll 4
-  for (int x = 0; x < kTiles; ++x) {
-    const int n = x + 1 < kTiles ? 4 : cols;
-    if (n == 4) {
-      vst1q_f32(c + 4 * x, acc[x]);
-    } else {
-      vst1q_lane_f32(c + 4 * x, acc[x], 0);
-      if (n > 1) vst1q_lane_f32(c + 4 * x + 1, acc[x], 1);
-      if (n > 2) vst1q_lane_f32(c + 4 * x + 2, acc[x], 2);
-    }
-  }
+  for (int x = 0; x < kTiles; ++x) store_row(c + 4 * x, acc[x], x + 1 < kTiles ? 4 : cols);
 }
 
 template <bool kQ4, int kGroup>
 void gemv_groups(const QuantGemm& p) {
-  int64_t j0 = 0;
-  for (; j0 + 16 <= p.n; j0 += 16)
-    gemv_tiles<kQ4, 4, kGroup>(p, p.w + static_cast<size_t>(j0 / 4) * p.w_tile_bytes, p.c + j0, 4);
-  for (; j0 < p.n; j0 += 4)
-    gemv_tiles<kQ4, 1, kGroup>(p, p.w + static_cast<size_t>(j0 / 4) * p.w_tile_bytes, p.c + j0,
-                               static_cast<int>(p.n - j0 < 4 ? p.n - j0 : 4));
+  gemv_passes(p, [&](auto tiles, const uint8_t* wt, float* c, int cols) {
+    gemv_tiles<kQ4, decltype(tiles)::value, kGroup>(p, wt, c, cols);
+  });
 }
 
 template <bool kQ4>

@@ -13,58 +13,23 @@
 #include "kernels/quant_layout.h"
 #include "runtime/layout.h"
 #include "tests/isa_levels.h"
+#include "tests/quant_weights.h"
 
 using namespace einfer;
 
 #if EINFER_LAYOUTS
 namespace {
 
-struct Rng {
-  uint64_t s;
-  uint32_t next() {
-    s ^= s << 13;
-    s ^= s >> 7;
-    s ^= s << 17;
-    return static_cast<uint32_t>(s >> 11);
-  }
-  float uniform() { return static_cast<float>(next() & 0xFFFFFF) / 16777216.f * 2.f - 1.f; }
-};
+using einfer_test::Rng;
 
 constexpr WeightLayout kInterleaved[] = {WeightLayout::i4x4, WeightLayout::i4x8};
 
 // A rows-layout matrix: quantized floats, or raw random bytes (q8 -128, q4 padding nibbles that
 // are not 8) with random scales.
-struct Rows {
-  std::vector<uint8_t> data;
-  std::vector<float> scales;
-  TensorView view;
-};
+using Rows = einfer_test::QWeights;
 
 Rows make_rows(DType dt, int64_t n, int64_t k, int32_t group, bool raw, Rng& rng) {
-  Rows w;
-  const size_t rb = quant_row_bytes(dt, k);
-  const int64_t groups = quant_groups(k, group);
-  w.data.resize(rb * static_cast<size_t>(n) + 1);
-  w.scales.resize(static_cast<size_t>(n * groups) + 1);
-  std::vector<float> row(static_cast<size_t>(k));
-  for (int64_t j = 0; j < n; ++j) {
-    uint8_t* q = w.data.data() + j * rb;
-    float* s = w.scales.data() + j * groups;
-    if (raw) {
-      for (size_t b = 0; b < rb; ++b) q[b] = static_cast<uint8_t>(rng.next());
-      for (int64_t g = 0; g < groups; ++g) s[g] = 0.001f + 0.02f * std::fabs(rng.uniform());
-    } else {
-      for (auto& x : row) x = rng.uniform();
-      if (dt == DType::q8)
-        quantize_row_q8(row.data(), k, group, reinterpret_cast<int8_t*>(q), s);
-      else
-        quantize_row_q4(row.data(), k, group, q, s);
-    }
-  }
-  w.view = make_view(dt, w.data.data(), {n, k});
-  w.view.scales = w.scales.data();
-  w.view.group_size = group;
-  return w;
+  return einfer_test::make_weights(dt, n, k, group, raw, rng);
 }
 
 struct Laid {

@@ -1,25 +1,13 @@
 #include "tools/common/layout_report.h"
 
-#include <cstdarg>
-#include <cstdio>
 #include <cstring>
 
 #include "kernels/isa.h"
 #include "kernels/matmul_quant.h"
 #include "runtime/format.h"
+#include "tools/common/text.h"
 
 namespace einfer::tools {
-
-namespace {
-std::string format(const char* f, ...) {
-  char buf[512];
-  va_list ap;
-  va_start(ap, f);
-  std::vsnprintf(buf, sizeof buf, f, ap);
-  va_end(ap);
-  return buf;
-}
-}  // namespace
 
 WeightLayout image_layout(const Model& model, bool* uniform) {
   uint32_t count[kWeightLayoutCount] = {};
@@ -52,9 +40,9 @@ std::string describe_layout(const Model& model) {
       matmul_quant_kernel_name(c.weight_dtype, l, c.dim, c.group_size, 64, nullptr);
   std::string out = layout_name(l);
   if (!uniform) out += " (most matrices; some in another layout)";
-  out += format("; on this CPU (isa %s): %s, prefill %s", isa_name(), kernel, prefill);
+  out += fmt("; on this CPU (isa %s): %s, prefill %s", isa_name(), kernel, prefill);
   if (!fast)
-    out += format(
+    out += fmt(
         " -- no fast kernel for layout %s here: correct, slower (einfer-pack --target "
         "picks the layout for the device)",
         layout_name(l));

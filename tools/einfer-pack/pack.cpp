@@ -2,7 +2,6 @@
 #include <cctype>
 #include <cinttypes>
 #include <cmath>
-#include <cstdarg>
 #include <cstdio>
 #include <cstring>
 
@@ -12,6 +11,7 @@
 #include "models/tokenizer_text.h"
 #include "runtime/format.h"
 #include "tools/common/layout_report.h"
+#include "tools/common/text.h"
 #include "tools/einfer-pack/attention_options.h"
 #include "tools/einfer-pack/importers.h"
 
@@ -50,15 +50,7 @@ const char* rope_name(RopeMode r) {
   return r == RopeMode::none ? "none" : r == RopeMode::interleaved ? "interleaved" : "half_split";
 }
 
-std::string fmt(const char* f, ...) __attribute__((format(printf, 1, 2)));
-std::string fmt(const char* f, ...) {
-  char buf[512];
-  va_list ap;
-  va_start(ap, f);
-  std::vsnprintf(buf, sizeof buf, f, ap);
-  va_end(ap);
-  return buf;
-}
+using tools::fmt;
 
 // RunOptions keeps the int8 KV cache as DType::i8; the command line calls it q8.
 const char* kv_name(DType d) {
