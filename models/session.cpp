@@ -89,15 +89,16 @@ Status layout_text(const Model& model, const SessionOptions& o, Arena& arena, Se
   }
   // Decode only: no tables and no encode scratch; decoding reads the image.
   const bool decode_only = o.tokenizer == 2;
+  PackedTokenizer packed;
   if (s) {
     EINFER_TRY(text_tokenizer_init(&s->tokenizer, image, image_bytes, decode_only, arena));
     s->has_tokenizer = true;
+    packed = s->tokenizer.packed;
     if (text_tokenizer_vocab(s->tokenizer) > vocab)
       return make_status(StatusCode::bad_format,
                          "the tokenizer has more tokens than the model's vocabulary",
                          text_tokenizer_vocab(s->tokenizer), vocab);
   } else {
-    PackedTokenizer packed;
     EINFER_TRY(tokenizer_parse(image, image_bytes, &packed));
     if (!decode_only) {
       void* p = nullptr;
@@ -105,7 +106,11 @@ Status layout_text(const Model& model, const SessionOptions& o, Arena& arena, Se
     }
   }
   if (decode_only) return ok_status();
-  const size_t bytes = text_tokenizer_scratch_bytes(o.max_prompt_bytes);
+  // The encode scratch depends on how far the tokenizer's normalizer can grow a prompt.
+  const size_t bytes = text_tokenizer_scratch_bytes(packed, o.max_prompt_bytes);
+  if (bytes == SIZE_MAX)
+    return make_status(StatusCode::invalid_argument, "max_prompt_bytes too large for the tokenizer",
+                       -1, static_cast<int64_t>(o.max_prompt_bytes));
   void* p = nullptr;
   EINFER_TRY(arena.allocate(bytes, kDefaultAlignment, &p));
   if (s) {

@@ -3,6 +3,8 @@
 
 #include <cstring>
 
+#include "models/tokenizer_normalize.h"
+
 namespace einfer {
 namespace {
 
@@ -76,18 +78,38 @@ Status tokenizer_parse(const void* image, size_t bytes, PackedTokenizer* out) {
   std::memcpy(&h, image, sizeof h);
   if (h.magic != kTokenizerMagic)
     return bad("tokenizer image has no EITK magic (repack the model with this einfer-pack)");
-  if (h.version != kTokenizerVersion)
+  if (h.version < 1 || h.version > kTokenizerVersion)
     return make_status(StatusCode::unsupported, "unsupported tokenizer image version",
                        kTokenizerVersion, h.version);
+  const bool v1 = h.version == 1;  // version 1 knows fewer of each; its new fields are reserved
   const auto algorithm = static_cast<TokenizerAlgorithm>(h.algorithm);
-  if (algorithm != TokenizerAlgorithm::sentencepiece_bpe && algorithm != TokenizerAlgorithm::bpe)
+  if (algorithm != TokenizerAlgorithm::sentencepiece_bpe && algorithm != TokenizerAlgorithm::bpe &&
+      (v1 || algorithm != TokenizerAlgorithm::wordpiece))
     return bad("tokenizer algorithm unknown", -1, h.algorithm);
-  if ((h.flags & ~kTokFlagsKnown) != 0) return bad("tokenizer flags has unknown bits", -1, h.flags);
-  if (h.pretokenizer >= kPretokenizerCount)
+  if ((h.flags & ~(v1 ? kTokFlagsKnownV1 : kTokFlagsKnown)) != 0)
+    return bad("tokenizer flags has unknown bits", -1, h.flags);
+  if (h.pretokenizer >= (v1 ? kPretokenizerCountV1 : kPretokenizerCount))
     return bad("tokenizer pre-tokenizer unknown", -1, h.pretokenizer);
+  if ((h.normalizer & ~kNormKnown) != 0 || (h.normalizer & kNormFormMask) > 4 ||
+      (v1 && h.normalizer != 0))
+    return bad("tokenizer normalizer unknown", -1, h.normalizer);
   if (algorithm == TokenizerAlgorithm::sentencepiece_bpe &&
       (h.n_merges != 0 || h.pretokenizer != 0 || (h.flags & kTokFlagByteLevel)))
     return bad("sentencepiece tokenizer with merges, a pre-tokenizer or byte-level symbols");
+  if (h.normalizer != 0 && (h.flags & kTokFlagRemoveExtraSpaces))
+    return bad("tokenizer normalizer with remove-extra-spaces");
+  if ((h.flags & kTokFlagMatchEscapedSpace) && (h.flags & kTokFlagMatchAnySpace))
+    return bad("tokenizer matches spaces both as U+2581 only and as either");
+  if (algorithm == TokenizerAlgorithm::wordpiece) {
+    if (h.n_merges != 0 || (h.flags & (kTokFlagByteLevel | kTokFlagByteFallback)))
+      return bad("wordpiece tokenizer with merges, byte-level symbols or byte fallback");
+    if (h.unk_id < 0) return bad("wordpiece tokenizer without an unknown token");
+    // Bounded so a word's work stays bounded however long the image's pieces are.
+    if (h.max_word_chars == 0 || h.max_word_chars > kTokenizerMaxWordChars)
+      return bad("wordpiece max_word_chars out of range", kTokenizerMaxWordChars, h.max_word_chars);
+  } else if (h.max_word_chars != 0) {
+    return bad("tokenizer max_word_chars set for a model other than wordpiece");
+  }
   if (h.n_tokens == 0 || h.n_tokens > (1u << 24))
     return bad("tokenizer token count out of range", 1 << 24, h.n_tokens);
   if (h.n_merges > (1u << 24))

@@ -1,10 +1,11 @@
-// The packed tokenizer image ("EITK"): the vocabulary, merges and special ids of a SentencePiece
-// or byte-level BPE tokenizer in one flat little-endian image that the device uses in place
-// (mmap or flash). einfer-pack writes it (from tokenizer.bin, tokenizer.model, tokenizer.json or
-// a GGUF vocabulary) into the tokenizer region of a .ein file; docs/format.md ("Tokenizer
-// image") is the normative description. Everything an importer had to interpret is resolved at
-// pack time: byte-level pieces are stored as their raw bytes, SentencePiece's "▁" as a space,
-// merges as (left id, right id, result id) triples in rank order.
+// The packed tokenizer image ("EITK"): the vocabulary, merges and special ids of a SentencePiece,
+// BPE or WordPiece tokenizer in one flat little-endian image that the device uses in place
+// (mmap or flash). einfer-pack writes it (from tokenizer.bin, tokenizer.model, tokenizer.json,
+// vocab.txt or a GGUF vocabulary) into the tokenizer region of a .ein file; docs/format.md
+// ("Tokenizer image") is the normative description. Everything an importer had to interpret is
+// resolved at pack time: byte-level pieces are stored as their raw bytes, SentencePiece's "▁" as
+// a space, WordPiece's word-initial pieces with a leading space and its "##" continuations
+// without the prefix, merges as (left id, right id, result id) triples in rank order.
 #pragma once
 
 #include <cstddef>
@@ -15,14 +16,19 @@
 namespace einfer {
 
 inline constexpr uint32_t kTokenizerMagic = 0x4B544945;  // the bytes "EITK"
-inline constexpr uint32_t kTokenizerVersion = 1;
+// Version 2 adds the normalizer and max_word_chars fields, the WordPiece algorithm, the BERT and
+// space-split pre-tokenizers and flags 10..12; an image using none of them is written as version 1,
+// which every einfer reads.
+inline constexpr uint32_t kTokenizerVersion = 2;
 inline constexpr uint32_t kTokenizerHeaderBytes = 128;
 inline constexpr int kTokenizerMaxEog = 8;
+inline constexpr uint32_t kTokenizerMaxWordChars = 1024;  // WordPiece max_input_chars_per_word
 
 // How text becomes symbols and symbols merge.
 enum class TokenizerAlgorithm : uint32_t {
   sentencepiece_bpe = 1,  // symbols are UTF-8 characters; the best-scoring pair merges first
   bpe = 2,                // merges by rank (Hugging Face BPE); byte-level or character symbols
+  wordpiece = 3,          // greedy longest match per word (BERT); continuations stored unprefixed
 };
 
 // Pre-tokenizer splitting text into words before BPE (byte-level BPE families).
@@ -32,8 +38,11 @@ enum class Pretokenizer : uint32_t {
   llama3 = 2,       // (?i:'s|...)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|...
   qwen2 = 3,        // llama3's with \p{N} one digit at a time
   digits_gpt2 = 4,  // every \p{N} character alone, then gpt2 on the rest (SmolLM, StarCoder)
+  bert = 5,         // whitespace removed, each punctuation character alone (BertPreTokenizer)
+  split_space = 6,  // after each space (Split " " MergedWithPrevious)
 };
-inline constexpr uint32_t kPretokenizerCount = 5;
+inline constexpr uint32_t kPretokenizerCount = 7;
+inline constexpr uint32_t kPretokenizerCountV1 = 5;
 
 // Header flags.
 inline constexpr uint32_t kTokFlagAddBos = 1u << 0;  // the model's prompts start with bos_id
@@ -55,7 +64,14 @@ inline constexpr uint32_t kTokFlagByteLevel =
     1u << 8;  // symbols start as single bytes (GPT-2 byte-level BPE)
 inline constexpr uint32_t kTokFlagSpaceEscape = 1u
                                                 << 9;  // a literal U+2581 in text counts as a space
-inline constexpr uint32_t kTokFlagsKnown = (1u << 10) - 1;
+inline constexpr uint32_t kTokFlagMatchEscapedSpace =
+    1u << 10;  // a space in a matched token's piece matches U+2581 in the text, not a space
+               // (HF added tokens spelled with ▁ in a tokenizer that stores ▁ as a space)
+inline constexpr uint32_t kTokFlagMatchAnySpace =
+    1u << 11;  // ... matches a space or U+2581 (SentencePiece user-defined symbols)
+inline constexpr uint32_t kTokFlagFuseUnk = 1u << 12;  // consecutive unknown characters: one unk
+inline constexpr uint32_t kTokFlagsKnownV1 = (1u << 10) - 1;
+inline constexpr uint32_t kTokFlagsKnown = (1u << 13) - 1;
 
 // Token types: SentencePiece's (and GGUF's) numbering.
 enum class TokenType : uint8_t {
@@ -84,7 +100,9 @@ struct TokenizerHeader {
   int32_t pad_id;  // -1: none
   uint32_t n_eog;  // end-of-generation ids that follow (eos_id among them when present)
   int32_t eog_ids[kTokenizerMaxEog];
-  uint32_t reserved[10];
+  uint32_t normalizer;      // version 2: normalization steps (models/tokenizer_normalize.h)
+  uint32_t max_word_chars;  // version 2, WordPiece: longer words are unk; else 0
+  uint32_t reserved[8];
 };
 static_assert(sizeof(TokenizerHeader) == kTokenizerHeaderBytes);
 

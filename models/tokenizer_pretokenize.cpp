@@ -2,33 +2,13 @@
 // alternative; comments quote the alternative being tried.
 #include "models/tokenizer_pretokenize.h"
 
+#include "models/tokenizer_normalize.h"
+#include "models/tokenizer_unicode.h"
+
 namespace einfer {
 namespace {
 
-struct UnicodeRange {
-  uint32_t first, last;
-};
 #include "models/tokenizer_unicode_tables.inc"
-
-template <size_t N>
-bool in_ranges(const UnicodeRange (&r)[N], uint32_t cp) {
-  size_t lo = 0, hi = N;
-  while (lo < hi) {
-    const size_t mid = (lo + hi) / 2;
-    if (r[mid].last < cp)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo < N && r[lo].first <= cp;
-}
-
-// Unicode White_Space (what \s means in the reference regex engines).
-bool is_white_space(uint32_t cp) {
-  if (cp < 0x80) return cp == ' ' || (cp >= 0x09 && cp <= 0x0D);
-  return cp == 0x85 || cp == 0xA0 || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200A) ||
-         cp == 0x2028 || cp == 0x2029 || cp == 0x202F || cp == 0x205F || cp == 0x3000;
-}
 
 // Cursor over the text with the class of the character at a position.
 struct Text {
@@ -124,6 +104,12 @@ size_t llama3_next(const Text& t, size_t i, size_t max_digits) {
 
 }  // namespace
 
+bool is_white_space(uint32_t cp) {
+  if (cp < 0x80) return cp == ' ' || (cp >= 0x09 && cp <= 0x0D);
+  return cp == 0x85 || cp == 0xA0 || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200A) ||
+         cp == 0x2028 || cp == 0x2029 || cp == 0x202F || cp == 0x205F || cp == 0x3000;
+}
+
 CodePoint utf8_decode(const char* text, size_t len, size_t pos) {
   const auto* s = reinterpret_cast<const unsigned char*>(text) + pos;
   const size_t left = len - pos;
@@ -181,6 +167,27 @@ size_t pretokenize_next(Pretokenizer kind, const char* text, size_t len, size_t 
         stop += d.bytes;
       }
       return gpt2_next(Text{text, stop}, pos);
+    }
+    case Pretokenizer::bert: {
+      // Each punctuation character alone, else the run up to whitespace or punctuation (the
+      // caller drops whitespace before asking).
+      const CodePoint c = t.at(pos);
+      if (is_bert_punctuation(c.cp)) return pos + c.bytes;
+      size_t end = pos + c.bytes;
+      while (end < len) {
+        const CodePoint d = t.at(end);
+        if (is_white_space(d.cp) || is_bert_punctuation(d.cp)) break;
+        end += d.bytes;
+      }
+      return end;
+    }
+    case Pretokenizer::split_space: {
+      // Split(" ", MergedWithPrevious): a space ends the word before it; a space after a space
+      // is a word of its own.
+      if (text[pos] == ' ') return pos + 1;
+      size_t end = pos;
+      while (end < len && text[end] != ' ') ++end;
+      return end < len ? end + 1 : len;
     }
     case Pretokenizer::none:
       break;

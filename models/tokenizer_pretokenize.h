@@ -26,6 +26,10 @@ CodePoint utf8_decode(const char* text, size_t len, size_t pos);
 
 CharClass char_class(uint32_t cp);
 
+// Unicode White_Space: what \s means in the reference regex engines and Rust's
+// char::is_whitespace (BertNormalizer, BertPreTokenizer).
+bool is_white_space(uint32_t cp);
+
 // End (exclusive, > pos) of the word starting at pos < len.
 size_t pretokenize_next(Pretokenizer kind, const char* text, size_t len, size_t pos);
 

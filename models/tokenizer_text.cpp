@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "models/tokenizer_normalize.h"
 #include "models/tokenizer_pretokenize.h"
 
 namespace einfer {
@@ -21,10 +22,61 @@ constexpr ByteTable make_byte_table() {
 }
 constexpr ByteTable kByteTable = make_byte_table();
 
-uint32_t hash_bytes(const char* s, size_t n) {
-  uint32_t h = 2166136261u;  // FNV-1a
-  for (size_t i = 0; i < n; ++i) h = (h ^ static_cast<unsigned char>(s[i])) * 16777619u;
+constexpr uint32_t kFnvBasis = 2166136261u;
+uint32_t fnv_step(uint32_t h, unsigned char c) {
+  return (h ^ c) * 16777619u;  // FNV-1a
+}
+uint32_t fnv_final(uint32_t h) {
   return h ^ (h >> 15);
+}
+
+// Hash of the bytes a[0..na) followed by b[0..nb).
+uint32_t hash_bytes(const char* a, size_t na, const char* b = nullptr, size_t nb = 0) {
+  uint32_t h = kFnvBasis;
+  for (size_t i = 0; i < na; ++i) h = fnv_step(h, static_cast<unsigned char>(a[i]));
+  for (size_t i = 0; i < nb; ++i) h = fnv_step(h, static_cast<unsigned char>(b[i]));
+  return fnv_final(h);
+}
+
+// Id of the piece spelled a[0..na) b[0..nb) whose hash_bytes is `hash`, or -1.
+int32_t find_piece_hashed(const TextTokenizer& t, uint32_t hash, const char* a, size_t na,
+                          const char* b, size_t nb) {
+  if (t.piece_slots == nullptr) return -1;
+  for (uint32_t slot = hash & t.piece_mask;; slot = (slot + 1) & t.piece_mask) {
+    const int32_t id = t.piece_slots[slot];
+    if (id < 0) return -1;
+    uint32_t l;
+    const char* s = packed_piece(t.packed, id, &l);
+    if (l == na + nb && std::memcmp(s, a, na) == 0 && (nb == 0 || std::memcmp(s + na, b, nb) == 0))
+      return id;
+  }
+}
+
+int32_t find_piece(const TextTokenizer& t, const char* a, size_t na, const char* b, size_t nb) {
+  return find_piece_hashed(t, hash_bytes(a, na, b, nb), a, na, b, nb);
+}
+
+bool is_u2581(const char* s, size_t left) {
+  return left >= 3 && s[0] == '\xE2' && s[1] == '\x96' && s[2] == '\x81';
+}
+
+// Text bytes a matched token's piece covers at text[i], or 0: its spaces stand for spaces, for
+// U+2581 (kTokFlagMatchEscapedSpace) or for either (kTokFlagMatchAnySpace).
+size_t match_length(const char* piece, uint32_t l, const char* text, size_t len, size_t i,
+                    uint32_t flags) {
+  const bool escaped = flags & kTokFlagMatchEscapedSpace;
+  const bool any = flags & kTokFlagMatchAnySpace;
+  size_t at = i;
+  for (uint32_t k = 0; k < l; ++k) {
+    if (piece[k] == ' ' && (escaped || any) && is_u2581(text + at, len - at)) {
+      at += 3;
+    } else if (at < len && text[at] == piece[k] && !(piece[k] == ' ' && escaped)) {
+      ++at;
+    } else {
+      return 0;
+    }
+  }
+  return at - i;
 }
 
 uint32_t hash_pair(int32_t a, int32_t b) {
@@ -95,10 +147,56 @@ struct Candidate {
   uint32_t size;  // sentencepiece: bytes of the merged piece; bpe: the result id
 };
 
+// Where the parts of an encode scratch lie: the normalized segment (cap bytes), then one work
+// region used first by the Unicode normalizer (code points) and then by the merges (symbols and
+// their candidate heap).
+struct ScratchLayout {
+  size_t cap = 0, sym_at = 0, heap_at = 0, total = SIZE_MAX;
+};
+
+size_t align_up(size_t n, size_t a) {
+  return (n + a - 1) / a * a;
+}
+
+ScratchLayout scratch_layout(const TokenizerHeader& h, size_t text_len) {
+  ScratchLayout l;
+  if (text_len > (size_t(1) << 28)) return l;  // symbol indices stay far inside int32
+  // Without a Unicode normalizer: an invalid byte becomes U+FFFD (3 bytes), plus a dummy-prefix
+  // space per segment (at most one per byte, plus one). Sizes in 64 bits, then checked against
+  // the address space (32-bit targets).
+  uint64_t cap = 4 * uint64_t(text_len) + 4;
+  if (h.normalizer != 0) {
+    const size_t c = normalize_capacity(h.normalizer, text_len);
+    if (c == SIZE_MAX) return l;
+    if (c > cap) cap = c;
+  }
+  const uint64_t a = alignof(Candidate);
+  const uint64_t work_at = (cap + a - 1) / a * a;
+  uint64_t sym_at = 0, heap_at = 0, work = 0;
+  if (static_cast<TokenizerAlgorithm>(h.algorithm) != TokenizerAlgorithm::wordpiece) {
+    sym_at = work_at;
+    heap_at = (work_at + cap * sizeof(Symbol) + a - 1) / a * a;
+    work = heap_at + 3 * cap * sizeof(Candidate) - work_at;
+  }
+  if (h.normalizer != 0) {  // the normalizer's code points, before the merges use the region
+    const uint64_t codes = normalize_work_count(static_cast<size_t>(cap)) * uint64_t{4};
+    if (codes > work) work = codes;
+  }
+  const uint64_t total = work_at + work + a;  // the caller's pointer may need aligning
+  if (total >= SIZE_MAX || cap > (uint64_t(1) << 31)) return l;
+  l.cap = static_cast<size_t>(cap);
+  l.sym_at = static_cast<size_t>(sym_at);
+  l.heap_at = static_cast<size_t>(heap_at);
+  l.total = static_cast<size_t>(total);
+  return l;
+}
+
 struct Encoder {
   const TextTokenizer& t;
   const PackedTokenizer& p;
-  char* norm;  // normalized segment
+  char* norm;      // normalized segment
+  size_t cap;      // its capacity
+  uint32_t* work;  // the Unicode normalizer's code points (overlaps sym and heap)
   Symbol* sym;
   Candidate* heap;
   size_t heap_n = 0;
@@ -226,11 +324,15 @@ struct Encoder {
       if (id >= 0) return emit(id);
     }
     const bool byte_level = p.header.flags & kTokFlagByteLevel;
+    const bool fuse_unk = p.header.flags & kTokFlagFuseUnk;
     int32_t count_sym = 0;
+    bool last_unknown = false;  // the last symbol is an unk standing for unknown characters
     for (uint32_t i = 0; i < n;) {
       const uint32_t len = byte_level ? 1 : utf8_decode(w, n, i).bytes;
       int32_t id = byte_level ? t.byte_ids[static_cast<unsigned char>(w[i])]
                               : text_tokenizer_lookup(t, w + i, len);
+      const bool was_unknown = last_unknown;
+      last_unknown = false;
       if (id >= 0) {
         sym[count_sym++] = Symbol{0, 0, id, i, len};
       } else {
@@ -242,7 +344,11 @@ struct Encoder {
             sym[count_sym++] =
                 Symbol{0, 0, t.byte_ids[static_cast<unsigned char>(w[i + k])], i + k, 1};
         } else if (p.header.unk_id >= 0) {
-          sym[count_sym++] = Symbol{0, 0, p.header.unk_id, i, len};
+          if (fuse_unk && was_unknown)
+            sym[count_sym - 1].len += len;
+          else
+            sym[count_sym++] = Symbol{0, 0, p.header.unk_id, i, len};
+          last_unknown = true;
         }
       }
       i += len;
@@ -303,28 +409,90 @@ struct Encoder {
     return m;
   }
 
-  void segment(const char* s, size_t n, bool prefix) {
-    const uint32_t flags = p.header.flags;
-    if (flags & kTokFlagByteLevel) {
-      const auto kind = static_cast<Pretokenizer>(p.header.pretokenizer);
-      for (size_t i = 0; i < n;) {
-        const size_t end = kind == Pretokenizer::none ? n : pretokenize_next(kind, s, n, i);
-        bpe_word(s + i, static_cast<uint32_t>(end - i));
-        i = end;
+  // WordPiece over one word: the longest piece at each position ("##" continuations after the
+  // first, stored without the prefix; word-initial pieces are stored after a space); the whole
+  // word is the unknown token when a position has none or the word is too long.
+  void wordpiece_word(const char* w, uint32_t n) {
+    uint32_t chars = 0;
+    for (uint32_t i = 0; i < n && chars <= p.header.max_word_chars; ++chars)
+      i += utf8_decode(w, n, i).bytes;
+    if (chars > p.header.max_word_chars) return emit(p.header.unk_id);
+    const int32_t first = count;
+    for (uint32_t start = 0; start < n;) {
+      // Candidates grow a character at a time (the text is valid UTF-8 here: invalid bytes
+      // became U+FFFD) with the hash carried along, up to the longest piece; the longest that is
+      // a piece wins. A word-initial candidate is looked up after a space.
+      const uint32_t lead = start == 0 ? 1 : 0;
+      const uint32_t most = p.header.max_piece_bytes;
+      const uint32_t limit = most > lead ? most - lead : 0;
+      uint32_t h = lead ? fnv_step(kFnvBasis, ' ') : kFnvBasis;
+      int32_t best = -1;
+      uint32_t best_end = start;
+      for (uint32_t end = start; end < n;) {
+        const uint32_t bytes = utf8_decode(w, n, end).bytes;
+        if (end + bytes - start > limit) break;
+        for (uint32_t k = 0; k < bytes; ++k)
+          h = fnv_step(h, static_cast<unsigned char>(w[end + k]));
+        end += bytes;
+        const int32_t id = find_piece_hashed(t, fnv_final(h), " ", lead, w + start, end - start);
+        if (id >= 0) best = id, best_end = end;
       }
-      return;
+      if (best < 0) {
+        count = first;  // the whole word is unknown
+        return emit(p.header.unk_id);
+      }
+      emit(best);
+      start = best_end;
     }
-    const uint32_t m = normalize(s, n, prefix);
-    if (m == 0) return;
-    if (p.scores)
-      spm_segment(norm, m);
-    else
-      bpe_word(norm, m);
   }
 
-  // Id of the longest matched-in-text token at text[i], or -1.
-  int32_t match_at(const char* text, size_t len, size_t i) const {
-    const unsigned char c = static_cast<unsigned char>(text[i]);
+  void word(const char* w, size_t n) {
+    if (static_cast<TokenizerAlgorithm>(p.header.algorithm) == TokenizerAlgorithm::wordpiece)
+      wordpiece_word(w, static_cast<uint32_t>(n));
+    else
+      bpe_word(w, static_cast<uint32_t>(n));
+  }
+
+  void segment(const char* s, size_t n, bool prefix) {
+    const uint32_t flags = p.header.flags;
+    const bool byte_level = flags & kTokFlagByteLevel;
+    const char* text = norm;
+    size_t m;
+    if (p.header.normalizer != 0) {
+      const NormalizeInput in{
+          s, n, p.header.normalizer, byte_level, (flags & kTokFlagSpaceEscape) != 0, prefix};
+      m = normalize_text(in, norm, cap, work);
+    } else if (byte_level) {
+      text = s;
+      m = n;
+    } else {
+      m = normalize(s, n, prefix);
+    }
+    if (m == 0) return;
+    if (p.scores) return spm_segment(text, static_cast<uint32_t>(m));
+    const auto kind = static_cast<Pretokenizer>(p.header.pretokenizer);
+    for (size_t i = 0; i < m;) {
+      if (kind == Pretokenizer::bert) {  // whitespace goes
+        const CodePoint c = utf8_decode(text, m, i);
+        if (is_white_space(c.cp)) {
+          i += c.bytes;
+          continue;
+        }
+      }
+      const size_t end = kind == Pretokenizer::none ? m : pretokenize_next(kind, text, m, i);
+      word(text + i, end - i);
+      i = end;
+    }
+  }
+
+  // Id of the longest matched-in-text token at text[i] and the text bytes it covers, or -1.
+  int32_t match_at(const char* text, size_t len, size_t i, size_t* covered) const {
+    const uint32_t flags = p.header.flags;
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    // A U+2581 in the text stands for a piece's space when matched spaces are escaped.
+    if ((flags & (kTokFlagMatchEscapedSpace | kTokFlagMatchAnySpace)) &&
+        is_u2581(text + i, len - i))
+      c = ' ';
     if (!(t.matched_first[c >> 5] & (1u << (c & 31)))) return -1;
     // matched is sorted by first byte, then longest first: the first hit is the longest.
     int32_t lo = 0, hi = t.n_matched;
@@ -341,7 +509,10 @@ struct Encoder {
       uint32_t l;
       const char* s = packed_piece(p, t.matched[k], &l);
       if (static_cast<unsigned char>(s[0]) != c) break;
-      if (l <= len - i && std::memcmp(s, text + i, l) == 0) return t.matched[k];
+      if (const size_t n = match_length(s, l, text, len, i, flags)) {
+        *covered = n;
+        return t.matched[k];
+      }
     }
     return -1;
   }
@@ -357,15 +528,7 @@ size_t text_tokenizer_arena_bytes(const PackedTokenizer& packed) {
 }
 
 int32_t text_tokenizer_lookup(const TextTokenizer& t, const char* piece, size_t length) {
-  if (t.piece_slots == nullptr) return -1;
-  for (uint32_t slot = hash_bytes(piece, length) & t.piece_mask;;
-       slot = (slot + 1) & t.piece_mask) {
-    const int32_t id = t.piece_slots[slot];
-    if (id < 0) return -1;
-    uint32_t l;
-    const char* s = packed_piece(t.packed, id, &l);
-    if (l == length && std::memcmp(s, piece, length) == 0) return id;
-  }
+  return find_piece(t, piece, length, nullptr, 0);
 }
 
 Status text_tokenizer_init(TextTokenizer* tokenizer, const void* image, size_t bytes,
@@ -431,6 +594,8 @@ Status text_tokenizer_init(TextTokenizer* tokenizer, const void* image, size_t b
     packed_piece(p, static_cast<int32_t>(id), &l);
     if (is_matched_in_text(p, id) && l > 0) tables.matched[k++] = static_cast<int32_t>(id);
   }
+  // Sorted by first byte, then longest first (a longer piece covers more text in every
+  // space-matching mode: both match the same text, so the shorter is a prefix of the longer).
   std::sort(tables.matched, tables.matched + k, [&p](int32_t a, int32_t b) {
     uint32_t la, lb;
     const auto* sa = reinterpret_cast<const unsigned char*>(packed_piece(p, a, &la));
@@ -449,14 +614,14 @@ Status text_tokenizer_init(TextTokenizer* tokenizer, const void* image, size_t b
   return ok_status();
 }
 
-size_t text_tokenizer_scratch_bytes(size_t text_len) {
-  // Normalization grows a text by at most 3 bytes per input byte (an invalid byte becomes
-  // U+FFFD) plus one dummy-prefix space per segment (at most one per byte, plus one). A text too
-  // long for the address space (32-bit targets) needs SIZE_MAX: no scratch is that large.
-  constexpr size_t kPerByte = 4 * (1 + sizeof(Symbol) + 3 * sizeof(Candidate));
-  if (text_len > SIZE_MAX / kPerByte - 64) return SIZE_MAX;
-  const size_t cap = 4 * text_len + 4;
-  return cap + cap * sizeof(Symbol) + 3 * cap * sizeof(Candidate) + 2 * alignof(Candidate);
+size_t text_tokenizer_scratch_bytes(const PackedTokenizer& packed, size_t text_len) {
+  return scratch_layout(packed.header, text_len).total;
+}
+
+size_t text_tokenizer_max_ids(const PackedTokenizer& packed, size_t text_len) {
+  // Every id covers at least one byte of the normalized text, or is BOS/EOS.
+  const ScratchLayout l = scratch_layout(packed.header, text_len);
+  return l.total == SIZE_MAX ? SIZE_MAX : l.cap + 2;
 }
 
 Status text_tokenizer_encode(const TextTokenizer& t, const char* text, size_t len, bool add_special,
@@ -469,22 +634,29 @@ Status text_tokenizer_encode(const TextTokenizer& t, const char* text, size_t le
   if (!t.can_encode)
     return make_status(StatusCode::invalid_argument,
                        "tokenize: the tokenizer was set up for decoding only");
-  const size_t need = text_tokenizer_scratch_bytes(len);
-  if (len > (size_t(1) << 28) || need == SIZE_MAX)  // symbol indices stay far inside int32
+  const TokenizerHeader& h = t.packed.header;
+  const ScratchLayout layout = scratch_layout(h, len);
+  if (layout.total == SIZE_MAX)
     return make_status(StatusCode::invalid_argument, "tokenize: text too long: bytes", 1 << 28,
                        static_cast<int64_t>(len));
-  if (scratch == nullptr || scratch_bytes < need)
+  if (scratch == nullptr || scratch_bytes < layout.total)
     return make_status(StatusCode::out_of_memory, "tokenize: scratch too small: bytes",
-                       static_cast<int64_t>(need), static_cast<int64_t>(scratch_bytes));
-  const size_t cap = 4 * len + 4;
-  auto align = [](uintptr_t a) {
-    return (a + alignof(Candidate) - 1) & ~uintptr_t(alignof(Candidate) - 1);
-  };
-  char* norm = static_cast<char*>(scratch);
-  Symbol* sym = reinterpret_cast<Symbol*>(align(reinterpret_cast<uintptr_t>(norm + cap)));
-  Candidate* heap = reinterpret_cast<Candidate*>(align(reinterpret_cast<uintptr_t>(sym + cap)));
-  Encoder e{t, t.packed, norm, sym, heap, 0, ids, max_ids, 0};
-  const TokenizerHeader& h = t.packed.header;
+                       static_cast<int64_t>(layout.total), static_cast<int64_t>(scratch_bytes));
+  const uintptr_t base = reinterpret_cast<uintptr_t>(scratch);
+  const uintptr_t aligned = (base + alignof(Candidate) - 1) & ~uintptr_t(alignof(Candidate) - 1);
+  char* norm = reinterpret_cast<char*>(aligned);
+  uint32_t* work = reinterpret_cast<uint32_t*>(norm + align_up(layout.cap, alignof(Candidate)));
+  Encoder e{t,
+            t.packed,
+            norm,
+            layout.cap,
+            work,
+            reinterpret_cast<Symbol*>(norm + layout.sym_at),
+            reinterpret_cast<Candidate*>(norm + layout.heap_at),
+            0,
+            ids,
+            max_ids,
+            0};
   if (add_special && (h.flags & kTokFlagAddBos)) e.emit(h.bos_id);
   const bool each = h.flags & kTokFlagPrefixEachSegment;
   const bool prefix = h.flags & kTokFlagDummyPrefix;
@@ -492,16 +664,15 @@ Status text_tokenizer_encode(const TextTokenizer& t, const char* text, size_t le
   bool first = true;
   if (t.n_matched > 0) {
     for (size_t i = 0; i < len;) {
-      const int32_t id = e.match_at(text, len, i);
+      size_t covered = 0;
+      const int32_t id = e.match_at(text, len, i, &covered);
       if (id < 0) {
         ++i;
         continue;
       }
       e.segment(text + seg, i - seg, prefix && (each || (first && len > 0)));
       e.emit(id);
-      uint32_t l;
-      packed_piece(t.packed, id, &l);
-      i += l;
+      i += covered;
       seg = i;
       first = false;
     }
@@ -527,8 +698,11 @@ TextPiece text_tokenizer_decode(const TextTokenizer& t, int32_t prev, int32_t to
   if ((type == TokenType::control || type == TokenType::unknown) && !show_special)
     return TextPiece{};
   // The dummy prefix's space is not part of the text (sentencepiece drops it when decoding).
-  if ((p.header.flags & kTokFlagDummyPrefix) && (prev < 0 || prev == p.header.bos_id) && l > 0 &&
-      s[0] == ' ') {
+  // WordPiece stores word-initial pieces after a space: the first word has none either.
+  const bool drops_space =
+      (p.header.flags & kTokFlagDummyPrefix) ||
+      static_cast<TokenizerAlgorithm>(p.header.algorithm) == TokenizerAlgorithm::wordpiece;
+  if (drops_space && (prev < 0 || prev == p.header.bos_id) && l > 0 && s[0] == ' ') {
     ++s;
     --l;
   }

@@ -7,8 +7,14 @@
 //     unused pieces are merge results), leftover characters become <0xNN> byte tokens (byte
 //     fallback) or <unk>; invalid UTF-8 counts as U+FFFD, one byte at a time.
 //   - BPE by merge rank (Hugging Face tokenizers' BPE model): byte-level symbols (GPT-2, Llama 3,
-//     Qwen2, SmolLM) after the family's pre-tokenizer, or characters with byte fallback
-//     (Llama 2's tokenizer.json); the lowest-ranked pair merges first, leftmost on ties.
+//     Qwen2/2.5/3, SmolLM) after the family's pre-tokenizer, or characters with byte fallback
+//     (Llama 2's and Gemma 3's tokenizer.json); the lowest-ranked pair merges first, leftmost on
+//     ties.
+//   - WordPiece (BERT): greedy longest match per word after the BERT pre-tokenizer, "##"
+//     continuations, the unknown token for a word it cannot cover.
+//   - Normalizers (models/tokenizer_normalize.h): NFC/NFD/NFKC/NFKD, BertNormalizer,
+//     StripAccents, Lowercase, run on each text segment between matched tokens as Hugging Face
+//     does.
 //   - Added tokens: user-defined pieces always, control tokens when the image says so (Hugging
 //     Face matches special tokens in text; sentencepiece does not), leftmost-longest, never
 //     produced by merges.
@@ -16,8 +22,8 @@
 // Cost: encoding is O(N log N) in the text length (a heap of merge candidates over a linked list
 // of symbols; hash tables for pieces and merges), never quadratic. Memory: no heap. The hash
 // tables live in the caller's arena, sized exactly by text_tokenizer_arena_bytes from the image;
-// encoding takes a scratch of text_tokenizer_scratch_bytes(text_len). Decode-only mode takes no
-// arena (decoding needs only the image).
+// encoding takes a scratch of text_tokenizer_scratch_bytes(image, text_len). Decode-only mode
+// takes no arena (decoding needs only the image).
 #pragma once
 
 #include <cstddef>
@@ -61,12 +67,18 @@ Status text_tokenizer_init(TextTokenizer* tokenizer, const void* image, size_t b
 // Id of an exact piece (as stored: raw bytes; spaces for SentencePiece's "▁"), or -1.
 int32_t text_tokenizer_lookup(const TextTokenizer& tokenizer, const char* piece, size_t length);
 
-// Scratch bytes encoding a text of text_len bytes needs.
-size_t text_tokenizer_scratch_bytes(size_t text_len);
+// Scratch bytes encoding a text of text_len bytes needs with this image (a bound that depends on
+// how much its normalizer can grow a text: 4 bytes per byte and less without one, 11 with NFKC);
+// SIZE_MAX for a text too long to encode.
+size_t text_tokenizer_scratch_bytes(const PackedTokenizer& packed, size_t text_len);
 
-// Encodes text into ids[0..*n_ids). add_special: BOS/EOS as the tokenizer's add_bos/add_eos
-// flags say (the way the model is fed a prompt). out_of_memory with need = ids required when
-// max_ids is too small (*n_ids 0, ids holds a prefix), or when the scratch is short.
+// The most ids a text of text_len bytes can encode to (BOS/EOS included).
+size_t text_tokenizer_max_ids(const PackedTokenizer& packed, size_t text_len);
+
+// Encodes text into ids[0..*n_ids). add_special: the special tokens the tokenizer adds to a
+// prompt (BOS/EOS as its add_bos/add_eos flags say; BERT's [CLS] ... [SEP]); a single text's
+// token type ids are all 0. out_of_memory with need = ids required when max_ids is too small
+// (*n_ids 0, ids holds a prefix), or when the scratch is short.
 Status text_tokenizer_encode(const TextTokenizer& tokenizer, const char* text, size_t len,
                              bool add_special, int32_t* ids, int32_t max_ids, int32_t* n_ids,
                              void* scratch, size_t scratch_bytes);

@@ -117,7 +117,7 @@ struct LoadedTokenizer {
 
 Status encode(const TextTokenizer& tok, const std::string& text, bool special,
               std::vector<int32_t>* ids) {
-  std::vector<unsigned char> scratch(text_tokenizer_scratch_bytes(text.size()));
+  std::vector<unsigned char> scratch(text_tokenizer_scratch_bytes(tok.packed, text.size()));
   ids->assign(text.size() + 3, -1);
   int32_t n = 0;
   Status s =
@@ -204,7 +204,7 @@ TEST_CASE("tokenizer: hand-built vocabulary merges best score first, leftmost on
 TEST_CASE("tokenizer: encode reports small buffers with the figure needed") {
   LoadedTokenizer t(build_image({{" ", 0}, {"a", 0}}, true));
   REQUIRE(t.status.ok());
-  std::vector<unsigned char> scratch(text_tokenizer_scratch_bytes(3));
+  std::vector<unsigned char> scratch(text_tokenizer_scratch_bytes(t.tok.packed, 3));
   int32_t ids[8];
   int32_t n = -1;
   Status s =

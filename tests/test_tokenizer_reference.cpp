@@ -20,136 +20,14 @@
 #include "models/tokenizer_text.h"
 
 #if EINFER_HAS_PACK_LIB
+#include "tests/tokenizer_test_util.h"
 #include "tools/einfer-pack/import_tokenizer.h"
 
 using namespace einfer;
 
 namespace {
 
-std::string shared_dir() {
-  const char* env = std::getenv("EINFER_SHARED_MODELS_DIR");
-  return (env != nullptr && env[0] != '\0' ? std::string(env)
-                                           : std::string(EINFER_SHARED_MODELS_DIR)) +
-         "/..";
-}
-
-bool exists(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return static_cast<bool>(f);
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-}
-
-std::string unhex(const std::string& h) {
-  std::string out;
-  for (size_t i = 0; i + 1 < h.size(); i += 2)
-    out.push_back(static_cast<char>(std::stoi(h.substr(i, 2), nullptr, 16)));
-  return out;
-}
-
-std::string hex(const std::string& s) {
-  std::string out;
-  char b[4];
-  for (unsigned char c : s) {
-    std::snprintf(b, sizeof b, "%02x", c);
-    out += b;
-  }
-  return out;
-}
-
-std::vector<int32_t> parse_ids(const std::string& s) {
-  std::vector<int32_t> ids;
-  std::istringstream in(s);
-  int32_t v;
-  while (in >> v) ids.push_back(v);
-  return ids;
-}
-
-std::string join(const std::vector<int32_t>& ids) {
-  std::string s;
-  for (int32_t id : ids) {
-    if (!s.empty()) s.push_back(' ');
-    s.append(std::to_string(id));
-  }
-  return s;
-}
-
-// A packed image with its tokenizer, built in an arena of exactly the reported size.
-struct Loaded {
-  std::vector<uint8_t> image;
-  std::vector<unsigned char> arena_memory;
-  TextTokenizer tok;
-  size_t arena_bytes = 0;
-  size_t arena_used = 0;
-};
-
-void load(const pack::TokenizerSpec& spec, Loaded* out) {
-  out->image = pack::write_tokenizer_image(spec);
-  PackedTokenizer packed;
-  REQUIRE(tokenizer_parse(out->image.data(), out->image.size(), &packed).ok());
-  out->arena_bytes = text_tokenizer_arena_bytes(packed);
-  out->arena_memory.assign(out->arena_bytes + kDefaultAlignment, 0);
-  const uintptr_t base = reinterpret_cast<uintptr_t>(out->arena_memory.data());
-  const size_t skip = (kDefaultAlignment - base % kDefaultAlignment) % kDefaultAlignment;
-  Arena arena(out->arena_memory.data() + skip, out->arena_bytes);
-  const Status s =
-      text_tokenizer_init(&out->tok, out->image.data(), out->image.size(), false, arena);
-  REQUIRE_MESSAGE(s.ok(), s.message);
-  out->arena_used = arena.used();
-}
-
-std::vector<int32_t> encode(const TextTokenizer& tok, const std::string& text, bool special) {
-  std::vector<unsigned char> scratch(text_tokenizer_scratch_bytes(text.size()));
-  std::vector<int32_t> ids(text.size() * 3 + 8);
-  int32_t n = 0;
-  const Status s =
-      text_tokenizer_encode(tok, text.data(), text.size(), special, ids.data(),
-                            static_cast<int32_t>(ids.size()), &n, scratch.data(), scratch.size());
-  REQUIRE_MESSAGE(s.ok(), s.message);
-  ids.resize(static_cast<size_t>(n));
-  return ids;
-}
-
-std::string decode(const TextTokenizer& tok, const std::vector<int32_t>& ids, bool special) {
-  std::string out;
-  int32_t prev = -1;
-  for (int32_t id : ids) {
-    const TextPiece p = text_tokenizer_decode(tok, prev, id, special);
-    out.append(p.data, p.size);
-    prev = id;
-  }
-  return out;
-}
-
-// Every corpus line against the reference's ids; returns the number compared.
-int check_corpus(const TextTokenizer& tok, const std::string& ids_file) {
-  std::istringstream corpus(slurp(EINFER_TEST_DATA_DIR "/tokenizer/corpus.txt"));
-  std::istringstream expected(slurp(EINFER_TEST_DATA_DIR "/tokenizer/" + ids_file));
-  std::string c, e;
-  int compared = 0, mismatches = 0, round_trips = 0;
-  while (std::getline(corpus, c) && std::getline(expected, e)) {
-    if (e == "-") continue;  // invalid UTF-8: the reference cannot take it
-    const std::string text = unhex(c[0] == '!' ? c.substr(1) : c);
-    const std::vector<int32_t> want = parse_ids(e.substr(2));
-    const std::vector<int32_t> got = encode(tok, text, false);
-    ++compared;
-    if (got != want) {
-      if (++mismatches <= 8)
-        MESSAGE(ids_file << ": text hex " << hex(text) << "\n  want " << join(want) << "\n  got  "
-                         << join(got));
-    } else if (e[0] == '1') {
-      CHECK(decode(tok, got, true) == text);
-      ++round_trips;
-    }
-  }
-  CHECK(mismatches == 0);
-  CHECK(compared > 400);
-  CHECK(round_trips > 300);
-  return compared;
-}
+using namespace einfer::tokenizer_test;
 
 // llama.cpp's conformance strings and the ids llama.cpp produced (no BOS).
 void check_llamacpp(const TextTokenizer& tok, const std::string& vocab) {
@@ -175,12 +53,6 @@ void check_llamacpp(const TextTokenizer& tok, const std::string& vocab) {
   CHECK(mismatches == 0);
   CHECK(n > 30);
 }
-
-#define SKIP_UNLESS(path)                                              \
-  if (!exists(path)) {                                                 \
-    MESSAGE("skipped: " << (path) << " not found (../shared absent)"); \
-    return;                                                            \
-  }
 
 }  // namespace
 
@@ -214,6 +86,7 @@ TEST_CASE("tokenizer reference: Llama 2 SentencePiece through .model, .bin, GGUF
     load(pack::read_tokenizer_file(d + "tokenizer.json"), &l);
     CHECK(l.arena_used == l.arena_bytes);
     check_corpus(l.tok, "llama2.hf.ids");
+    check_special(l.tok, "llama2.hf.special");
   }
 }
 
@@ -225,6 +98,7 @@ TEST_CASE("tokenizer reference: byte-level BPE (GPT-2, SmolLM, Llama 3) vs Huggi
     load(pack::read_tokenizer_file(d + "gpt2/tokenizer.json"), &l);
     CHECK(l.arena_used == l.arena_bytes);
     check_corpus(l.tok, "gpt2.hf.ids");
+    check_special(l.tok, "gpt2.hf.special");
     check_llamacpp(l.tok, "gpt-2");
     CHECK(text_tokenizer_is_eog(l.tok, 50256));
   }
@@ -232,6 +106,7 @@ TEST_CASE("tokenizer reference: byte-level BPE (GPT-2, SmolLM, Llama 3) vs Huggi
     Loaded l;
     load(pack::read_tokenizer_file(d + "smollm-135m/tokenizer.json"), &l);
     check_corpus(l.tok, "smollm-135m.hf.ids");
+    check_special(l.tok, "smollm-135m.hf.special");
     CHECK(text_tokenizer_is_eog(l.tok, 0));  // <|endoftext|>
     CHECK(text_tokenizer_is_eog(l.tok, 2));  // <|im_end|>
   }
@@ -240,6 +115,7 @@ TEST_CASE("tokenizer reference: byte-level BPE (GPT-2, SmolLM, Llama 3) vs Huggi
     load(pack::read_tokenizer_file(d + "llama3/tokenizer.json"), &l);
     CHECK(l.arena_used == l.arena_bytes);
     check_corpus(l.tok, "llama3.hf.ids");
+    check_special(l.tok, "llama3.hf.special");
     check_llamacpp(l.tok, "llama-bpe");
     CHECK(text_tokenizer_bos(l.tok) == 128000);
     CHECK(encode(l.tok, "Hi", true).front() == 128000);

@@ -113,7 +113,7 @@ struct Built {
 };
 
 std::vector<int32_t> enc(const TextTokenizer& t, const std::string& text, bool special = false) {
-  std::vector<unsigned char> scratch(text_tokenizer_scratch_bytes(text.size()));
+  std::vector<unsigned char> scratch(text_tokenizer_scratch_bytes(t.packed, text.size()));
   std::vector<int32_t> ids(4 * text.size() + 4);
   int32_t n = 0;
   const Status s =
@@ -179,7 +179,7 @@ TEST_CASE("rank BPE, byte-level, added tokens matched leftmost-longest, never me
   CHECK(enc(b.tok, "<|x|><|x") == std::vector<int32_t>{259, '<', '|', 'x'});
   CHECK(text_tokenizer_is_eog(b.tok, 260));
   // Buffers: too few ids reports the count needed; a short scratch is refused.
-  std::vector<unsigned char> scratch(text_tokenizer_scratch_bytes(6));
+  std::vector<unsigned char> scratch(text_tokenizer_scratch_bytes(b.tok.packed, 6));
   int32_t ids[2];
   int32_t n = 0;
   Status st =
@@ -214,7 +214,11 @@ TEST_CASE("tokenizer image: every corruption is refused with a message") {
   std::memcpy(&nan_bits, &nan, 4);
   const Case cases[] = {
       {"magic", 0, 0x12345678, StatusCode::bad_format},
-      {"version", 4, 2, StatusCode::unsupported},
+      {"version", 4, 3, StatusCode::unsupported},
+      {"version 0", 4, 0, StatusCode::unsupported},
+      {"a version 2 flag in version 1", 12, 1u << 10, StatusCode::bad_format},
+      {"a normalizer in version 1", 88, 1, StatusCode::bad_format},
+      {"max_word_chars in version 1", 92, 100, StatusCode::bad_format},
       {"algorithm", 8, 7, StatusCode::bad_format},
       {"flags", 12, 1u << 20, StatusCode::bad_format},
       {"pretokenizer on sentencepiece", 16, 1, StatusCode::bad_format},
@@ -332,7 +336,7 @@ TEST_CASE("tokenizer in a model: --inspect arena bytes are exact; C API special 
   REQUIRE(einfer_arena_bytes(buf.data, buf.size, &o, &full, err, sizeof err) == EINFER_OK);
   CHECK(decode_only == none);
   auto align64 = [](size_t n) { return (n + 63) / 64 * 64; };
-  CHECK(full == align64(align64(none) + b.used) + text_tokenizer_scratch_bytes(100));
+  CHECK(full == align64(align64(none) + b.used) + text_tokenizer_scratch_bytes(b.tok.packed, 100));
   std::vector<unsigned char> mem(full + 64);
   void* base = mem.data() + (64 - reinterpret_cast<uintptr_t>(mem.data()) % 64) % 64;
   einfer_session* s = nullptr;

@@ -29,13 +29,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       text_tokenizer_arena_bytes(packed));
   TextTokenizer tok;
   if (!text_tokenizer_init(&tok, image.data(), image.size(), false, arena).ok()) __builtin_trap();
-  std::vector<unsigned char> scratch(text_tokenizer_scratch_bytes(text.size()));
-  std::vector<int32_t> ids(text.size() * 3 + 4);
+  std::vector<unsigned char> scratch(text_tokenizer_scratch_bytes(tok.packed, text.size()));
+  std::vector<int32_t> ids(text_tokenizer_max_ids(tok.packed, text.size()));
   int32_t n = 0;
   const Status s =
       text_tokenizer_encode(tok, text.data(), text.size(), true, ids.data(),
                             static_cast<int32_t>(ids.size()), &n, scratch.data(), scratch.size());
-  if (!s.ok()) __builtin_trap();  // 3 ids per byte always suffice
+  if (!s.ok()) __builtin_trap();  // text_tokenizer_max_ids always suffices
   int32_t prev = -1;
   for (int32_t i = 0; i < n; ++i) {
     if (ids[i] < 0 || ids[i] >= text_tokenizer_vocab(tok)) __builtin_trap();

@@ -42,10 +42,10 @@ std::string describe_layout(const Model& model) {
   if (!uniform) out += " (most matrices; some in another layout)";
   out += fmt("; on this CPU (isa %s): %s, prefill %s", isa_name(), kernel, prefill);
   if (!fast)
-    out += fmt(
-        " -- no fast kernel for layout %s here: correct, slower (einfer-pack --target "
-        "picks the layout for the device)",
-        layout_name(l));
+    out +=
+        fmt(" -- no fast kernel for layout %s here: correct, slower (einfer-pack --target "
+            "picks the layout for the device)",
+            layout_name(l));
   return out;
 }
 

@@ -9,10 +9,12 @@
 
 #include "models/tokenizer_packed.h"
 #include "tools/einfer-pack/importers.h"
+#include "tools/einfer-pack/tokenizer_json.h"
 
 namespace einfer::pack {
 
 TokenizerSpec read_tokenizer_json(const std::string& path);  // import_tokenizer_json.cpp
+TokenizerSpec read_tokenizer_json_bytes(const std::vector<uint8_t>& bytes, const std::string& path);
 TokenizerSpec gguf_tokenizer(const std::vector<uint8_t>& bytes, const std::string& path);
 
 namespace {
@@ -232,9 +234,15 @@ TokenizerSpec read_sentencepiece(const std::vector<uint8_t>& b) {
   s.flags = kTokFlagSpaceEscape | (s.bos >= 0 ? kTokFlagAddBos : 0) |
             (dummy_prefix ? kTokFlagDummyPrefix : 0) | (byte_fallback ? kTokFlagByteFallback : 0) |
             (extra_ws ? kTokFlagRemoveExtraSpaces : 0);
-  for (int32_t id = 0; id < n; ++id)
+  for (int32_t id = 0; id < n; ++id) {
     if (s.types[id] == static_cast<uint8_t>(TokenType::byte) && !is_byte_piece(s.pieces[id]))
       throw PackError("tokenizer.model: byte piece " + std::to_string(id) + " is not <0xNN>");
+    // sentencepiece matches user-defined symbols in the escaped text, where a space and a ▁
+    // of the input are both ▁.
+    if (s.types[id] == static_cast<uint8_t>(TokenType::user_defined) &&
+        s.pieces[id].find(' ') != std::string::npos)
+      s.flags |= kTokFlagMatchAnySpace;
+  }
   s.source = "sentencepiece tokenizer.model";
   return s;
 }
@@ -266,7 +274,7 @@ TokenizerSpec read_tokenizer_file(const std::string& path) {
   if (std::filesystem::is_directory(path)) {
     TokenizerSpec s;
     if (!read_folder_tokenizer(path, &s))
-      throw PackError(path + ": folder has no tokenizer.json or tokenizer.model");
+      throw PackError(path + ": folder has no tokenizer.json, tokenizer.model or vocab.txt");
     return s;
   }
   return read_tokenizer_bytes(read_file(path), path);
@@ -277,17 +285,19 @@ TokenizerSpec read_tokenizer_bytes(const std::vector<uint8_t>& b, const std::str
   if (b.size() >= 4 && u32_at(b, 0) == kTokenizerMagic)
     throw PackError(path + ": already a packed EITK image; give the original tokenizer file");
   if (looks_like_gguf(b)) return gguf_tokenizer(b, path);
-  if (looks_like_json(b)) return read_tokenizer_json(path);
+  if (looks_like_json(b)) return read_tokenizer_json_bytes(b, path);
   TokenizerSpec s;
   std::string why, why_first_layout;
   if (parse_llama2c_bin(b, true, &s, &why) || parse_llama2c_bin(b, false, &s, &why_first_layout))
     return s;
   if (looks_like_sentencepiece(b)) return read_sentencepiece(b);
+  if (looks_like_wordpiece_vocab(b)) return read_wordpiece_vocab(b, path);
   // Nothing fits: say what is wrong with it as the most common kind (the current llama2.c layout),
   // so a truncated or edited tokenizer.bin gets its specific reason.
   throw PackError(path +
                   ": not a tokenizer einfer knows (llama2.c tokenizer.bin, SentencePiece "
-                  "tokenizer.model, Hugging Face tokenizer.json, GGUF); as a llama2.c "
+                  "tokenizer.model, Hugging Face tokenizer.json, BERT vocab.txt, GGUF); as a "
+                  "llama2.c "
                   "tokenizer.bin: " +
                   why);
 }
@@ -295,11 +305,30 @@ TokenizerSpec read_tokenizer_bytes(const std::vector<uint8_t>& b, const std::str
 std::vector<uint8_t> tokenizer_image_for_model(const TokenizerSpec& spec, int32_t model_vocab) {
   if (model_vocab <= 0)
     throw PackError("a tokenizer was given for a model without a vocabulary (encoder)");
-  if (spec.pieces.size() > static_cast<size_t>(model_vocab))
+  const size_t rows = static_cast<size_t>(model_vocab);
+  if (spec.pieces.size() <= rows) return write_tokenizer_image(spec);
+  // Added tokens past the embedding rows (Gemma 3's <image_soft_token>, which only the
+  // multimodal model feeds) can never reach this model: they are left out. Anything else past
+  // the rows means another model's tokenizer.
+  bool only_added = true;
+  for (size_t id = rows; id < spec.pieces.size(); ++id)
+    only_added = only_added && (spec.types[id] == static_cast<uint8_t>(TokenType::control) ||
+                                spec.types[id] == static_cast<uint8_t>(TokenType::user_defined));
+  for (const auto& m : spec.merges) only_added = only_added && static_cast<size_t>(m[2]) < rows;
+  for (int32_t id : {spec.bos, spec.eos, spec.unk, spec.pad})
+    only_added = only_added && (id < 0 || static_cast<size_t>(id) < rows);
+  if (!only_added)
     throw PackError("the tokenizer (" + spec.source + ") has " +
                     std::to_string(spec.pieces.size()) + " tokens, more than the model's " +
                     std::to_string(model_vocab) + " embedding rows: not this model's tokenizer");
-  return write_tokenizer_image(spec);
+  TokenizerSpec cut = spec;
+  cut.pieces.resize(rows);
+  cut.types.resize(rows);
+  if (!cut.scores.empty()) cut.scores.resize(rows);
+  cut.eog.clear();
+  for (int32_t id : spec.eog)
+    if (static_cast<size_t>(id) < rows) cut.eog.push_back(id);
+  return write_tokenizer_image(cut);
 }
 
 bool read_folder_tokenizer(const std::string& dir, TokenizerSpec* out) {
@@ -310,6 +339,11 @@ bool read_folder_tokenizer(const std::string& dir, TokenizerSpec* out) {
   }
   if (fs::exists(fs::path(dir) / "tokenizer.model")) {
     *out = read_sentencepiece(read_file((fs::path(dir) / "tokenizer.model").string()));
+    return true;
+  }
+  if (fs::exists(fs::path(dir) / "vocab.txt")) {  // a BERT folder without tokenizer.json
+    const std::string path = (fs::path(dir) / "vocab.txt").string();
+    *out = read_wordpiece_vocab(read_file(path), path);
     return true;
   }
   return false;
@@ -326,7 +360,7 @@ void add_model_special_ids(TokenizerSpec& s, int32_t bos, const std::vector<int3
 void add_conventional_eog(TokenizerSpec& s) {
   static const char* const kNames[] = {"<|end_of_text|>", "<|endoftext|>", "</s>",
                                        "<|eot_id|>",      "<|im_end|>",    "<|eom_id|>",
-                                       "<end_of_turn>",   "<|end|>"};
+                                       "<end_of_turn>",   "<|end|>",       "<eos>"};
   for (const char* name : kNames) {
     for (size_t id = 0; id < s.pieces.size(); ++id) {
       if (s.pieces[id] != name || s.types[id] != static_cast<uint8_t>(TokenType::control)) continue;
@@ -358,7 +392,14 @@ std::vector<uint8_t> write_tokenizer_image(const TokenizerSpec& s) {
   std::vector<uint8_t> out(l.total, 0);
   TokenizerHeader h{};
   h.magic = kTokenizerMagic;
-  h.version = kTokenizerVersion;
+  // Version 1 when the image needs nothing newer, so every einfer reads it.
+  const bool v1 = s.normalizer == 0 && s.max_word_chars == 0 &&
+                  s.algorithm != TokenizerAlgorithm::wordpiece &&
+                  static_cast<uint32_t>(s.pretokenizer) < kPretokenizerCountV1 &&
+                  (s.flags & ~kTokFlagsKnownV1) == 0;
+  h.version = v1 ? 1 : kTokenizerVersion;
+  h.normalizer = s.normalizer;
+  h.max_word_chars = s.max_word_chars;
   h.algorithm = static_cast<uint32_t>(s.algorithm);
   h.flags = s.flags;
   h.pretokenizer = static_cast<uint32_t>(s.pretokenizer);

@@ -20,6 +20,8 @@ struct TokenizerSpec {
   std::vector<float> scores;        // sentencepiece_bpe only
   std::vector<uint8_t> types;       // TokenType
   std::vector<std::array<int32_t, 3>> merges;  // bpe: left, right, result in rank order
+  uint32_t normalizer = 0;                     // kNorm* steps (models/tokenizer_normalize.h)
+  uint32_t max_word_chars = 0;                 // wordpiece: max_input_chars_per_word
   int32_t bos = -1, eos = -1, unk = -1, pad = -1;
   std::vector<int32_t> eog;  // end-of-generation ids (EOS first when present)
   std::string source;        // what was read, for messages and --inspect
@@ -27,8 +29,9 @@ struct TokenizerSpec {
 
 // Reads a tokenizer file, detected from its content: llama2.c tokenizer.bin (with or without the
 // max_token_length/score header), SentencePiece tokenizer.model (BPE), Hugging Face
-// tokenizer.json (tokenizer_config.json beside it is read when present), or an already packed
-// EITK image. Throws PackError naming what is wrong.
+// tokenizer.json (tokenizer_config.json beside it is read when present), a BERT vocab.txt
+// (WordPiece; tokenizer_config.json's do_lower_case beside it), or an already packed EITK image.
+// Throws PackError naming what is wrong.
 TokenizerSpec read_tokenizer_file(const std::string& path);
 // The same for bytes already in memory; `name` is used in messages.
 TokenizerSpec read_tokenizer_bytes(const std::vector<uint8_t>& bytes, const std::string& name);
@@ -45,7 +48,8 @@ TokenizerSpec read_gguf_tokenizer(const std::string& path);
 bool gguf_tokenizer_if_any(const std::vector<uint8_t>& gguf, const std::string& path,
                            TokenizerSpec* out);
 
-// A Hugging Face folder's tokenizer (tokenizer.json, else tokenizer.model); false when none.
+// A Hugging Face folder's tokenizer (tokenizer.json, else tokenizer.model, else vocab.txt); false
+// when none.
 bool read_folder_tokenizer(const std::string& dir, TokenizerSpec* out);
 
 // The EITK image (validated by the device parser before it is returned).

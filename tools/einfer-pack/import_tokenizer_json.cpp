@@ -1,6 +1,8 @@
 // Hugging Face tokenizer.json (+ tokenizer_config.json beside it): BPE models, byte-level
-// (GPT-2, SmolLM, Llama 3, Qwen2 families) or character BPE with byte fallback (Llama 2's
-// conversion). Every component einfer cannot reproduce exactly is refused, by name.
+// (GPT-2, SmolLM, Llama 3, Qwen2/2.5/3 families) or character BPE with byte fallback (Llama 2's
+// and Gemma's conversions), and WordPiece (BERT); normalizers and pre-tokenizers as
+// import_tokenizer_steps.cpp maps them. Every component einfer cannot reproduce exactly is
+// refused, by name.
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -9,196 +11,12 @@
 #include "tools/einfer-pack/import_tokenizer.h"
 #include "tools/einfer-pack/importers.h"
 #include "tools/einfer-pack/json.h"
+#include "tools/einfer-pack/tokenizer_json.h"
 
 namespace einfer::pack {
 namespace {
 
-const char* const kLlama3Regex =
-    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| "
-    "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
-const char* const kQwen2Regex =
-    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| "
-    "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
-
-// A value of the wrong JSON type where the format fixes one (a string "type", an array of
-// merges, ...): read_tokenizer_json turns it into "malformed tokenizer.json (...)".
-struct ShapeError {
-  std::string what;
-};
-
-const Json kNull;
-const Json kEmptyArray = [] {
-  Json a;
-  a.type = Json::Type::array;
-  return a;
-}();
-
-const char* type_name(Json::Type t) {
-  switch (t) {
-    case Json::Type::null:
-      return "null";
-    case Json::Type::boolean:
-      return "a boolean";
-    case Json::Type::number:
-      return "a number";
-    case Json::Type::string:
-      return "a string";
-    case Json::Type::array:
-      return "an array";
-    case Json::Type::object:
-      return "an object";
-  }
-  return "?";
-}
-
-void expect_type(const Json& v, Json::Type t, const std::string& what) {
-  if (v.type != t)
-    throw ShapeError{what + " must be " + type_name(t) + ", is " + type_name(v.type)};
-}
-
-// obj[key] or null when absent; obj must be an object.
-const Json* find_in(const Json& obj, const std::string& key) {
-  expect_type(obj, Json::Type::object, "the holder of \"" + key + "\"");
-  return obj.find(key);
-}
-// obj[key], a null value when absent.
-const Json& member(const Json& obj, const std::string& key) {
-  const Json* v = find_in(obj, key);
-  return v ? *v : kNull;
-}
-// obj[key], which must be present.
-const Json& at(const Json& obj, const std::string& key) {
-  const Json* v = find_in(obj, key);
-  if (!v) throw ShapeError{"key \"" + key + "\" is missing"};
-  return *v;
-}
-bool contains(const Json& obj, const std::string& key) {
-  return obj.type == Json::Type::object && obj.find(key) != nullptr;
-}
-// nlohmann-style value(): the default when absent, the value when of the right type, else an error.
-std::string str_or(const Json& obj, const std::string& key, const std::string& def) {
-  const Json* v = find_in(obj, key);
-  if (!v) return def;
-  expect_type(*v, Json::Type::string, "\"" + key + "\"");
-  return v->str;
-}
-bool bool_or(const Json& obj, const std::string& key, bool def) {
-  const Json* v = find_in(obj, key);
-  if (!v) return def;
-  expect_type(*v, Json::Type::boolean, "\"" + key + "\"");
-  return v->b;
-}
-const std::string& str(const Json& v, const std::string& what) {
-  expect_type(v, Json::Type::string, what);
-  return v.str;
-}
-const std::vector<Json>& items(const Json& v, const std::string& what) {
-  expect_type(v, Json::Type::array, what);
-  return v.items;
-}
-
-// A JSON string literal (quotes, backslashes and control characters escaped).
-void dump_string(const std::string& text, std::string* out) {
-  *out += '"';
-  for (const char c : text) {
-    if (c == '"' || c == '\\') {
-      *out += '\\';
-      *out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
-      *out += buf;
-    } else {
-      *out += c;
-    }
-  }
-  *out += '"';
-}
-
-// Compact JSON text of a value, for messages.
-void dump_to(const Json& v, std::string* out) {
-  switch (v.type) {
-    case Json::Type::null:
-      *out += "null";
-      break;
-    case Json::Type::boolean:
-      *out += v.b ? "true" : "false";
-      break;
-    case Json::Type::number: {
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "%.17g", v.num);
-      *out += buf;
-      break;
-    }
-    case Json::Type::string:
-      dump_string(v.str, out);
-      break;
-    case Json::Type::array: {
-      *out += '[';
-      const char* sep = "";
-      for (const Json& e : v.items) *out += sep, dump_to(e, out), sep = ",";
-      *out += ']';
-      break;
-    }
-    case Json::Type::object: {
-      *out += '{';
-      const char* sep = "";
-      for (const auto& [k, e] : v.members) {
-        *out += sep;
-        dump_string(k, out);
-        *out += ':';
-        dump_to(e, out);
-        sep = ",";
-      }
-      *out += '}';
-      break;
-    }
-  }
-}
-std::string dump(const Json& v) {
-  std::string out;
-  dump_to(v, &out);
-  return out;
-}
-
-[[noreturn]] void unsupported(const std::string& what, const Json& j) {
-  std::string text = dump(j);
-  if (text.size() > 200) text = text.substr(0, 200) + "...";
-  throw PackError("tokenizer.json: unsupported " + what + ": " + text);
-}
-
-bool is_byte_level(const Json& pt) {
-  return pt.type == Json::Type::object && str_or(pt, "type", "") == "ByteLevel";
-}
-
-// The pre-tokenizer families einfer implements (models/tokenizer_pretokenize.h).
-Pretokenizer pretokenizer_of(const Json& pt, bool* byte_level) {
-  *byte_level = false;
-  if (pt.type == Json::Type::null) return Pretokenizer::none;
-  if (is_byte_level(pt)) {
-    if (bool_or(pt, "add_prefix_space", false)) unsupported("ByteLevel add_prefix_space", pt);
-    *byte_level = true;
-    return bool_or(pt, "use_regex", true) ? Pretokenizer::gpt2 : Pretokenizer::none;
-  }
-  if (str_or(pt, "type", "") == "Sequence") {
-    const std::vector<Json>& list = items(at(pt, "pretokenizers"), "\"pretokenizers\"");
-    if (list.size() == 2 && str_or(list[0], "type", "") == "Digits" &&
-        bool_or(list[0], "individual_digits", false) && is_byte_level(list[1]) &&
-        bool_or(list[1], "use_regex", true) && !bool_or(list[1], "add_prefix_space", false)) {
-      *byte_level = true;
-      return Pretokenizer::digits_gpt2;
-    }
-    if (list.size() == 2 && str_or(list[0], "type", "") == "Split" && is_byte_level(list[1]) &&
-        !bool_or(list[1], "use_regex", true) && !bool_or(list[1], "add_prefix_space", false) &&
-        str_or(list[0], "behavior", "") == "Isolated" && !bool_or(list[0], "invert", false)) {
-      const std::string re = str_or(at(list[0], "pattern"), "Regex", "");
-      *byte_level = true;
-      if (re == kLlama3Regex) return Pretokenizer::llama3;
-      if (re == kQwen2Regex) return Pretokenizer::qwen2;
-    }
-  }
-  unsupported("pre_tokenizer", pt);
-}
+using namespace tokjson;
 
 std::string token_text(const Json& j) {  // "x" or {"content": "x"}
   if (j.type == Json::Type::string) return j.str;
@@ -241,15 +59,22 @@ bool byte_level_decode(const std::string& piece, std::string* raw) {
 }
 
 namespace {
-TokenizerSpec read_json_checked(const std::string& path);
-}
+using namespace tokjson;
+TokenizerSpec spec_from_json(const Json& j, const std::string& path);
+}  // namespace
 
-TokenizerSpec read_tokenizer_json(const std::string& path) {
+TokenizerSpec read_tokenizer_json_bytes(const std::vector<uint8_t>& bytes,
+                                        const std::string& path) {
+  const Json j = parse_json(std::string(bytes.begin(), bytes.end()), path + ": not valid JSON");
   try {
-    return read_json_checked(path);
+    return spec_from_json(j, path);
   } catch (const ShapeError& e) {
     throw PackError(path + ": malformed tokenizer.json (" + e.what + ")");
   }
+}
+
+TokenizerSpec read_tokenizer_json(const std::string& path) {
+  return read_tokenizer_json_bytes(read_file(path), path);
 }
 
 namespace {
@@ -258,52 +83,76 @@ Json parse_file(const std::string& path) {
   return parse_json(std::string(bytes.begin(), bytes.end()), path + ": not valid JSON");
 }
 
-TokenizerSpec read_json_checked(const std::string& path) {
-  const Json j = parse_file(path);
+// A vocabulary piece as the image stores it (docs/format.md): byte-level pieces as raw bytes,
+// ▁ as a space where the normalizer escapes spaces, WordPiece word-initial pieces after a space
+// and continuations without their prefix.
+std::string stored_piece(const std::string& text, int64_t id, const TokenizerSpec& s,
+                         const std::string& wp_prefix, const std::string& path) {
+  if (s.algorithm == TokenizerAlgorithm::wordpiece) {
+    if (text.compare(0, wp_prefix.size(), wp_prefix) == 0) return text.substr(wp_prefix.size());
+    return " " + text;
+  }
+  std::string stored = text;
+  if (s.flags & kTokFlagByteLevel) {
+    if (!byte_level_decode(text, &stored))
+      throw PackError(path + ": vocab piece " + std::to_string(id) +
+                      " is outside the byte-level alphabet");
+  } else if (s.flags & kTokFlagSpaceEscape) {
+    stored = sentencepiece_to_spaces(stored);
+  }
+  return stored;
+}
+
+TokenizerSpec spec_from_json(const Json& j, const std::string& path) {
   if (j.type != Json::Type::object || !j.find("model") ||
       j.find("model")->type != Json::Type::object)
     throw PackError(path + ": no \"model\" object: not a Hugging Face tokenizer.json");
   const Json& model = at(j, "model");
-  if (str_or(model, "type", "BPE") != "BPE" || !contains(model, "merges")) {
+  const std::string model_type = str_or(model, "type", contains(model, "merges") ? "BPE" : "?");
+  TokenizerSpec s;
+  std::string wp_prefix;
+  if (model_type == "BPE" && contains(model, "merges")) {
+    s.algorithm = TokenizerAlgorithm::bpe;
+    if (contains(model, "dropout") && member(model, "dropout").type != Json::Type::null) {
+      const Json& dropout = member(model, "dropout");
+      expect_type(dropout, Json::Type::number, "\"dropout\"");
+      if (dropout.num != 0.0) unsupported("BPE dropout", dropout);
+    }
+    for (const char* k : {"continuing_subword_prefix", "end_of_word_suffix"})
+      if (member(model, k).type == Json::Type::string && !member(model, k).str.empty())
+        unsupported(k, member(model, k));
+    if (bool_or(model, "byte_fallback", false)) s.flags |= kTokFlagByteFallback;
+    if (bool_or(model, "ignore_merges", false)) s.flags |= kTokFlagIgnoreMerges;
+  } else if (model_type == "WordPiece") {
+    s.algorithm = TokenizerAlgorithm::wordpiece;
+    wp_prefix = str_or(model, "continuing_subword_prefix", "##");
+    if (wp_prefix.empty())
+      unsupported("WordPiece continuing_subword_prefix",
+                  model.members.at("continuing_subword_prefix"));
+    const Json& max_chars = member(model, "max_input_chars_per_word");
+    s.max_word_chars =
+        max_chars.type == Json::Type::null
+            ? 100
+            : static_cast<uint32_t>(json_to_int(max_chars, path + ": max_input_chars_per_word", 1,
+                                                kTokenizerMaxWordChars));
+  } else {
     Json type = member(model, "type");
     if (!contains(model, "type")) type.type = Json::Type::string, type.str = "?";
-    unsupported("model type (only BPE)", type);
+    unsupported("model type (only BPE and WordPiece)", type);
   }
-  if (contains(model, "dropout") && member(model, "dropout").type != Json::Type::null) {
-    const Json& dropout = member(model, "dropout");
-    expect_type(dropout, Json::Type::number, "\"dropout\"");
-    if (dropout.num != 0.0) unsupported("BPE dropout", dropout);
-  }
-  for (const char* k : {"continuing_subword_prefix", "end_of_word_suffix"})
-    if (member(model, k).type == Json::Type::string && !member(model, k).str.empty())
-      unsupported(k, member(model, k));
 
-  TokenizerSpec s;
-  s.algorithm = TokenizerAlgorithm::bpe;
+  const NormalizerPlan norm = normalizer_plan(member(j, "normalizer"));
   bool byte_level = false;
-  s.pretokenizer = pretokenizer_of(member(j, "pre_tokenizer"), &byte_level);
-  const Json& norm = member(j, "normalizer");
-  bool spm_style = false;
-  if (norm.type != Json::Type::null) {
-    // Llama 2's conversion: Prepend("▁") then Replace(" ", "▁").
-    const std::vector<Json>& list = contains(norm, "normalizers")
-                                        ? items(at(norm, "normalizers"), "\"normalizers\"")
-                                        : kEmptyArray.items;
-    if (str_or(norm, "type", "") == "Sequence" && list.size() == 2 &&
-        str_or(list[0], "type", "") == "Prepend" &&
-        str_or(list[0], "prepend", "") == "\xE2\x96\x81" &&
-        str_or(list[1], "type", "") == "Replace" &&
-        str_or(at(list[1], "pattern"), "String", "") == " " &&
-        str_or(list[1], "content", "") == "\xE2\x96\x81" && !byte_level) {
-      spm_style = true;
-    } else {
-      unsupported("normalizer", norm);
-    }
-  }
+  s.pretokenizer = pretokenizer_plan(member(j, "pre_tokenizer"), norm, &byte_level);
+  if (byte_level && (norm.escape || norm.prepend))
+    unsupported("normalizer escaping spaces before a byte-level pre-tokenizer",
+                member(j, "normalizer"));
+  if (byte_level && s.algorithm != TokenizerAlgorithm::bpe)
+    unsupported("byte-level pre-tokenizer with a WordPiece model", member(j, "pre_tokenizer"));
+  s.normalizer = norm.steps;
   if (byte_level) s.flags |= kTokFlagByteLevel;
-  if (spm_style) s.flags |= kTokFlagDummyPrefix | kTokFlagPrefixEachSegment | kTokFlagSpaceEscape;
-  if (bool_or(model, "byte_fallback", false)) s.flags |= kTokFlagByteFallback;
-  if (bool_or(model, "ignore_merges", false)) s.flags |= kTokFlagIgnoreMerges;
+  if (norm.escape) s.flags |= kTokFlagSpaceEscape;
+  if (norm.prepend) s.flags |= kTokFlagDummyPrefix | kTokFlagPrefixEachSegment;
   s.flags |= kTokFlagMatchControl;
 
   // Vocabulary (+ added tokens) by id; no gaps.
@@ -319,16 +168,29 @@ TokenizerSpec read_json_checked(const std::string& path) {
   }
   std::map<int64_t, bool> added_special;
   const Json& added = contains(j, "added_tokens") ? at(j, "added_tokens") : kEmptyArray;
+  bool added_escaped = false, added_spaced = false;  // some contain ▁ / a plain space
   for (const Json& a : items(added, "\"added_tokens\"")) {
     const int64_t id =
         json_to_int(at(a, "id"), path + ": added token id", 0, (int64_t{1} << 24) - 1);
     if (bool_or(a, "single_word", false) || bool_or(a, "lstrip", false) ||
         bool_or(a, "rstrip", false))
       unsupported("added token option (single_word/lstrip/rstrip)", a);
-    if (!bool_or(a, "special", false) && bool_or(a, "normalized", false) && spm_style)
+    // Hugging Face matches those in the normalized text; einfer matches added tokens in the
+    // text as given, which is the same only without a normalizer.
+    if (!bool_or(a, "special", false) && bool_or(a, "normalized", false) &&
+        (norm.steps != 0 || norm.escape || norm.prepend))
       unsupported("normalized added token", a);
-    by_id[id] = str(at(a, "content"), "added token \"content\"");
+    const std::string& content = str(at(a, "content"), "added token \"content\"");
+    added_escaped = added_escaped || content.find("\xE2\x96\x81") != std::string::npos;
+    added_spaced = added_spaced || content.find(' ') != std::string::npos;
+    by_id[id] = content;
     added_special[id] = bool_or(a, "special", false);
+  }
+  if (norm.escape && added_escaped) {
+    // Stored with ▁ as a space like every piece; matched against a ▁ in the text, as the
+    // reference matches the added token's own spelling in the text as given.
+    if (added_spaced) unsupported("added tokens with both spaces and \xE2\x96\x81", added);
+    s.flags |= kTokFlagMatchEscapedSpace;
   }
   const int64_t n = by_id.empty() ? 0 : by_id.rbegin()->first + 1;
   if (static_cast<int64_t>(by_id.size()) != n)
@@ -336,25 +198,28 @@ TokenizerSpec read_json_checked(const std::string& path) {
                     " tokens, highest id " + std::to_string(n - 1) + ")");
   s.pieces.resize(n);
   s.types.assign(n, static_cast<uint8_t>(TokenType::normal));
+  int byte_pieces = 0;
   for (const auto& [id, text] : by_id) {
-    std::string stored = text;
     if (added_special.count(id)) {
       s.types[id] =
           static_cast<uint8_t>(added_special[id] ? TokenType::control : TokenType::user_defined);
-    } else if (byte_level) {
-      if (!byte_level_decode(text, &stored))
-        throw PackError(path + ": vocab piece " + std::to_string(id) +
-                        " is outside the byte-level alphabet");
-    } else {
-      stored = sentencepiece_to_spaces(stored);
-      if ((s.flags & kTokFlagByteFallback) && stored.size() == 6 &&
-          stored.compare(0, 3, "<0x") == 0 && stored[5] == '>')
-        s.types[id] = static_cast<uint8_t>(TokenType::byte);
+      s.pieces[id] = (s.flags & kTokFlagMatchEscapedSpace) ? sentencepiece_to_spaces(text) : text;
+      continue;
     }
-    s.pieces[id] = stored;
+    s.pieces[id] = stored_piece(text, id, s, wp_prefix, path);
+    const std::string& stored = s.pieces[id];
+    if (!byte_level && (s.flags & kTokFlagByteFallback) && stored.size() == 6 &&
+        stored.compare(0, 3, "<0x") == 0 && stored[5] == '>') {
+      s.types[id] = static_cast<uint8_t>(TokenType::byte);
+      ++byte_pieces;
+    }
   }
-  // Merges: "a b" strings or [a, b] pairs, in rank order.
-  for (const Json& m : items(at(model, "merges"), "\"merges\"")) {
+  // Merges: "a b" strings or [a, b] pairs, in rank order. A pair listed twice keeps its last rank
+  // (the reference builds a map from the list, so the later entry wins).
+  std::map<std::pair<int32_t, int32_t>, size_t> last_of;
+  for (const Json& m : s.algorithm == TokenizerAlgorithm::bpe
+                           ? items(at(model, "merges"), "\"merges\"")
+                           : kEmptyArray.items) {
     std::string a, b;
     if (m.type == Json::Type::string) {
       const std::string& t = m.str;
@@ -370,7 +235,14 @@ TokenizerSpec read_json_checked(const std::string& path) {
     const auto ia = by_piece.find(a), ib = by_piece.find(b), ic = by_piece.find(a + b);
     if (ia == by_piece.end() || ib == by_piece.end() || ic == by_piece.end())
       throw PackError(path + ": merge \"" + a + " " + b + "\" refers to a piece not in the vocab");
+    last_of[{ia->second, ib->second}] = s.merges.size();
     s.merges.push_back({ia->second, ib->second, ic->second});
+  }
+  if (last_of.size() != s.merges.size()) {
+    std::vector<std::array<int32_t, 3>> kept;
+    for (size_t r = 0; r < s.merges.size(); ++r)
+      if (last_of[{s.merges[r][0], s.merges[r][1]}] == r) kept.push_back(s.merges[r]);
+    s.merges = kept;
   }
   if (member(model, "unk_token").type == Json::Type::string) {
     const auto it = by_piece.find(member(model, "unk_token").str);
@@ -379,6 +251,12 @@ TokenizerSpec read_json_checked(const std::string& path) {
       s.types[s.unk] = static_cast<uint8_t>(TokenType::unknown);
     }
   }
+  if (s.algorithm == TokenizerAlgorithm::wordpiece && s.unk < 0)
+    throw PackError(path + ": WordPiece model without its unk_token in the vocab");
+  // fuse_unk only shows when characters can be unknown: no unk, or full byte fallback, hides it.
+  if (bool_or(model, "fuse_unk", false) && s.unk >= 0 &&
+      !((s.flags & kTokFlagByteFallback) && byte_pieces == 256))
+    s.flags |= kTokFlagFuseUnk;
   auto id_of = [&](const std::string& text) -> int32_t {
     for (int64_t id = 0; id < n; ++id)
       if (by_id[id] == text) return static_cast<int32_t>(id);
@@ -389,6 +267,16 @@ TokenizerSpec read_json_checked(const std::string& path) {
     if (pp.type != Json::Type::object) return;
     if (str_or(pp, "type", "") == "Sequence")
       for (const Json& q : items(at(pp, "processors"), "\"processors\"")) scan_post(q);
+    if (str_or(pp, "type", "") == "BertProcessing" ||
+        str_or(pp, "type", "") == "RobertaProcessing") {
+      // {"cls": ["[CLS]", 101], "sep": ["[SEP]", 102]}: [CLS] text [SEP]
+      const std::vector<Json>& cls = items(at(pp, "cls"), "\"cls\"");
+      const std::vector<Json>& sep = items(at(pp, "sep"), "\"sep\"");
+      if (!cls.empty()) s.bos = id_of(str(cls[0], "the cls token"));
+      if (!sep.empty()) s.eos = id_of(str(sep[0], "the sep token"));
+      if (s.bos >= 0) s.flags |= kTokFlagAddBos;
+      if (s.eos >= 0) s.flags |= kTokFlagAddEos;
+    }
     if (str_or(pp, "type", "") == "TemplateProcessing") {
       const std::vector<Json>& single = items(at(pp, "single"), "\"single\"");
       auto special_id = [&](const Json& piece) {
@@ -424,6 +312,11 @@ TokenizerSpec read_json_checked(const std::string& path) {
   s.source = "tokenizer.json";
   return s;
 }
+
 }  // namespace
+
+TokenizerSpec tokenizer_spec_from_json(const Json& tokenizer_json, const std::string& path) {
+  return spec_from_json(tokenizer_json, path);
+}
 
 }  // namespace einfer::pack

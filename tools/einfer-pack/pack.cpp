@@ -8,6 +8,7 @@
 #include "kernels/quant.h"
 #include "models/einfer.h"
 #include "models/session.h"
+#include "models/tokenizer_normalize.h"
 #include "models/tokenizer_text.h"
 #include "runtime/format.h"
 #include "tools/common/layout_report.h"
@@ -175,17 +176,34 @@ TokenizerInfo tokenizer_info(const Model& model) {
   }
   const TokenizerHeader& h = t.packed.header;
   t.arena_bytes = text_tokenizer_arena_bytes(t.packed);
-  static const char* const kPre[] = {"none", "gpt2", "llama3", "qwen2", "digits+gpt2"};
+  static const char* const kPre[kPretokenizerCount] = {"none",        "gpt2", "llama3",     "qwen2",
+                                                       "digits+gpt2", "bert", "split-space"};
+  static const char* const kAlgorithm[] = {"?", "sentencepiece-bpe", "bpe", "wordpiece"};
+  static const char* const kForm[] = {"", "nfc", "nfd", "nfkc", "nfkd"};
   std::string eog;
   for (uint32_t i = 0; i < h.n_eog; ++i) {
     if (i) eog.push_back(',');
     eog.append(std::to_string(h.eog_ids[i]));
   }
-  t.text = fmt("%s%s, %u tokens, %u merges, pre-tokenizer %s, bos %d%s, eos %d, eog [%s], unk %d",
-               h.algorithm == 1 ? "sentencepiece-bpe" : "bpe",
-               (h.flags & kTokFlagByteLevel) ? " (byte-level)" : "", h.n_tokens, h.n_merges,
-               kPre[h.pretokenizer], h.bos_id, (h.flags & kTokFlagAddBos) ? " (added)" : "",
-               h.eos_id, eog.c_str(), h.unk_id);
+  std::string norm;  // the normalizer's steps in the order they run
+  for (const auto& [bit, name] :
+       {std::pair{kNormBertClean, "bert-clean"}, std::pair{kNormBertChinese, "cjk-spacing"}}) {
+    if (h.normalizer & bit) norm += std::string(norm.empty() ? "" : "+") + name;
+  }
+  if (h.normalizer & kNormFormMask)
+    norm += std::string(norm.empty() ? "" : "+") + kForm[h.normalizer & kNormFormMask];
+  for (const auto& [bit, name] :
+       {std::pair{kNormStripNonspacing, "strip-mn"}, std::pair{kNormStripMarks, "strip-marks"},
+        std::pair{kNormLowercase, "lowercase"}}) {
+    if (h.normalizer & bit) norm += std::string(norm.empty() ? "" : "+") + name;
+  }
+  t.text =
+      fmt("%s%s, %u tokens, %u merges, normalizer %s, pre-tokenizer %s, bos %d%s, eos %d%s, "
+          "eog [%s], unk %d",
+          kAlgorithm[h.algorithm], (h.flags & kTokFlagByteLevel) ? " (byte-level)" : "", h.n_tokens,
+          h.n_merges, norm.empty() ? "none" : norm.c_str(), kPre[h.pretokenizer], h.bos_id,
+          (h.flags & kTokFlagAddBos) ? " (added)" : "", h.eos_id,
+          (h.flags & kTokFlagAddEos) ? " (added)" : "", eog.c_str(), h.unk_id);
   return t;
 }
 

@@ -282,7 +282,7 @@ int run_interactive(const Args& a, const tools::MappedFile& file, Session* sessi
     return st.ok();
   };
   cs.encode = [&](const std::string& text, std::vector<int32_t>* ids) {
-    ids->resize(2 * text.size() + 3);
+    ids->resize(text_tokenizer_max_ids(session->tokenizer.packed, text.size()));
     int32_t n = 0;
     const Status st = session_tokenize(session, text.c_str(), text.size(), false, ids->data(),
                                        static_cast<int32_t>(ids->size()), &n);
@@ -390,7 +390,8 @@ int main(int argc, char** argv) {
     if (prompt.empty()) usage("--prompt-ids is empty");
   } else if (a.prompt_given) {
     const size_t len = a.prompt.size();
-    prompt.resize(2 * len + 3);
+    // As many ids as the tokenizer can make of it (a normalizer like NFKC can grow a text).
+    prompt.resize(text_tokenizer_max_ids(session->tokenizer.packed, len));
     int32_t n = 0;
     s = session_tokenize(session, a.prompt.c_str(), len, true, prompt.data(),
                          static_cast<int32_t>(prompt.size()), &n);
