@@ -14,6 +14,7 @@
 // int32 dot product is exact; it is scaled once per group by sa[i][g] * sw[j][g].
 #pragma once
 
+#include <cfloat>
 #include <cstddef>
 #include <cstdint>
 
@@ -30,8 +31,18 @@ constexpr int64_t padded_k(int64_t k) {
   return (k + kBlock - 1) / kBlock * kBlock;
 }
 
+// The scale of a group of activations whose largest magnitude is amax: amax / 127, or 0 when that
+// would not be a normal float (amax < 127 FLT_MIN: the group quantizes to zeros). 1 / scale then
+// stays finite, so every x * (1 / scale) is a finite number within [-127, 127] (a rounding step
+// past it) that every twin rounds and clamps alike; a denormal scale made it inf or NaN, which
+// each ISA converts to an integer its own way.
+inline constexpr float kActivationAmaxMin = 127.f * FLT_MIN;
+inline float activation_scale(float amax) {
+  return amax >= kActivationAmaxMin ? amax / 127.f : 0.f;
+}
+
 // Quantizes k floats in groups of `group` into qa[0..k) (int8 in [-127, 127]) and one scale per
-// group into sa. Groups of all zeros get scale 0 and zeros.
+// group into sa. Groups of all zeros (or of magnitudes below 127 FLT_MIN) get scale 0 and zeros.
 void quantize_activations_q8(const float* a, int64_t k, int32_t group, int8_t* qa, float* sa);
 
 // Reorder each 32-byte chunk (NEON) or 64-byte block (AVX2) of qa[0..kpad) to its even then its odd

@@ -24,7 +24,7 @@ void quantize_activations_q8(const float* a, int64_t k, int32_t group, int8_t* q
     int8_t* qg = qa + g0;
     float amax = 0.f;
     for (int32_t e = 0; e < n; ++e) amax = std::fabs(ag[e]) > amax ? std::fabs(ag[e]) : amax;
-    const float scale = amax / 127.f;
+    const float scale = activation_scale(amax);
     const float inv = scale > 0.f ? 1.f / scale : 0.f;
     sa[gi] = scale;
     for (int32_t e = 0; e < n; ++e) {

@@ -26,7 +26,7 @@ void quantize_activations_q8_neon(const float* a, int64_t k, int32_t group, int8
     for (int32_t e = 0; e < n4; e += 4) vmax = vmaxq_f32(vmax, vabsq_f32(vld1q_f32(ag + e)));
     float amax = vmaxvq_f32(vmax);
     for (int32_t e = n4; e < n; ++e) amax = std::fabs(ag[e]) > amax ? std::fabs(ag[e]) : amax;
-    const float scale = amax / 127.f;
+    const float scale = activation_scale(amax);
     const float inv = scale > 0.f ? 1.f / scale : 0.f;
     sa[gi] = scale;
     for (int32_t e = 0; e < n16; e += 16) {
@@ -74,7 +74,7 @@ float quantize_group32_chunked(const float* x, int64_t stride, int8_t* dst, int3
   float32x4_t m2 = vmaxq_f32(vabsq_f32(b.val[0]), vabsq_f32(b.val[1]));
   float32x4_t m3 = vmaxq_f32(vabsq_f32(b.val[2]), vabsq_f32(b.val[3]));
   const float amax = vmaxvq_f32(vmaxq_f32(vmaxq_f32(m0, m1), vmaxq_f32(m2, m3)));
-  const float scale = amax / 127.f;
+  const float scale = activation_scale(amax);
   const float inv = scale > 0.f ? 1.f / scale : 0.f;
   const int16x8_t lo = vdupq_n_s16(-127), hi = vdupq_n_s16(127);
   auto half = [&](const float32x4x4_t& v) {
@@ -103,7 +103,7 @@ float quantize_group_chunked_neon(const float* x, int32_t n, int32_t group, int 
   for (int32_t e = 0; e < n4; e += 4) vmax = vmaxq_f32(vmax, vabsq_f32(vld1q_f32(x + e)));
   float amax = vmaxvq_f32(vmax);
   for (int32_t e = n4; e < n; ++e) amax = std::fabs(x[e]) > amax ? std::fabs(x[e]) : amax;
-  const float scale = amax / 127.f;
+  const float scale = activation_scale(amax);
   const float inv = scale > 0.f ? 1.f / scale : 0.f;
   int32x4_t total = vdupq_n_s32(0);
   for (int32_t e = 0; e < group; e += 16) {

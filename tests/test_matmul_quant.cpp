@@ -277,6 +277,51 @@ TEST_CASE("matmul_quant: activation quantization and the even/odd chunk order") 
     }
   }
 #endif
+#if EINFER_HAS_SIMD && defined(__aarch64__)
+  // The NEON twins: whole rows, and one group at a time into the blocked orders' chunks (16 bytes
+  // stride 64, 8 bytes stride 16) with its sum; the same inputs as above.
+  {
+    Rng rng{98};
+    constexpr int kMax = 4160;
+    static float x[kMax];
+    for (int e = 0; e < kMax; ++e) x[e] = rng.uniform() * (e % 7 == 0 ? 40.f : 1.f);
+    for (int e = 0; e < 20; ++e) x[e] = static_cast<float>(e - 10) * 12.7f / 2.f;  // ties
+    for (int e = 100; e < 140; ++e) x[e] = 0.f;
+    for (int e = 3000; e < 3100; ++e) x[e] = 1e-40f * static_cast<float>(e - 3050);  // denormals
+    for (int32_t group : {32, 8, 12, 64, 96}) {
+      for (int64_t k : {300, 257, 31, 1, 288, 768, 96, kMax}) {
+        CAPTURE(group);
+        CAPTURE(k);
+        static int8_t q_s[kMax], q_v[kMax];
+        static float s_s[kMax], s_v[kMax];
+        quant_detail::quantize_activations_q8(x, k, group, q_s, s_s);
+        quant_detail::quantize_activations_q8_neon(x, k, group, q_v, s_v);
+        CHECK(std::memcmp(q_s, q_v, static_cast<size_t>(k)) == 0);
+        CHECK(std::memcmp(s_s, s_v, sizeof(float) * static_cast<size_t>(quant_groups(k, group))) ==
+              0);
+        if (group % 16 != 0) continue;
+        for (int chunk : {16, 8}) {
+          const int64_t stride = chunk == 16 ? 64 : 16;
+          for (int64_t g0 = 0; g0 < k; g0 += group) {
+            const int32_t n = static_cast<int32_t>(k - g0 < group ? k - g0 : group);
+            static int8_t blk[kMax * 4];
+            int32_t sum = 0;
+            const float sc = quant_detail::quantize_group_chunked_neon(x + g0, n, group, chunk,
+                                                                       stride, blk, &sum);
+            CHECK(std::memcmp(&sc, &s_s[g0 / group], 4) == 0);
+            int32_t want = 0;
+            for (int32_t e = 0; e < group; ++e) {
+              const int8_t v = e < n ? q_s[g0 + e] : 0;
+              want += v;
+              CHECK(blk[e / chunk * stride + e % chunk] == v);
+            }
+            CHECK(sum == want);
+          }
+        }
+      }
+    }
+  }
+#endif
   int8_t seq[128];
   for (int e = 0; e < 64; ++e) seq[e] = static_cast<int8_t>(e);
   quant_detail::permute_chunks_even_odd(seq, 64);
