@@ -298,21 +298,21 @@ void quantize_row_range(const float* a, int64_t lda, int64_t k, int32_t group, b
 quant_detail::QuantGemm make_gemm(const ScratchLayout& s, const TensorView& w, int64_t m, float* c,
                                   int64_t ldc) {
   const int64_t k = w.shape[1];
-  quant_detail::QuantGemm p{s.qa,
-                            s.sa,
-                            s.csum,
-                            static_cast<const uint8_t*>(w.data),
-                            w.scales,
-                            quant_row_bytes(w.dtype, k),
-                            m,
-                            w.shape[0],
-                            k,
-                            weight_kpad(w),
-                            quant_groups(k, w.group_size),
-                            w.group_size,
-                            c,
-                            ldc};
-  p.layout = w.layout;
+  quant_detail::QuantGemm p{.qa = s.qa,
+                            .sa = s.sa,
+                            .csum = s.csum,
+                            .w = static_cast<const uint8_t*>(w.data),
+                            .sw = w.scales,
+                            .w_row_bytes = quant_row_bytes(w.dtype, k),
+                            .m = m,
+                            .n = w.shape[0],
+                            .k = k,
+                            .kpad = weight_kpad(w),
+                            .groups = quant_groups(k, w.group_size),
+                            .group = w.group_size,
+                            .c = c,
+                            .ldc = ldc,
+                            .layout = w.layout};
   if (layout_interleaved(w.layout)) {
     p.sw = nullptr;
     p.w_tile_bytes = static_cast<size_t>(layout_tile_bytes(w.dtype, w.layout, k, w.group_size));
@@ -555,7 +555,7 @@ const char* matmul_quant_kernel_name(DType dtype, WeightLayout layout, int64_t k
 
 Status matmul_f32_quant(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c,
                         int64_t ldc, void* scratch, size_t scratch_bytes, const Threads* threads) {
-  quant_detail::QuantGemm p;
+  quant_detail::QuantGemm p{};
   EINFER_TRY(prepare(a, lda, m, w, c, ldc, scratch, scratch_bytes, false, threads, &p));
   if (p.m == 0 || p.n == 0) return ok_status();
   // Tasks take blocks of output columns (weight rows) on multiples of kColumnAlign, so every
@@ -650,7 +650,7 @@ namespace scalar {
 
 Status matmul_f32_quant_int8(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c,
                              int64_t ldc, void* scratch, size_t scratch_bytes) {
-  quant_detail::QuantGemm p;
+  quant_detail::QuantGemm p{};
   EINFER_TRY(prepare(a, lda, m, w, c, ldc, scratch, scratch_bytes, true, nullptr, &p));
   if (p.m == 0 || p.n == 0) return ok_status();
   if (layout_interleaved(w.layout))
