@@ -4,7 +4,7 @@
 # EINFER_ISA=dispatch (the default on x86-64 and aarch64 with EINFER_SIMD): everything is built for
 # the target's baseline (x86-64 = SSE2, armv8-a) and the ISA-dependent kernel sources
 # (kernels/CMakeLists.txt) once more per level in EINFER_ISA_LEVELS, each into suffixed symbols
-# and a kernel table; kernels/isa.cpp picks a level at run time.
+# and a kernel table; kernels/isa/isa.cpp picks a level at run time.
 # Any other value pins one instruction set for every file, chosen at compile time (the smallest
 # binary, e.g. for firmware): native, avx2 (x86-64-v3), baseline (no -march added), dotprod
 # (aarch64, armv8.2-a+dotprod), i8mm (aarch64, armv8.2-a+dotprod+i8mm). Cross toolchains without dispatch (armhf, Cortex-M) and
@@ -42,7 +42,7 @@ if(EINFER_ISA STREQUAL "dispatch")
     # dotprod level's code as well.
     set(EINFER_ISA_LEVEL_FLAGS_i8mm -march=armv8.2-a+dotprod+i8mm)
   endif()
-  # The scalar level: the same sources with SIMD compiled out (kernels/simd.h), the path of
+  # The scalar level: the same sources with SIMD compiled out (kernels/simd/simd.h), the path of
   # EINFER_SIMD=OFF builds, selectable at run time as the reference.
   set(EINFER_ISA_LEVEL_FLAGS_scalar -DEINFER_FORCE_SCALAR=1)
 elseif(EINFER_ISA STREQUAL "native")
@@ -63,7 +63,7 @@ if(NOT EINFER_ISA_DISPATCH)
     set(EINFER_ISA_LEVELS scalar)
   endif()
 endif()
-# Every selection EINFER_ISA accepts besides "best" (kernels/isa.h): the levels and, on x86-64, the
+# Every selection EINFER_ISA accepts besides "best" (kernels/isa/isa.h): the levels and, on x86-64, the
 # avx2 level with each extension (used by the tests; a CPU may lack some).
 set(EINFER_ISA_SELECTIONS ${EINFER_ISA_LEVELS})
 if(EINFER_ISA_DISPATCH AND CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
@@ -74,7 +74,7 @@ if(EINFER_ISA_DISPATCH AND CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
 endif()
 message(STATUS "einfer: EINFER_ISA=${EINFER_ISA}, selections: ${EINFER_ISA_SELECTIONS}")
 
-# Writes isa_levels.h for kernels/isa.cpp into `dir`.
+# Writes isa_levels.h for kernels/isa/isa.cpp into `dir`.
 function(einfer_write_isa_levels dir)
   set(x "")
   foreach(level ${EINFER_ISA_LEVELS})
@@ -90,7 +90,7 @@ endfunction()
 # the resulting object file in `out_var`.
 function(einfer_add_isa_level level sources out_var)
   set(obj einfer_kernels_isa_${level})
-  add_library(${obj} OBJECT ${sources} ${PROJECT_SOURCE_DIR}/kernels/isa_table.cpp)
+  add_library(${obj} OBJECT ${sources} ${PROJECT_SOURCE_DIR}/kernels/isa/isa_table.cpp)
   target_compile_options(${obj} PRIVATE -fno-exceptions -fno-rtti ${EINFER_ISA_LEVEL_FLAGS_${level}})
   target_compile_definitions(${obj} PRIVATE EINFER_ISA_LEVEL="${level}"
                                             EINFER_ISA_TABLE=einfer_isa_table_${level})
@@ -101,11 +101,10 @@ function(einfer_add_isa_level level sources out_var)
   endif()
   set(out ${CMAKE_CURRENT_BINARY_DIR}/einfer_isa_${level}.o)
   find_program(EINFER_CXXFILT NAMES c++filt)  # the host's: the Itanium mangling is the same
-  string(REPLACE ";" "|" baseline_only "${EINFER_ISA_BASELINE_ONLY}")
   add_custom_command(
     OUTPUT ${out}
     COMMAND ${CMAKE_COMMAND} -DCXX=${CMAKE_CXX_COMPILER} -DNM=${CMAKE_NM} -DOBJCOPY=${CMAKE_OBJCOPY}
-            -DCXXFILT=${EINFER_CXXFILT} "-DBASELINE_ONLY=${baseline_only}"
+            -DCXXFILT=${EINFER_CXXFILT}
             -DLEVEL=${level} -DMODE=${mode} -DOUT=${out} "-DOBJECTS=$<JOIN:$<TARGET_OBJECTS:${obj}>,|>"
             -P ${PROJECT_SOURCE_DIR}/cmake/isa_rename.cmake
     DEPENDS ${obj} $<TARGET_OBJECTS:${obj}> ${PROJECT_SOURCE_DIR}/cmake/isa_rename.cmake

@@ -11,8 +11,8 @@
 #                              level: its internals stay the library's baseline internals)
 #   CXXFILT            (public mode, optional) demangler: a function of namespace einfer defined
 #                      by the level but missing from the table fails the build, since every level
-#                      would run its baseline body; BASELINE_ONLY ("|"-separated names) lists the
-#                      ISA-independent ones allowed to stay out of the table
+#                      would run its baseline body (an ISA-independent function belongs in a
+#                      source compiled once, kernels/CMakeLists.txt)
 string(REPLACE "|" ";" objects "${OBJECTS}")
 set(combined "${OUT}.combined.o")
 execute_process(COMMAND ${CXX} -r -nostdlib -o ${combined} ${objects} RESULT_VARIABLE rc
@@ -77,15 +77,13 @@ if(MODE STREQUAL "public" AND CXXFILT)
                   RESULT_VARIABLE rc)
   file(REMOVE "${OUT}.defined")
   string(REPLACE "\n" ";" demangled "${demangled}")
-  string(REPLACE "|" ";" allowed "${BASELINE_ONLY}")
   set(missing "")
   foreach(fn ${demangled})
     if(fn MATCHES "^einfer::([A-Za-z0-9_]+)\\(")
       set(name ${CMAKE_MATCH_1})
       string(LENGTH "${name}" len)
       string(FIND "${map}" "N6einfer${len}${name}E" in_table)  # its mangled name is renamed
-      list(FIND allowed "${name}" is_allowed)
-      if(is_allowed EQUAL -1 AND in_table EQUAL -1)
+      if(in_table EQUAL -1)
         list(APPEND missing ${fn})
       endif()
     endif()
@@ -93,9 +91,10 @@ if(MODE STREQUAL "public" AND CXXFILT)
   if(missing)
     string(REPLACE ";" "\n  " missing "${missing}")
     message(FATAL_ERROR "isa_rename: functions defined in ISA sources are missing from the kernel "
-                        "table (kernels/kernel_table.h), so every level would run their ${LEVEL} "
+                        "table (kernels/isa/kernel_table.h), so every level would run their ${LEVEL} "
                         "body:\n  ${missing}\nAdd an X(...) line for each (or, if ISA-independent, "
-                        "list it in EINFER_ISA_BASELINE_ONLY, kernels/CMakeLists.txt).")
+                        "move it to a source compiled once: one named neither for an ISA nor "
+                        "*_dispatch.cpp, kernels/CMakeLists.txt).")
   endif()
 endif()
 execute_process(COMMAND ${OBJCOPY} --redefine-syms=${OUT}.map ${combined} ${OUT}

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "kernels/attention_linear.h"
+#include "kernels/attention_variants/attention_variants.h"
 
 namespace einfer {
 

@@ -1,12 +1,13 @@
 // The encoder's attention variants (issue 19) around the same projections as models/mha.h:
-// a sparse softmax pattern (kernels/attention_pattern.h) or linear attention
-// (kernels/attention_linear.h), chosen by the model's config. Dense softmax stays in mha_forward.
+// a sparse softmax pattern (kernels/attention_variants/attention_variants.h) or linear attention
+// (kernels/attention_variants/attention_variants.h), chosen by the model's config. Dense softmax
+// stays in mha_forward.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/attention_pattern.h"
+#include "kernels/attention_variants/attention_variants.h"
 #include "models/mha.h"
 #include "runtime/model.h"
 #include "runtime/status.h"

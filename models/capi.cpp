@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "kernels/isa.h"
+#include "kernels/isa/isa.h"
 #include "models/session.h"
 
 using namespace einfer;

@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <cstring>
 
-#include "kernels/rope.h"
-#include "kernels/vec.h"
+#include "kernels/rope/rope.h"
+#include "kernels/vec/vec.h"
 #include "models/attention_variant.h"
 #include "runtime/checked.h"
 #include "runtime/format.h"

@@ -3,8 +3,8 @@
 
 #include <cstring>
 
-#include "kernels/kv_ring.h"
-#include "kernels/quant.h"
+#include "kernels/attention/attention.h"
+#include "kernels/quant/quant.h"
 
 namespace einfer {
 

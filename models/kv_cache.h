@@ -8,14 +8,16 @@
 // Layout per layer, head-major so the attention kernel streams one kv head's rows contiguously:
 //   K, V: [G][W][head_dim] elements of `dtype` (f32 or i8)
 //   i8:   k_scales, v_scales [G][W] float, one per (slot, kv head): value = q * scale,
-//         scale = absmax / 127 over that head's row, quantized when written (kernels/quant.h q8).
-// Write a block's K/V only after attention for that block has run (see kernels/attention.h).
+//         scale = absmax / 127 over that head's row, quantized when written (kernels/quant/quant.h
+//         q8).
+// Write a block's K/V only after attention for that block has run (see
+// kernels/attention/attention.h).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/attention.h"
+#include "kernels/attention/attention.h"
 #include "runtime/arena.h"
 #include "runtime/dtype.h"
 #include "runtime/status.h"

@@ -4,10 +4,9 @@
 #include <cmath>
 #include <cstring>
 
-#include "kernels/gguf_quant.h"
-#include "kernels/quant.h"
-#include "kernels/quant_layout.h"
-#include "kernels/vec.h"
+#include "kernels/gguf/gguf.h"
+#include "kernels/quant/quant.h"
+#include "kernels/vec/vec.h"
 #include "models/attention_variant.h"
 #include "runtime/format.h"
 
@@ -126,7 +125,7 @@ void embed(const TensorView& table, int32_t token, float* out) {
     }
     case DType::q8:
     case DType::q4:
-      dequantize_weight_row(table, token, out);  // any layout (kernels/quant_layout.h)
+      dequantize_weight_row(table, token, out);  // any layout (kernels/quant/quant.h)
       break;
     default:
       if (dtype_is_gguf_block(table.dtype)) {  // decode just the one row needed

@@ -14,7 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/rope.h"
+#include "kernels/rope/rope.h"
 #include "models/kv_cache.h"
 #include "models/mha.h"
 #include "models/profile.h"

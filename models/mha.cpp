@@ -4,11 +4,11 @@
 #include <cmath>
 #include <cstring>
 
-#include "kernels/attention_linear.h"
-#include "kernels/einsum.h"
-#include "kernels/gguf_quant.h"
-#include "kernels/matmul_quant.h"
-#include "kernels/vec.h"
+#include "kernels/attention_variants/attention_variants.h"
+#include "kernels/einsum/einsum.h"
+#include "kernels/gemm_quant/gemm_quant.h"
+#include "kernels/gguf/gguf.h"
+#include "kernels/vec/vec.h"
 #include "models/mha_parts.h"
 
 namespace einfer {
@@ -35,7 +35,7 @@ namespace {
 Status linear_impl(const float* x, int64_t n, const TensorView& w, const TensorView& bias, float* y,
                    void* scratch, size_t scratch_bytes, const Threads* threads) {
   if (dtype_is_gguf_block(w.dtype)) {
-    // GGUF block weights (kernels/gguf_quant.h): one direct call, no einsum plan.
+    // GGUF block weights (kernels/gguf/gguf.h): one direct call, no einsum plan.
     EINFER_TRY(
         matmul_f32_gguf(x, w.shape[1], n, w, y, w.shape[0], scratch, scratch_bytes, threads));
   } else if (dtype_is_quantized(w.dtype) && w.rank == 2) {

@@ -4,16 +4,16 @@
 //   decoder form (cache != null): the n new positions attend to the ring KV cache and to each
 //     other causally, then their keys and values are stored in the cache.
 // Written as the einsums of docs/architecture.md: projections "nd,ed->ne" (weights stored [out,
-// in]), attention "hnk,hmk->hnm" / "hnm,hmv->hnv" fused in kernels/attention.h.
+// in]), attention "hnk,hmk->hnm" / "hnm,hmv->hnv" fused in kernels/attention/attention.h.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/attention.h"
-#include "kernels/attention_pattern.h"
-#include "kernels/einsum.h"
-#include "kernels/rope.h"
+#include "kernels/attention/attention.h"
+#include "kernels/attention_variants/attention_variants.h"
+#include "kernels/einsum/einsum.h"
+#include "kernels/rope/rope.h"
 #include "models/kv_cache.h"
 #include "models/profile.h"
 #include "runtime/status.h"
@@ -36,8 +36,9 @@ struct MhaConfig {
   // n_heads blocks of head_dim^2 + head_dim floats (mha_linear_state_floats), replacing softmax
   // and the KV cache: every position costs the same whatever its index. Null: softmax.
   float* linear_state = nullptr;
-  // Decoder form with a causal sparse pattern (issue 19; kernels/attention_pattern.h): keys are
-  // walked from indices over a cache that keeps every position. Inactive: dense softmax.
+  // Decoder form with a causal sparse pattern (issue 19;
+  // kernels/attention_variants/attention_variants.h): keys are walked from indices over a cache
+  // that keeps every position. Inactive: dense softmax.
   AttentionPattern pattern;
   bool patterned = false;
   StageProfile* profile = nullptr;   // stage timing (null: off)

@@ -3,12 +3,11 @@
 #include <atomic>
 #include <cstddef>
 
-#include "kernels/attention.h"
-#include "kernels/kv_ring.h"
-#include "kernels/matmul_quant.h"
-#include "kernels/quant_layout.h"
-#include "kernels/rope.h"
-#include "kernels/vec.h"
+#include "kernels/attention/attention.h"
+#include "kernels/gemm_quant/gemm_quant.h"
+#include "kernels/quant/quant.h"
+#include "kernels/rope/rope.h"
+#include "kernels/vec/vec.h"
 
 namespace einfer {
 

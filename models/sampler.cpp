@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "kernels/vec.h"
+#include "kernels/vec/vec.h"
 
 namespace einfer {
 namespace {

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "kernels/isa.h"
+#include "kernels/isa/isa.h"
 
 namespace einfer {
 
@@ -165,7 +165,7 @@ Status session_create(const void* image, size_t image_bytes, const LoadOptions& 
                       const SessionOptions& options, Arena& arena, Session** out) {
   *out = nullptr;
   // The kernels' instruction set level is chosen once, here (EINFER_ISA or the best this CPU
-  // runs, kernels/isa.h); an unknown or unsupported EINFER_ISA is an error, not a fallback.
+  // runs, kernels/isa/isa.h); an unknown or unsupported EINFER_ISA is an error, not a fallback.
   EINFER_TRY(isa_init());
   Model model;
   EINFER_TRY(load_model(image, image_bytes, load, &model));

@@ -3,8 +3,8 @@
 #include <cmath>
 #include <cstring>
 
-#include "kernels/attention.h"
-#include "kernels/vec.h"
+#include "kernels/attention/attention.h"
+#include "kernels/vec/vec.h"
 #include "runtime/format.h"
 
 namespace einfer {

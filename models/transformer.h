@@ -6,8 +6,8 @@
 //   x = norm1(x + SA(x))           masked (causal) self-attention among the target rows
 //   x = norm2(x + CA(x, memory))   cross-attention: queries from x, keys/values from the memory
 //   x = norm3(x + FF(x))
-// then the decoder's final norm. Attention is the fused kernel of kernels/attention.h; the
-// cross-attention keys and values of every decoder layer are projected ONCE per source into the
+// then the decoder's final norm. Attention is the fused kernel of kernels/attention/attention.h;
+// the cross-attention keys and values of every decoder layer are projected ONCE per source into the
 // arena, and the self-attention keys and values of the target rows kept in a KV cache, so the
 // target can be decoded all at once or one row at a time with identical results.
 //

@@ -121,4 +121,21 @@ constexpr uint64_t layout_data_bytes(DType dtype, WeightLayout l, int64_t rows, 
   return static_cast<uint64_t>(layout_tiles(l, rows)) * layout_tile_bytes(dtype, l, k, group);
 }
 
+// Where element x (0 .. group-1) of row r (0 .. R-1) of a block sits: its byte, and for q4 its
+// nibble (0 low, 1 high), counted from the start of the block's values (after the R scales).
+struct LayoutPlace {
+  int64_t byte;
+  int nibble;
+};
+constexpr LayoutPlace layout_place(DType dtype, WeightLayout l, int32_t group, int32_t r,
+                                   int32_t x) {
+  const int32_t rows = layout_tile_rows(l), b = layout_chunk(l);
+  int nibble = 0;
+  if (dtype == DType::q4) {
+    nibble = x >= group / 2 ? 1 : 0;
+    x -= nibble * (group / 2);
+  }
+  return {static_cast<int64_t>((x / b) * rows + r) * b + x % b, nibble};
+}
+
 }  // namespace einfer

@@ -1,6 +1,6 @@
 // A loaded model: its architecture (hyperparameters) and views of its tensors, used in place.
 //
-// The loader (runtime/loader.cpp) validates a flat .ein image (docs/format.md) and fills a Model
+// The loader (runtime/loader*.cpp) validates a flat .ein image (docs/format.md) and fills a Model
 // without copying any weight: every TensorView points into the caller's buffer (an mmap on Linux,
 // flash on an MCU). Model is a plain struct; it owns nothing.
 #pragma once

@@ -33,12 +33,11 @@ inline ModelConfig tiny_llama_config(DType dtype = DType::f32, int32_t group = 0
 inline ModelConfig tiny_encoder_config() {
   ModelConfig c;
   c.arch = ArchKind::encoder;
-  c.dim = 8;
+  c.n_heads = c.n_kv_heads = 2;  // an encoder's attention is plain MHA
+  c.head_dim = 4;
+  c.dim = c.n_heads * c.head_dim;
   c.hidden_dim = 12;
   c.n_layers = 2;
-  c.n_heads = 2;
-  c.n_kv_heads = 2;
-  c.head_dim = 4;
   c.vocab_size = 0;
   c.context_length = 16;
   c.norm = NormKind::layernorm;

@@ -1,7 +1,7 @@
-// Test helper: runs a test body once per instruction set selection this CPU runs (kernels/isa.h):
-// every level of the build, and each level with each extension it has kernels for (x86:
-// "avx2+avx512vnni", "avx2+avxvnni"), so every dispatched path is exercised in one process.
-// The selection in force before is restored afterwards.
+// Test helper: runs a test body once per instruction set selection this CPU runs
+// (kernels/isa/isa.h): every level of the build, and each level with each extension it has kernels
+// for (x86: "avx2+avx512vnni", "avx2+avxvnni"), so every dispatched path is exercised in one
+// process. The selection in force before is restored afterwards.
 #pragma once
 
 #include <doctest/doctest.h>
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/isa.h"
+#include "kernels/isa/isa.h"
 
 namespace einfer_test {
 

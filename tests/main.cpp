@@ -4,7 +4,7 @@
 
 #include <cstdio>
 
-#include "kernels/simd.h"
+#include "kernels/simd/simd.h"
 
 int main(int argc, char** argv) {
   std::printf("einfer_tests: SIMD architecture %s (%d float lanes)\n", einfer::simd_arch_name(),

@@ -6,22 +6,11 @@
 #include <cstdint>
 #include <vector>
 
-#include "kernels/quant.h"
+#include "kernels/quant/quant.h"
 #include "runtime/tensor.h"
+#include "tests/test_util.h"
 
 namespace einfer_test {
-
-// xorshift64: a fixed sequence per seed.
-struct Rng {
-  uint64_t s;
-  uint32_t next() {
-    s ^= s << 13;
-    s ^= s >> 7;
-    s ^= s << 17;
-    return static_cast<uint32_t>(s >> 11);
-  }
-  float uniform() { return static_cast<float>(next() & 0xFFFFFF) / 16777216.f * 2.f - 1.f; }
-};
 
 // Quantized weights either from floats (the packer's path) or raw random bytes and scales, which
 // exercise -128 in q8 and a non-zero padding nibble in q4 rows of odd length.

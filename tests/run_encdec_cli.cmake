@@ -6,29 +6,23 @@
 #   cmake "-DRUN=[emulator;]einfer-run" "-DPACK=[emulator;]einfer-pack" -DDATA=dir -DWORK=dir -P ...
 file(MAKE_DIRECTORY ${WORK})
 set(model ${WORK}/gelu_pre.q8.ein)
-function(ok)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "${ARGN} failed (${rc}):\n${err}")
-  endif()
-  set(last_out "${out}" PARENT_SCOPE)
-endfunction()
-ok(${PACK} ${DATA}/gelu_pre.safetensors --arch torch-transformer --heads 4 --activation gelu
+include(${CMAKE_CURRENT_LIST_DIR}/run_checked.cmake)
+run_checked(${PACK} ${DATA}/gelu_pre.safetensors --arch torch-transformer --heads 4 --activation gelu
    --norm-first --dtype q8 --group 8 -o ${model})
-ok(${RUN} ${model} --input ${DATA}/gelu_pre_src.npy --target ${DATA}/gelu_pre_tgt.npy
+run_checked(${RUN} ${model} --input ${DATA}/gelu_pre_src.npy --target ${DATA}/gelu_pre_tgt.npy
    --output ${WORK}/full.npy)
-ok(${RUN} ${model} --input ${DATA}/gelu_pre_src.npy --target ${DATA}/gelu_pre_tgt.npy
+run_checked(${RUN} ${model} --input ${DATA}/gelu_pre_src.npy --target ${DATA}/gelu_pre_tgt.npy
    --output ${WORK}/incremental.npy --incremental)
 file(SHA256 ${WORK}/full.npy full)
 file(SHA256 ${WORK}/incremental.npy incremental)
 if(NOT full STREQUAL incremental)
   message(FATAL_ERROR "--incremental output differs from the full decode")
 endif()
-ok(${PACK} --inspect ${model})
+run_checked(${PACK} --inspect ${model})
 foreach(want "3 decoder layers" "cross-attention K/V" "architecture: transformer")
-  string(FIND "${last_out}" "${want}" at)
+  string(FIND "${out}" "${want}" at)
   if(at EQUAL -1)
-    message(FATAL_ERROR "--inspect lacks '${want}':\n${last_out}")
+    message(FATAL_ERROR "--inspect lacks '${want}':\n${out}")
   endif()
 endforeach()
 # A target of the wrong width, and a missing --target, fail with a message, not a crash.

@@ -9,18 +9,20 @@
 #include <tuple>
 #include <vector>
 
-#include "kernels/attention.h"
-#include "kernels/attention_reference.h"
-#include "kernels/quant.h"
+#include "kernels/attention/attention.h"
+#include "kernels/attention/attention_reference.h"
+#include "kernels/quant/quant.h"
 #include "models/kv_cache.h"
 #include "npy_reader.h"
+#include "tests/session_fixtures.h"
 
 using namespace einfer;
 using einfer_test::attention_data;
 using einfer_test::load_npy;
 
 namespace einfer {
-// Test hook in kernels/attention.cpp: -1 by CPU, 0 AVX2, 1 AVX-VNNI; returns whether VNNI is used.
+// Test hook in kernels/attention/attention_dispatch.cpp: -1 by CPU, 0 AVX2, 1 AVX-VNNI; returns
+// whether VNNI is used.
 }  // namespace einfer
 
 namespace {
@@ -82,11 +84,8 @@ std::vector<float> run_sequence(const Case& c, DType dtype, int32_t capacity, in
   AttentionShape sh = c.shape();
   sh.i8_dot = i8_dot;
   KVCacheConfig cfg{1, c.G, c.k, capacity, c.sinks, dtype};
-  std::vector<unsigned char> arena_mem(kv_cache_bytes(cfg) + 64);
-  Arena arena(arena_mem.data() + (64 - reinterpret_cast<uintptr_t>(arena_mem.data()) % 64) % 64,
-              kv_cache_bytes(cfg));
-  KVCache cache;
-  REQUIRE(kv_cache_init(cfg, arena, &cache).ok());
+  einfer_test::TestKVCache kv_cache(cfg);
+  KVCache& cache = kv_cache.cache;
   const int32_t maxb = first > block ? first : block;
   std::vector<unsigned char> scratch(attention_scratch_bytes(sh, maxb, dtype));
   std::vector<float> out(c.q.size(), NAN);
@@ -373,11 +372,8 @@ TEST_CASE("attention: invalid shapes, caches and buffers return statuses") {
   }
 
   KVCacheConfig cfg{1, 2, 8, 4, 1, DType::f32};
-  std::vector<unsigned char> mem(kv_cache_bytes(cfg) + 64);
-  Arena arena(mem.data() + (64 - reinterpret_cast<uintptr_t>(mem.data()) % 64) % 64,
-              kv_cache_bytes(cfg));
-  KVCache cache;
-  REQUIRE(kv_cache_init(cfg, arena, &cache).ok());
+  einfer_test::TestKVCache kv_cache(cfg);
+  KVCache& cache = kv_cache.cache;
   for (int p = 0; p < 6; ++p) REQUIRE(kv_cache_write(cache, 0, p, kv.data(), kv.data()).ok());
   KVLayerView view = kv_cache_layer(cache, 0);
   // The ring (W = 4) has wrapped: unwindowed attention would need overwritten positions.

@@ -12,8 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/attention_linear.h"
-#include "kernels/attention_pattern.h"
+#include "kernels/attention_variants/attention_variants.h"
 
 using namespace einfer;
 
@@ -182,6 +181,8 @@ TEST_CASE("linear attention kernel: bidirectional einsums and causal recurrence 
 
 #include "models/encoder.h"
 #include "tests/npy_reader.h"
+#include "tests/session_fixtures.h"
+#include "tests/test_util.h"
 #include "tools/einfer-pack/attention_options.h"
 #include "tools/einfer-pack/importers.h"
 
@@ -202,23 +203,14 @@ std::vector<float> npy(const std::string& name) {
 struct PackedEncoder {
   pack::AlignedBuffer image;
   Model model;
-  std::vector<unsigned char> memory;
-  size_t arena_bytes = 0;
-  EncoderWeights weights;
-  EncoderState state;
+  einfer_test::EncoderRun run;
 
   PackedEncoder(const std::string& file, const pack::AttentionOptions& opt, bool causal,
                 DType dtype, int32_t seq)
-      : image(pack::write_ein(pack::pack_source(source(file, opt, causal), dtype, 16, nullptr))) {
-    const Status ls = load_model(image.data, image.size, LoadOptions{}, &model);
-    REQUIRE_MESSAGE(ls.ok(), ls.message);
-    REQUIRE(encoder_arena_bytes(model.config, seq, &arena_bytes).ok());
-    memory.resize(arena_bytes + 64);
-    void* base = memory.data() + (64 - reinterpret_cast<uintptr_t>(memory.data()) % 64) % 64;
-    Arena arena(base, arena_bytes);
-    REQUIRE(encoder_bind_weights(model, arena, &weights).ok());
-    REQUIRE(encoder_state_init(model.config, seq, arena, &state).ok());
-    CHECK(arena.high_water() == arena_bytes);  // encoder_arena_bytes is exact
+      : image(pack::write_ein(pack::pack_source(source(file, opt, causal), dtype, 16, nullptr))),
+        model(einfer_test::loaded_model(image.data, image.size)),
+        run(model, seq) {
+    CHECK(run.arena.high_water() == run.memory.bytes);  // encoder_arena_bytes is exact
   }
 
   static pack::SourceModel source(const std::string& file, const pack::AttentionOptions& opt,
@@ -243,19 +235,14 @@ Run run_encoder(const std::string& model, const pack::AttentionOptions& opt, boo
   PackedEncoder e(model, opt, causal, dtype, seq);
   REQUIRE(e.model.config.dim == 16);
   Run r;
-  r.arena_bytes = e.arena_bytes;
+  r.arena_bytes = e.run.memory.bytes;
   r.out.resize(x.size());
-  const Status st = encoder_forward(e.weights, &e.state, x.data(), seq, r.out.data());
+  const Status st = encoder_forward(e.run.w, &e.run.s, x.data(), seq, r.out.data());
   REQUIRE_MESSAGE(st.ok(), st.message);
   return r;
 }
 
-float max_diff(const std::vector<float>& a, const std::vector<float>& b) {
-  REQUIRE(a.size() == b.size());
-  float worst = 0;
-  for (size_t i = 0; i < a.size(); ++i) worst = std::fmax(worst, std::fabs(a[i] - b[i]));
-  return worst;
-}
+using einfer_test::max_diff;
 
 struct PatternCase {
   const char* name;
@@ -361,10 +348,10 @@ TEST_CASE("causal linear-elu encoder streamed one position at a time equals the 
       PackedEncoder e(file, opt, true, DType::f32, 1);
       std::vector<float> got(x.size());
       for (int pass = 0; pass < 2; ++pass) {  // a reset starts the same sequence again
-        REQUIRE(encoder_stream_reset(e.model.config, &e.state).ok());
+        REQUIRE(encoder_stream_reset(e.model.config, &e.run.s).ok());
         for (int32_t i = 0; i < seq; ++i)
           REQUIRE(
-              encoder_stream_step(e.weights, &e.state, x.data() + i * d, got.data() + i * d).ok());
+              encoder_stream_step(e.run.w, &e.run.s, x.data() + i * d, got.data() + i * d).ok());
         const float err = max_diff(got, full);
         const std::string label = std::string(model) + (positions ? " +positions" : "");
         MESSAGE(label << " stream: max |stream - full| = " << err);
@@ -375,7 +362,7 @@ TEST_CASE("causal linear-elu encoder streamed one position at a time equals the 
   // Softmax models have no stream form.
   PackedEncoder e("encoder_post.safetensors", pack::AttentionOptions{}, false, DType::f32, 1);
   float row[16] = {};
-  CHECK(encoder_stream_step(e.weights, &e.state, row, row).code == StatusCode::unsupported);
+  CHECK(encoder_stream_step(e.run.w, &e.run.s, row, row).code == StatusCode::unsupported);
 }
 
 TEST_CASE("attention options: malformed specs are refused with a message") {

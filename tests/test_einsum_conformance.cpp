@@ -12,7 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/einsum.h"
+#include "kernels/einsum/einsum.h"
+#include "tests/test_util.h"
 #include "tools/common/npy.h"
 
 using namespace einfer;
@@ -84,11 +85,7 @@ tools::NpyArray load(const std::string& path) {
   return a;
 }
 
-float max_abs(const std::vector<float>& v) {
-  float m = 0.f;
-  for (float x : v) m = std::fmax(m, std::fabs(x));
-  return m;
-}
+using einfer_test::max_abs;
 
 }  // namespace
 

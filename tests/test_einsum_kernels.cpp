@@ -7,10 +7,11 @@
 #include <random>
 #include <vector>
 
-#include "kernels/einsum.h"
-#include "kernels/gemm_f32.h"
-#include "kernels/isa.h"
-#include "kernels/quant.h"
+#include "kernels/einsum/einsum.h"
+#include "kernels/gemm_f32/gemm_f32.h"
+#include "kernels/isa/isa.h"
+#include "kernels/quant/quant.h"
+#include "tests/test_util.h"
 
 using namespace einfer;
 
@@ -24,11 +25,7 @@ std::vector<float> random_vec(size_t n, uint32_t seed) {
   return v;
 }
 
-float max_abs(const std::vector<float>& v) {
-  float m = 0.f;
-  for (float x : v) m = std::fmax(m, std::fabs(x));
-  return m;
-}
+using einfer_test::max_abs;
 
 struct AlignedBuf {
   std::vector<unsigned char> bytes;

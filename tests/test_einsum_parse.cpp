@@ -3,7 +3,7 @@
 
 #include <cstring>
 
-#include "kernels/einsum.h"
+#include "kernels/einsum/einsum.h"
 
 using namespace einfer;
 

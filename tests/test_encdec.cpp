@@ -18,6 +18,8 @@
 #include "models/einfer.h"
 #include "models/transformer.h"
 #include "tests/npy_reader.h"
+#include "tests/session_fixtures.h"
+#include "tests/test_util.h"
 #include "tools/einfer-pack/importers.h"
 
 using namespace einfer;
@@ -43,12 +45,7 @@ Rows npy(const std::string& name, int32_t dim) {
   return r;
 }
 
-float max_diff(const std::vector<float>& a, const std::vector<float>& b) {
-  REQUIRE(a.size() == b.size());
-  float worst = 0;
-  for (size_t i = 0; i < a.size(); ++i) worst = std::fmax(worst, std::fabs(a[i] - b[i]));
-  return worst;
-}
+using einfer_test::max_diff;
 
 pack::SourceModel import_case(const std::string& name) {
   pack::TorchEncoderOptions o;  // heads, activation, norm_first, eps, context from the metadata
@@ -59,22 +56,24 @@ pack::SourceModel import_case(const std::string& name) {
 struct Packed {
   pack::AlignedBuffer image;
   Model model;
-  std::vector<unsigned char> memory;
-  size_t arena_bytes = 0;
+  einfer_test::AlignedMemory memory;
   TransformerWeights weights;
   TransformerState state;
 
   Packed(const std::string& name, DType dtype, int32_t max_source, int32_t max_target)
-      : image(pack::write_ein(pack::pack_source(import_case(name), dtype, 8, nullptr))) {
-    const Status ls = load_model(image.data, image.size, LoadOptions{}, &model);
-    REQUIRE_MESSAGE(ls.ok(), ls.message);
-    REQUIRE(transformer_arena_bytes(model.config, max_source, max_target, &arena_bytes).ok());
-    memory.resize(arena_bytes + 64);
-    void* base = memory.data() + (64 - reinterpret_cast<uintptr_t>(memory.data()) % 64) % 64;
-    Arena arena(base, arena_bytes);
+      : image(pack::write_ein(pack::pack_source(import_case(name), dtype, 8, nullptr))),
+        model(einfer_test::loaded_model(image.data, image.size)),
+        memory(arena_bytes(model, max_source, max_target)) {
+    Arena arena(memory.base, memory.bytes);
     REQUIRE(transformer_bind_weights(model, arena, &weights).ok());
     REQUIRE(transformer_state_init(model.config, max_source, max_target, arena, &state).ok());
-    CHECK(arena.high_water() == arena_bytes);  // transformer_arena_bytes is exact
+    CHECK(arena.high_water() == memory.bytes);  // transformer_arena_bytes is exact
+  }
+
+  static size_t arena_bytes(const Model& m, int32_t max_source, int32_t max_target) {
+    size_t bytes = 0;
+    REQUIRE(transformer_arena_bytes(m.config, max_source, max_target, &bytes).ok());
+    return bytes;
   }
 };
 
@@ -202,17 +201,9 @@ TEST_CASE("encoder-decoder: C API encodes once and decodes step by step (PyTorch
   einfer_options opt;
   einfer_options_default(&opt);
   opt.context = src.rows > tgt.rows ? src.rows : tgt.rows;
-  char err[160] = {};
-  size_t need = 0;
-  REQUIRE_MESSAGE(einfer_arena_bytes(image.data, image.size, &opt, &need, err, sizeof err) == 0,
-                  err);
-  std::vector<unsigned char> mem(need + 64);
-  void* base = mem.data() + (64 - reinterpret_cast<uintptr_t>(mem.data()) % 64) % 64;
-  einfer_session* s = nullptr;
-  REQUIRE_MESSAGE(
-      einfer_session_create(image.data, image.size, &opt, base, need, &s, err, sizeof err) == 0,
-      err);
-  CHECK(einfer_arena_used(s) == need);
+  // einfer_arena_bytes is exact: the session uses its memory to the byte.
+  einfer_test::CapiSession session(image.data, image.size, opt);
+  einfer_session* s = session.s;
   CHECK(einfer_architecture(s) == EINFER_ARCH_TRANSFORMER);
   CHECK(einfer_max_sequence(s) == opt.context);
   std::vector<float> y(tgt.values.size());

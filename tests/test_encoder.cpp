@@ -14,6 +14,7 @@
 
 #include "models/einfer.h"
 #include "models/encoder.h"
+#include "tests/session_fixtures.h"
 #include "tools/einfer-pack/importers.h"
 
 using namespace einfer;
@@ -42,18 +43,10 @@ std::vector<float> run(const std::string& safetensors, const pack::TorchEncoderO
   REQUIRE(load_model(image.data, image.size, LoadOptions{}, &m).ok());
   const int32_t d = m.config.dim;
   const int32_t seq = static_cast<int32_t>(in.size()) / d;
-  size_t need = 0;
-  REQUIRE(encoder_arena_bytes(m.config, seq, &need).ok());
-  std::vector<unsigned char> mem(need + 64);
-  void* base = mem.data() + (64 - reinterpret_cast<uintptr_t>(mem.data()) % 64) % 64;
-  Arena arena(base, need);
-  EncoderWeights w;
-  EncoderState s;
-  REQUIRE(encoder_bind_weights(m, arena, &w).ok());
-  REQUIRE(encoder_state_init(m.config, seq, arena, &s).ok());
-  CHECK(arena.high_water() == need);  // encoder_arena_bytes is exact
+  einfer_test::EncoderRun run(m, seq);
+  CHECK(run.arena.high_water() == run.memory.bytes);  // encoder_arena_bytes is exact
   std::vector<float> out(in.size());
-  const Status st = encoder_forward(w, &s, in.data(), seq, out.data());
+  const Status st = encoder_forward(run.w, &run.s, in.data(), seq, out.data());
   REQUIRE_MESSAGE(st.ok(), st.message);
   return out;
 }
@@ -93,18 +86,10 @@ TEST_CASE("encoder: sequences longer than the state or empty are refused") {
   pack::AlignedBuffer image(pack::write_ein(pack::pack_source(src, DType::f32, 32, nullptr)));
   Model m;
   REQUIRE(load_model(image.data, image.size, LoadOptions{}, &m).ok());
-  size_t need = 0;
-  REQUIRE(encoder_arena_bytes(m.config, 4, &need).ok());
-  std::vector<unsigned char> mem(need + 64);
-  void* base = mem.data() + (64 - reinterpret_cast<uintptr_t>(mem.data()) % 64) % 64;
-  Arena arena(base, need);
-  EncoderWeights w;
-  EncoderState s;
-  REQUIRE(encoder_bind_weights(m, arena, &w).ok());
-  REQUIRE(encoder_state_init(m.config, 4, arena, &s).ok());
+  einfer_test::EncoderRun run(m, 4);
   std::vector<float> x(5 * 16), y(5 * 16);
-  CHECK(encoder_forward(w, &s, x.data(), 5, y.data()).code == StatusCode::out_of_range);
-  CHECK(encoder_forward(w, &s, x.data(), 0, y.data()).code == StatusCode::out_of_range);
+  CHECK(encoder_forward(run.w, &run.s, x.data(), 5, y.data()).code == StatusCode::out_of_range);
+  CHECK(encoder_forward(run.w, &run.s, x.data(), 0, y.data()).code == StatusCode::out_of_range);
 }
 
 TEST_CASE(
@@ -119,17 +104,9 @@ TEST_CASE(
   einfer_options opt;
   einfer_options_default(&opt);
   opt.context = seq;
-  char err[160] = {};
-  size_t need = 0;
-  REQUIRE_MESSAGE(einfer_arena_bytes(image.data, image.size, &opt, &need, err, sizeof err) == 0,
-                  err);
-  std::vector<unsigned char> mem(need + 64);
-  void* base = mem.data() + (64 - reinterpret_cast<uintptr_t>(mem.data()) % 64) % 64;
-  einfer_session* s = nullptr;
-  REQUIRE_MESSAGE(
-      einfer_session_create(image.data, image.size, &opt, base, need, &s, err, sizeof err) == 0,
-      err);
-  CHECK(einfer_arena_used(s) == need);  // einfer_arena_bytes is exact for encoders too
+  // einfer_arena_bytes is exact: the session uses its memory to the byte.
+  einfer_test::CapiSession session(image.data, image.size, opt);
+  einfer_session* s = session.s;
   CHECK(einfer_architecture(s) == EINFER_ARCH_ENCODER);
   CHECK(einfer_model_dim(s) == d);
   CHECK(einfer_max_sequence(s) == seq);
@@ -144,6 +121,8 @@ TEST_CASE(
   CHECK(std::string(einfer_error(s)).find("encoder") != std::string::npos);
   // Encoders neither sample nor tokenize.
   opt.temperature = 0.5f;
+  char err[160] = {};
+  size_t need = 0;
   CHECK(einfer_arena_bytes(image.data, image.size, &opt, &need, err, sizeof err) ==
         EINFER_E_INVALID_ARGUMENT);
 }

@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "format_fixtures.h"
-#include "kernels/quant.h"
+#include "kernels/quant/quant.h"
 #include "runtime/format.h"
 
 using namespace einfer;

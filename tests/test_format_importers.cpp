@@ -13,7 +13,8 @@
 #include <vector>
 
 #include "format_fixtures.h"
-#include "kernels/quant.h"
+#include "kernels/quant/quant.h"
+#include "tests/test_util.h"
 #include "tools/einfer-pack/importers.h"
 
 using namespace einfer;
@@ -84,18 +85,8 @@ struct Packed {
   }
 };
 
-float max_diff(const std::vector<float>& a, const std::vector<float>& b) {
-  REQUIRE(a.size() == b.size());
-  float m = 0.f;
-  for (size_t i = 0; i < a.size(); ++i) m = std::fmax(m, std::fabs(a[i] - b[i]));
-  return m;
-}
-
-float max_abs(const std::vector<float>& a) {
-  float m = 0.f;
-  for (float x : a) m = std::fmax(m, std::fabs(x));
-  return m;
-}
+using einfer_test::max_abs;
+using einfer_test::max_diff;
 
 }  // namespace
 
@@ -316,12 +307,19 @@ TEST_CASE("importer GGUF: F32/F16/Q8_0/Q4_0 against numpy dequantization") {
   CHECK(src.config.weight_dtype == DType::q8);  // the most common matrix type
   Packed f(src, DType::f32, 0);
   const ModelConfig& c = f.model.config;
-  CHECK(c.dim == 32);
-  CHECK(c.hidden_dim == 64);
-  CHECK(c.n_kv_heads == 2);
-  CHECK(c.vocab_size == 48);
-  CHECK(c.context_length == 128);
-  CHECK(c.tied_classifier == 0);
+  // The shape gen_gguf.py wrote.
+  const struct {
+    const char* field;
+    int64_t got, want;
+  } shape[] = {{"dim", c.dim, 32},
+               {"hidden_dim", c.hidden_dim, 64},
+               {"n_layers", c.n_layers, 2},
+               {"n_heads", c.n_heads, 4},
+               {"n_kv_heads", c.n_kv_heads, 2},
+               {"vocab_size", c.vocab_size, 48},
+               {"context_length", c.context_length, 128},
+               {"tied_classifier", c.tied_classifier, 0}};
+  for (const auto& f : shape) CHECK_MESSAGE(f.got == f.want, f.field);
   struct Ref {
     TensorRole role;
     int32_t layer;

@@ -12,9 +12,9 @@
 #include <random>
 #include <vector>
 
-#include "kernels/attention_i8_rows.h"
-#include "kernels/gemm_quant_internal.h"
-#include "kernels/quant.h"
+#include "kernels/attention/attention_i8_rows.h"
+#include "kernels/gemm_quant/gemm_quant_internal.h"
+#include "kernels/quant/quant.h"
 #include "runtime/tensor.h"
 
 using namespace einfer;

@@ -1,4 +1,4 @@
-// GGUF block-quantized weights run natively (kernels/gguf_quant.h, issue 13).
+// GGUF block-quantized weights run natively (kernels/gguf/gguf.h, issue 13).
 //
 // References (tests/gen/gen_gguf_kquant.py): random block bytes of every type decoded by the
 // generator's numpy decoder (itself checked against llama.cpp's gguf-py dequantize), and tiny
@@ -16,13 +16,14 @@
 #include <string>
 #include <vector>
 
-#include "kernels/gguf_quant.h"
-#include "kernels/gguf_quant_internal.h"
+#include "kernels/gguf/gguf.h"
+#include "kernels/gguf/gguf_quant_internal.h"
 #include "test_pool.h"
 #include "tests/isa_levels.h"
 
 #if EINFER_HAS_PACK_LIB
 #include "models/session.h"
+#include "tests/session_fixtures.h"
 #include "tools/einfer-pack/importers.h"
 #endif
 
@@ -298,11 +299,8 @@ TEST_CASE("gguf quant: llama-quantize files run natively within the acceptance b
         pack::pack_source(src, src.config.weight_dtype, src.config.group_size, nullptr)));
     RunOptions options;
     options.context = 128;
-    size_t need = 0;
-    REQUIRE(session_arena_bytes(src.config, options, &need).ok());
-    std::vector<unsigned char> storage(need + 64);
-    void* base = storage.data() + (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64;
-    Arena arena(base, need);
+    einfer_test::AlignedMemory mem = einfer_test::session_memory(image.data, image.size, options);
+    Arena arena(mem.base, mem.bytes);
     Session* s = nullptr;
     const Status st = session_create(image.data, image.size, LoadOptions{}, options, arena, &s);
     REQUIRE_MESSAGE(st.ok(), pack::status_text(st));

@@ -13,6 +13,7 @@
 
 #include "models/einfer.h"
 #include "models/tokenizer_packed.h"
+#include "tests/tiny_model.h"
 #include "tools/einfer-pack/import_tokenizer.h"
 #include "tools/einfer-pack/importers.h"
 
@@ -31,17 +32,7 @@ struct Image {
 };
 
 std::vector<uint8_t> tiny_model(bool hostile_tokenizer = false) {
-  pack::SyntheticSpec spec;
-  spec.dim = 16;
-  spec.hidden = 32;
-  spec.layers = 1;
-  spec.heads = 2;
-  spec.vocab = 300;
-  spec.seq = 32;
-  pack::EinImage e = pack::make_synthetic_image(spec);
-  e.tokenizer = pack::tokenizer_image_for_model(
-      pack::read_tokenizer_bytes(pack::make_synthetic_tokenizer(spec.vocab), "synthetic"),
-      spec.vocab);
+  pack::EinImage e = einfer_test::tiny_tokenized_model();
   if (hostile_tokenizer) {
     // The packed image's max_piece_bytes claims 2^31 - 1 (a 2 GB encode scratch if believed).
     const uint32_t huge = INT32_MAX;

@@ -10,14 +10,15 @@
 #include <cstring>
 #include <vector>
 
-#include "kernels/attention.h"
-#include "kernels/rope.h"
+#include "kernels/attention/attention.h"
+#include "kernels/rope/rope.h"
 #include "models/encoder.h"
 #include "models/kv_cache.h"
 #include "models/sampler.h"
 #include "models/session.h"
 #include "runtime/arena.h"
 #include "runtime/checked.h"
+#include "tests/session_fixtures.h"
 
 using namespace einfer;
 
@@ -164,10 +165,9 @@ TEST_CASE("encoder: the sequence length has an upper bound and checked sizes") {
   ModelConfig c;
   c.arch = ArchKind::encoder;
   c.dim = 1024;
-  c.hidden_dim = 4096;
+  c.hidden_dim = 4 * c.dim;
   c.n_layers = 1;
-  c.n_heads = 16;
-  c.n_kv_heads = 16;
+  c.n_heads = c.n_kv_heads = 16;
   c.head_dim = 64;
   c.context_length = 0;  // no trained limit: the caller's sequence length decides
   c.norm = NormKind::layernorm;
@@ -227,11 +227,8 @@ TEST_CASE("attention: NaN and Inf activations (a hostile model) never reach an u
     sh.scale = attention_default_scale(16);
     sh.causal = true;
     KVCacheConfig cfg{1, 2, 16, 32, 0, dtype};
-    std::vector<unsigned char> mem(kv_cache_bytes(cfg) + 64);
-    Arena arena(mem.data() + (64 - reinterpret_cast<uintptr_t>(mem.data()) % 64) % 64,
-                kv_cache_bytes(cfg));
-    KVCache cache;
-    REQUIRE(kv_cache_init(cfg, arena, &cache).ok());
+    einfer_test::TestKVCache kv_cache(cfg);
+    KVCache& cache = kv_cache.cache;
     std::vector<unsigned char> scratch(attention_scratch_bytes(sh, 1, dtype));
     const float specials[4] = {NAN, INFINITY, -INFINITY, 1e38f};
     for (int32_t pos = 0; pos < 24; ++pos) {

@@ -153,8 +153,8 @@ TEST_CASE("import forward: llama2.c v1 and v2 checkpoints match the llama2.c ref
           << check_against_reference(r2, "llama2c_ref_fwd_v2", kF32Tol));
   // Not checked here: v2 packed natively as q8. Its w2 groups straddle rows (hidden 36, group 8),
   // so those are requantized, and the q8 matmul also quantizes activations to int8 per group
-  // (kernels/matmul_quant.h); on this random tiny model that moves logits by up to ~16% of their
-  // scale (a numpy simulation of exactly that arithmetic agrees), which is quantization, not
+  // (kernels/gemm_quant/gemm_quant.h); on this random tiny model that moves logits by up to ~16% of
+  // their scale (a numpy simulation of exactly that arithmetic agrees), which is quantization, not
   // import semantics. test_llama.cpp covers quantized weights against float on real checkpoints.
 }
 

@@ -1,4 +1,4 @@
-// Runtime ISA dispatch (kernels/isa.h): every level this CPU runs is forced in turn and the
+// Runtime ISA dispatch (kernels/isa/isa.h): every level this CPU runs is forced in turn and the
 // dispatched kernels' results compared with the scalar level's (the EINFER_SIMD=OFF code path).
 // End-to-end greedy ids per level and under emulated older CPUs are ctest tests
 // (tests/e2e/CMakeLists.txt).
@@ -10,35 +10,23 @@
 #include <string>
 #include <vector>
 
-#include "kernels/attention.h"
-#include "kernels/gemm_f32.h"
-#include "kernels/isa.h"
-#include "kernels/matmul_half.h"
-#include "kernels/matmul_quant.h"
-#include "kernels/quant.h"
-#include "kernels/rope.h"
-#include "kernels/simd.h"
-#include "kernels/vec.h"
+#include "kernels/attention/attention.h"
+#include "kernels/gemm_f32/gemm_f32.h"
+#include "kernels/gemm_quant/gemm_quant.h"
+#include "kernels/half/half.h"
+#include "kernels/isa/isa.h"
+#include "kernels/quant/quant.h"
+#include "kernels/rope/rope.h"
+#include "kernels/simd/simd.h"
+#include "kernels/vec/vec.h"
 #include "tests/isa_levels.h"
+#include "tests/test_util.h"
 
 using namespace einfer;
 
 namespace {
 
-struct Rng {
-  uint64_t s = 0x9E3779B97F4A7C15ull;
-  float uniform() {
-    s ^= s << 13;
-    s ^= s >> 7;
-    s ^= s << 17;
-    return static_cast<float>((s >> 11) & 0xFFFFFF) / 16777216.f * 2.f - 1.f;
-  }
-  std::vector<float> vec(size_t n) {
-    std::vector<float> v(n);
-    for (auto& x : v) x = uniform();
-    return v;
-  }
-};
+using einfer_test::Rng;
 
 // Everything one level computes on fixed inputs, flattened.
 struct Outputs {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "models/kv_cache.h"
+#include "tests/session_fixtures.h"
 
 using namespace einfer;
 
@@ -42,11 +43,8 @@ TEST_CASE("kv cache: kv_cache_bytes is exactly what init takes from a real arena
 
 TEST_CASE("kv cache: f32 writes land in the ring slot of each kv head unchanged") {
   KVCacheConfig c{2, 3, 8, 6, 1, DType::f32};
-  std::vector<unsigned char> buf(kv_cache_bytes(c) + 64);
-  Arena arena(buf.data() + (64 - reinterpret_cast<uintptr_t>(buf.data()) % 64) % 64,
-              kv_cache_bytes(c));
-  KVCache cache;
-  REQUIRE(kv_cache_init(c, arena, &cache).ok());
+  einfer_test::TestKVCache kv_cache(c);
+  KVCache& cache = kv_cache.cache;
   std::vector<float> k(3 * 8), v(3 * 8);
   for (int64_t p = 0; p < 23; ++p) {
     for (int i = 0; i < 24; ++i) {
@@ -73,11 +71,8 @@ TEST_CASE("kv cache: f32 writes land in the ring slot of each kv head unchanged"
 
 TEST_CASE("kv cache: int8 rows keep one scale per (slot, kv head) and round within scale/2") {
   KVCacheConfig c{1, 2, 16, 4, 0, DType::i8};
-  std::vector<unsigned char> buf(kv_cache_bytes(c) + 64);
-  Arena arena(buf.data() + (64 - reinterpret_cast<uintptr_t>(buf.data()) % 64) % 64,
-              kv_cache_bytes(c));
-  KVCache cache;
-  REQUIRE(kv_cache_init(c, arena, &cache).ok());
+  einfer_test::TestKVCache kv_cache(c);
+  KVCache& cache = kv_cache.cache;
   std::vector<float> k(32), v(32);
   for (int i = 0; i < 32; ++i) {
     k[i] = std::sin(1.3f * i) * (i < 16 ? 1.f : 50.f);  // heads with very different ranges

@@ -9,25 +9,17 @@
 #include <string>
 #include <vector>
 
-#include "kernels/einsum.h"
-#include "kernels/matmul_half.h"
-#include "kernels/quant.h"
+#include "kernels/einsum/einsum.h"
+#include "kernels/half/half.h"
+#include "kernels/quant/quant.h"
 #include "tests/isa_levels.h"
+#include "tests/test_util.h"
 
 using namespace einfer;
 
 namespace {
 
-struct Rng {
-  uint64_t s;
-  uint32_t next() {
-    s ^= s << 13;
-    s ^= s >> 7;
-    s ^= s << 17;
-    return static_cast<uint32_t>(s >> 11);
-  }
-  float uniform() { return static_cast<float>(next() & 0xFFFFFF) / 16777216.f * 2.f - 1.f; }
-};
+using einfer_test::Rng;
 
 uint32_t bits(float f) {
   uint32_t b;

@@ -9,11 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "kernels/gemm_quant_internal.h"
-#include "kernels/matmul_quant.h"
-#include "kernels/quant.h"
+#include "kernels/gemm_quant/gemm_quant.h"
+#include "kernels/gemm_quant/gemm_quant_internal.h"
+#include "kernels/quant/quant.h"
 #include "tests/isa_levels.h"
 #include "tests/quant_weights.h"
+#include "tests/test_util.h"
 
 using namespace einfer;
 

@@ -9,25 +9,17 @@
 #include <cstring>
 #include <vector>
 
-#include "kernels/einsum.h"
-#include "kernels/matmul_quant.h"
-#include "kernels/quant.h"
+#include "kernels/einsum/einsum.h"
+#include "kernels/gemm_quant/gemm_quant.h"
+#include "kernels/quant/quant.h"
 #include "models/mha.h"
 #include "tests/test_pool.h"
+#include "tests/test_util.h"
 
 using namespace einfer;
+using einfer_test::Rng;
 
 namespace {
-
-struct Rng {
-  uint64_t s;
-  float uniform() {
-    s ^= s << 13;
-    s ^= s >> 7;
-    s ^= s << 17;
-    return static_cast<float>((s >> 11) & 0xFFFFFF) / 16777216.f * 2.f - 1.f;
-  }
-};
 
 // A weight [n, k] in f32, q8 or q4 (group 32), with the storage it points into.
 struct Weight {

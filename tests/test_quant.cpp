@@ -8,7 +8,7 @@
 #include <cstring>
 #include <vector>
 
-#include "kernels/quant.h"
+#include "kernels/quant/quant.h"
 
 using namespace einfer;
 

@@ -1,4 +1,4 @@
-// Interleaved weight layouts (runtime/layout.h, kernels/quant_layout.h): conversion from rows and
+// Interleaved weight layouts (runtime/layout.h, kernels/quant/quant.h): conversion from rows and
 // back, and matmul_f32_quant on every layout bit for bit equal to the scalar int path on the rows
 // layout (a layout changes speed, never bits), on every ISA selection, thread count and step form.
 #include <doctest/doctest.h>
@@ -8,9 +8,8 @@
 #include <cstring>
 #include <vector>
 
-#include "kernels/matmul_quant.h"
-#include "kernels/quant.h"
-#include "kernels/quant_layout.h"
+#include "kernels/gemm_quant/gemm_quant.h"
+#include "kernels/quant/quant.h"
 #include "runtime/layout.h"
 #include "tests/isa_levels.h"
 #include "tests/quant_weights.h"

@@ -6,19 +6,16 @@
 #include <cstring>
 #include <vector>
 
-#include "kernels/rope.h"
+#include "kernels/rope/rope.h"
 #include "npy_reader.h"
+#include "tests/test_util.h"
 
 using namespace einfer;
 using einfer_test::attention_data;
 using einfer_test::load_npy;
 
 namespace {
-float max_abs_diff(const float* a, const float* b, size_t n) {
-  float m = 0.f;
-  for (size_t i = 0; i < n; ++i) m = std::fmax(m, std::fabs(a[i] - b[i]));
-  return m;
-}
+using einfer_test::max_diff;
 }  // namespace
 
 TEST_CASE("rope: interleaved and half-split rotations match numpy (table and beyond-table)") {
@@ -44,7 +41,7 @@ TEST_CASE("rope: interleaved and half-split rotations match numpy (table and bey
         INFO("layout " << lname << " theta " << theta << " pos " << pos.i64()[j]);
         // float32 cos/sin and products: error grows with |angle| only through float rounding of
         // the rotated values (angles are exact doubles), so a few ulp of |x| ~ 4.
-        CHECK(max_abs_diff(y.data(), want.f32() + j * H * k, y.size()) < 2e-6f * 4);
+        CHECK(max_diff(y.data(), want.f32() + j * H * k, y.size()) < 2e-6f * 4);
       }
     }
   }
@@ -144,5 +141,5 @@ TEST_CASE("sinusoidal encoding matches numpy") {
   std::vector<float> y = x.to_f32();
   sinusoidal_encoding_add(y.data(), static_cast<int32_t>(x.shape[0]),
                           static_cast<int32_t>(x.shape[1]), 3);
-  CHECK(max_abs_diff(y.data(), want.f32(), y.size()) < 1e-6f);
+  CHECK(max_diff(y.data(), want.f32(), y.size()) < 1e-6f);
 }

@@ -4,7 +4,8 @@
 #include <cstring>
 #include <string>
 
-#include "kernels/simd.h"
+#include "kernels/gemm_f32/gemm_f32.h"
+#include "kernels/simd/simd.h"
 #include "tests/isa_levels.h"
 
 // The build system states which instruction set this build must use (CMake EINFER_EXPECTED_SIMD,

@@ -12,10 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "kernels/einsum.h"
-#include "kernels/matmul_quant.h"
+#include "kernels/einsum/einsum.h"
+#include "kernels/gemm_quant/gemm_quant.h"
 #include "models/einfer.h"
 #include "models/session.h"
+#include "tests/session_fixtures.h"
 #include "tests/test_pool.h"
 #include "tools/einfer-pack/ein_writer.h"
 #include "tools/einfer-pack/importers.h"
@@ -64,15 +65,11 @@ std::vector<float> run(const pack::AlignedBuffer& image, DType kv, einfer_thread
   o.window = p.window;
   o.threads = threads;
   Model m;
-  REQUIRE(load_model(image.data, image.size, LoadOptions{}, &m).ok());
-  size_t need = 0;
-  REQUIRE(session_arena_bytes(m.config, o, &need).ok());
-  std::vector<unsigned char> mem(need + 64);
-  void* base = mem.data() + (64 - reinterpret_cast<uintptr_t>(mem.data()) % 64) % 64;
-  Arena arena(base, need);
+  einfer_test::AlignedMemory mem = einfer_test::session_memory(image.data, image.size, o, &m);
+  Arena arena(mem.base, mem.bytes);
   Session* s = nullptr;
   REQUIRE(session_create(image.data, image.size, LoadOptions{}, o, arena, &s).ok());
-  CHECK(arena.high_water() == need);
+  CHECK(arena.high_water() == mem.bytes);
   const int32_t V = m.config.vocab_size;
   std::vector<int32_t> prompt;
   for (int32_t i = 0; i < p.tokens; ++i) prompt.push_back((i * 37 + 1) % V);
@@ -152,14 +149,8 @@ TEST_CASE("threads: the C API takes the caller's workers") {
     einfer_options o;
     einfer_options_default(&o);
     if (with_pool) o.threads = pool.threads();
-    char err[160];
-    size_t need = 0;
-    REQUIRE(einfer_arena_bytes(image.data, image.size, &o, &need, err, sizeof err) == EINFER_OK);
-    std::vector<unsigned char> mem(need + 64);
-    void* base = mem.data() + (64 - reinterpret_cast<uintptr_t>(mem.data()) % 64) % 64;
-    einfer_session* s = nullptr;
-    REQUIRE(einfer_session_create(image.data, image.size, &o, base, need, &s, err, sizeof err) ==
-            EINFER_OK);
+    einfer_test::CapiSession session(image.data, image.size, o);
+    einfer_session* s = session.s;
     const int32_t prompt[] = {1, 5, 9, 200, 17, 3};
     REQUIRE(einfer_prefill(s, prompt, 6) == EINFER_OK);
     REQUIRE(einfer_decode(s, einfer_next_token(s)) == EINFER_OK);

@@ -1,6 +1,7 @@
-// Vector primitives (kernels/vec.h): every SIMD primitive against its scalar twin for n = 1..67 on
-// misaligned pointers (so every main-loop / remainder split and both tail paths are hit), in-place
-// use, edge inputs, and the scalar twins themselves against an independent float64 computation.
+// Vector primitives (kernels/vec/vec.h): every SIMD primitive against its scalar twin for n = 1..67
+// on misaligned pointers (so every main-loop / remainder split and both tail paths are hit),
+// in-place use, edge inputs, and the scalar twins themselves against an independent float64
+// computation.
 #include <doctest/doctest.h>
 
 #include <cfloat>
@@ -10,8 +11,8 @@
 #include <initializer_list>
 #include <vector>
 
-#include "kernels/simd.h"
-#include "kernels/vec.h"
+#include "kernels/simd/simd.h"
+#include "kernels/vec/vec.h"
 
 using namespace einfer;
 

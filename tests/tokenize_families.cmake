@@ -16,14 +16,7 @@ function(line_of file index out_var)
   set(${out_var} "${line}" PARENT_SCOPE)
 endfunction()
 
-function(run_ok out_var)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "${ARGN} failed (${rc}):\n${err}")
-  endif()
-  string(STRIP "${out}" out)
-  set(${out_var} "${out}" PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/run_checked.cmake)
 
 # Corpus lines 14, 16 and 20: "Hello world", "Hello  world", "Once upon a time, there was ...".
 foreach(kind qwen3-mini.json nfkc-mini.json gemma-mini.json split-mini.json bert-mini.json

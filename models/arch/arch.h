@@ -2,7 +2,7 @@
 // called in every source format. The importers (tools/einfer-pack/import_*.cpp) read the names,
 // the forward passes (models/llama.cpp, models/encoder.cpp) bind the roles listed here, and the
 // .ein schema (which roles an architecture stores, their shapes and the config rules) lives in
-// runtime/format.h and runtime/loader.cpp, below this layer, where the loader reads it.
+// runtime/format.h and runtime/loader_*.cpp, below this layer, where the loader reads it.
 //
 // Adding an architecture: a new file here with its table (arch_<name>.cpp), a case in
 // arch_description(), its ArchKind and rules in runtime/, its forward pass beside llama.cpp.

@@ -7,9 +7,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "kernels/matmul_quant.h"
-#include "kernels/quant.h"
-#include "kernels/vec.h"
+#include "kernels/gemm_quant/gemm_quant.h"
+#include "kernels/quant/quant.h"
+#include "kernels/vec/vec.h"
 #include "runtime/arena.h"
 #include "runtime/tensor.h"
 #include "tests/alloc/heap_counter.h"

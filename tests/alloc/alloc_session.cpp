@@ -15,6 +15,7 @@
 #include "models/sampler.h"
 #include "models/session.h"
 #include "tests/alloc/heap_counter.h"
+#include "tests/session_fixtures.h"
 #include "tests/test_pool.h"
 #include "tools/einfer-pack/import_tokenizer.h"
 #include "tools/einfer-pack/importers.h"
@@ -51,18 +52,14 @@ TEST_CASE("no heap: session create, prefill, decode, sampling (f32 and q4 weight
     o.kv_dtype = DType::i8;
     o.max_batch = 8;
     Model m;
-    REQUIRE(load_model(image.data, image.size, LoadOptions{}, &m).ok());
-    size_t need = 0;
-    REQUIRE(session_arena_bytes(m.config, o, &need).ok());
-    std::vector<unsigned char> mem(need + 64);
-    void* base = mem.data() + (64 - reinterpret_cast<uintptr_t>(mem.data()) % 64) % 64;
+    einfer_test::AlignedMemory mem = einfer_test::session_memory(image.data, image.size, o, &m);
     std::vector<unsigned char> sampler_mem(sampler_scratch_bytes(m.config.vocab_size));
     const int32_t prompt[] = {1, 319, 459, 355, 260, 275, 429, 339, 315, 374, 327, 446};
     size_t allocations = 0;
     bool ok = true;
     {
       HeapWatch watch;
-      Arena arena(base, need);
+      Arena arena(mem.base, mem.bytes);
       Session* s = nullptr;
       ok = ok && session_create(image.data, image.size, LoadOptions{}, o, arena, &s).ok();
       Sampler sampler;
@@ -94,17 +91,13 @@ TEST_CASE("no heap: a session on 2 workers (pool started before the watch), q8 w
   o.max_batch = 8;
   o.threads = pool.threads();
   Model m;
-  REQUIRE(load_model(image.data, image.size, LoadOptions{}, &m).ok());
-  size_t need = 0;
-  REQUIRE(session_arena_bytes(m.config, o, &need).ok());
-  std::vector<unsigned char> mem(need + 64);
-  void* base = mem.data() + (64 - reinterpret_cast<uintptr_t>(mem.data()) % 64) % 64;
+  einfer_test::AlignedMemory mem = einfer_test::session_memory(image.data, image.size, o, &m);
   const int32_t prompt[] = {1, 319, 459, 355, 260, 275, 429, 339, 315, 374, 327, 446};
   size_t allocations = 0;
   bool ok = true;
   {
     HeapWatch watch;  // counts every thread's allocations
-    Arena arena(base, need);
+    Arena arena(mem.base, mem.bytes);
     Session* s = nullptr;
     ok = ok && session_create(image.data, image.size, LoadOptions{}, o, arena, &s).ok();
     ok = ok && session_eval(s, prompt, 12).ok();
@@ -127,17 +120,15 @@ TEST_CASE("no heap: the C API with its tokenizer, from create to generated text"
   o.with_tokenizer = 1;
   o.kv_int8 = 1;
   char err[160];
-  size_t need = 0;
-  REQUIRE(einfer_arena_bytes(image.data, image.size, &o, &need, err, sizeof err) == EINFER_OK);
-  std::vector<unsigned char> mem(need + 64);
-  void* base = mem.data() + (64 - reinterpret_cast<uintptr_t>(mem.data()) % 64) % 64;
+  einfer_test::AlignedMemory mem = einfer_test::capi_memory(image.data, image.size, o);
   int32_t ids[64];
   size_t allocations = 0, text_bytes = 0;
   int rc = 0;
   {
     HeapWatch watch;
     einfer_session* s = nullptr;
-    rc |= einfer_session_create(image.data, image.size, &o, base, need, &s, err, sizeof err);
+    rc |=
+        einfer_session_create(image.data, image.size, &o, mem.base, mem.bytes, &s, err, sizeof err);
     int32_t n = 0;
     if (rc == 0) rc |= einfer_tokenize(s, "Echoes of vectors", 1, ids, 64, &n);
     if (rc == 0) rc |= einfer_prefill(s, ids, n);

@@ -11,22 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static unsigned char* read_all(const char* path, size_t* size) {
-  FILE* f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  const long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  /* The model image must be 64-byte aligned. */
-  unsigned char* buf = n > 0 ? aligned_alloc(64, ((size_t)n + 63) / 64 * 64) : NULL;
-  if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-    free(buf);
-    buf = NULL;
-  }
-  fclose(f);
-  *size = (size_t)n;
-  return buf;
-}
+#include "model_session.h"
 
 int main(int argc, char** argv) {
   if (argc != 3) {
@@ -34,28 +19,12 @@ int main(int argc, char** argv) {
     return 2;
   }
   fprintf(stderr, "einfer %s\n", EINFER_VERSION_STRING);
-  size_t model_size = 0;
-  unsigned char* model = read_all(argv[1], &model_size);
-  if (!model) {
-    fprintf(stderr, "cannot read %s\n", argv[1]);
-    return 1;
-  }
   const int steps = atoi(argv[2]);
   einfer_options o;
   einfer_options_default(&o);
-  char err[256];
-  size_t need = 0;
-  if (einfer_arena_bytes(model, model_size, &o, &need, err, sizeof err) != EINFER_OK) {
-    fprintf(stderr, "einfer_arena_bytes: %s\n", err);
-    return 1;
-  }
-  void* arena = aligned_alloc(64, (need + 63) / 64 * 64);
-  einfer_session* s = NULL;
-  if (!arena ||
-      einfer_session_create(model, model_size, &o, arena, need, &s, err, sizeof err) != EINFER_OK) {
-    fprintf(stderr, "einfer_session_create: %s\n", arena ? err : "out of memory");
-    return 1;
-  }
+  model_session m;
+  if (open_model_session(argv[1], &o, &m) != 0) return 1;
+  einfer_session* s = m.s;
   int32_t token = EINFER_TOKEN_BOS;
   if (einfer_prefill(s, &token, 1) != EINFER_OK) {
     fprintf(stderr, "einfer_prefill: %s\n", einfer_error(s));
@@ -71,7 +40,6 @@ int main(int argc, char** argv) {
     }
   }
   printf("\n");
-  free(arena);
-  free(model);
+  close_model_session(&m);
   return 0;
 }

@@ -9,34 +9,12 @@
 #include <string.h>
 
 #include "models/einfer.h"
-
-static unsigned char* read_all(const char* path, size_t* size) {
-  FILE* f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  /* The model image must be 64-byte aligned. */
-  unsigned char* buf = aligned_alloc(64, ((size_t)n + 63) / 64 * 64);
-  if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-    free(buf);
-    buf = NULL;
-  }
-  fclose(f);
-  *size = (size_t)n;
-  return buf;
-}
+#include "tests/consumer/model_session.h"
 
 int main(int argc, char** argv) {
   if (argc < 4) {
     fprintf(stderr, "usage: capi_greedy MODEL.ein EXPECTED_IDS_FILE N [--kv-int8]\n");
     return 2;
-  }
-  size_t model_size = 0;
-  unsigned char* model = read_all(argv[1], &model_size);
-  if (!model) {
-    fprintf(stderr, "cannot read %s\n", argv[1]);
-    return 1;
   }
   FILE* ef = fopen(argv[2], "r");
   if (!ef) {
@@ -57,18 +35,10 @@ int main(int argc, char** argv) {
   einfer_options o;
   einfer_options_default(&o);
   o.kv_int8 = argc > 4 && strcmp(argv[4], "--kv-int8") == 0;
-  char err[256];
-  size_t need = 0;
-  if (einfer_arena_bytes(model, model_size, &o, &need, err, sizeof err) != EINFER_OK) {
-    fprintf(stderr, "einfer_arena_bytes: %s\n", err);
-    return 1;
-  }
-  void* arena = aligned_alloc(64, (need + 63) / 64 * 64);
-  einfer_session* s = NULL;
-  if (einfer_session_create(model, model_size, &o, arena, need, &s, err, sizeof err) != EINFER_OK) {
-    fprintf(stderr, "einfer_session_create: %s\n", err);
-    return 1;
-  }
+  model_session m;
+  if (open_model_session(argv[1], &o, &m) != 0) return 1;
+  einfer_session* s = m.s;
+  const size_t need = m.arena_bytes;
   int32_t token = EINFER_TOKEN_BOS;
   int mismatches = 0;
   printf("generated:");
@@ -92,7 +62,6 @@ int main(int argc, char** argv) {
     return 1;
   }
   printf("all %d ids match\n", n);
-  free(arena);
-  free(model);
+  close_model_session(&m);
   return 0;
 }

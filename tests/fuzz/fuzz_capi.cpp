@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "models/einfer.h"
-#include "tools/einfer-pack/import_tokenizer.h"
+#include "tests/tiny_model.h"
 #include "tools/einfer-pack/importers.h"
 
 using namespace einfer;
@@ -27,20 +27,8 @@ struct Image {
 
 const Image& model() {
   static const Image image = [] {
-    pack::SyntheticSpec spec;
-    spec.dim = 16;
-    spec.hidden = 32;
-    spec.layers = 1;
-    spec.heads = 2;
-    spec.kv_heads = 1;
-    spec.vocab = 300;
-    spec.seq = 32;
-    pack::EinImage e = pack::make_synthetic_image(spec);
-    // The packed (EITK) image, as einfer-pack embeds it.
-    e.tokenizer = pack::tokenizer_image_for_model(
-        pack::read_tokenizer_bytes(pack::make_synthetic_tokenizer(spec.vocab), "synthetic"),
-        spec.vocab);
-    const std::vector<uint8_t> bytes = pack::write_ein(e);
+    // One kv head: the grouped-query path.
+    const std::vector<uint8_t> bytes = pack::write_ein(einfer_test::tiny_tokenized_model(1));
     Image im;
     im.size = bytes.size();
     im.data = std::aligned_alloc(64, (bytes.size() + 63) / 64 * 64);

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "kernels/einsum.h"
+#include "kernels/einsum/einsum.h"
 
 using namespace einfer;
 

@@ -20,12 +20,7 @@ OUT = os.path.join(os.path.dirname(__file__), "..", "data", "format")
 dim, hidden, layers, heads, kv_heads, vocab, seq = 16, 36, 2, 4, 2, 32, 16
 head = dim // heads
 group = 8
-rng = np.random.default_rng(1234)
-
-
-def rnd(*shape):
-    return rng.standard_normal(shape).astype(np.float32) * 0.5
-
+rnd = ref.normal_source(1234, 0.5)
 
 tok = rnd(vocab, dim)
 att_norm = [1 + rnd(dim) for _ in range(layers)]

@@ -11,6 +11,16 @@ with f_i = theta^(-2i / head). Weights are [out, in] matrices (y = W x), as ever
 import numpy as np
 
 
+def normal_source(seed, scale):
+    """rnd(*shape): float32 normal values times `scale`, in call order from one seeded generator."""
+    rng = np.random.default_rng(seed)
+
+    def rnd(*shape):
+        return rng.standard_normal(shape).astype(np.float32) * scale
+
+    return rnd
+
+
 def rmsnorm(x, w, eps):
     return x / np.sqrt(np.mean(x * x) + eps) * w
 

@@ -2,7 +2,7 @@
 
 #include <ctime>
 
-#include "kernels/simd.h"
+#include "kernels/simd/simd.h"
 
 namespace einfer::tools {
 

@@ -2,8 +2,8 @@
 
 #include <cstring>
 
-#include "kernels/isa.h"
-#include "kernels/matmul_quant.h"
+#include "kernels/gemm_quant/gemm_quant.h"
+#include "kernels/isa/isa.h"
 #include "runtime/format.h"
 #include "tools/common/text.h"
 

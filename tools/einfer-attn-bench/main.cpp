@@ -15,8 +15,8 @@
 #include <cstring>
 #include <vector>
 
-#include "kernels/attention.h"
-#include "kernels/simd.h"
+#include "kernels/attention/attention.h"
+#include "kernels/simd/simd.h"
 #include "models/kv_cache.h"
 #include "tools/common/bench_probes.h"
 #include "tools/common/cli.h"

@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "kernels/gemm_f32.h"
-#include "kernels/isa.h"
-#include "kernels/simd.h"
-#include "kernels/vec.h"
+#include "kernels/gemm_f32/gemm_f32.h"
+#include "kernels/isa/isa.h"
+#include "kernels/simd/simd.h"
+#include "kernels/vec/vec.h"
 #include "models/profile.h"
 #include "models/sampler.h"
 #include "models/session.h"

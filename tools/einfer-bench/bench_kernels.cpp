@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/einsum.h"
-#include "kernels/quant.h"
+#include "kernels/einsum/einsum.h"
+#include "kernels/quant/quant.h"
 #include "tools/common/thread_pool.h"
 
 extern char** environ;

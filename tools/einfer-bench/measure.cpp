@@ -111,9 +111,9 @@ double measure_bandwidth(StreamBuffer* buf, size_t bytes) {
   return percentile(gbps, 0.5);
 }
 
-// FMA peak of the f32 GEMM's registers in GFLOP/s (fma_chains_gemm_f32, kernels/simd.h: 12
-// independent register-resident chains hide the FMA latency on every core we target). Best of
-// several runs.
+// FMA peak of the f32 GEMM's registers in GFLOP/s (fma_chains_gemm_f32,
+// kernels/gemm_f32/gemm_f32.h: 12 independent register-resident chains hide the FMA latency on
+// every core we target). Best of several runs.
 double measure_fma_peak() {
   volatile float seed = 0.999999f, add = 1e-7f;
   double best = 0;

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/einsum.h"
-#include "kernels/quant.h"
+#include "kernels/einsum/einsum.h"
+#include "kernels/quant/quant.h"
 #include "tools/common/cli.h"
 #include "tools/common/npy.h"
 

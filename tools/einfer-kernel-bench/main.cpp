@@ -18,9 +18,9 @@
 #include <random>
 #include <vector>
 
-#include "kernels/einsum.h"
-#include "kernels/gemm_f32.h"
-#include "kernels/simd.h"
+#include "kernels/einsum/einsum.h"
+#include "kernels/gemm_f32/gemm_f32.h"
+#include "kernels/simd/simd.h"
 #include "tools/common/cli.h"
 
 #if defined(EINFER_HAVE_OPENBLAS)
@@ -177,8 +177,9 @@ void bench_attention() {
   }
 }
 
-// FMA peak in GFLOP/s of the f32 GEMM's registers (fma_chains_gemm_f32, kernels/simd.h: 12
-// independent FMA chains in the same SIMD width as the GEMM microkernel). Best of several runs.
+// FMA peak in GFLOP/s of the f32 GEMM's registers (fma_chains_gemm_f32,
+// kernels/gemm_f32/gemm_f32.h: 12 independent FMA chains in the same SIMD width as the GEMM
+// microkernel). Best of several runs.
 double fma_peak_gflops() {
   volatile float seed_m = 0.999999f, seed_a = 1e-7f;
   double best = 0;

@@ -5,7 +5,7 @@
 #include <map>
 #include <utility>
 
-#include "kernels/quant.h"
+#include "kernels/quant/quant.h"
 #include "runtime/format.h"
 
 namespace einfer::pack {

@@ -12,7 +12,7 @@
 // byte j, element j+16 in its high nibble, value (nibble - 8) * scale. Both convert losslessly to
 // einfer q8/q4 with group 32, which is what a file holding only those (and F32/F16) becomes. A file
 // with any other block type keeps every matrix in its own GGUF block encoding (runtime/dtype.h q8_0
-// .. q6_k, run natively by kernels/gguf_quant.h); F32/F16 matrices of such a file become f32.
+// .. q6_k, run natively by kernels/gguf/gguf.h); F32/F16 matrices of such a file become f32.
 // IQ4_NL blocks (f16 d + 16 bytes of nibbles indexing a fixed 16-entry int8 table) are exactly Q8_0
 // blocks with the same d and the table's values, so they are converted to q8_0 (1.9x their bytes;
 // no accuracy lost).
@@ -21,8 +21,8 @@
 #include <cstring>
 #include <map>
 
-#include "kernels/gguf_quant.h"
-#include "kernels/quant.h"
+#include "kernels/gguf/gguf.h"
+#include "kernels/quant/quant.h"
 #include "runtime/checked.h"
 #include "tools/einfer-pack/arch_names.h"
 #include "tools/einfer-pack/gguf_meta.h"

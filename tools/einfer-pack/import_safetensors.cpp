@@ -18,7 +18,7 @@
 #include <map>
 #include <regex>
 
-#include "kernels/quant.h"
+#include "kernels/quant/quant.h"
 #include "runtime/checked.h"
 #include "tools/common/file.h"
 #include "tools/einfer-pack/arch_names.h"

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "kernels/quant_layout.h"
+#include "kernels/quant/quant.h"
 #include "runtime/format.h"
 
 namespace einfer::pack {

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "kernels/quant.h"
+#include "kernels/quant/quant.h"
 #include "models/einfer.h"
 #include "models/session.h"
 #include "models/tokenizer_normalize.h"

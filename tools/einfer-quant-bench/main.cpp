@@ -24,11 +24,11 @@
 #include <immintrin.h>
 #endif
 
-#include "kernels/gguf_quant.h"
-#include "kernels/matmul_quant.h"
-#include "kernels/quant.h"
-#include "kernels/simd.h"
-#include "kernels/vec.h"
+#include "kernels/gemm_quant/gemm_quant.h"
+#include "kernels/gguf/gguf.h"
+#include "kernels/quant/quant.h"
+#include "kernels/simd/simd.h"
+#include "kernels/vec/vec.h"
 #include "tools/common/cli.h"
 
 namespace {

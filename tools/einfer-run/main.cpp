@@ -87,6 +87,20 @@ struct VectorSession {
     if (!(s = session_create(file.data, file.size, load, options, arena, &session)).ok())
       die("creating the session", s);
   }
+
+  // Writes the output rows to `path` as .npy; false (with a message) on failure.
+  static bool write_output(const std::string& path, const std::vector<float>& y,
+                           const std::vector<int64_t>& shape) {
+    std::string err;
+    if (tools::write_npy(path, y.data(), shape, &err)) return true;
+    std::fprintf(stderr, "einfer-run: %s: %s\n", path.c_str(), err.c_str());
+    return false;
+  }
+
+  void print_memory(const Model& model) const {
+    std::fprintf(stderr, "memory: arena %zu bytes used of %zu reserved, weights %zu bytes\n",
+                 arena.high_water(), need, model_weight_bytes(model));
+  }
 };
 
 int run_encoder(const Args& a, const tools::MappedFile& file, const LoadOptions& load,
@@ -116,27 +130,20 @@ int run_encoder(const Args& a, const tools::MappedFile& file, const LoadOptions&
     return 1;
   }
   VectorSession vs(file, load, model, seq);
-  Session* session = vs.session;
-  const Arena& arena = vs.arena;
-  const size_t need = vs.need;
-  Status s;
   std::vector<float> y(x.data.size());
   const auto t0 = std::chrono::steady_clock::now();
   for (int64_t b = 0; b < batch; ++b) {
     const size_t off = static_cast<size_t>(b * seq * c.dim);
-    s = session_encode(session, x.data.data() + off, static_cast<int32_t>(seq), y.data() + off);
+    const Status s =
+        session_encode(vs.session, x.data.data() + off, static_cast<int32_t>(seq), y.data() + off);
     if (!s.ok()) die("encoder forward", s);
   }
   const double dt = seconds_since(t0);
-  if (!tools::write_npy(a.output, y.data(), x.shape, &err)) {
-    std::fprintf(stderr, "einfer-run: %s: %s\n", a.output.c_str(), err.c_str());
-    return 1;
-  }
+  if (!VectorSession::write_output(a.output, y, x.shape)) return 1;
   std::fprintf(stderr, "encoder: %lld x %lld positions in %.3f ms (%.1f positions/s)\n",
                static_cast<long long>(batch), static_cast<long long>(seq), dt * 1e3,
                static_cast<double>(batch * seq) / dt);
-  std::fprintf(stderr, "memory: arena %zu bytes used of %zu reserved, weights %zu bytes\n",
-               arena.high_water(), need, model_weight_bytes(model));
+  vs.print_memory(model);
   return 0;
 }
 
@@ -185,8 +192,6 @@ int run_transformer(const Args& a, const tools::MappedFile& file, const LoadOpti
   }
   VectorSession vs(file, load, model, longest);
   Session* session = vs.session;
-  const Arena& arena = vs.arena;
-  const size_t need = vs.need;
   Status s;
   std::vector<float> y(tgt.data.size());
   const auto t0 = std::chrono::steady_clock::now();
@@ -205,16 +210,11 @@ int run_transformer(const Args& a, const tools::MappedFile& file, const LoadOpti
     }
   }
   const double dt = seconds_since(t0);
-  std::string err;
-  if (!tools::write_npy(a.output, y.data(), tgt.shape, &err)) {
-    std::fprintf(stderr, "einfer-run: %s: %s\n", a.output.c_str(), err.c_str());
-    return 1;
-  }
+  if (!VectorSession::write_output(a.output, y, tgt.shape)) return 1;
   std::fprintf(stderr, "encoder-decoder: %lld x (%lld source, %lld target%s) in %.3f ms\n",
                static_cast<long long>(src_batch), static_cast<long long>(src_len),
                static_cast<long long>(tgt_len), a.incremental ? ", incremental" : "", dt * 1e3);
-  std::fprintf(stderr, "memory: arena %zu bytes used of %zu reserved, weights %zu bytes\n",
-               arena.high_water(), need, model_weight_bytes(model));
+  vs.print_memory(model);
   return 0;
 }
 

@@ -4,8 +4,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "kernels/isa.h"
-#include "kernels/simd.h"
+#include "kernels/isa/isa.h"
+#include "kernels/simd/simd.h"
 #include "tools/common/cli.h"
 #include "tools/common/run_flags.h"
 

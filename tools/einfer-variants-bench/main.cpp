@@ -15,9 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/attention.h"
-#include "kernels/attention_linear.h"
-#include "kernels/attention_pattern.h"
+#include "kernels/attention/attention.h"
+#include "kernels/attention_variants/attention_variants.h"
 #include "models/encoder.h"
 #include "runtime/arena.h"
 #include "runtime/tensor.h"
@@ -31,11 +30,12 @@ double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+// n uniform values in [-1, 1) from seed.
 std::vector<float> noise(size_t n, unsigned seed) {
   std::mt19937 g(seed);
   std::uniform_real_distribution<float> u(-1.f, 1.f);
   std::vector<float> v(n);
-  for (float& x : v) x = u(g);
+  std::generate(v.begin(), v.end(), [&] { return u(g); });
   return v;
 }
 
@@ -51,17 +51,24 @@ void check(const Status& s) {
   }
 }
 
-size_t encoder_bytes(int32_t n, const AttentionPattern& p) {
+// A PyTorch-style encoder (LayerNorm, ReLU, no RoPE) of `layers` layers of `heads` heads of
+// head_dim each, feed-forward 4 x wider.
+ModelConfig encoder_config(int32_t layers, int32_t heads, int32_t head_dim) {
   ModelConfig c;
   c.arch = ArchKind::encoder;
-  c.dim = 64;
-  c.hidden_dim = 256;
-  c.n_layers = 1;
-  c.n_heads = c.n_kv_heads = 2;
-  c.head_dim = 32;
+  c.dim = heads * head_dim;
+  c.hidden_dim = 4 * c.dim;
+  c.n_layers = layers;
+  c.n_heads = c.n_kv_heads = heads;
+  c.head_dim = head_dim;
   c.norm = NormKind::layernorm;
   c.activation = Activation::relu;
   c.rope = RopeMode::none;
+  return c;
+}
+
+size_t encoder_bytes(int32_t n, const AttentionPattern& p) {
+  ModelConfig c = encoder_config(1, 2, 32);
   c.pattern_window = p.window;
   c.pattern_global = p.global;
   c.pattern_stride = p.stride;
@@ -173,16 +180,7 @@ void bench_decode(int32_t ctx, int steps) {
 // A causal linear-elu encoder stack (d=256, 4 heads of 64, ff 1024, 2 layers, random f32 weights)
 // streamed one position at a time up to 16384 positions: the per-position time near 1K and 16K.
 void bench_stream() {
-  ModelConfig c;
-  c.arch = ArchKind::encoder;
-  c.dim = 256;
-  c.hidden_dim = 1024;
-  c.n_layers = 2;
-  c.n_heads = c.n_kv_heads = 4;
-  c.head_dim = 64;
-  c.norm = NormKind::layernorm;
-  c.activation = Activation::relu;
-  c.rope = RopeMode::none;
+  ModelConfig c = encoder_config(2, 4, 64);
   c.causal = 1;
   c.attention = AttentionKind::linear_elu;
   const int64_t d = c.dim, f = c.hidden_dim;

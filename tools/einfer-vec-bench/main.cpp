@@ -1,4 +1,4 @@
-// einfer-vec-bench: microbenchmark of the vector primitives (kernels/vec.h).
+// einfer-vec-bench: microbenchmark of the vector primitives (kernels/vec/vec.h).
 //
 // For each primitive and length it times the scalar twin and the SIMD version in the same run
 // (steady_clock; each sample repeats the call for sample_ms; scalar and SIMD samples alternate so
@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/simd.h"
-#include "kernels/vec.h"
+#include "kernels/simd/simd.h"
+#include "kernels/vec/vec.h"
 #include "runtime/crc32.h"
 #include "tools/common/cli.h"
 

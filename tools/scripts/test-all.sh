@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # All tests, every target: installs prerequisites (setup-debian.sh), runs the source checks
-# (.ci/check-layers.sh, .ci/check-format.sh), then for each CMake preset
+# (.ci/check-layers.sh, which first proves on a scratch tree that it rejects an injected bad
+# include; .ci/check-format.sh), then for each CMake preset
 # configures, builds (-j2) and runs ctest --output-on-failure. Prints a summary with timings and
 # exits non-zero if any step of any preset failed. With no arguments it also runs every libFuzzer
 # target for 10 s, two at a time (tools/scripts/fuzz.sh; its clang build takes longer than that).

@@ -1,0 +1,159 @@
+// Private to kernels/gemm_quant/: the row loop of the x86 decode GEMVs of matmul_f32_quant (m == 1,
+// groups of 32; gemm_q8_q4_1x4_avx2.cpp, gemm_q8_q4_4x4_avx512vnni.cpp): 4 weight rows per pass,
+// one float accumulator of 8 lanes per row, the weights one sequential stream (the 4 rows are
+// adjacent) software-prefetched kPrefetchBytes ahead, the scales alike, a last partial step read
+// with masked loads, one horizontal reduction of the 4 rows at the end.
+//
+// The ISA files provide the step as a class Q: kStep (elements per step; a step reads 32 bytes of
+// each weight row), kScaleBytesPerStep (weight scale bytes per row and step), the step's shared
+// activation part `A load_a(p, s, last_partial)` and `__m256 fma_dot(acc, w, a, sw, s,
+// last_partial)` = acc + the step's scaled dot products of weight row bytes w in 8 lanes;
+// last_partial: the step runs past the row's last group (q4, an odd group count).
+//
+// Everything here has internal linkage: each including file compiles it for its own ISA.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstdint>
+
+#include "kernels/gemm_quant/gemm_quant_internal.h"
+
+namespace einfer::quant_detail {
+namespace {
+
+constexpr int64_t kPrefetchBytes = 8192;  // see kPrefetch in gemm_q8_q4_4x4_avx2.cpp
+
+inline __m256i load32(const void* p) {
+  return _mm256_loadu_si256(static_cast<const __m256i*>(p));
+}
+
+inline float hsum(__m256 v) {
+  __m128 h = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+  h = _mm_add_ss(h, _mm_movehdup_ps(h));
+  return _mm_cvtss_f32(h);
+}
+
+// The row's last partial step (rest < 32 bytes), zero-filled past the row: the whole int32s by a
+// masked load, the 1-3 bytes left in a scalar. No copy through memory: a call to memcpy here
+// made GCC keep the accumulators on the stack for the whole loop.
+inline __m256i load_tail(const uint8_t* b, int64_t rest) {
+  const int whole = static_cast<int>(rest / 4);
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  __m256i v = _mm256_maskload_epi32(reinterpret_cast<const int*>(b),
+                                    _mm256_cmpgt_epi32(_mm256_set1_epi32(whole), lane));
+  if (rest % 4 != 0) {
+    uint32_t last = 0;
+    for (int64_t e = rest % 4; e-- > 0;) last = last << 8 | b[4 * whole + e];
+    const __m256i at = _mm256_cmpeq_epi32(_mm256_set1_epi32(whole), lane);
+    v = _mm256_or_si256(v, _mm256_and_si256(at, _mm256_set1_epi32(static_cast<int>(last))));
+  }
+  return v;
+}
+
+// Rows [j0, j0 + NR) of C. The rows are separate named accumulators, not an array (GCC kept an
+// array of them on the stack, a store per row and step), and the prefetches are unconditional:
+// prefetcht0 never faults, and the few lines past the matrix are not worth a compare per step.
+template <class Q, int NR>
+inline void gemv_rows(const QuantGemm& p, int64_t j0, int64_t full_steps, int64_t steps) {
+  static_assert(NR == 1 || NR == 4);
+  const int64_t rb = static_cast<int64_t>(p.w_row_bytes), gs = p.groups;
+  const uint8_t* const w = p.w + j0 * rb;
+  const float* const sw = p.sw + j0 * gs;
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0, acc2 = acc0, acc3 = acc0;
+  // Weights kPrefetchBytes ahead at the pass's pace (NR * 32 bytes a step); scales as far ahead
+  // in steps, one line per step (some of them repeated for q8, harmless).
+  const char* pf_w = reinterpret_cast<const char*>(w) + kPrefetchBytes;
+  const char* pf_sw =
+      reinterpret_cast<const char*>(sw) + kPrefetchBytes / 32 * Q::kScaleBytesPerStep;
+  for (int64_t s = 0; s < full_steps; ++s) {
+    _mm_prefetch(pf_w, _MM_HINT_T0);
+    if constexpr (NR == 4) _mm_prefetch(pf_w + 64, _MM_HINT_T0);
+    _mm_prefetch(pf_sw, _MM_HINT_T0);
+    pf_w += NR * 32;
+    pf_sw += NR * Q::kScaleBytesPerStep;
+    const typename Q::A a = Q::load_a(p, s, false);
+    const uint8_t* const ws = w + s * 32;
+    acc0 = Q::fma_dot(acc0, load32(ws), a, sw, s, false);
+    if constexpr (NR == 4) {
+      acc1 = Q::fma_dot(acc1, load32(ws + rb), a, sw + gs, s, false);
+      acc2 = Q::fma_dot(acc2, load32(ws + 2 * rb), a, sw + 2 * gs, s, false);
+      acc3 = Q::fma_dot(acc3, load32(ws + 3 * rb), a, sw + 3 * gs, s, false);
+    }
+  }
+  if (full_steps < steps) {
+    // A partial last step: fewer bytes than 32; for q4 the upper group may not exist.
+    const bool last_partial = p.groups < (full_steps + 1) * (Q::kStep / 32);
+    const typename Q::A a = Q::load_a(p, full_steps, last_partial);
+    const uint8_t* const ws = w + full_steps * 32;
+    const int64_t rest = rb - full_steps * 32;
+    acc0 = Q::fma_dot(acc0, load_tail(ws, rest), a, sw, full_steps, last_partial);
+    if constexpr (NR == 4) {
+      acc1 = Q::fma_dot(acc1, load_tail(ws + rb, rest), a, sw + gs, full_steps, last_partial);
+      acc2 =
+          Q::fma_dot(acc2, load_tail(ws + 2 * rb, rest), a, sw + 2 * gs, full_steps, last_partial);
+      acc3 =
+          Q::fma_dot(acc3, load_tail(ws + 3 * rb, rest), a, sw + 3 * gs, full_steps, last_partial);
+    }
+  }
+  if constexpr (NR == 4) {  // the 4 rows' horizontal sums at once
+    const __m256 h = _mm256_hadd_ps(_mm256_hadd_ps(acc0, acc1), _mm256_hadd_ps(acc2, acc3));
+    _mm_storeu_ps(p.c + j0, _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1)));
+  } else {
+    p.c[j0] = hsum(acc0);
+  }
+}
+
+template <class Q>
+void gemv_run(const QuantGemm& p) {
+  const int64_t steps = (p.k + Q::kStep - 1) / Q::kStep;
+  const int64_t full_steps = p.k / Q::kStep;
+  int64_t j = 0;
+  for (; j + 4 <= p.n; j += 4) gemv_rows<Q, 4>(p, j, full_steps, steps);
+  for (; j < p.n; ++j) gemv_rows<Q, 1>(p, j, full_steps, steps);
+}
+
+// q4: a step is 32 bytes = 64 elements = groups 2s and 2s + 1, the activations stored as the
+// block's 32 even then 32 odd elements (permute_blocks_even_odd64), so the low nibbles (even
+// elements) and the high nibbles (odd elements) of the 32 bytes meet their activations without a
+// shuffle; int32 lanes 0-3 hold group 2s, lanes 4-7 group 2s + 1. dot(u - 8, a) = dot(u, a) -
+// 8 sum(a): the chunk sums (chunk_sums_times8), negated, go in lanes 0 and 4 of the step's
+// correction, added once per row (Dot::dot: maddubs + madd on AVX2, the accumulator vpdpbusd
+// starts from on AVX-512 VNNI). A row ending in half a step (K = 288: 4.5 steps) has no group 2s +
+// 1 there: its scale half is zero and never read past the row.
+template <class Dot>
+struct GemvQ4 {
+  static constexpr int64_t kStep = 64;
+  static constexpr int64_t kScaleBytesPerStep = 8;
+  struct A {
+    __m256i even, odd, neg_corr;
+    __m256 sa;  // [sa(2s) x 4 | sa(2s + 1) x 4]
+  };
+  static A load_a(const QuantGemm& p, int64_t s, bool last_partial) {
+    const int8_t* a = p.qa + s * kStep;
+    const __m128i two = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p.csum + 2 * s));
+    const __m256i corr = _mm256_permutevar8x32_epi32(_mm256_zextsi128_si256(two),
+                                                     _mm256_setr_epi32(0, 2, 2, 2, 1, 2, 2, 2));
+    const __m256i neg_corr = _mm256_sub_epi32(_mm256_setzero_si256(), corr);
+    const __m128 lo = _mm_broadcast_ss(p.sa + 2 * s);
+    const __m128 hi = last_partial ? _mm_setzero_ps() : _mm_broadcast_ss(p.sa + 2 * s + 1);
+    return {load32(a), load32(a + 32), neg_corr, _mm256_setr_m128(lo, hi)};
+  }
+  static __m256 fma_dot(__m256 acc, __m256i w, const A& a, const float* sw, int64_t s,
+                        bool last_partial) {
+    const __m256i m = _mm256_set1_epi8(0x0F);
+    const __m256i lo = _mm256_and_si256(w, m), hi = _mm256_and_si256(_mm256_srli_epi16(w, 4), m);
+    const __m256i d = Dot::dot(lo, a.even, hi, a.odd, a.neg_corr);
+    const __m128 two =
+        last_partial
+            ? _mm_load_ss(sw + 2 * s)
+            : _mm_castsi128_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(sw + 2 * s)));
+    const __m256 swv = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(two),
+                                                _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1));
+    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(d), _mm256_mul_ps(swv, a.sa), acc);
+  }
+};
+
+}  // namespace
+}  // namespace einfer::quant_detail

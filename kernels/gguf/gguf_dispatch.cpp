@@ -1,0 +1,195 @@
+// matmul_f32_gguf: argument checks, activation rows quantized once into scratch (q8k or q8a
+// blocks), then the multi-row kernel (4 weight rows x up to 4 activation rows per call) where the
+// build has one, else one dot kernel call per output element; output columns split across threads.
+#include <cstring>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
+#include "kernels/gguf/gguf.h"
+#include "kernels/gguf/gguf_quant_internal.h"
+#include "kernels/isa/isa.h"
+
+namespace einfer {
+
+namespace {
+
+using gguf_detail::BlockQ8A;
+using gguf_detail::BlockQ8K;
+
+// Activation bytes of one row: the larger of the two encodings (q8a: 40 per 32 elements).
+size_t act_row_bytes(int64_t k) {
+  const size_t q8a = static_cast<size_t>(k / 32) * sizeof(BlockQ8A);
+  const size_t q8k = static_cast<size_t>(k / 256) * sizeof(BlockQ8K);
+  return q8a > q8k ? q8a : q8k;
+}
+
+// Output columns per task block: a whole number of cache lines of C.
+constexpr int64_t kColumnAlign = 16;
+
+Status run(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c, int64_t ldc,
+           void* scratch, size_t scratch_bytes, const Threads* threads, bool simd) {
+  if (!dtype_is_gguf_block(w.dtype) || w.rank != 2)
+    return make_status(StatusCode::invalid_argument,
+                       "matmul_f32_gguf: weight must be a 2-D GGUF block-quantized view");
+  const int64_t n = w.shape[0], k = w.shape[1];
+  const int64_t block = gguf_block_elems(w.dtype);
+  if (m < 0 || n < 0 || k < 0 || k % block != 0)
+    return make_status(StatusCode::shape_mismatch,
+                       "matmul_f32_gguf: K must be a multiple of the block", block, k);
+  if ((m > 1 && lda < k) || (m > 1 && ldc < n))
+    return make_status(StatusCode::shape_mismatch, "matmul_f32_gguf: lda/ldc too small");
+  if (m == 0 || n == 0) return ok_status();
+  if (!a || !c || !w.data)
+    return make_status(StatusCode::invalid_argument, "matmul_f32_gguf: null data pointer");
+  const size_t need = matmul_gguf_scratch_bytes(m, k);
+  if (!scratch || scratch_bytes < need)
+    return make_status(StatusCode::out_of_memory, "matmul_f32_gguf: scratch too small",
+                       static_cast<int64_t>(need), static_cast<int64_t>(scratch_bytes));
+  const gguf_detail::DotFn dot =
+      simd ? gguf_detail::dot_kernel_best(w.dtype) : gguf_detail::scalar::dot_kernel(w.dtype);
+  const bool kquant = block == 256;
+  const size_t row_bytes = act_row_bytes(k);
+  unsigned char* act = static_cast<unsigned char*>(scratch);
+  act += (4 - reinterpret_cast<uintptr_t>(act) % 4) % 4;  // the blocks hold floats
+
+  const int qtasks = static_cast<int>(m < thread_count(threads) ? m : thread_count(threads));
+  auto quantize_rows = [&](int task) {
+    long long r0 = 0, r1 = 0;
+    split_range(m, task, qtasks, 1, &r0, &r1);
+    for (int64_t i = r0; i < r1; ++i) {
+      void* dst = act + i * row_bytes;
+      if (kquant) {
+        (simd ? gguf_detail::quantize_row_q8k_best : gguf_detail::quantize_row_q8k)(
+            a + i * lda, k, static_cast<BlockQ8K*>(dst));
+      } else {
+        (simd ? gguf_detail::quantize_row_q8a_best : gguf_detail::quantize_row_q8a)(
+            a + i * lda, k, static_cast<BlockQ8A*>(dst));
+      }
+    }
+  };
+  run_tasks(threads, qtasks, quantize_rows);
+
+  const size_t w_row = quant_row_bytes(w.dtype, k);
+  const int64_t nb = k / block;
+  const uint8_t* wd = static_cast<const uint8_t*>(w.data);
+  const int64_t blocks = (n + kColumnAlign - 1) / kColumnAlign;
+  const int tasks =
+      static_cast<int>(blocks < thread_count(threads) ? blocks : thread_count(threads));
+  const gguf_detail::RowsFn rows = simd ? gguf_detail::rows_kernel_best(w.dtype) : nullptr;
+#if defined(EINFER_GGUF_AVX2) && defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+  const bool amx = simd && (w.dtype == DType::q4_k || w.dtype == DType::q5_k) &&
+                   isa_extension_enabled(IsaExtension::amx) &&
+                   gguf_detail::gemm_q45k_amx_supports(m, k);
+#endif
+  auto columns = [&](int task) {
+    long long j0 = 0, j1 = 0;
+    split_range(n, task, tasks, kColumnAlign, &j0, &j1);
+#if defined(EINFER_GGUF_AVX2) && defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+    if (amx) {  // prefill: 16 x 16 tiles, the same bits as the 4-row kernels and the twin
+      if (j1 > j0)
+        gguf_detail::gemm_q45k_16x16_amx(w.dtype == DType::q5_k, wd, w_row, j0, j1, act, row_bytes,
+                                         m, nb, c, ldc);
+      return;
+    }
+#endif
+    if (rows) {
+      // Four weight rows per pass, read from memory once and kept in L1 while every activation
+      // row (up to four per call) meets them; a short last group repeats its last row.
+      constexpr int kR = gguf_detail::kRowsPerCall;
+      for (int64_t j = j0; j < j1; j += kR) {
+        const int nr = j1 - j < kR ? static_cast<int>(j1 - j) : kR;
+        const uint8_t* wr[kR];
+        for (int r = 0; r < kR; ++r) wr[r] = wd + (j + (r < nr ? r : nr - 1)) * w_row;
+        for (int64_t i = 0; i < m; i += gguf_detail::kMaxActRows) {
+          const int na = m - i >= gguf_detail::kMaxActRows ? gguf_detail::kMaxActRows
+                                                           : static_cast<int>(m - i);
+          float out[gguf_detail::kMaxActRows * kR];
+          rows(wr, act + i * row_bytes, row_bytes, na, nb, out);
+          for (int ia = 0; ia < na; ++ia)
+            for (int r = 0; r < nr; ++r) c[(i + ia) * ldc + j + r] = out[ia * kR + r];
+        }
+      }
+      return;
+    }
+    for (int64_t j = j0; j < j1; ++j) {
+      const uint8_t* wr = wd + j * w_row;
+      for (int64_t i = 0; i < m; ++i) c[i * ldc + j] = dot(wr, act + i * row_bytes, nb);
+    }
+  };
+  run_tasks(threads, tasks, columns);
+  return ok_status();
+}
+
+}  // namespace
+
+size_t matmul_gguf_scratch_bytes(int64_t m, int64_t k) {
+  if (m < 0 || k < 0) return 4;
+  return 4 + static_cast<size_t>(m) * act_row_bytes(k);
+}
+
+Status matmul_f32_gguf(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c,
+                       int64_t ldc, void* scratch, size_t scratch_bytes, const Threads* threads) {
+  return run(a, lda, m, w, c, ldc, scratch, scratch_bytes, threads, true);
+}
+
+namespace scalar {
+Status matmul_f32_gguf(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c,
+                       int64_t ldc, void* scratch, size_t scratch_bytes) {
+  return run(a, lda, m, w, c, ldc, scratch, scratch_bytes, nullptr, false);
+}
+}  // namespace scalar
+
+namespace gguf_detail {
+DotFn dot_kernel_best(DType dtype) {
+  const DotFn simd = dot_kernel_simd(dtype);
+  return simd ? simd : scalar::dot_kernel(dtype);
+}
+
+#if defined(EINFER_GGUF_AVX2) && defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+namespace {
+// GFNI (CPUID 7.0 ECX bit 8), which the AVX-VNNI kernels also use. Every CPU with AVX-VNNI so far
+// has it; checked anyway, once (first use, not a static constructor).
+bool cpu_has_gfni() {
+  static const bool has = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (c >> 8 & 1u) != 0;
+  }();
+  return has;
+}
+}  // namespace
+#endif
+
+RowsFn rows_kernel_best(DType dtype) {
+#if defined(EINFER_GGUF_AVX2) && defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+  if (isa_extension_enabled(IsaExtension::avxvnni) && cpu_has_gfni())
+    return rows_kernel_avxvnni(dtype);
+  if (isa_extension_enabled(IsaExtension::avx512vnni)) return rows_kernel_avx512vnni(dtype);
+#endif
+  return rows_kernel_simd(dtype);
+}
+}  // namespace gguf_detail
+
+}  // namespace einfer
+
+#if !defined(EINFER_GGUF_AVX2) && !defined(EINFER_GGUF_NEON)
+namespace einfer::gguf_detail {
+DotFn dot_kernel_simd(DType) {
+  return nullptr;  // no SIMD kernels in this build: the scalar twins run
+}
+RowsFn rows_kernel_simd(DType) {
+  return nullptr;
+}
+}  // namespace einfer::gguf_detail
+#endif
+
+#if !defined(EINFER_GGUF_AVX2)
+namespace einfer::gguf_detail {
+void quantize_row_q8k_best(const float* x, int64_t k, BlockQ8K* out) {
+  quantize_row_q8k(x, k, out);
+}
+void quantize_row_q8a_best(const float* x, int64_t k, BlockQ8A* out) {
+  quantize_row_q8a(x, k, out);
+}
+}  // namespace einfer::gguf_detail
+#endif
