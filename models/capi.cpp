@@ -191,6 +191,32 @@ int einfer_encode(einfer_session* e, const float* input, int32_t n, float* outpu
   return s.ok() ? EINFER_OK : fail(e, s);
 }
 
+int einfer_embed(einfer_session* e, const int32_t* ids, int32_t n, float* out) {
+  if (e == nullptr) return EINFER_E_INVALID_ARGUMENT;
+  if (ids == nullptr || out == nullptr)
+    return fail(e, invalid("einfer_embed: ids and out must be non-NULL"));
+  const Status s = session_embed(e->session, ids, n, out);
+  return s.ok() ? EINFER_OK : fail(e, s);
+}
+
+int einfer_embed_tokens(einfer_session* e, const int32_t* ids, int32_t n, float* out) {
+  if (e == nullptr) return EINFER_E_INVALID_ARGUMENT;
+  if (ids == nullptr || out == nullptr)
+    return fail(e, invalid("einfer_embed_tokens: ids and out must be non-NULL"));
+  const Status s = session_embed_tokens(e->session, ids, n, out);
+  return s.ok() ? EINFER_OK : fail(e, s);
+}
+
+int einfer_embed_text(einfer_session* e, const char* text, float* out, int32_t* n_tokens) {
+  if (e == nullptr) return EINFER_E_INVALID_ARGUMENT;
+  if (text == nullptr || out == nullptr)
+    return fail(e, invalid("einfer_embed_text: text and out must be non-NULL"));
+  int32_t n = 0;
+  const Status s = session_embed_text(e->session, text, std::strlen(text), out, &n);
+  if (n_tokens) *n_tokens = n;
+  return s.ok() ? EINFER_OK : fail(e, s);
+}
+
 int einfer_encode_memory(einfer_session* e, const float* source, int32_t m) {
   if (e == nullptr) return EINFER_E_INVALID_ARGUMENT;
   const Status s = session_encode_memory(e->session, source, m);
@@ -251,6 +277,7 @@ int32_t einfer_max_sequence(const einfer_session* e) {
   const Session& s = *e->session;
   switch (s.model.config.arch) {
     case ArchKind::encoder:
+    case ArchKind::bert:
       return s.encoder_state.max_seq;
     case ArchKind::transformer:
       return s.transformer_state.max_target;

@@ -1,7 +1,8 @@
 /* einfer C API: load a packed model (.ein) from a buffer, run it in a caller-provided arena.
  *
  * One API for every architecture: decoders (llama) take token ids and give logits and tokens,
- * encoders (the PyTorch TransformerEncoder) take sequences of vectors (einfer_encode).
+ * encoders (the PyTorch TransformerEncoder) take sequences of vectors (einfer_encode), sentence
+ * encoders (BERT) take token ids or text and give one vector (einfer_embed).
  * Callable from C and C++ firmware. No function allocates: every byte a session uses lies in the
  * arena the caller passes, whose exact size einfer_arena_bytes reports (or einfer-pack --emit-c
  * prints as a constant). The model image is used in place (mmap or flash) and must stay valid and
@@ -60,7 +61,12 @@ enum {
 enum { EINFER_TOKEN_BOS = 1, EINFER_TOKEN_EOS = 2 };
 
 /* What einfer_architecture reports (the .ein architecture kind). */
-enum { EINFER_ARCH_LLAMA = 1, EINFER_ARCH_ENCODER = 2, EINFER_ARCH_TRANSFORMER = 3 };
+enum {
+  EINFER_ARCH_LLAMA = 1,
+  EINFER_ARCH_ENCODER = 2,
+  EINFER_ARCH_TRANSFORMER = 3,
+  EINFER_ARCH_BERT = 4 /* sentence-embedding encoders: einfer_embed */
+};
 
 typedef struct einfer_options {
   int32_t context;          /* positions the KV cache holds (0: the model's context length);
@@ -113,6 +119,21 @@ int einfer_decode(einfer_session* session, int32_t token);
  * (1 <= n <= einfer_max_sequence; output may alias input). Decoders refuse it, and encoders refuse
  * the token functions. */
 int einfer_encode(einfer_session* session, const float* input, int32_t n, float* output);
+/* Sentence-embedding encoders (EINFER_ARCH_BERT: BERT-style models such as all-MiniLM-L6-v2,
+ * bge-small, e5-small). einfer_embed writes out[einfer_model_dim] = the sentence embedding of one
+ * sequence of n token ids (1 <= n <= einfer_max_sequence, [CLS] first and [SEP] last as the
+ * model's tokenizer adds them): the token states pooled as the model says (mean over the tokens,
+ * or the first token) and L2-normalized when the model normalizes (sentence-transformers'
+ * Pooling and Normalize). einfer_embed_tokens writes the n token states out[n][dim] before
+ * pooling. einfer_embed_text tokenizes a NUL-terminated text with the model's tokenizer
+ * (options.with_tokenizer = 1) and embeds it; a text of more tokens than einfer_max_sequence keeps
+ * the first einfer_max_sequence - 1 and its [SEP], as sentence-transformers truncates (set
+ * options.context to the model's max_seq_length, e.g. 256 for all-MiniLM-L6-v2, to match it);
+ * *n_tokens (may be NULL) receives the text's token count before truncation. Other architectures
+ * refuse these, and bert sessions refuse the decoder and encoder calls. */
+int einfer_embed(einfer_session* session, const int32_t* ids, int32_t n, float* out);
+int einfer_embed_tokens(einfer_session* session, const int32_t* ids, int32_t n, float* out);
+int einfer_embed_text(einfer_session* session, const char* text, float* out, int32_t* n_tokens);
 /* Encoder-decoders (EINFER_ARCH_TRANSFORMER, PyTorch nn.Transformer; options.context bounds both
  * the source and the target rows). A session moves through these states:
  *   created       -- einfer_encode_memory -->  memory ready, 0 target rows
@@ -143,7 +164,7 @@ void einfer_reset(einfer_session* session);
 int32_t einfer_architecture(const einfer_session* session);   /* EINFER_ARCH_* */
 int32_t einfer_model_dim(const einfer_session* session);      /* width of the encoder's vectors */
 int32_t einfer_max_sequence(const einfer_session* session);   /* KV positions, or encoder length */
-int32_t einfer_vocab_size(const einfer_session* session);     /* 0 for encoders */
+int32_t einfer_vocab_size(const einfer_session* session);     /* 0 for vector encoders */
 int32_t einfer_context_length(const einfer_session* session); /* the model's trained context */
 int64_t einfer_position(const einfer_session* session);       /* next absolute position */
 size_t einfer_arena_used(const einfer_session* session);      /* bytes of the arena in use */

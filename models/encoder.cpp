@@ -12,10 +12,8 @@
 
 namespace einfer {
 
-namespace {
-
-Status bind(const Model& m, TensorRole role, int32_t layer, int64_t d0, int64_t d1,
-            TensorView* out) {
+Status encoder_bind_tensor(const Model& m, TensorRole role, int32_t layer, int64_t d0, int64_t d1,
+                           TensorView* out) {
   EINFER_TRY(model_tensor(m, role, layer, out));
   const bool ok = d1 < 0 ? (out->rank == 1 && out->shape[0] == d0 && out->dtype == DType::f32)
                          : (out->rank == 2 && out->shape[0] == d0 && out->shape[1] == d1);
@@ -26,8 +24,6 @@ Status bind(const Model& m, TensorRole role, int32_t layer, int64_t d0, int64_t 
   }
   return ok_status();
 }
-
-}  // namespace
 
 void encoder_layernorm_rows(float* x, int32_t n, int64_t d, const TensorView& w,
                             const TensorView& b, float eps) {
@@ -40,8 +36,9 @@ void encoder_layernorm_rows(float* x, int32_t n, int64_t d, const TensorView& w,
 namespace {
 
 // The architecture, then the one config check every model passes (runtime ein_validate_config).
+// bert models run their layers here too (models/bert.h).
 Status check_config(const ModelConfig& c) {
-  if (c.arch != ArchKind::encoder)
+  if (c.arch != ArchKind::encoder && c.arch != ArchKind::bert)
     return make_status(StatusCode::invalid_argument, "model is not an encoder");
   return ein_validate_config(c);
 }
@@ -141,23 +138,23 @@ Status encoder_bind_layer(const Model& m, int32_t l, EncoderLayerWeights* out) {
   const int64_t d = c.dim, f = c.hidden_dim;
   EncoderLayerWeights& L = *out;
   L = EncoderLayerWeights{};
-  EINFER_TRY(bind(m, TensorRole::wq, l, d, d, &L.attn.wq));
-  EINFER_TRY(bind(m, TensorRole::wk, l, d, d, &L.attn.wk));
-  EINFER_TRY(bind(m, TensorRole::wv, l, d, d, &L.attn.wv));
-  EINFER_TRY(bind(m, TensorRole::wo, l, d, d, &L.attn.wo));
-  EINFER_TRY(bind(m, TensorRole::w1, l, f, d, &L.w1));
-  EINFER_TRY(bind(m, TensorRole::w2, l, d, f, &L.w2));
-  EINFER_TRY(bind(m, TensorRole::attn_norm, l, d, -1, &L.norm1_w));
-  EINFER_TRY(bind(m, TensorRole::ffn_norm, l, d, -1, &L.norm2_w));
-  EINFER_TRY(bind(m, TensorRole::attn_norm_bias, l, d, -1, &L.norm1_b));
-  EINFER_TRY(bind(m, TensorRole::ffn_norm_bias, l, d, -1, &L.norm2_b));
+  EINFER_TRY(encoder_bind_tensor(m, TensorRole::wq, l, d, d, &L.attn.wq));
+  EINFER_TRY(encoder_bind_tensor(m, TensorRole::wk, l, d, d, &L.attn.wk));
+  EINFER_TRY(encoder_bind_tensor(m, TensorRole::wv, l, d, d, &L.attn.wv));
+  EINFER_TRY(encoder_bind_tensor(m, TensorRole::wo, l, d, d, &L.attn.wo));
+  EINFER_TRY(encoder_bind_tensor(m, TensorRole::w1, l, f, d, &L.w1));
+  EINFER_TRY(encoder_bind_tensor(m, TensorRole::w2, l, d, f, &L.w2));
+  EINFER_TRY(encoder_bind_tensor(m, TensorRole::attn_norm, l, d, -1, &L.norm1_w));
+  EINFER_TRY(encoder_bind_tensor(m, TensorRole::ffn_norm, l, d, -1, &L.norm2_w));
+  EINFER_TRY(encoder_bind_tensor(m, TensorRole::attn_norm_bias, l, d, -1, &L.norm1_b));
+  EINFER_TRY(encoder_bind_tensor(m, TensorRole::ffn_norm_bias, l, d, -1, &L.norm2_b));
   if (c.has_bias) {
-    EINFER_TRY(bind(m, TensorRole::bq, l, d, -1, &L.attn.bq));
-    EINFER_TRY(bind(m, TensorRole::bk, l, d, -1, &L.attn.bk));
-    EINFER_TRY(bind(m, TensorRole::bv, l, d, -1, &L.attn.bv));
-    EINFER_TRY(bind(m, TensorRole::bo, l, d, -1, &L.attn.bo));
-    EINFER_TRY(bind(m, TensorRole::b1, l, f, -1, &L.b1));
-    EINFER_TRY(bind(m, TensorRole::b2, l, d, -1, &L.b2));
+    EINFER_TRY(encoder_bind_tensor(m, TensorRole::bq, l, d, -1, &L.attn.bq));
+    EINFER_TRY(encoder_bind_tensor(m, TensorRole::bk, l, d, -1, &L.attn.bk));
+    EINFER_TRY(encoder_bind_tensor(m, TensorRole::bv, l, d, -1, &L.attn.bv));
+    EINFER_TRY(encoder_bind_tensor(m, TensorRole::bo, l, d, -1, &L.attn.bo));
+    EINFER_TRY(encoder_bind_tensor(m, TensorRole::b1, l, f, -1, &L.b1));
+    EINFER_TRY(encoder_bind_tensor(m, TensorRole::b2, l, d, -1, &L.b2));
   }
   return ok_status();
 }
@@ -177,8 +174,8 @@ Status encoder_bind_weights(const Model& m, Arena& arena, EncoderWeights* w) {
   EINFER_TRY(arena.allocate_array(static_cast<size_t>(c.n_layers), &w->layers));
   for (int32_t l = 0; l < c.n_layers; ++l) EINFER_TRY(encoder_bind_layer(m, l, &w->layers[l]));
   if (c.final_norm) {
-    EINFER_TRY(bind(m, TensorRole::final_norm, -1, d, -1, &w->final_w));
-    EINFER_TRY(bind(m, TensorRole::final_norm_bias, -1, d, -1, &w->final_b));
+    EINFER_TRY(encoder_bind_tensor(m, TensorRole::final_norm, -1, d, -1, &w->final_w));
+    EINFER_TRY(encoder_bind_tensor(m, TensorRole::final_norm_bias, -1, d, -1, &w->final_b));
   }
   return ok_status();
 }
@@ -211,7 +208,7 @@ Status run_stack(const EncoderWeights& w, EncoderState* s, const float* in, int3
   const size_t nd = static_cast<size_t>(n * d);
   const MhaConfig attn = mha_config(c);
   const MhaBuffers buffers{s->q, s->k, s->v, s->att, s->scratch, s->scratch_bytes};
-  std::memcpy(s->x, in, nd * sizeof(float));
+  if (in != s->x) std::memcpy(s->x, in, nd * sizeof(float));
   if (c.positions == PositionsKind::sinusoidal) sinusoidal_encoding_add(s->x, n, c.dim, pos0);
   const bool variant = attention_variant_active(c);
   const size_t state_floats = attention_variant_state_floats(c);
@@ -248,7 +245,7 @@ Status run_stack(const EncoderWeights& w, EncoderState* s, const float* in, int3
     if (!c.norm_first) encoder_layernorm_rows(s->x, n, d, L.norm2_w, L.norm2_b, c.norm_eps);
   }
   if (c.final_norm) encoder_layernorm_rows(s->x, n, d, w.final_w, w.final_b, c.norm_eps);
-  std::memcpy(out, s->x, nd * sizeof(float));
+  if (out != s->x) std::memcpy(out, s->x, nd * sizeof(float));
   return ok_status();
 }
 }  // namespace

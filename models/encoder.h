@@ -48,7 +48,10 @@ struct EncoderState {
 
 Status encoder_bind_weights(const Model& model, Arena& arena, EncoderWeights* weights);
 
-// Pieces the encoder-decoder (models/transformer.h) shares with the encoder:
+// Pieces the encoder-decoder (models/transformer.h) and bert (models/bert.h) share with the
+// encoder: the view of one tensor, checked against [d0] (d1 < 0: an f32 vector) or [d0, d1];
+Status encoder_bind_tensor(const Model& model, TensorRole role, int32_t layer, int64_t d0,
+                           int64_t d1, TensorView* out);
 // binds layer `layer`'s self-attention, norms (attn_norm, ffn_norm) and feed-forward;
 Status encoder_bind_layer(const Model& model, int32_t layer, EncoderLayerWeights* out);
 // LayerNorm of n rows of d in place (b may be absent);
@@ -66,7 +69,8 @@ Status encoder_state_init(const ModelConfig& config, int32_t max_seq, Arena& are
 // Exact arena bytes of encoder_bind_weights + encoder_state_init.
 Status encoder_arena_bytes(const ModelConfig& config, int32_t max_seq, size_t* bytes);
 
-// out[n][d] = encoder(in[n][d]) for one sequence of n <= max_seq positions (out may alias in).
+// out[n][d] = encoder(in[n][d]) for one sequence of n <= max_seq positions (out may alias in, and
+// either may be state->x).
 Status encoder_forward(const EncoderWeights& weights, EncoderState* state, const float* in,
                        int32_t n, float* out);
 

@@ -8,6 +8,7 @@
 #include "kernels/quant/quant.h"
 #include "kernels/vec/vec.h"
 #include "models/attention_variant.h"
+#include "models/embedding.h"
 #include "runtime/format.h"
 
 namespace einfer {
@@ -21,25 +22,6 @@ namespace {
 // within 5% either way. Memory: activations of 128 tokens (15M: +0.9 MB, 110M: +2.4 MB over 64);
 // MCU builds pass 1.
 constexpr int32_t kDefaultMaxBatch = 128;
-
-Status bind(const Model& model, TensorRole role, int32_t layer, int64_t d0, int64_t d1,
-            TensorView* out) {
-  EINFER_TRY(model_tensor(model, role, layer, out));
-  const bool shape_ok = d1 < 0 ? (out->rank == 1 && out->shape[0] == d0)
-                               : (out->rank == 2 && out->shape[0] == d0 && out->shape[1] == d1);
-  if (!shape_ok) {
-    return make_status(StatusCode::shape_mismatch, "llama: tensor shape disagrees with the config",
-                       -1, -1, static_cast<int32_t>(role));
-  }
-  return ok_status();
-}
-
-// The architecture, then the one config check every model passes (runtime ein_validate_config).
-Status check_config(const ModelConfig& c) {
-  if (c.arch != ArchKind::llama)
-    return make_status(StatusCode::invalid_argument, "llama: model is not a llama decoder");
-  return ein_validate_config(c);
-}
 
 // A view with the dtype the model's matrices have, for sizing einsum scratch without a model.
 TensorView weight_like(const ModelConfig& c, DType dtype, int64_t rows, int64_t cols) {
@@ -84,6 +66,9 @@ MhaConfig mha_config(const ModelConfig& c, const RunOptions& o, const RopeTable*
   m.sinks = o.sinks;
   m.rope = rope;
   m.rope_layout = c.rope == RopeMode::half_split ? RopeLayout::half_split : RopeLayout::interleaved;
+  m.scale = c.attn_scale;
+  m.softcap = c.attn_softcap;
+  m.qk_norm_eps = c.norm_eps;
   m.profile = profile;
   m.threads = &o.threads;
   m.patterned = c.attention == AttentionKind::softmax && attention_variant_active(c);
@@ -96,6 +81,10 @@ RopeFrequencyScaling rope_scaling(const ModelConfig& c) {
   RopeFrequencyScaling r;
   r.kind = static_cast<uint32_t>(c.rope_scaling);
   if (c.rope_scaling == RopeScaling::none) return r;
+  if (c.rope_scaling == RopeScaling::longrope) {  // the factors come with the tensors
+    r.mscale = c.rope_attn_factor;
+    return r;
+  }
   r.factor = c.rope_factor;
   r.low_freq_factor = c.rope_low_freq_factor;
   r.high_freq_factor = c.rope_high_freq_factor;
@@ -103,85 +92,16 @@ RopeFrequencyScaling rope_scaling(const ModelConfig& c) {
   return r;
 }
 
-// Row `token` of the embedding table, widened to f32.
-void embed(const TensorView& table, int32_t token, float* out) {
-  const int64_t d = table.shape[1];
-  const unsigned char* base = static_cast<const unsigned char*>(table.data);
-  switch (table.dtype) {
-    case DType::f32:
-      std::memcpy(out, base + static_cast<size_t>(token) * d * 4, static_cast<size_t>(d) * 4);
-      break;
-    case DType::f16: {
-      const uint16_t* row =
-          reinterpret_cast<const uint16_t*>(base) + static_cast<size_t>(token) * d;
-      for (int64_t i = 0; i < d; ++i) out[i] = f16_to_f32(row[i]);
-      break;
-    }
-    case DType::bf16: {
-      const uint16_t* row =
-          reinterpret_cast<const uint16_t*>(base) + static_cast<size_t>(token) * d;
-      for (int64_t i = 0; i < d; ++i) out[i] = bf16_to_f32(row[i]);
-      break;
-    }
-    case DType::q8:
-    case DType::q4:
-      dequantize_weight_row(table, token, out);  // any layout (kernels/quant/quant.h)
-      break;
-    default:
-      if (dtype_is_gguf_block(table.dtype)) {  // decode just the one row needed
-        dequantize_row_gguf(table.dtype, base + token * quant_row_bytes(table.dtype, d), d, out);
-        break;
-      }
-      std::memset(out, 0, static_cast<size_t>(d) * 4);
-  }
-}
-
 }  // namespace
 
-Status llama_bind_weights(const Model& model, Arena& arena, LlamaWeights* w) {
-  const ModelConfig& c = model.config;
-  EINFER_TRY(check_config(c));
-  w->config = c;
-  const int64_t d = c.dim, f = c.hidden_dim, V = c.vocab_size;
-  const int64_t qd = static_cast<int64_t>(c.n_heads) * c.head_dim;
-  const int64_t kv = static_cast<int64_t>(c.n_kv_heads) * c.head_dim;
-  EINFER_TRY(bind(model, TensorRole::token_embedding, -1, V, d, &w->token_embedding));
-  EINFER_TRY(bind(model, TensorRole::final_norm, -1, d, -1, &w->final_norm));
-  if (c.tied_classifier) {
-    w->classifier = w->token_embedding;
-  } else {
-    EINFER_TRY(bind(model, TensorRole::classifier, -1, V, d, &w->classifier));
-  }
-  if (c.rope_freq_factors) {
-    EINFER_TRY(
-        bind(model, TensorRole::rope_freq_factors, -1, c.head_dim / 2, -1, &w->rope_freq_factors));
-    if (w->rope_freq_factors.dtype != DType::f32)
-      return make_status(StatusCode::bad_format, "llama: rope_freq_factors must be f32");
-  }
-  (void)arena;
-  w->model = &model;
-  for (int32_t l = 0; l < c.n_layers; ++l) {
-    TensorView v;
-    EINFER_TRY(bind(model, TensorRole::attn_norm, l, d, -1, &v));
-    EINFER_TRY(bind(model, TensorRole::wq, l, qd, d, &v));
-    EINFER_TRY(bind(model, TensorRole::wk, l, kv, d, &v));
-    EINFER_TRY(bind(model, TensorRole::wv, l, kv, d, &v));
-    EINFER_TRY(bind(model, TensorRole::wo, l, d, qd, &v));
-    EINFER_TRY(bind(model, TensorRole::ffn_norm, l, d, -1, &v));
-    EINFER_TRY(bind(model, TensorRole::w1, l, f, d, &v));
-    EINFER_TRY(bind(model, TensorRole::w2, l, d, f, &v));
-    EINFER_TRY(bind(model, TensorRole::w3, l, f, d, &v));
-    if (c.qkv_bias) {
-      EINFER_TRY(bind(model, TensorRole::bq, l, qd, -1, &v));
-      EINFER_TRY(bind(model, TensorRole::bk, l, kv, -1, &v));
-      EINFER_TRY(bind(model, TensorRole::bv, l, kv, -1, &v));
-    }
-  }
-  return ok_status();
+Status llama_check_config(const ModelConfig& c) {
+  if (c.arch != ArchKind::llama)
+    return make_status(StatusCode::invalid_argument, "llama: model is not a llama decoder");
+  return ein_validate_config(c);
 }
 
 Status llama_resolve_options(const ModelConfig& c, const RunOptions& in, RunOptions* out) {
-  EINFER_TRY(check_config(c));
+  EINFER_TRY(llama_check_config(c));
   RunOptions o = in;
   if (o.threads.n < 0 || o.threads.n > 256) {
     return make_status(StatusCode::invalid_argument, "threads.n must be between 0 and 256",
@@ -222,14 +142,17 @@ Status llama_resolve_options(const ModelConfig& c, const RunOptions& in, RunOpti
   }
   // A model trained with a sliding window (Mistral) attends through it by default; a run may
   // narrow it (less memory) but not widen it past what the model was trained with. With a window
-  // on the later layers only (Qwen2), the run's window (if any) is what the full layers attend.
-  if (c.sliding_window > 0 && c.sliding_window_first_layer > 0) {
+  // on some layers only (Qwen2's later ones, Gemma's local ones), the run's window (if any) is
+  // what the full layers attend.
+  if (c.sliding_window > 0 && (c.sliding_window_first_layer > 0 || c.sliding_window_period > 0)) {
     if (o.sinks >= c.sliding_window)
       return make_status(StatusCode::invalid_argument,
                          "sinks must be fewer than the model's sliding_window", o.sinks,
                          c.sliding_window);
   } else if (c.sliding_window > 0) {
-    if (o.window == 0) o.window = c.sliding_window;
+    // A trained window as wide as the context cuts nothing (Phi-3-mini-128k's 262144 over 131072
+    // positions): no run window, so the cache holds the context and no more.
+    if (o.window == 0 && c.sliding_window < o.context) o.window = c.sliding_window;
     if (o.window > c.sliding_window) {
       return make_status(StatusCode::invalid_argument,
                          "window wider than the model's trained sliding_window", o.window,
@@ -249,13 +172,24 @@ Status llama_resolve_options(const ModelConfig& c, const RunOptions& in, RunOpti
   return ok_status();
 }
 
+bool llama_layer_slides(const ModelConfig& c, int32_t layer) {
+  if (c.sliding_window <= 0 || layer < c.sliding_window_first_layer) return false;
+  return c.sliding_window_period <= 0 || (layer + 1) % c.sliding_window_period != 0;
+}
+
 int32_t llama_layer_window(const ModelConfig& c, const RunOptions& o, int32_t layer) {
-  if (c.sliding_window <= 0 || layer < c.sliding_window_first_layer) return o.window;
+  if (!llama_layer_slides(c, layer)) return o.window;
   return o.window > 0 && o.window < c.sliding_window ? o.window : c.sliding_window;
 }
 
+bool llama_rope_long_factors(const ModelConfig& c, const RunOptions& o) {
+  return c.rope_scaling == RopeScaling::longrope &&
+         (o.window > 0 || o.context > c.rope_original_context);
+}
+
 Status llama_state_init(const ModelConfig& c, const RunOptions& options, Arena& arena,
-                        LlamaState* s, const float* rope_freq_factors) {
+                        LlamaState* s, const float* rope_freq_factors,
+                        const float* rope_freq_factors_long) {
   *s = LlamaState{};
   EINFER_TRY(llama_resolve_options(c, options, &s->options));
   const RunOptions& o = s->options;
@@ -279,16 +213,25 @@ Status llama_state_init(const ModelConfig& c, const RunOptions& options, Arena& 
   const size_t rope_bytes = rope_table_bytes(c.head_dim, rope_positions);
   void* rope_mem = nullptr;
   EINFER_TRY(arena.allocate(rope_bytes, kDefaultAlignment, &rope_mem));
+  // Gemma 3: the sliding layers' own table (their base, no scaling).
+  void* local_mem = nullptr;
+  if (c.rope_local_theta > 0.f)
+    EINFER_TRY(arena.allocate(rope_bytes, kDefaultAlignment, &local_mem));
   if (!arena.is_measuring()) {
     RopeFrequencyScaling scaling = rope_scaling(c);
     if (c.rope_freq_factors) {
-      if (rope_freq_factors == nullptr)
+      const bool long_factors = llama_rope_long_factors(c, o);
+      const float* factors = long_factors ? rope_freq_factors_long : rope_freq_factors;
+      if (factors == nullptr)
         return make_status(StatusCode::invalid_argument,
                            "llama: the model has rope_freq_factors; pass them to llama_state_init");
-      scaling.freq_factors = rope_freq_factors;
+      scaling.freq_factors = factors;
     }
     EINFER_TRY(rope_table_init(&s->rope, rope_mem, rope_bytes, c.head_dim, rope_positions,
                                c.rope_theta, scaling));
+    if (local_mem != nullptr)
+      EINFER_TRY(rope_table_init(&s->rope_local, local_mem, rope_bytes, c.head_dim, rope_positions,
+                                 c.rope_local_theta));
   }
 
   // Checked sizes: batch x width wraps a 32-bit size_t for large options.
@@ -380,6 +323,7 @@ struct LayerWork {
   float eps;
   int64_t d, f;
   int32_t n;
+  void (*gate)(float* g, const float* u, size_t n);  // swiglu_f32, or geglu_tanh_f32 (Gemma)
 };
 
 // xb[r] = rmsnorm(x[r]) for rows [r0, r1).
@@ -416,8 +360,8 @@ void residual_block(void* ctx, const int64_t* j0, const int64_t* j1) {
 void swiglu_block(void* ctx, const int64_t* j0, const int64_t* j1) {
   const LayerWork& k = *static_cast<const LayerWork*>(ctx);
   for (int32_t i = 0; i < k.n; ++i) {
-    swiglu_f32(k.s->hb + i * k.f + j0[0], k.s->hb2 + i * k.f + j0[0],
-               static_cast<size_t>(j1[0] - j0[0]));
+    k.gate(k.s->hb + i * k.f + j0[0], k.s->hb2 + i * k.f + j0[0],
+           static_cast<size_t>(j1[0] - j0[0]));
   }
 }
 
@@ -425,11 +369,36 @@ void swiglu_block(void* ctx, const int64_t* j0, const int64_t* j1) {
 void swiglu_rows(void* ctx, int64_t r0, int64_t r1) {
   const LayerWork& k = *static_cast<const LayerWork*>(ctx);
   for (int64_t i = r0; i < r1; ++i) {
-    swiglu_f32(k.s->hb + i * k.f, k.s->hb2 + i * k.f, static_cast<size_t>(k.f));
+    k.gate(k.s->hb + i * k.f, k.s->hb2 + i * k.f, static_cast<size_t>(k.f));
   }
 }
 
+// Gemma's sandwich norm of an output block: x[r] += rmsnorm(xb[r]) for every token row, rows
+// split among the workers (one row, one task: the same bits for any count).
+__attribute__((noinline)) Status post_norm_residual(const LlamaWeights& w, TensorRole role,
+                                                    int32_t layer, const LayerWork& k) {
+  const float* norm = layer_norm_weights(w, role, layer);
+  if (norm == nullptr)
+    return make_status(StatusCode::invalid_argument, "llama: post-norm weights missing", -1, -1,
+                       layer);
+  const Threads* threads = &k.s->options.threads;
+  const int tasks = k.n < thread_count(threads) ? k.n : thread_count(threads);
+  auto rows = [&](int task) {
+    long long r0 = 0, r1 = 0;
+    split_range(k.n, task, tasks, 1, &r0, &r1);
+    for (long long i = r0; i < r1; ++i) {
+      float* y = k.s->xb + i * k.d;
+      float* x = k.s->x + i * k.d;
+      rmsnorm_f32(y, norm, k.eps, y, static_cast<size_t>(k.d));
+      add_f32(x, y, x, static_cast<size_t>(k.d));
+    }
+  };
+  run_tasks(threads, tasks, rows);
+  return ok_status();
+}
+
 // x += W2 · (silu(W1·h) * W3·h), h = rmsnorm(x): two groups, norm/SwiGLU/residual inside them.
+// Gemma: GeGLU, and x += rmsnorm(W2 · ...) with the post-feed-forward norm after the groups.
 __attribute__((noinline)) Status feed_forward(const LlamaWeights& w, int32_t layer, LlamaState* s,
                                               LayerWork* work) {
   TensorView w1, w2, w3;
@@ -448,10 +417,12 @@ __attribute__((noinline)) Status feed_forward(const LlamaWeights& w, int32_t lay
   EINFER_TRY(project_group(s->xb, work->n, gate_up, 2, up, s->scratch, s->scratch_bytes, threads));
   ProjectionHooks down;
   down.ctx = work;
-  down.after_columns = residual_block;
-  down.after_rows = residual_rows;
+  const bool post_norm = w.config.post_norms != 0;
+  down.after_columns = post_norm ? nullptr : residual_block;
+  down.after_rows = post_norm ? nullptr : residual_rows;
   const Projection w2p{&w2, nullptr, s->xb, plans ? plans + kPlanW2 : nullptr};
-  return project_group(s->hb, work->n, &w2p, 1, down, s->scratch, s->scratch_bytes, threads);
+  EINFER_TRY(project_group(s->hb, work->n, &w2p, 1, down, s->scratch, s->scratch_bytes, threads));
+  return post_norm ? post_norm_residual(w, TensorRole::ffn_post_norm, layer, *work) : ok_status();
 }
 
 // One chunk of n <= max_batch tokens through the whole stack.
@@ -465,10 +436,17 @@ Status forward_chunk(const LlamaWeights& w, LlamaState* s, const int32_t* tokens
   const int64_t pos0 = s->pos;
   MhaConfig attn = mha_config(c, s->options, &s->rope, s->profile);
   attn.linear_state = s->linear_state;
-  LayerWork work{s, nullptr, c.norm_eps, d, f, n};
+  LayerWork work{s,
+                 nullptr,
+                 c.norm_eps,
+                 d,
+                 f,
+                 n,
+                 c.activation == Activation::geglu_tanh ? geglu_tanh_f32 : swiglu_f32};
   attn.input_rows = norm_rows;
-  attn.output_columns = residual_columns;
-  attn.output_rows = residual_rows;
+  // With post-norms (Gemma) the residual add waits for the norm of P_O's whole rows.
+  attn.output_columns = c.post_norms ? nullptr : residual_columns;
+  attn.output_rows = c.post_norms ? nullptr : residual_rows;
   attn.hook_ctx = &work;
   const MhaBuffers buffers{s->q, s->k, s->v, s->att, s->scratch, s->scratch_bytes, s->plans};
   if (w.model == nullptr || s->attn == nullptr) {
@@ -477,7 +455,8 @@ Status forward_chunk(const LlamaWeights& w, LlamaState* s, const int32_t* tokens
   StageProfile* prof = s->profile;
   uint64_t t = profile_start(prof);
 
-  for (int32_t i = 0; i < n; ++i) embed(w.token_embedding, tokens[i], s->x + i * d);
+  for (int32_t i = 0; i < n; ++i) embedding_row(w.token_embedding, tokens[i], s->x + i * d);
+  if (c.embed_scale > 0.f) scale_f32(s->x, c.embed_scale, static_cast<size_t>(n) * d);  // Gemma
   t = profile_charge(prof, Stage::norms_rope, t);
 
   for (int32_t l = 0; l < c.n_layers; ++l) {
@@ -491,9 +470,15 @@ Status forward_chunk(const LlamaWeights& w, LlamaState* s, const int32_t* tokens
     // Attention block: x += attention(rmsnorm(x)), keys and values kept in the ring cache; the
     // norm runs in the q/k/v row pass, the residual add in P_O's column pass.
     work.norm = attn_norm;
-    attn.window = llama_layer_window(c, s->options, l);  // Qwen2: only the later layers slide
+    attn.window = llama_layer_window(c, s->options, l);  // Qwen2, Gemma: only some layers slide
+    if (c.rope_local_theta > 0.f) attn.rope = llama_layer_slides(c, l) ? &s->rope_local : &s->rope;
+    if (c.qk_norm) {  // Qwen3, Gemma 3
+      attn.q_norm = layer_norm_weights(w, TensorRole::q_norm, l);
+      attn.k_norm = layer_norm_weights(w, TensorRole::k_norm, l);
+    }
     EINFER_TRY(bind_attention(w, l, s->attn));
     EINFER_TRY(mha_forward(*s->attn, attn, s->xb, n, pos0, &s->cache, l, buffers, s->xb));
+    if (c.post_norms) EINFER_TRY(post_norm_residual(w, TensorRole::attn_post_norm, l, work));
 
     // Feed-forward block: x += W2 · (silu(W1·h) * W3·h), h = rmsnorm(x).
     t = profile_start(prof);
@@ -514,12 +499,11 @@ Status forward_chunk(const LlamaWeights& w, LlamaState* s, const int32_t* tokens
                 static_cast<size_t>(d));
   }
   t = profile_charge(prof, Stage::norms_rope, t);
-  if (all_logits) {
-    EINFER_TRY(project(s->xb, rows, w.classifier, all_logits, s, kPlanClassifier));
-    std::memcpy(s->logits, all_logits + (n - 1) * V, static_cast<size_t>(V) * 4);
-  } else {
-    EINFER_TRY(project(s->xb, 1, w.classifier, s->logits, s, kPlanClassifier));
-  }
+  float* logits = all_logits ? all_logits : s->logits;
+  EINFER_TRY(project(s->xb, rows, w.classifier, logits, s, kPlanClassifier));
+  if (c.final_softcap > 0.f)  // Gemma 2
+    softcap_f32(logits, c.final_softcap, static_cast<size_t>(rows) * V);
+  if (all_logits) std::memcpy(s->logits, all_logits + (n - 1) * V, static_cast<size_t>(V) * 4);
   profile_charge(prof, Stage::classifier, t);
   s->pos += n;
   return ok_status();

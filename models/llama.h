@@ -37,11 +37,15 @@ struct LlamaWeights {
   TensorView final_norm;         // [d]
   TensorView classifier;         // [V, d] (the embedding itself when tied)
   TensorView rope_freq_factors;  // [head_dim/2] f32 with config.rope_freq_factors, else empty
+  // [head_dim/2] with longrope scaling, else null (a pointer, not a view: every session holds one).
+  const float* rope_freq_factors_long = nullptr;
 };
 
 // Checks the config (head counts, dims) and every tensor the architecture needs (roles and
 // shapes), and keeps a pointer to `model`. Takes nothing from the arena (kept for symmetry).
 Status llama_bind_weights(const Model& model, Arena& arena, LlamaWeights* weights);
+// The architecture is llama, then the one config check every model passes (ein_validate_config).
+Status llama_check_config(const ModelConfig& config);
 
 // Activations and caches of one decoding stream.
 struct LlamaState {
@@ -49,6 +53,7 @@ struct LlamaState {
   int64_t pos = 0;     // next absolute position
   KVCache cache;
   RopeTable rope;
+  RopeTable rope_local;  // the sliding layers' table when config.rope_local_theta > 0 (Gemma 3)
   // Activations for up to options.max_batch tokens (row-major [n][...]).
   float* x = nullptr;          // residual stream [B][d]
   float* xb = nullptr;         // normed input / projection output [B][d]
@@ -73,22 +78,36 @@ struct LlamaState {
 };
 
 // Fills in the defaults of `options` for `config` (context, max_batch, and the window: the
-// config's sliding_window when the run sets none; a wider one is refused) and validates them.
+// config's sliding_window when the run sets none and it is narrower than the context; a wider one
+// is refused) and validates them.
 // A window W attends W positions, the current one included; sinks S pin positions 0..S-1 and the
 // W - S most recent are attended (HF SinkCache). A model whose window starts at a later layer
 // (sliding_window_first_layer > 0, Qwen2) keeps the run's window (default 0: its full layers
 // need every position, so the cache holds the whole context); see llama_layer_window.
 Status llama_resolve_options(const ModelConfig& config, const RunOptions& options, RunOptions* out);
 
+// Whether the model's trained window applies to layer `layer`: every layer from
+// sliding_window_first_layer on, except with sliding_window_period P those with (layer + 1) % P
+// == 0 (Gemma 2: P = 2, odd layers attend every position; Gemma 3: P = 6).
+bool llama_layer_slides(const ModelConfig& config, int32_t layer);
+
 // The window layer `layer` attends through with resolved options: the model's sliding_window on
 // its windowed layers (narrowed by a smaller run window), the run's window elsewhere (0: all).
 int32_t llama_layer_window(const ModelConfig& config, const RunOptions& resolved, int32_t layer);
 
+// longrope (Phi-3): whether a run with these resolved options takes the long factors, as llama.cpp
+// chooses them by its context: when the positions the run may reach exceed rope_original_context
+// (its context, or without bound when a window streams on). transformers switches per forward
+// call, by the sequence's length; a cache of rotated keys needs one choice per run. False for
+// other scalings.
+bool llama_rope_long_factors(const ModelConfig& config, const RunOptions& resolved);
+
 // Allocates the state from the arena. Works on a measuring arena (then the pointers are null).
-// A model with rope_freq_factors passes that tensor's values (LlamaWeights::rope_freq_factors),
-// which the RoPE table is built from.
+// A model with rope_freq_factors passes that tensor's values (LlamaWeights::rope_freq_factors,
+// and with longrope rope_freq_factors_long), which the RoPE table is built from.
 Status llama_state_init(const ModelConfig& config, const RunOptions& options, Arena& arena,
-                        LlamaState* state, const float* rope_freq_factors = nullptr);
+                        LlamaState* state, const float* rope_freq_factors = nullptr,
+                        const float* rope_freq_factors_long = nullptr);
 
 // Forgets the stream: the next token is position 0 (the cache is not cleared: slots are only read
 // after being written).

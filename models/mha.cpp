@@ -18,11 +18,22 @@ AttentionShape mha_attention_shape(const MhaConfig& c) {
   a.n_heads = c.n_heads;
   a.n_kv_heads = c.n_kv_heads;
   a.head_dim = c.head_dim;
-  a.scale = 1.f / std::sqrt(static_cast<float>(c.head_dim));
+  a.scale = c.scale > 0.f ? c.scale : 1.f / std::sqrt(static_cast<float>(c.head_dim));
+  a.softcap = c.softcap;
   a.window = c.window;
   a.sinks = c.sinks;
   a.causal = c.causal;
   return a;
+}
+
+void mha_rotate_heads(const MhaConfig& c, const float* norm, float* x, int32_t heads, int64_t pos) {
+  if (norm != nullptr) {
+    for (int32_t h = 0; h < heads; ++h) {
+      float* xh = x + static_cast<size_t>(h) * c.head_dim;
+      rmsnorm_f32(xh, norm, c.qk_norm_eps, xh, static_cast<size_t>(c.head_dim));
+    }
+  }
+  rope_apply(*c.rope, c.rope_layout, x, heads, pos);
 }
 
 namespace {
@@ -419,8 +430,8 @@ void qkv_after_columns(void* ctx, const int64_t* j0, const int64_t* j1) {
   const int32_t q_heads = static_cast<int32_t>((j1[0] - j0[0]) / c.head_dim);
   const int32_t k_heads = static_cast<int32_t>((j1[1] - j0[1]) / c.head_dim);
   for (int32_t i = 0; i < h.n; ++i) {
-    if (q_heads > 0) rope_apply(*c.rope, c.rope_layout, h.q + i * qd + j0[0], q_heads, h.pos0 + i);
-    if (k_heads > 0) rope_apply(*c.rope, c.rope_layout, h.k + i * kv + j0[1], k_heads, h.pos0 + i);
+    if (q_heads > 0) mha_rotate_heads(c, c.q_norm, h.q + i * qd + j0[0], q_heads, h.pos0 + i);
+    if (k_heads > 0) mha_rotate_heads(c, c.k_norm, h.k + i * kv + j0[1], k_heads, h.pos0 + i);
   }
 }
 
@@ -431,8 +442,8 @@ void qkv_after_rows(void* ctx, int64_t r0, int64_t r1) {
   const int64_t qd = static_cast<int64_t>(c.n_heads) * c.head_dim;
   const int64_t kv = static_cast<int64_t>(c.n_kv_heads) * c.head_dim;
   for (int64_t i = r0; i < r1; ++i) {
-    rope_apply(*c.rope, c.rope_layout, h.q + i * qd, c.n_heads, h.pos0 + i);
-    rope_apply(*c.rope, c.rope_layout, h.k + i * kv, c.n_kv_heads, h.pos0 + i);
+    mha_rotate_heads(c, c.q_norm, h.q + i * qd, c.n_heads, h.pos0 + i);
+    mha_rotate_heads(c, c.k_norm, h.k + i * kv, c.n_kv_heads, h.pos0 + i);
   }
 }
 

@@ -32,6 +32,12 @@ struct MhaConfig {
   int32_t window = 0, sinks = 0;    // decoder form: sliding window and sinks (0: none)
   const RopeTable* rope = nullptr;  // rotary positions for q and k (null: none)
   RopeLayout rope_layout = RopeLayout::interleaved;
+  float scale = 0.f;    // attention score scale (0: 1/sqrt(head_dim))
+  float softcap = 0.f;  // score soft-capping (AttentionShape::softcap; 0: none)
+  // Per-head RMSNorm of q and k before RoPE (Qwen3, Gemma 3): weights [head_dim] each, or null.
+  const float* q_norm = nullptr;
+  const float* k_norm = nullptr;
+  float qk_norm_eps = 0.f;
   // Decoder form with causal linear-elu attention (issue 19): the layers' recurrent states, each
   // n_heads blocks of head_dim^2 + head_dim floats (mha_linear_state_floats), replacing softmax
   // and the KV cache: every position costs the same whatever its index. Null: softmax.
@@ -75,9 +81,14 @@ struct MhaBuffers {
   LinearPlan* plans = nullptr;  // 4 cached plans (q, k, v, o), or null: plan every call
 };
 
-// The attention kernel's shape for this configuration (heads, head size, 1/sqrt(head size) scale,
-// window, sinks, causal).
+// The attention kernel's shape for this configuration (heads, head size, the scale (default
+// 1/sqrt(head size)), soft-capping, window, sinks, causal).
 AttentionShape mha_attention_shape(const MhaConfig& config);
+
+// The positional step of `heads` consecutive head vectors of q (norm = config.q_norm) or k
+// (config.k_norm) at absolute position pos: the per-head RMSNorm when given, then RoPE.
+void mha_rotate_heads(const MhaConfig& config, const float* norm, float* x, int32_t heads,
+                      int64_t pos);
 
 // Floats of one layer's linear-elu state (see MhaConfig::linear_state).
 size_t mha_linear_state_floats(const MhaConfig& config);

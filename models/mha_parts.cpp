@@ -147,8 +147,8 @@ Status mha_parts_attend(const MhaWeights& w, const MhaConfig& c, const float* x,
     float* k = b.k + p * n * kp;
     if (c.rope) {
       for (int64_t i = 0; i < n; ++i) {
-        rope_apply(*c.rope, c.rope_layout, q + i * qp, hp, pos0 + i);
-        rope_apply(*c.rope, c.rope_layout, k + i * kp, gp, pos0 + i);
+        mha_rotate_heads(c, c.q_norm, q + i * qp, hp, pos0 + i);
+        mha_rotate_heads(c, c.k_norm, k + i * kp, gp, pos0 + i);
       }
     }
     const uint64_t t1 = profile_start(profile);

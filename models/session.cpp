@@ -16,7 +16,8 @@ Status layout_model(const Model& model, const SessionOptions& o, Arena& arena, S
     case ArchKind::llama:
       if (s) {
         EINFER_TRY(llama_bind_weights(s->model, arena, &s->weights));
-        return llama_state_init(c, o.run, arena, &s->state, s->weights.rope_freq_factors.f32());
+        return llama_state_init(c, o.run, arena, &s->state, s->weights.rope_freq_factors.f32(),
+                                s->weights.rope_freq_factors_long);
       } else {
         LlamaState state;
         return llama_state_init(c, o.run, arena, &state);
@@ -32,6 +33,18 @@ Status layout_model(const Model& model, const SessionOptions& o, Arena& arena, S
             arena.allocate_array(static_cast<size_t>(c.n_layers > 0 ? c.n_layers : 0), &layers));
         EncoderState state;
         return encoder_state_init(c, o.run.context, arena, &state);
+      }
+    case ArchKind::bert:
+      if (s) {
+        EINFER_TRY(bert_bind_weights(s->model, arena, &s->bert_weights));
+      } else {
+        EncoderLayerWeights* layers = nullptr;  // bert_bind_weights' one allocation
+        EINFER_TRY(
+            arena.allocate_array(static_cast<size_t>(c.n_layers > 0 ? c.n_layers : 0), &layers));
+      }
+      {
+        EncoderState measured;
+        return encoder_state_init(c, o.run.context, arena, s ? &s->encoder_state : &measured);
       }
     case ArchKind::transformer:
       if (s) {
@@ -54,10 +67,12 @@ Status layout_model(const Model& model, const SessionOptions& o, Arena& arena, S
                      static_cast<int64_t>(c.arch));
 }
 
-// Sampler candidates, tokenizer tables and encode scratch (decoders).
+// Sampler candidates, tokenizer tables and encode scratch (decoders; bert: the tokenizer and the
+// ids of one text).
 Status layout_text(const Model& model, const SessionOptions& o, Arena& arena, Session* s) {
   const int32_t vocab = model.config.vocab_size;
   const bool decoder = model.config.arch == ArchKind::llama;
+  const bool bert = model.config.arch == ArchKind::bert;
   if (o.sampler.temperature != 0.0f) {
     if (!decoder) return make_status(StatusCode::invalid_argument, "encoders do not sample");
     void* scratch = nullptr;
@@ -80,7 +95,8 @@ Status layout_text(const Model& model, const SessionOptions& o, Arena& arena, Se
                        o.tokenizer);
   }
   if (o.tokenizer == 0) return ok_status();
-  if (!decoder) return make_status(StatusCode::invalid_argument, "encoders take no tokenizer");
+  if (!decoder && !bert)
+    return make_status(StatusCode::invalid_argument, "encoders take no tokenizer");
   const void* image = o.tokenizer_image ? o.tokenizer_image : model.tokenizer;
   const size_t image_bytes = o.tokenizer_image ? o.tokenizer_image_bytes : model.tokenizer_bytes;
   if (!image) {
@@ -117,6 +133,18 @@ Status layout_text(const Model& model, const SessionOptions& o, Arena& arena, Se
     s->encode_scratch = p;
     s->encode_scratch_bytes = bytes;
   }
+  if (!bert) return ok_status();
+  // Every id the longest text can give (truncation to the context happens after tokenizing).
+  const size_t max_ids = text_tokenizer_max_ids(packed, o.max_prompt_bytes);
+  if (max_ids > static_cast<size_t>(INT32_MAX))
+    return make_status(StatusCode::invalid_argument, "max_prompt_bytes too large for the tokenizer",
+                       -1, static_cast<int64_t>(o.max_prompt_bytes));
+  int32_t* ids = nullptr;
+  EINFER_TRY(arena.allocate_array(max_ids, &ids));
+  if (s) {
+    s->embed_ids = ids;
+    s->embed_ids_max = static_cast<int32_t>(max_ids);
+  }
   return ok_status();
 }
 
@@ -143,6 +171,7 @@ Status session_layout(const Model& model, const SessionOptions& options, bool bu
     s->state = LlamaState{};
     s->encoder_weights = EncoderWeights{};
     s->encoder_state = EncoderState{};
+    s->bert_weights = BertWeights{};
     s->transformer_weights = TransformerWeights{};
     s->transformer_state = TransformerState{};
     s->sampler = Sampler{};
@@ -198,6 +227,10 @@ Status session_create(const void* image, size_t image_bytes, const LoadOptions& 
 }
 
 Status session_eval(Session* s, const int32_t* tokens, int32_t n, float* all_logits) {
+  if (s->model.config.arch == ArchKind::bert) {
+    return make_status(StatusCode::invalid_argument,
+                       "session: this model is a sentence encoder (bert); embed its tokens");
+  }
   if (s->model.config.arch != ArchKind::llama) {
     return make_status(StatusCode::invalid_argument,
                        "session: this model is an encoder; it takes vectors, not tokens");
@@ -206,11 +239,65 @@ Status session_eval(Session* s, const int32_t* tokens, int32_t n, float* all_log
 }
 
 Status session_encode(Session* s, const float* in, int32_t n, float* out) {
+  if (s->model.config.arch == ArchKind::bert) {
+    return make_status(StatusCode::invalid_argument,
+                       "session: this model is a sentence encoder (bert); it takes token ids");
+  }
   if (s->model.config.arch != ArchKind::encoder) {
     return make_status(StatusCode::invalid_argument,
                        "session: this model is a decoder; it takes tokens, not vectors");
   }
   return encoder_forward(s->encoder_weights, &s->encoder_state, in, n, out);
+}
+
+namespace {
+Status need_bert(const Session* s) {
+  if (s->model.config.arch != ArchKind::bert)
+    return make_status(StatusCode::invalid_argument,
+                       "session: this model is not a sentence encoder (bert)");
+  return ok_status();
+}
+}  // namespace
+
+Status session_embed(Session* s, const int32_t* ids, int32_t n, float* out) {
+  EINFER_TRY(need_bert(s));
+  return bert_embed(s->bert_weights, &s->encoder_state, ids, nullptr, n, out);
+}
+
+Status session_embed_tokens(Session* s, const int32_t* ids, int32_t n, float* out) {
+  EINFER_TRY(need_bert(s));
+  EINFER_TRY(bert_forward(s->bert_weights, &s->encoder_state, ids, nullptr, n));
+  std::memcpy(out, s->encoder_state.x,
+              static_cast<size_t>(n) * static_cast<size_t>(s->model.config.dim) * sizeof(float));
+  return ok_status();
+}
+
+Status session_embed_ids(Session* s, const char* text, size_t len, const int32_t** ids, int32_t* n,
+                         int32_t* n_tokens) {
+  *ids = nullptr;
+  *n = *n_tokens = 0;
+  EINFER_TRY(need_bert(s));
+  int32_t count = 0;
+  EINFER_TRY(session_tokenize(s, text, len, true, s->embed_ids, s->embed_ids_max, &count));
+  *n_tokens = count;
+  if (count == 0)
+    return make_status(StatusCode::invalid_argument, "session: the text has no tokens");
+  const int32_t max_seq = s->encoder_state.max_seq;
+  if (count > max_seq) {  // keep the end token ([SEP]) the tokenizer added, as HF truncation does
+    const int32_t last = s->embed_ids[count - 1];
+    count = max_seq;
+    if (last == text_tokenizer_eos(s->tokenizer)) s->embed_ids[count - 1] = last;
+  }
+  *ids = s->embed_ids;
+  *n = count;
+  return ok_status();
+}
+
+Status session_embed_text(Session* s, const char* text, size_t len, float* out, int32_t* n_tokens) {
+  const int32_t* ids = nullptr;
+  int32_t n = 0;
+  EINFER_TRY(session_embed_ids(s, text, len, &ids, &n, n_tokens));
+  return session_embed(s, ids, n, out);
 }
 
 namespace {

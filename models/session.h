@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "models/bert.h"
 #include "models/encoder.h"
 #include "models/llama.h"
 #include "models/sampler.h"
@@ -48,9 +49,12 @@ struct Session {
   // llama decoders
   LlamaWeights weights;
   LlamaState state;
-  // encoders
+  // encoders (bert models run their layers in encoder_state too)
   EncoderWeights encoder_weights;
   EncoderState encoder_state;
+  BertWeights bert_weights;
+  int32_t* embed_ids = nullptr;  // bert with a tokenizer: the ids of one text (session_embed_text)
+  int32_t embed_ids_max = 0;
   // encoder-decoders (run.context sizes both the source and the target)
   TransformerWeights transformer_weights;
   TransformerState transformer_state;
@@ -91,6 +95,22 @@ Status session_eval(Session* session, const int32_t* tokens, int32_t n,
 
 // Encoders: out[n][dim] = encoder(in[n][dim]) for one sequence of n positions (out may alias in).
 Status session_encode(Session* session, const float* in, int32_t n, float* out);
+
+// bert (sentence embeddings, models/bert.h): the model's pooled (and normalized) vector out[dim]
+// of one sequence of n token ids, or the token states out[n][dim] it pools. n is at most the
+// session's context (run.context, 0: the model's); token types are 0.
+Status session_embed(Session* session, const int32_t* ids, int32_t n, float* out);
+Status session_embed_tokens(Session* session, const int32_t* ids, int32_t n, float* out);
+// The same for a text (options.tokenizer 1), tokenized with the model's special tokens ([CLS] ...
+// [SEP]); a text of more tokens than the context keeps the first context - 1 and its last one
+// (the [SEP]), as sentence-transformers truncates. *n_tokens receives the text's token count
+// before truncation.
+Status session_embed_text(Session* session, const char* text, size_t len, float* out,
+                          int32_t* n_tokens);
+// The ids session_embed_text embeds (in the session's buffer, valid until the next call): *n of
+// them, truncated from the text's *n_tokens.
+Status session_embed_ids(Session* session, const char* text, size_t len, const int32_t** ids,
+                         int32_t* n, int32_t* n_tokens);
 
 // Encoder-decoders (models/transformer.h has the state machine): encode a source src[m][dim]
 // once, then decode target rows all at once (out[n][dim]) or one at a time (out[dim]).

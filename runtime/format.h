@@ -4,7 +4,8 @@
 // the caller's buffer, never copying a weight. Layout:
 //
 //   [0, 128)                      FileHeader
-//   [arch_offset, +arch_size)     ArchBlock (hyperparameters and quantization)
+//   [arch_offset, +arch_size)     ArchBlock (hyperparameters and quantization; 192 bytes, 128 in
+//                                 versions 2 and 3)
 //   [table_offset, +count*80)     TensorRecord[tensor_count], in canonical order (see below)
 //   ... zero padding to header_size (a multiple of 64) ...
 //   [header_size, file_size)      payload: tensor values and scales, tokenizer, metadata,
@@ -27,13 +28,15 @@ static_assert(std::endian::native == std::endian::little, "einfer model images a
 
 inline constexpr uint32_t kEinMagic = 0x464E4945u;  // bytes "EINF"
 inline constexpr uint32_t kEinVersion = 4;          // any layout change bumps this
-// Version 3 images (every matrix in the rows layout: TensorRecord.layout was reserved, zero) and
+// Version 3 images (a 128-byte ArchBlock: the family and bert fields of bytes 128..191 and flag
+// bits 7..9 absent; every matrix in the rows layout: TensorRecord.layout was reserved, zero) and
 // version 2 images (no RoPE scaling, sliding window or q/k/v biases either: those ArchBlock bytes
-// and flag are zero) still load. einfer-pack writes version 3 when every matrix is in rows layout,
-// so those images load on older runtimes too.
+// and flag are zero) still load. einfer-pack writes version 3 when the model uses no version 4
+// feature, so those images load on older runtimes too.
 inline constexpr uint32_t kEinVersion3 = 3;
 inline constexpr uint32_t kEinVersionPrevious = 2;
-inline constexpr uint32_t kEinAlignment = 64;  // every payload region starts at a multiple
+inline constexpr uint32_t kArchBlockBytesV3 = 128;  // ArchBlock size in versions 2 and 3
+inline constexpr uint32_t kEinAlignment = 64;       // every payload region starts at a multiple
 inline constexpr uint32_t kEinMaxRank = 4;
 
 // FileHeader.flags bits. Unknown bits are rejected.
@@ -50,7 +53,11 @@ inline constexpr uint32_t kArchFinalNorm = 1u << 4;
 inline constexpr uint32_t kArchQkvBias = 1u << 5;  // version 3
 // Version 3, added later (older version 3 files have it clear): a rope_freq_factors tensor.
 inline constexpr uint32_t kArchRopeFreqFactors = 1u << 6;
-inline constexpr uint32_t kArchKnownFlags = 0x7F;
+inline constexpr uint32_t kArchKnownFlagsV3 = 0x7F;
+inline constexpr uint32_t kArchQkNorm = 1u << 7;     // version 4: q_norm, k_norm tensors
+inline constexpr uint32_t kArchPostNorms = 1u << 8;  // version 4: attn_post_norm, ffn_post_norm
+inline constexpr uint32_t kArchNormalize = 1u << 9;  // version 4, bert: L2-normalized output
+inline constexpr uint32_t kArchKnownFlags = 0x3FF;
 
 struct FileHeader {             // 128 bytes at offset 0
   uint32_t magic;               //   0  kEinMagic ("EINF")
@@ -61,8 +68,8 @@ struct FileHeader {             // 128 bytes at offset 0
   uint32_t header_crc;          //  24  CRC32 of [0, header_size) with this field read as 0
   uint32_t payload_crc;         //  28  CRC32 of [header_size, file_size)
   uint32_t arch_offset;         //  32  128
-  uint32_t arch_size;           //  36  sizeof(ArchBlock) = 128
-  uint32_t table_offset;        //  40  256
+  uint32_t arch_size;           //  36  sizeof(ArchBlock) = 192 (versions 2, 3: 128)
+  uint32_t table_offset;        //  40  320 (versions 2, 3: 256)
   uint32_t tensor_count;        //  44
   uint32_t tensor_record_size;  //  48  sizeof(TensorRecord) = 80
   uint32_t reserved0;           //  52  0
@@ -74,7 +81,7 @@ struct FileHeader {             // 128 bytes at offset 0
 };
 static_assert(sizeof(FileHeader) == 128);
 
-struct ArchBlock {           // 128 bytes
+struct ArchBlock {           // 192 bytes (versions 2 and 3: the first 128)
   uint32_t kind;             //   0  ArchKind
   int32_t dim;               //   4
   int32_t hidden_dim;        //   8
@@ -105,8 +112,21 @@ struct ArchBlock {           // 128 bytes
   int32_t n_decoder_layers;  // 120  transformer: decoder layers, else 0
   int32_t window_first;      // 124  llama: first layer the sliding window applies to (0: all;
                              //      version 3, added later: older version 3 files hold zero)
+  // Version 4: the llama family's Qwen3 / Gemma 2, 3 / Phi-3 features (ModelConfig).
+  uint32_t family;         // 128  ArchFamily (descriptive)
+  float embed_scale;       // 132  token embeddings times this; 0: none
+  float attn_scale;        // 136  attention score scale; 0: 1/sqrt(head_dim)
+  float attn_softcap;      // 140  score soft-capping c * tanh(s / c); 0: none
+  float final_softcap;     // 144  logit soft-capping; 0: none
+  int32_t window_period;   // 148  sliding layers: (i + 1) % period != 0; 0: window_first rule
+  float rope_local_theta;  // 152  the sliding layers' RoPE base; 0: rope_theta for every layer
+  float rope_attn_factor;  // 156  longrope cos/sin factor; else 0
+  // Version 4: sentence encoders (bert).
+  uint32_t pooling;         // 160  PoolingKind (bert), else 0
+  int32_t type_vocab;       // 164  bert: token-type embedding rows, else 0
+  uint8_t reserved_v4[24];  // 168  zero
 };
-static_assert(sizeof(ArchBlock) == 128);
+static_assert(sizeof(ArchBlock) == 192);
 
 struct TensorRecord {      // 80 bytes
   uint32_t role;           //   0  TensorRole
@@ -134,8 +154,10 @@ uint32_t ein_header_crc(const unsigned char* image, uint32_t header_size);
 
 // Whether the architecture has a tensor with this role (and how many per layer in total).
 // The canonical table order is: token_embedding (if vocab > 0); for each layer 0..L-1 its
-// per-layer roles in increasing role number; then final_norm, final_norm_bias, classifier, when
-// present. The loader requires exactly this sequence, so model_tensor() finds a tensor in O(1).
+// per-layer roles in increasing role number; then final_norm, final_norm_bias, decoder_norm,
+// decoder_norm_bias, classifier, rope_freq_factors, position_embedding, token_type_embedding,
+// embed_norm, embed_norm_bias, when present. The loader requires exactly this sequence, so
+// model_tensor() finds a tensor in O(1).
 bool ein_role_present(const ModelConfig& config, TensorRole role);
 bool ein_role_per_layer(TensorRole role);
 // Whether `layer` (0 .. ein_layer_count - 1) stores `role`: transformer layers n_layers .. are
@@ -156,7 +178,8 @@ int ein_expected_shape(const ModelConfig& config, TensorRole role, int64_t shape
 bool ein_role_is_matrix(TensorRole role);
 
 // The one translation between ModelConfig and its on-disk ArchBlock (loader and packer share it).
-// Neither validates: the loader calls ein_validate_config() on the result.
+// Neither validates: the loader calls ein_validate_config() on the result. Versions 2 and 3 read
+// the first 128 bytes (the rest zero).
 ModelConfig config_from_arch_block(const ArchBlock& block);
 ArchBlock arch_block_from_config(const ModelConfig& config);
 

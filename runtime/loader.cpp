@@ -79,10 +79,9 @@ Status load_model(const void* data, size_t size, const LoadOptions& options, Mod
   FileHeader h;
   std::memcpy(&h, img, sizeof h);
   if (h.magic != kEinMagic) return bad("not an einfer model (bad magic)");
-  // A rows-only build (EINFER_LAYOUTS off, firmware) reads the versions before layouts only.
-  constexpr uint32_t kNewest = kLayoutsBuilt ? kEinVersion : kEinVersion3;
-  if (h.version != kNewest && h.version != kEinVersion3 && h.version != kEinVersionPrevious)
-    return make_status(StatusCode::unsupported, "unsupported format version", kNewest, h.version);
+  if (h.version != kEinVersion && h.version != kEinVersion3 && h.version != kEinVersionPrevious)
+    return make_status(StatusCode::unsupported, "unsupported format version", kEinVersion,
+                       h.version);
   if (h.file_size > size)
     return bad("file truncated (file_size in header exceeds the buffer)",
                static_cast<int64_t>(h.file_size > INT64_MAX ? INT64_MAX : h.file_size), have);
@@ -94,7 +93,8 @@ Status load_model(const void* data, size_t size, const LoadOptions& options, Mod
   for (uint8_t b : h.reserved)
     if (b != 0) return bad("reserved header bytes are not zero");
   if (h.flags & ~kEinKnownFlags) return bad("unknown header flags", -1, h.flags);
-  if (h.arch_size != sizeof(ArchBlock)) return bad("arch block size mismatch", 128, h.arch_size);
+  const uint32_t arch_bytes = h.version == kEinVersion ? sizeof(ArchBlock) : kArchBlockBytesV3;
+  if (h.arch_size != arch_bytes) return bad("arch block size mismatch", arch_bytes, h.arch_size);
   if (h.tensor_record_size != sizeof(TensorRecord))
     return bad("tensor record size mismatch", 80, h.tensor_record_size);
   if (h.arch_offset < sizeof(FileHeader) || !fits(h.arch_offset, h.arch_size, h.header_size))

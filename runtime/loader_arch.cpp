@@ -62,6 +62,16 @@ void for_each_arch_field(Config& c, Block& a, F f) {
   f(c.sliding_window, a.sliding_window);
   f(c.n_decoder_layers, a.n_decoder_layers);
   f(c.sliding_window_first_layer, a.window_first);
+  f(c.family, a.family);  // version 4 from here on
+  f(c.embed_scale, a.embed_scale);
+  f(c.attn_scale, a.attn_scale);
+  f(c.attn_softcap, a.attn_softcap);
+  f(c.final_softcap, a.final_softcap);
+  f(c.sliding_window_period, a.window_period);
+  f(c.rope_local_theta, a.rope_local_theta);
+  f(c.rope_attn_factor, a.rope_attn_factor);
+  f(c.pooling, a.pooling);
+  f(c.type_vocab_size, a.type_vocab);
 }
 
 // The ModelConfig switches stored as ArchBlock::flags bits.
@@ -76,7 +86,10 @@ constexpr ArchFlagField kArchFlagFields[] = {
     {&ModelConfig::causal, kArchCausal},
     {&ModelConfig::final_norm, kArchFinalNorm},
     {&ModelConfig::qkv_bias, kArchQkvBias},
-    {&ModelConfig::rope_freq_factors, kArchRopeFreqFactors}};
+    {&ModelConfig::rope_freq_factors, kArchRopeFreqFactors},
+    {&ModelConfig::qk_norm, kArchQkNorm},
+    {&ModelConfig::post_norms, kArchPostNorms},
+    {&ModelConfig::normalize, kArchNormalize}};
 
 // `to = from` across the enum <-> uint32_t and equal-type pairs of the two structs.
 struct AssignField {
@@ -105,16 +118,28 @@ ArchBlock arch_block_from_config(const ModelConfig& c) {
 
 Status loader_detail::read_arch_block(const FileHeader& h, const unsigned char* img,
                                       ModelConfig* config) {
+  // load_model checked h.arch_size against the version: sizeof(ArchBlock) for version 4,
+  // kArchBlockBytesV3 before.
   ArchBlock a;
-  std::memcpy(&a, img + h.arch_offset, sizeof a);
+  std::memset(&a, 0, sizeof a);
+  std::memcpy(&a, img + h.arch_offset, h.arch_size);  // versions 2, 3: the v4 fields stay zero
+  if (h.version == kEinVersion) {
+    for (uint8_t b : a.reserved_v4)
+      if (b != 0) return bad("reserved arch bytes are not zero");
+  } else if (a.flags & ~kArchKnownFlagsV3) {
+    return bad("unknown architecture flags", -1, a.flags);
+  }
   if (h.version == kEinVersionPrevious) {  // v2: bytes 96..127 and flag bits 5, 6 were reserved
     const unsigned char* v3 = img + h.arch_offset + offsetof(ArchBlock, rope_scaling);
-    for (size_t i = 0; i < sizeof(ArchBlock) - offsetof(ArchBlock, rope_scaling); ++i)
+    for (size_t i = 0; i < kArchBlockBytesV3 - offsetof(ArchBlock, rope_scaling); ++i)
       if (v3[i] != 0) return bad("reserved arch bytes are not zero");
     if (a.flags & (kArchQkvBias | kArchRopeFreqFactors))
       return bad("unknown architecture flags", -1, a.flags);
   }
   if (a.flags & ~kArchKnownFlags) return bad("unknown architecture flags", -1, a.flags);
+  // Versions 2 and 3 know no bert (its fields are zero there, so the rules below refuse it).
+  if (h.version != kEinVersion && a.kind == static_cast<uint32_t>(ArchKind::bert))
+    return bad("bert models need format version 4", kEinVersion, h.version);
   const ModelConfig c = config_from_arch_block(a);
   EINFER_TRY(ein_validate_config(c));
   *config = c;
@@ -152,6 +177,30 @@ Status validate_attention_variant(const ModelConfig& c) {
   return ok_status();
 }
 
+// Issue 32's llama-family features (Qwen3, Gemma 2/3, Phi-3); all zero for other models.
+Status validate_family_features(const ModelConfig& c) {
+  // Unset is +0 exactly; set is finite and > 0 (and far below what a float holds).
+  auto off_or_positive = [](float v) {
+    return (v == 0.f && !std::signbit(v)) || (std::isfinite(v) && v > 0.f && v < 1e9f);
+  };
+  if (static_cast<uint32_t>(c.family) >= kArchFamilyCount)
+    return inval("unknown model family", static_cast<int64_t>(c.family));
+  if (c.qk_norm > 1 || c.post_norms > 1) return inval("boolean flag out of range");
+  if (!off_or_positive(c.embed_scale)) return inval("embedding scale must be 0 or > 0");
+  if (!off_or_positive(c.attn_scale)) return inval("attention scale must be 0 or > 0");
+  if (!off_or_positive(c.attn_softcap) || !off_or_positive(c.final_softcap))
+    return inval("soft-capping must be 0 or > 0");
+  if (!off_or_positive(c.rope_local_theta)) return inval("local RoPE theta must be 0 or > 0");
+  if (c.sliding_window_period != 0 && (!in_range(c.sliding_window_period, 2, kMaxLayers) ||
+                                       c.sliding_window == 0 || c.sliding_window_first_layer != 0))
+    return inval(
+        "sliding window period: 2 or more, with a window, and not with a first windowed layer",
+        c.sliding_window_period);
+  if (c.rope_local_theta != 0.f && c.sliding_window == 0)
+    return inval("a local RoPE theta needs sliding layers (a sliding_window)");
+  return ok_status();
+}
+
 // Issue 13's llama-family options: RoPE scaling parameters and the trained sliding window.
 Status validate_llama_extras(const ModelConfig& c) {
   auto positive = [](float v) { return std::isfinite(v) && v > 0.f && v < 1e9f; };
@@ -172,6 +221,17 @@ Status validate_llama_extras(const ModelConfig& c) {
       if (!(c.rope_high_freq_factor > c.rope_low_freq_factor))
         return inval("llama3 RoPE scaling: high_freq_factor must exceed low_freq_factor");
       break;
+    case RopeScaling::longrope:
+      // The divisors are the rope_freq_factors (short) and rope_freq_factors_long tensors.
+      if (!unset(c.rope_factor) || !unset(c.rope_low_freq_factor) ||
+          !unset(c.rope_high_freq_factor))
+        return inval("longrope RoPE scaling: no factor or low/high_freq_factor");
+      if (c.rope_freq_factors != 1 || !in_range(c.rope_original_context, 1, kMaxDim) ||
+          !positive(c.rope_attn_factor))
+        return inval(
+            "longrope RoPE scaling: frequency factors, original context > 0 and attention factor "
+            "> 0");
+      break;
     default:
       return inval("unknown RoPE scaling", static_cast<int64_t>(c.rope_scaling));
   }
@@ -183,13 +243,39 @@ Status validate_llama_extras(const ModelConfig& c) {
   if (c.rope_freq_factors > 1) return inval("boolean flag out of range");
   if (c.rope_freq_factors && c.rope_scaling == RopeScaling::llama3)
     return inval("RoPE frequency factors and llama3 scaling both rescale the frequencies");
+  if (c.rope_scaling != RopeScaling::longrope && !unset(c.rope_attn_factor))
+    return inval("RoPE attention factor set without longrope scaling");
+  return validate_family_features(c);
+}
+
+// Issue 32's sentence-embedding encoders: the embedding front end and pooling (bert only).
+Status validate_bert_options(const ModelConfig& c) {
+  if (c.arch != ArchKind::bert) {
+    if (c.pooling != PoolingKind::none || c.normalize != 0 || c.type_vocab_size != 0)
+      return inval("pooling, normalization and token types are bert options");
+    return ok_status();
+  }
+  if (c.vocab_size == 0 || c.tied_classifier) return inval("bert model without a vocabulary");
+  if (c.context_length == 0)
+    return inval("bert model without a context length (its position embeddings)");
+  if (c.norm != NormKind::layernorm) return inval("bert models use LayerNorm");
+  if (c.norm_first || c.causal || c.final_norm)
+    return inval("bert models are post-norm and bidirectional, without a final norm");
+  if (static_cast<uint32_t>(c.pooling) > 2)
+    return inval("unknown pooling kind", static_cast<int64_t>(c.pooling));
+  if (c.normalize > 1) return inval("boolean flag out of range");
+  if (c.normalize && c.pooling == PoolingKind::none)
+    return inval("bert: normalization applies to a pooled vector (no pooling set)");
+  if (!in_range(c.type_vocab_size, 0, kMaxDim))
+    return inval("token type count out of range", c.type_vocab_size);
   return ok_status();
 }
 
 }  // namespace
 
 Status ein_validate_config(const ModelConfig& c) {
-  if (c.arch != ArchKind::llama && c.arch != ArchKind::encoder && c.arch != ArchKind::transformer)
+  if (c.arch != ArchKind::llama && c.arch != ArchKind::encoder && c.arch != ArchKind::transformer &&
+      c.arch != ArchKind::bert)
     return inval("unknown architecture kind", static_cast<int64_t>(c.arch));
   if (c.arch == ArchKind::transformer) {
     if (!in_range(c.n_decoder_layers, 1, kMaxLayers))
@@ -214,33 +300,39 @@ Status ein_validate_config(const ModelConfig& c) {
   if (c.arch == ArchKind::llama) {
     if (c.vocab_size == 0) return inval("llama model without a vocabulary");
     if (c.context_length == 0) return inval("llama model without a context length");
-    if (c.activation != Activation::swiglu) return inval("llama models use the swiglu activation");
+    if (c.activation != Activation::swiglu && c.activation != Activation::geglu_tanh)
+      return inval("llama models use the swiglu or geglu_tanh activation");
     if (c.rope == RopeMode::none) return inval("llama models need a RoPE mode");
     if (c.has_bias || c.norm_first || c.causal || c.final_norm)
       return inval("llama models take no encoder flags (bias, norm_first, causal, final_norm)");
     EINFER_TRY(validate_llama_extras(c));
-  } else {  // encoder and transformer: PyTorch's layers
-    if (c.vocab_size != 0 || c.tied_classifier) return inval("encoder models have no vocabulary");
-    if (c.activation == Activation::swiglu) return inval("encoder activation must not be swiglu");
+  } else {  // encoder, transformer and bert: PyTorch's layers (bert: token ids in)
+    if (c.arch != ArchKind::bert && (c.vocab_size != 0 || c.tied_classifier))
+      return inval("encoder models have no vocabulary");
+    if (c.activation == Activation::swiglu || c.activation == Activation::geglu_tanh)
+      return inval("encoder activation must not be gated (swiglu, geglu_tanh)");
     if (c.rope != RopeMode::none) return inval("encoder models take no RoPE");
     if (c.n_kv_heads != c.n_heads) return inval("encoder key/value heads must equal query heads");
     if (int64_t{c.head_dim} * c.n_heads != c.dim)
       return inval("encoder head_dim * n_heads must equal dim", c.head_dim);
     if (c.qkv_bias || c.rope_scaling != RopeScaling::none || c.sliding_window != 0 ||
-        c.rope_freq_factors)
+        c.rope_freq_factors || c.family != ArchFamily::unspecified || c.qk_norm || c.post_norms ||
+        c.embed_scale != 0.f || c.attn_scale != 0.f || c.attn_softcap != 0.f ||
+        c.final_softcap != 0.f || c.sliding_window_period != 0 || c.rope_local_theta != 0.f)
       return inval(
           "encoder models take no llama options (qkv_bias, rope_scaling, rope_freq_factors, "
-          "sliding_window)");
+          "sliding_window, family features)");
     EINFER_TRY(validate_llama_extras(c));  // and no RoPE scaling parameters
   }
   if (c.tied_classifier > 1 || c.has_bias > 1 || c.qkv_bias > 1 || c.norm_first > 1 ||
       c.causal > 1 || c.final_norm > 1)
     return inval("boolean flag out of range");
   EINFER_TRY(validate_attention_variant(c));
+  EINFER_TRY(validate_bert_options(c));
   if (static_cast<uint32_t>(c.norm) > 1) return inval("unknown norm kind");
   if (!(std::isfinite(c.norm_eps) && c.norm_eps > 0.f && c.norm_eps < 1.f))
     return inval("norm epsilon out of range");
-  if (static_cast<uint32_t>(c.activation) > 3) return inval("unknown activation");
+  if (static_cast<uint32_t>(c.activation) > 4) return inval("unknown activation");
   if (static_cast<uint32_t>(c.rope) > 2) return inval("unknown RoPE mode");
   if (c.rope != RopeMode::none) {
     if (!(std::isfinite(c.rope_theta) && c.rope_theta > 0.f))

@@ -28,9 +28,17 @@ int per_layer_roles(const ModelConfig& c, int32_t layer, TensorRole* roles) {
   return n;
 }
 
-constexpr TensorRole kTrailing[6] = {TensorRole::final_norm,   TensorRole::final_norm_bias,
-                                     TensorRole::decoder_norm, TensorRole::decoder_norm_bias,
-                                     TensorRole::classifier,   TensorRole::rope_freq_factors};
+constexpr TensorRole kTrailing[11] = {TensorRole::final_norm,
+                                      TensorRole::final_norm_bias,
+                                      TensorRole::decoder_norm,
+                                      TensorRole::decoder_norm_bias,
+                                      TensorRole::classifier,
+                                      TensorRole::rope_freq_factors,
+                                      TensorRole::rope_freq_factors_long,
+                                      TensorRole::position_embedding,
+                                      TensorRole::token_type_embedding,
+                                      TensorRole::embed_norm,
+                                      TensorRole::embed_norm_bias};
 
 // Global roles that follow the layers, in canonical order.
 int trailing_roles(const ModelConfig& c, TensorRole* roles) {
@@ -88,6 +96,11 @@ bool ein_role_per_layer(TensorRole role) {
     case TensorRole::decoder_norm:
     case TensorRole::decoder_norm_bias:
     case TensorRole::rope_freq_factors:
+    case TensorRole::rope_freq_factors_long:
+    case TensorRole::position_embedding:
+    case TensorRole::token_type_embedding:
+    case TensorRole::embed_norm:
+    case TensorRole::embed_norm_bias:
       return false;
     default:
       return true;
@@ -102,6 +115,8 @@ bool ein_role_present(const ModelConfig& c, TensorRole role) {
   const bool layernorm = c.norm == NormKind::layernorm;
   const bool final_norm = c.arch == ArchKind::llama || c.final_norm != 0;
   const bool transformer = c.arch == ArchKind::transformer;
+  const bool llama = c.arch == ArchKind::llama;
+  const bool bert = c.arch == ArchKind::bert;
   switch (role) {
     case TensorRole::cross_wq:
     case TensorRole::cross_wk:
@@ -141,15 +156,29 @@ bool ein_role_present(const ModelConfig& c, TensorRole role) {
     case TensorRole::b2:
       return c.has_bias != 0;
     case TensorRole::w3:
-      return c.activation == Activation::swiglu;
+      return c.activation == Activation::swiglu || c.activation == Activation::geglu_tanh;
     case TensorRole::final_norm:
       return final_norm;
     case TensorRole::final_norm_bias:
       return final_norm && layernorm;
     case TensorRole::classifier:
-      return c.vocab_size > 0 && c.tied_classifier == 0;
+      return c.vocab_size > 0 && c.tied_classifier == 0 && !bert;
     case TensorRole::rope_freq_factors:
-      return c.arch == ArchKind::llama && c.rope_freq_factors != 0;
+      return llama && c.rope_freq_factors != 0;
+    case TensorRole::rope_freq_factors_long:
+      return llama && c.rope_scaling == RopeScaling::longrope;
+    case TensorRole::q_norm:
+    case TensorRole::k_norm:
+      return llama && c.qk_norm != 0;
+    case TensorRole::attn_post_norm:
+    case TensorRole::ffn_post_norm:
+      return llama && c.post_norms != 0;
+    case TensorRole::position_embedding:
+    case TensorRole::embed_norm:
+    case TensorRole::embed_norm_bias:
+      return bert;
+    case TensorRole::token_type_embedding:
+      return bert && c.type_vocab_size > 0;
   }
   return false;
 }
@@ -192,7 +221,15 @@ int ein_expected_shape(const ModelConfig& c, TensorRole role, int64_t shape[kEin
     case TensorRole::b1:
       return set(f, -1);
     case TensorRole::rope_freq_factors:
+    case TensorRole::rope_freq_factors_long:
       return set(c.head_dim / 2, -1);
+    case TensorRole::q_norm:
+    case TensorRole::k_norm:
+      return set(c.head_dim, -1);
+    case TensorRole::position_embedding:
+      return set(c.context_length, d);
+    case TensorRole::token_type_embedding:
+      return set(c.type_vocab_size, d);
     default:
       return set(d, -1);  // norms, their biases, bo, b2
   }
@@ -285,8 +322,9 @@ Status loader_detail::check_tensor_records(const FileHeader& h, const unsigned c
       return bad("GGUF block tensor row is not a whole number of blocks", gguf_block_elems(dt),
                  cols, idx);
     // Interleaved layouts (runtime/layout.h): q8/q4 matrices only, scales inside the one region.
+    // A rows-only build (EINFER_LAYOUTS off) refuses them here, with the reason.
     const WeightLayout layout = static_cast<WeightLayout>(r.layout);
-    if (layout_interleaved(layout)) {
+    if (layout != WeightLayout::rows) {
       const char* why = want_rank == 2 ? layout_fit_error(dt, layout, c.group_size)
                                        : "interleaved layouts hold matrices only";
       if (why != nullptr) return bad(why, -1, r.layout, idx);

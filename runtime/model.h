@@ -15,19 +15,49 @@ namespace einfer {
 
 // The numeric values of these enums are part of the file format: never renumber.
 // transformer: PyTorch nn.Transformer (encoder stack, then decoder layers with cross-attention).
-enum class ArchKind : uint32_t { llama = 1, encoder = 2, transformer = 3 };
+// bert: BERT-style sentence-embedding encoders (token ids in, one pooled vector out): word +
+// learned position + token-type embeddings and their LayerNorm, then the encoder's post-norm
+// layers, then pooling and optional L2 normalization (models/bert.h).
+enum class ArchKind : uint32_t { llama = 1, encoder = 2, transformer = 3, bert = 4 };
 enum class NormKind : uint32_t { rmsnorm = 0, layernorm = 1 };
-enum class Activation : uint32_t { swiglu = 0, relu = 1, gelu_erf = 2, gelu_tanh = 3 };
+// swiglu: silu(gate) * up (llama); geglu_tanh: gelu_tanh(gate) * up (Gemma's GeGLU); the others are
+// encoder activations of one input.
+enum class Activation : uint32_t {
+  swiglu = 0,
+  relu = 1,
+  gelu_erf = 2,
+  gelu_tanh = 3,
+  geglu_tanh = 4
+};
 enum class RopeMode : uint32_t { none = 0, interleaved = 1, half_split = 2 };
 // RoPE frequency scaling as Hugging Face transformers computes it (modeling_rope_utils.py):
 // linear divides every inverse frequency by `factor`; llama3 (_compute_llama3_parameters) divides
-// the low frequencies by `factor`, keeps the high ones and interpolates in between.
-enum class RopeScaling : uint32_t { none = 0, linear = 1, llama3 = 2 };
+// the low frequencies by `factor`, keeps the high ones and interpolates in between. longrope
+// (_compute_longrope_parameters, Phi-3): per-pair divisors, short ones (rope_freq_factors) or long
+// ones (rope_freq_factors_long) by the run's context, and cos/sin times rope_attn_factor.
+enum class RopeScaling : uint32_t { none = 0, linear = 1, llama3 = 2, longrope = 3 };
+// Which model family a llama-style decoder came from: descriptive (einfer-pack --inspect); the
+// forward pass reads the feature fields of ModelConfig, never this. unspecified: files written
+// before families were recorded.
+enum class ArchFamily : uint32_t {
+  unspecified = 0,
+  llama = 1,
+  mistral = 2,
+  qwen2 = 3,
+  qwen3 = 4,
+  gemma2 = 5,
+  gemma3 = 6,
+  phi3 = 7
+};
+inline constexpr uint32_t kArchFamilyCount = 8;
 // Encoder attention variants (issue 19): softmax (dense or sparse pattern) or linear attention
 // phi(q)(sum phi(k) v^T) / phi(q)(sum phi(k)) with phi = elu + 1; absolute positions added to
 // the input before the first layer.
 enum class AttentionKind : uint32_t { softmax = 0, linear_elu = 1 };
 enum class PositionsKind : uint32_t { none = 0, sinusoidal = 1 };
+// bert: how the token states become one sentence vector (sentence-transformers' Pooling; the
+// numbers are llama.cpp's GGUF pooling_type). none: the model gives token states only.
+enum class PoolingKind : uint32_t { none = 0, mean = 1, cls = 2 };
 
 // Hyperparameters. Linear weights are stored [out, in] (PyTorch and llama2.c order), quantized
 // along `in`, so a projection is the einsum "nd,ed->ne".
@@ -70,6 +100,26 @@ struct ModelConfig {
   // Llama 3.x GGUFs carry llama3 scaling): a global tensor rope_freq_factors [head_dim/2], each
   // pair's frequency divided by its factor (after rope_scaling, which must then be none or linear).
   uint32_t rope_freq_factors = 0;
+  // Llama-family features of Qwen3, Gemma 2/3 and Phi-3 (0 / false: absent, the Llama behaviour).
+  ArchFamily family = ArchFamily::unspecified;
+  // Per-head RMSNorm of q and k over head_dim after the projections, before RoPE (Qwen3, Gemma 3):
+  // per-layer q_norm, k_norm [head_dim].
+  uint32_t qk_norm = 0;
+  // Gemma's sandwich norms: the attention and feed-forward outputs are RMS-normed (per-layer
+  // attn_post_norm, ffn_post_norm [d]) before their residual adds.
+  uint32_t post_norms = 0;
+  float embed_scale = 0.f;  // token embeddings times this (Gemma: sqrt(d)); 0: none
+  float attn_scale =
+      0.f;  // attention score scale (Gemma: query_pre_attn_scalar^-0.5); 0: 1/sqrt(k)
+  float attn_softcap = 0.f;   // scores -> c * tanh(scores / c) before the softmax; 0: none
+  float final_softcap = 0.f;  // logits -> c * tanh(logits / c); 0: none
+  // With a sliding window: layer i slides when (i + 1) % period != 0 (Gemma 2: 2, Gemma 3: 6; the
+  // others attend every position). 0: the sliding_window_first_layer rule.
+  int32_t sliding_window_period = 0;
+  // The sliding layers' RoPE base (Gemma 3 rope_local_base_freq), a second table without scaling;
+  // 0: every layer uses rope_theta and the scaling.
+  float rope_local_theta = 0.f;
+  float rope_attn_factor = 0.f;     // longrope: cos and sin times this (> 0); else 0
   DType weight_dtype = DType::f32;  // dtype of the matrices (norms stay f32)
   int32_t group_size = 0;           // quantization group (q8/q4), else 0
   // Encoder attention variants (docs/attention-variants.md). A sparse pattern is the union of its
@@ -80,6 +130,11 @@ struct ModelConfig {
   PositionsKind positions = PositionsKind::none;
   int32_t pattern_window = 0, pattern_global = 0, pattern_stride = 0;
   int32_t pattern_block = 0, pattern_block_summary = 0;
+  // bert: the pooling, L2 normalization of the pooled vector (sentence-transformers' Normalize)
+  // and the rows of the token-type embedding (type_vocab_size; 0: none).
+  PoolingKind pooling = PoolingKind::none;
+  uint32_t normalize = 0;
+  int32_t type_vocab_size = 0;
 };
 
 // What a tensor is. Per-layer roles come with a layer index; global ones use layer -1.
@@ -122,10 +177,26 @@ enum class TensorRole : uint32_t {
   decoder_norm_bias = 32,  // [d]
   // llama family with rope_freq_factors: per rotary pair frequency divisors (global, f32, last).
   rope_freq_factors = 33,  // [head_dim/2]
+  // llama family with qk_norm: per-head RMSNorm weights of q and k (per layer, f32).
+  q_norm = 34,  // [k]
+  k_norm = 35,  // [k]
+  // llama family with post_norms: the attention and feed-forward outputs' norms (per layer, f32).
+  attn_post_norm = 36,  // [d]
+  ffn_post_norm = 37,   // [d]
+  // longrope: the long-context divisors (global, f32, after rope_freq_factors: the short ones).
+  rope_freq_factors_long = 38,  // [head_dim/2]
+  // bert (global, f32): learned absolute positions (context_length rows), token types, and the
+  // LayerNorm applied to their sum with the token embedding.
+  position_embedding = 39,    // [context_length, d]
+  token_type_embedding = 40,  // [type_vocab_size, d]
+  embed_norm = 41,            // [d]
+  embed_norm_bias = 42,       // [d]
 };
-inline constexpr uint32_t kTensorRoleCount = 34;
+inline constexpr uint32_t kTensorRoleCount = 43;
 
 const char* tensor_role_name(TensorRole role);
+// "llama", "gemma3", ...; "unspecified" for files that did not record one.
+const char* arch_family_name(ArchFamily family);
 
 struct LoadOptions {
   bool verify_crc = true;  // skip for large flash images where the CRC pass costs too much

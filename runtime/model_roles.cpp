@@ -73,8 +73,48 @@ const char* tensor_role_name(TensorRole role) {
       return "decoder_norm_bias";
     case TensorRole::rope_freq_factors:
       return "rope_freq_factors";
+    case TensorRole::q_norm:
+      return "q_norm";
+    case TensorRole::k_norm:
+      return "k_norm";
+    case TensorRole::attn_post_norm:
+      return "attn_post_norm";
+    case TensorRole::ffn_post_norm:
+      return "ffn_post_norm";
+    case TensorRole::rope_freq_factors_long:
+      return "rope_freq_factors_long";
+    case TensorRole::position_embedding:
+      return "position_embedding";
+    case TensorRole::token_type_embedding:
+      return "token_type_embedding";
+    case TensorRole::embed_norm:
+      return "embed_norm";
+    case TensorRole::embed_norm_bias:
+      return "embed_norm_bias";
   }
   return "?";
+}
+
+const char* arch_family_name(ArchFamily family) {
+  switch (family) {
+    case ArchFamily::unspecified:
+      break;
+    case ArchFamily::llama:
+      return "llama";
+    case ArchFamily::mistral:
+      return "mistral";
+    case ArchFamily::qwen2:
+      return "qwen2";
+    case ArchFamily::qwen3:
+      return "qwen3";
+    case ArchFamily::gemma2:
+      return "gemma2";
+    case ArchFamily::gemma3:
+      return "gemma3";
+    case ArchFamily::phi3:
+      return "phi3";
+  }
+  return "unspecified";
 }
 
 }  // namespace einfer

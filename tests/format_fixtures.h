@@ -87,8 +87,10 @@ inline pack::EinImage synthetic_image(const ModelConfig& c, bool with_tokenizer 
   return img;
 }
 
-inline std::vector<uint8_t> synthetic_bytes(const ModelConfig& c, bool with_tokenizer = false) {
-  return pack::write_ein(synthetic_image(c, with_tokenizer));
+// `version` 3: the older layout (a 128-byte ArchBlock; the model must not use version 4 features).
+inline std::vector<uint8_t> synthetic_bytes(const ModelConfig& c, bool with_tokenizer = false,
+                                            uint32_t version = kEinVersion) {
+  return pack::write_ein(synthetic_image(c, with_tokenizer), version);
 }
 
 template <typename T>

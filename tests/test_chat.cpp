@@ -30,10 +30,10 @@ TEST_CASE("chat: each real template is recognised as its family; others are not"
   const einfer::pack::Json v = load_vectors();
   const einfer::pack::Json* templates = v.find("templates");
   REQUIRE(templates);
-  REQUIRE(templates->members.size() == 4);
-  for (const auto& [name, source] : templates->members) {
+  REQUIRE(templates->members.size() == 8);
+  for (const auto& [name, t] : templates->members) {
     CAPTURE(name);
-    CHECK(chat::format_name(chat::recognise(source.str)) == name);
+    CHECK(chat::format_name(chat::recognise(t.find("source")->str)) == t.find("format")->str);
   }
   CHECK(chat::recognise("{{ messages[0]['content'] }}") == chat::Format::none);
   CHECK(chat::recognise("") == chat::Format::none);
@@ -57,20 +57,22 @@ TEST_CASE("chat: formatting equals Jinja2's rendering byte for byte") {
     const bool gen = c.find("add_generation_prompt")->b;
     const std::string got =
         chat::to_text(chat::render(f, messages, gen), c.find("bos")->str, c.find("eos")->str);
-    CAPTURE(c.find("format")->str);
+    CAPTURE(c.find("template")->str);
     CAPTURE(messages.size());
     CAPTURE(gen);
     CHECK(got == c.find("text")->str);
     ++checked;
   }
-  CHECK(checked >= 24);
+  CHECK(checked >= 50);
 }
 
 TEST_CASE("chat: a turn appended to a conversation is what the whole rendering adds") {
   // einfer-run -i keeps the KV cache and feeds only the new turn: rendering(n+1 messages) must
-  // extend rendering(n messages) for every format.
-  for (chat::Format f :
-       {chat::Format::chatml, chat::Format::llama2, chat::Format::llama3, chat::Format::zephyr}) {
+  // extend rendering(n messages). Not so for two templates, by design: Phi-3 closes a conversation
+  // without a generation prompt with EOS, and Qwen3 renders the last reply's (empty) <think> block
+  // only while it is the last; next_turn (below) feeds what follows the reply's text for them too.
+  for (chat::Format f : {chat::Format::chatml, chat::Format::llama2, chat::Format::llama3,
+                         chat::Format::zephyr, chat::Format::gemma}) {
     std::vector<chat::Message> m = {{"system", "S"}, {"user", "U1"}};
     const std::string first = chat::to_text(chat::render(f, m, true), "<B>", "<E>");
     m.push_back({"assistant", "A1"});
@@ -84,8 +86,9 @@ TEST_CASE("chat: a turn appended to a conversation is what the whole rendering a
 }
 
 TEST_CASE("chat: first turn + reply + next_turn + reply ... equals the whole rendering") {
-  for (chat::Format f : {chat::Format::none, chat::Format::chatml, chat::Format::llama2,
-                         chat::Format::llama3, chat::Format::zephyr}) {
+  for (chat::Format f :
+       {chat::Format::none, chat::Format::chatml, chat::Format::llama2, chat::Format::llama3,
+        chat::Format::zephyr, chat::Format::qwen3, chat::Format::gemma, chat::Format::phi3}) {
     for (bool with_system : {false, true}) {
       std::vector<chat::Message> history;
       if (with_system) history.push_back({"system", "Be brief."});

@@ -29,8 +29,8 @@ std::string message_of(const std::vector<uint8_t>& b, bool verify_crc = true) {
   return s.message;
 }
 
-constexpr size_t kRec = 256;  // first tensor record
 constexpr size_t kArch = 128;
+constexpr size_t kRec = kArch + sizeof(ArchBlock);  // first tensor record (320 in version 4)
 
 struct Corruption {
   const char* what;
@@ -124,7 +124,9 @@ TEST_CASE("format corrupt: targeted table, each error names the problem") {
       {"rope mode", kArch + 48, 4, 5, "RoPE mode"},
       {"rope theta NaN", kArch + 52, 4, bits(std::numeric_limits<float>::quiet_NaN()), "theta"},
       {"rope theta -inf", kArch + 52, 4, bits(-INFINITY), "theta"},
-      {"arch flags", kArch + 56, 4, 0x100, "architecture flags"},
+      {"arch flags", kArch + 56, 4, 0x400, "architecture flags"},
+      {"normalize flag on a llama", kArch + 56, 4, kArchNormalize, "bert options"},
+      {"q/k norm flag without its tensors", kArch + 56, 4, kArchQkNorm, "tensor count"},
       {"weight dtype unknown", kArch + 60, 4, 77, "weight dtype"},
       {"weight dtype f32", kArch + 60, 4, 0, "group size set"},
       {"group 0", kArch + 64, 4, 0, "group size out of range"},
@@ -134,6 +136,24 @@ TEST_CASE("format corrupt: targeted table, each error names the problem") {
       {"decoder layers in a llama", kArch + 120, 4, 1,
        "only transformer models have decoder layers"},
       {"version 5", 4, 4, 5, "version"},
+      {"family unknown", kArch + 128, 4, 99, "unknown model family"},
+      {"embed scale NaN", kArch + 132, 4, bits(std::numeric_limits<float>::quiet_NaN()),
+       "embedding scale"},
+      {"embed scale negative", kArch + 132, 4, bits(-2.f), "embedding scale"},
+      {"embed scale -0", kArch + 132, 4, bits(-0.f), "embedding scale"},
+      {"attention scale inf", kArch + 136, 4, bits(INFINITY), "attention scale"},
+      {"attention scale negative", kArch + 136, 4, bits(-1.f), "attention scale"},
+      {"attention softcap negative", kArch + 140, 4, bits(-50.f), "soft-capping"},
+      {"final softcap NaN", kArch + 144, 4, bits(std::numeric_limits<float>::quiet_NaN()),
+       "soft-capping"},
+      {"window period without a window", kArch + 148, 4, 2, "sliding window period"},
+      {"local rope theta without a window", kArch + 152, 4, bits(10000.f), "local RoPE theta"},
+      {"rope attention factor without longrope", kArch + 156, 4, bits(1.2f), "without longrope"},
+      {"rope scaling longrope without factors", kArch + 96, 4, 3, "longrope RoPE scaling"},
+      {"pooling on a llama", kArch + 160, 4, 1, "bert options"},
+      {"token types on a llama", kArch + 164, 4, 2, "bert options"},
+      {"v4 reserved", kArch + 168, 4, 1, "reserved arch bytes"},
+      {"v4 reserved tail", kArch + 188, 4, 1, "reserved arch bytes"},
       {"rope scaling unknown", kArch + 96, 4, 7, "unknown RoPE scaling"},
       {"rope scaling linear without factor", kArch + 96, 4, 1, "factor must be > 0"},
       {"rope scaling llama3 without factors", kArch + 96, 4, 2, "llama3 RoPE scaling"},
@@ -151,7 +171,7 @@ TEST_CASE("format corrupt: targeted table, each error names the problem") {
       {"record shape max", kRec + 20, 4, 0xFFFFFFFF, "shape disagrees"},
       {"record shape tail", kRec + 28, 4, 1, "shape disagrees"},
       {"record group", kRec + 32, 4, 16, "group size disagrees"},
-      {"record reserved", kRec + 36, 4, 1, "reserved tensor"},
+      {"record layout unknown", kRec + 36, 4, 99, "unknown tensor layout"},
       {"data misaligned", kRec + 40, 8, header_size + 4, "not 64-byte aligned"},
       {"data overlaps header", kRec + 40, 8, 0, "overlaps the header"},
       {"data gap", kRec + 40, 8, header_size + 64, "does not start right after"},
@@ -203,8 +223,10 @@ TEST_CASE("format corrupt: every header, arch and record field at extreme values
     const std::vector<uint8_t> good = synthetic_bytes(cfg, true);
     const uint32_t count = get_field<uint32_t>(good, 44);
     std::vector<size_t> fields;
-    for (size_t off = 0; off < 256; off += 4)
-      if (off != kArch + 40 && off != kArch + 52) fields.push_back(off);  // floats: table above
+    // Floats (epsilon, theta, the version 4 scales and soft-caps): the table above.
+    for (size_t off = 0; off < kRec; off += 4)
+      if (off != kArch + 40 && off != kArch + 52 && !(off >= kArch + 132 && off <= kArch + 144))
+        fields.push_back(off);
     for (uint32_t r : {0u, 1u, count / 2, count - 1})
       for (size_t off = 0; off < 80; off += 4) fields.push_back(kRec + r * 80 + off);
     const uint32_t extremes[] = {0u, 1u, 0x7FFFFFFFu, 0x80000000u, 0xFFFFFFFFu, 0xFFFFFFC0u, 64u};
@@ -217,8 +239,10 @@ TEST_CASE("format corrupt: every header, arch and record field at extreme values
         // Fields where small values are legitimately valid: tokenizer length (its bytes are opaque
         // to the loader), context length, activation (several valid kinds).
         if ((off == 64 || off == kArch + 32 || off == kArch + 44) && v < 0x10000u) continue;
-        // A llama's trained sliding window (0: none) takes any small value.
+        // A llama's trained sliding window (0: none) takes any small value, its family any
+        // known one.
         if (cfg.arch == ArchKind::llama && off == kArch + 116 && v < 0x10000u) continue;
+        if (cfg.arch == ArchKind::llama && off == kArch + 128 && v < kArchFamilyCount) continue;
         // Encoder attention variants (attention, positions, window/global/stride/block): small
         // values are valid choices; the block summary (kArch + 92) alone must stay refused.
         if (cfg.arch == ArchKind::encoder && off >= kArch + 68 && off <= kArch + 88 && v < 0x10000u)
@@ -256,8 +280,39 @@ TEST_CASE("format corrupt: random byte flips in the header region never crash") 
   CHECK(rejected > 2500);  // flips landing in float fields or padding may still be valid
 }
 
+TEST_CASE("format: version 3 images (a 128-byte ArchBlock, before the family features) load") {
+  const ModelConfig c = tiny_llama_config(DType::q8, 8);
+  const std::vector<uint8_t> v3 = synthetic_bytes(c, true, kEinVersion3);
+  const std::vector<uint8_t> v4 = synthetic_bytes(c, true);
+  CHECK(get_field<uint32_t>(v3, 4) == 3);
+  CHECK(get_field<uint32_t>(v3, 36) == 128);
+  CHECK(get_field<uint32_t>(v4, 36) == sizeof(ArchBlock));
+  CHECK(message_of(v3) == "ok");
+  Model m3, m4;
+  REQUIRE(load_bytes(v3, &m3).ok());
+  REQUIRE(load_bytes(v4, &m4).ok());
+  CHECK(m3.config.family == ArchFamily::unspecified);
+  CHECK(m3.config.dim == m4.config.dim);
+  CHECK(m3.config.weight_dtype == m4.config.weight_dtype);
+  // The version 4 flag bits are unknown to version 3.
+  std::vector<uint8_t> v3_qk = v3;
+  set_field<uint32_t>(v3_qk, kArch + 56, get_field<uint32_t>(v3, kArch + 56) | kArchQkNorm);
+  reseal(v3_qk);
+  CHECK(message_of(v3_qk).find("architecture flags") != std::string::npos);
+  // A version 3 header over a version 4 block (or the reverse) is refused by its size.
+  std::vector<uint8_t> mixed = v4;
+  set_field<uint32_t>(mixed, 4, kEinVersion3);
+  reseal(mixed);
+  CHECK(message_of(mixed).find("arch block size") != std::string::npos);
+  // The writer cannot put version 4 features into version 3.
+  ModelConfig gemma = c;
+  gemma.attn_softcap = 50.f;
+  CHECK_THROWS_AS(synthetic_bytes(gemma, false, kEinVersion3), pack::PackError);
+}
+
 TEST_CASE("format: version 2 images (before RoPE scaling, sliding window, q/k/v biases) load") {
-  const std::vector<uint8_t> v3 = synthetic_bytes(tiny_llama_config(DType::q8, 8), true);
+  const std::vector<uint8_t> v3 =
+      synthetic_bytes(tiny_llama_config(DType::q8, 8), true, kEinVersion3);
   std::vector<uint8_t> v2 = v3;
   set_field<uint32_t>(v2, 4, kEinVersionPrevious);
   reseal(v2);

@@ -21,7 +21,10 @@ using namespace einfer::test;
 
 namespace {
 
-constexpr size_t kRec = 256;  // first tensor record (the token embedding)
+// First tensor record (the token embedding): after the 192-byte ArchBlock of version 4, the
+// 128-byte one of version 3.
+constexpr size_t kRec = 128 + sizeof(ArchBlock);
+constexpr size_t kRecV3 = 128 + kArchBlockBytesV3;
 
 std::vector<uint8_t> with_layout(const ModelConfig& c, WeightLayout l) {
   pack::EinImage img = synthetic_image(c, true);
@@ -68,7 +71,7 @@ std::vector<float> logits(const std::vector<uint8_t>& bytes) {
 
 TEST_CASE("format layouts: rows images stay version 3; interleaved ones are version 4") {
   const ModelConfig c = tiny_llama_config(DType::q8, 8);
-  const std::vector<uint8_t> rows = synthetic_bytes(c, true);
+  const std::vector<uint8_t> rows = pack::write_ein(synthetic_image(c, true));
   CHECK(get_field<uint32_t>(rows, 4) == 3u);
   const std::vector<uint8_t> v4 = with_layout(c, WeightLayout::i4x4);
   CHECK(get_field<uint32_t>(v4, 4) == kEinVersion);
@@ -93,7 +96,7 @@ TEST_CASE("format layouts: rows images stay version 3; interleaved ones are vers
 TEST_CASE("format layouts: malformed layout records are refused, naming the problem") {
   const ModelConfig c = tiny_llama_config(DType::q8, 8);
   const std::vector<uint8_t> v4 = with_layout(c, WeightLayout::i4x4);
-  const std::vector<uint8_t> v3 = synthetic_bytes(c, true);
+  const std::vector<uint8_t> v3 = synthetic_bytes(c, true, kEinVersion3);
   const uint32_t count = get_field<uint32_t>(v4, 44);
   // The second record is layer 0's attn_norm (f32 vector), the third wq (a q8 matrix).
   const size_t norm = kRec + 80, wq = kRec + 2 * 80;
@@ -112,7 +115,7 @@ TEST_CASE("format layouts: malformed layout records are refused, naming the prob
       {"layout on a vector", &v4, norm + 36, 1, "matrices only"},
       {"4x8 on q8 group 8 is fine, bytes equal", &v4, wq + 36, 2, "ok"},
       {"rows with the blocks' byte count", &v4, wq + 36, 0, "byte size"},
-      {"layout in a version 3 image", &v3, wq + 36, 1, "reserved tensor field"},
+      {"layout in a version 3 image", &v3, kRecV3 + 2 * 80 + 36, 1, "reserved tensor field"},
       {"version 5", &v4, 4, 5, "version"},
   };
   for (const Case& k : cases) {

@@ -20,6 +20,7 @@
 
 #include "models/llama.h"
 #include "models/session.h"
+#include "tests/import_reference.h"
 #include "tests/test_pool.h"
 #include "tools/einfer-pack/import_tokenizer.h"
 #include "tools/einfer-pack/importers.h"
@@ -31,87 +32,11 @@ namespace {
 
 const std::string kData = std::string(EINFER_TEST_DATA_DIR) + "/format/";
 
-template <typename T>
-std::vector<T> read_raw(const std::string& path) {
-  const std::vector<uint8_t> b = read_file(path);
-  std::vector<T> v(b.size() / sizeof(T));
-  std::memcpy(v.data(), b.data(), v.size() * sizeof(T));
-  return v;
-}
+using einfer_test::read_raw;
+using einfer_test::Run;
 
-// A session over `source` packed as dtype/group, owning the image and the arena.
-struct Run {
-  std::unique_ptr<AlignedBuffer> image;
-  std::vector<unsigned char> storage;
-  Arena arena;
-  Session* session = nullptr;
-
-  Run(const SourceModel& source, DType dtype, int32_t group, int32_t max_batch = 0,
-      einfer_threads threads = {}) {
-    image = std::make_unique<AlignedBuffer>(write_ein(pack_source(source, dtype, group, nullptr)));
-    RunOptions options;
-    options.max_batch = max_batch;
-    options.threads = threads;
-    size_t need = 0;
-    REQUIRE(session_arena_bytes(source.config, options, &need).ok());
-    storage.resize(need + 64);
-    void* base = storage.data() + (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64;
-    arena = Arena(base, need);
-    const Status s =
-        session_create(image->data, image->size, LoadOptions{}, options, arena, &session);
-    REQUIRE_MESSAGE(s.ok(), status_text(s));
-  }
-  int32_t vocab() const { return session->model.config.vocab_size; }
-};
-
-int32_t argmax(const float* x, int32_t n) {
-  int32_t best = 0;
-  for (int32_t i = 1; i < n; ++i) best = x[i] > x[best] ? i : best;
-  return best;
-}
-
-// Runs reference `name` (<name>.i32 tokens, <name>.f32 logits [n, vocab]) through `run`, once as a
-// batched prefill and once token by token, and checks every position's logits within
-// rel_tol * max(1, max |ref logit at that position|); also that the argmax agrees. Returns the
-// largest error seen relative to that scale.
-double check_against_reference(const Run& r, const std::string& name, double rel_tol) {
-  const std::vector<int32_t> tokens = read_raw<int32_t>(kData + name + ".i32");
-  const std::vector<float> want = read_raw<float>(kData + name + ".f32");
-  const int32_t n = static_cast<int32_t>(tokens.size()), vocab = r.vocab();
-  REQUIRE(n > 1);
-  REQUIRE(tokens[0] == 1);  // sequences start with BOS
-  REQUIRE(want.size() == static_cast<size_t>(n) * vocab);
-
-  std::vector<float> batched(want.size()), single(want.size());
-  session_reset(r.session);
-  REQUIRE(session_eval(r.session, tokens.data(), n, batched.data()).ok());
-  session_reset(r.session);
-  for (int32_t i = 0; i < n; ++i) {
-    REQUIRE(session_eval(r.session, &tokens[i], 1).ok());
-    std::memcpy(&single[i * vocab], session_logits(*r.session), vocab * sizeof(float));
-  }
-  double worst_rel = 0;
-  for (const std::vector<float>* got : {&batched, &single}) {
-    for (int32_t i = 0; i < n; ++i) {
-      const float* ref = &want[i * vocab];
-      const float* out = &(*got)[i * vocab];
-      double scale = 1, worst = 0;
-      // Plain comparisons, not std::fmax: GCC 12 for aarch64 crashes vectorising an fmax
-      // reduction of doubles (internal compiler error in vect_transform_reduction).
-      for (int32_t j = 0; j < vocab; ++j) {
-        const double a = std::fabs(ref[j]), e = std::fabs(static_cast<double>(out[j]) - ref[j]);
-        if (a > scale) scale = a;
-        if (e > worst) worst = e;
-      }
-      CAPTURE(name);
-      CAPTURE(i);
-      CAPTURE(got == &batched ? "batched prefill" : "token by token");
-      CHECK(worst <= rel_tol * scale);
-      CHECK(argmax(out, vocab) == argmax(ref, vocab));
-      if (worst / scale > worst_rel) worst_rel = worst / scale;
-    }
-  }
-  return worst_rel;
+double check_reference(const Run& r, const std::string& name, double rel_tol) {
+  return einfer_test::check_against_reference(r, kData + name, rel_tol);
 }
 
 // float32 weights: the runtime computes in float32 what the reference computes in float64 from the
@@ -128,8 +53,7 @@ TEST_CASE(
     const SourceModel src = import_hf_llama(kData + folder);
     Run r(src, DType::f32, 0);
     const std::string ref = std::string(folder) == "hf_llama" ? "hf_ref_fwd" : "hf_ref_fwd_tied";
-    MESSAGE(std::string(folder) << " f32: max error / scale "
-                                << check_against_reference(r, ref, kF32Tol));
+    MESSAGE(std::string(folder) << " f32: max error / scale " << check_reference(r, ref, kF32Tol));
   }
 }
 
@@ -137,20 +61,20 @@ TEST_CASE("import forward: GGUF (F32/F16/Q8_0/Q4_0 tensors) matches the dequanti
   const SourceModel src = import_gguf(read_file(kData + "tiny_llama.gguf"));
   // Packed as f32 the weights are the exact dequantized block values the reference uses.
   Run r(src, DType::f32, 0);
-  MESSAGE("gguf f32: max error / scale " << check_against_reference(r, "gguf_ref_fwd", kF32Tol));
+  MESSAGE("gguf f32: max error / scale " << check_reference(r, "gguf_ref_fwd", kF32Tol));
 }
 
 TEST_CASE("import forward: llama2.c v1 and v2 checkpoints match the llama2.c reference") {
   const SourceModel v1 = import_llama2c(read_file(kData + "llama2c_v1.bin"));
   Run r1(v1, DType::f32, 0);
   MESSAGE("llama2c v1 f32: max error / scale "
-          << check_against_reference(r1, "llama2c_ref_fwd_v1", kF32Tol));
+          << check_reference(r1, "llama2c_ref_fwd_v1", kF32Tol));
 
   const SourceModel v2 = import_llama2c(read_file(kData + "llama2c_v2.bin"));
   // As f32 the v2 weights are its int8 groups dequantized, exactly what the reference uses.
   Run r2(v2, DType::f32, 0);
   MESSAGE("llama2c v2 f32: max error / scale "
-          << check_against_reference(r2, "llama2c_ref_fwd_v2", kF32Tol));
+          << check_reference(r2, "llama2c_ref_fwd_v2", kF32Tol));
   // Not checked here: v2 packed natively as q8. Its w2 groups straddle rows (hidden 36, group 8),
   // so those are requantized, and the q8 matmul also quantizes activations to int8 per group
   // (kernels/gemm_quant/gemm_quant.h); on this random tiny model that moves logits by up to ~16% of
@@ -168,7 +92,7 @@ TEST_CASE("import forward: llama decoder with linear-elu attention matches the f
   Run r(src, DType::f32, 0, 4);
   CHECK(r.session->state.linear_state != nullptr);
   MESSAGE("llama2c v1 linear-elu f32: max error / scale "
-          << check_against_reference(r, "llama2c_ref_fwd_v1_linear", kF32Tol));
+          << check_reference(r, "llama2c_ref_fwd_v1_linear", kF32Tol));
   // Softmax logits differ: the variant is really in use.
   const std::vector<float> softmax = read_raw<float>(kData + "llama2c_ref_fwd_v1.f32");
   const std::vector<float> linear = read_raw<float>(kData + "llama2c_ref_fwd_v1_linear.f32");
@@ -208,7 +132,7 @@ TEST_CASE(
     src.config.pattern_block_summary = k.summary;
     src.config.context_length = 64;  // the checkpoint says 16; the sequence here is 40 long
     Run r(src, DType::f32, 0, 4);
-    MESSAGE(name << " f32: max error / scale " << check_against_reference(r, k.name, kF32Tol));
+    MESSAGE(name << " f32: max error / scale " << check_reference(r, k.name, kF32Tol));
     const std::vector<int32_t> tokens = read_raw<int32_t>(kData + k.name + ".i32");
     const std::vector<float> want = read_raw<float>(kData + k.name + ".f32");
     const int32_t n = static_cast<int32_t>(tokens.size());
@@ -280,8 +204,8 @@ TEST_CASE(
     const SourceModel src = import_hf_llama(kData + "../arch/" + c.name);
     Run r(src, DType::f32, 0);
     MESSAGE(std::string(c.name) << " (" << std::string(c.what) << ") f32: max error / scale "
-                                << check_against_reference(
-                                       r, std::string("../arch/") + c.name + "_fwd", kArchTol));
+                                << check_reference(r, std::string("../arch/") + c.name + "_fwd",
+                                                   kArchTol));
   }
   // The configs became the right options.
   const ModelConfig mistral = import_hf_llama(kData + "../arch/hf_mistral_window").config;
@@ -341,7 +265,7 @@ TEST_CASE(
     CAPTURE(max_batch);
     MESSAGE("hf_qwen2_layers max_batch "
             << max_batch << " f32: max error / scale "
-            << check_against_reference(r, "../arch/hf_qwen2_layers_fwd", kArchTol));
+            << check_reference(r, "../arch/hf_qwen2_layers_fwd", kArchTol));
   }
   // Written to .ein and loaded back, the first windowed layer survives.
   Run r(src, DType::f32, 0);
@@ -358,7 +282,7 @@ TEST_CASE("import forward: GGUF llama3 RoPE scaling as rope_freqs.weight (Llama 
   REQUIRE(model_tensor(r.session->model, TensorRole::rope_freq_factors, -1, &factors).ok());
   CHECK(factors.shape[0] == 4);
   MESSAGE("gguf_llama3_freqs f32: max error / scale "
-          << check_against_reference(r, "../arch/gguf_llama3_freqs_fwd", kArchTol));
+          << check_reference(r, "../arch/gguf_llama3_freqs_fwd", kArchTol));
   // Packed as q8 too (the factors stay f32 beside the quantized matrices): it loads and runs.
   Run q(src, DType::q8, 32);
   CHECK(q.session->model.config.rope_freq_factors == 1);
@@ -368,9 +292,9 @@ TEST_CASE("import forward: GGUF llama (linear RoPE scaling) and qwen2 (biases, N
   for (const char* name : {"gguf_llama", "gguf_qwen2"}) {
     const SourceModel src = import_gguf(read_file(kData + "../arch/" + name + ".gguf"));
     Run r(src, DType::f32, 0);
-    MESSAGE(std::string(name) << " f32: max error / scale "
-                              << check_against_reference(r, std::string("../arch/") + name + "_fwd",
-                                                         kArchTol));
+    MESSAGE(
+        std::string(name) << " f32: max error / scale "
+                          << check_reference(r, std::string("../arch/") + name + "_fwd", kArchTol));
   }
   const SourceModel qwen = import_gguf(read_file(kData + "../arch/gguf_qwen2.gguf"));
   CHECK(qwen.config.rope == RopeMode::half_split);
@@ -396,7 +320,7 @@ TEST_CASE("import: unknown architectures, unsupported values and missing tensors
     CHECK_THROWS_WITH_AS(import_hf_llama(dir + r.folder), doctest::Contains(r.expect), PackError);
   }
   const Refusal gguf[] = {
-      {"bad_arch.gguf", "architecture 'gemma2' is not supported"},
+      {"bad_arch.gguf", "architecture 'gpt2' is not supported"},
       {"bad_rope_freqs.gguf", "tensor rope_freqs.weight has a shape that disagrees"},
       {"bad_gguf_qwen2_window.gguf", "qwen2.attention.sliding_window is not supported"},
       {"bad_gguf_yarn.gguf", "rope_scaling type 'yarn' is not supported"},

@@ -53,6 +53,12 @@ Outputs run_kernels() {
   gelu_tanh_f32(a.data(), y.data(), n);
   o.add(y);
   y = a;
+  geglu_tanh_f32(y.data(), b.data(), n);
+  o.add(y);
+  y = a;
+  softcap_f32(y.data(), 0.7f, n);
+  o.add(y);
+  y = a;
   softmax_f32(y.data(), n);
   o.add(y);
 
@@ -132,9 +138,11 @@ Outputs run_kernels() {
   rope_apply(table, RopeLayout::half_split, x.data(), 4, 9);
   o.add(x);
 
-  // Bidirectional attention, a small and a wide head.
-  for (int32_t hd : {16, 64}) {
+  // Bidirectional attention, a small and a wide head, plain and soft-capped (Gemma 2).
+  for (int32_t hd : {16, 64, -16, -64}) {
     AttentionShape sh;
+    if (hd < 0) sh.softcap = 0.8f;
+    hd = hd < 0 ? -hd : hd;
     sh.n_heads = 4, sh.n_kv_heads = 2, sh.head_dim = hd, sh.causal = false;
     sh.scale = attention_default_scale(hd);
     const int32_t P = 11;

@@ -29,11 +29,13 @@ namespace {
 // Big enough that every projection, the classifier and attention split into several column or
 // head blocks, with tails (vocab 1003 and hidden 200 are not multiples of the 16-column blocks).
 pack::AlignedBuffer synthetic(DType dtype, int32_t kv_heads,
+                              ArchFamily family = ArchFamily::unspecified, int32_t layers = 2,
                               WeightLayout layout = WeightLayout::rows) {
   pack::SyntheticSpec spec;
+  spec.family = family;
   spec.dim = 96;
   spec.hidden = 200;
-  spec.layers = 2;
+  spec.layers = layers;
   spec.heads = 6;
   spec.kv_heads = kv_heads;
   spec.vocab = 1003;
@@ -88,43 +90,79 @@ std::vector<float> run(const pack::AlignedBuffer& image, DType kv, einfer_thread
 
 }  // namespace
 
+namespace {
+
+// Every prompt of `prompts` with each cache dtype of `caches` on 1, 2 and 3 workers: the same bits,
+// and the other workers take part.
+void check_worker_counts(const pack::AlignedBuffer& image, const std::string& what,
+                         std::initializer_list<Prompt> prompts,
+                         std::initializer_list<DType> caches = {DType::f32, DType::i8}) {
+  for (DType kv : caches) {
+    for (Prompt prompt : prompts) {
+      const std::string names = what + ", " + dtype_name(kv) + " cache, chunks of " +
+                                std::to_string(prompt.max_batch) + ", window " +
+                                std::to_string(prompt.window);
+      CAPTURE(names);
+      const std::vector<float> one = run(image, kv, einfer_threads{nullptr, 1, nullptr}, prompt);
+      for (int n : {2, 3}) {
+        CAPTURE(n);
+        einfer_test::TestPool pool(n);
+        const std::vector<float> many = run(image, kv, pool.threads(), prompt);
+        REQUIRE(many.size() == one.size());
+        CHECK(std::memcmp(many.data(), one.data(), one.size() * sizeof(float)) == 0);
+        CHECK(pool.remote_tasks() > 0);
+      }
+    }
+  }
+}
+
+}  // namespace
+
 TEST_CASE("threads: logits are bit-identical for 1, 2 and 3 workers") {
   // 3 kv heads: prefill chunks on 3 workers lay each task's heads out apart (models/mha_parts.h),
   // on 2 they cannot (3 kv heads); 2 kv heads: the other way round.
-  // Interleaved weight layouts (hidden 200: a last group of 8; vocab 1003: a last tile of 3).
+  for (auto [dtype, kv_heads] :
+       {std::pair{DType::f32, 3}, {DType::q8, 3}, {DType::q4, 3}, {DType::q8, 2}, {DType::q4, 2}}) {
+    CAPTURE(kv_heads);
+    check_worker_counts(synthetic(dtype, kv_heads), std::string(dtype_name(dtype)) + " weights",
+                        {Prompt{8, 21}, Prompt{30, 45}, Prompt{30, 45, 16}, Prompt{130, 140}});
+  }
+  // Interleaved weight layouts (hidden 200: a last group of 8; vocab 1003: a last tile of 3), with
+  // the f32 cache (the cache is not theirs).
   struct Case {
     DType dtype;
     int32_t kv_heads;
     WeightLayout layout;
   };
   for (auto [dtype, kv_heads, layout] :
-       {Case{DType::f32, 3, WeightLayout::rows}, Case{DType::q8, 3, WeightLayout::rows},
-        Case{DType::q4, 3, WeightLayout::rows}, Case{DType::q8, 2, WeightLayout::rows},
-        Case{DType::q4, 2, WeightLayout::rows}, Case{DType::q8, 3, WeightLayout::i4x4},
-        Case{DType::q4, 2, WeightLayout::i4x4}, Case{DType::q8, 2, WeightLayout::i4x8},
-        Case{DType::q4, 3, WeightLayout::i4x8}}) {
-    const pack::AlignedBuffer image = synthetic(dtype, kv_heads, layout);
+       {Case{DType::q8, 3, WeightLayout::i4x4}, Case{DType::q4, 2, WeightLayout::i4x4},
+        Case{DType::q8, 2, WeightLayout::i4x8}, Case{DType::q4, 3, WeightLayout::i4x8}}) {
     CAPTURE(kv_heads);
-    CAPTURE(layout_name(layout));
-    for (DType kv : {DType::f32, DType::i8}) {
-      if (layout != WeightLayout::rows && kv != DType::f32) continue;  // the cache is not theirs
-      for (Prompt prompt : {Prompt{8, 21}, Prompt{30, 45}, Prompt{30, 45, 16}, Prompt{130, 140}}) {
-        const std::string names = std::string(dtype_name(dtype)) + " weights, " + dtype_name(kv) +
-                                  " cache, chunks of " + std::to_string(prompt.max_batch) +
-                                  ", window " + std::to_string(prompt.window);
-        CAPTURE(names);
-        const std::vector<float> one = run(image, kv, einfer_threads{nullptr, 1, nullptr}, prompt);
-        for (int n : {2, 3}) {
-          CAPTURE(n);
-          einfer_test::TestPool pool(n);
-          const std::vector<float> many = run(image, kv, pool.threads(), prompt);
-          REQUIRE(many.size() == one.size());
-          CHECK(std::memcmp(many.data(), one.data(), one.size() * sizeof(float)) == 0);
-          CHECK(pool.remote_tasks() > 0);  // the other workers did take part
-        }
-      }
-    }
+    check_worker_counts(
+        synthetic(dtype, kv_heads, ArchFamily::unspecified, 2, layout),
+        std::string(dtype_name(dtype)) + " weights in layout " + layout_name(layout),
+        {Prompt{8, 21}, Prompt{30, 45}, Prompt{30, 45, 16}, Prompt{130, 140}}, {DType::f32});
   }
+}
+
+TEST_CASE("threads: the families' features give the same bits for 1, 2 and 3 workers") {
+  // Qwen3 / Gemma 3 q/k norm in the column, row-block and head-parted forms, Gemma's post-norm
+  // row passes, GeGLU in the gate/up hooks, soft-capping, periodic windows with two RoPE tables
+  // (6 Gemma 3 layers: 5 sliding, 1 full), Phi-3's longrope and window on every layer.
+  struct Case {
+    ArchFamily family;
+    DType dtype;
+    int32_t kv_heads, layers;
+  };
+  const Case cases[] = {{ArchFamily::qwen3, DType::q8, 3, 2},
+                        {ArchFamily::gemma2, DType::q4, 2, 2},
+                        {ArchFamily::gemma3, DType::q8, 3, 6},
+                        {ArchFamily::phi3, DType::f32, 3, 2}};
+  for (const Case& c : cases)
+    check_worker_counts(
+        synthetic(c.dtype, c.kv_heads, c.family, c.layers),
+        std::string(arch_family_name(c.family)) + " " + dtype_name(c.dtype) + " weights",
+        {Prompt{8, 21}, Prompt{30, 45, 16}, Prompt{130, 140}});
 }
 
 TEST_CASE("threads: the arena holds one scratch slot per worker, sized exactly") {

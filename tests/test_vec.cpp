@@ -113,6 +113,28 @@ void check_unary(UnaryFn simd, UnaryFn ref, float lo, float hi, double rel, doub
   }
 }
 
+using GateFn = void (*)(float*, const float*, size_t);
+
+// A gated activation (g = act(g) * u) against its scalar twin for every length up to kMaxN, gates
+// in [-10, 10] and up values in [-3, 3]: within rel (relative) or abs_of(g, u) (absolute).
+template <class Abs>
+void check_gate(GateFn simd, GateFn ref, uint32_t seed, Abs abs_of, double rel = 0.0) {
+  Lcg rng{seed};
+  for (size_t n = 1; n <= kMaxN; ++n) {
+    Buf g, u, got, want;
+    g.fill(rng, -10.f, 10.f, n);
+    u.fill(rng, -3.f, 3.f, n);
+    got.copy_from(g.p(), n);
+    want.copy_from(g.p(), n);
+    simd(got.p(), u.p(), n);
+    ref(want.p(), u.p(), n);
+    for (size_t i = 0; i < n; ++i) {
+      INFO("n=", n, " i=", i);
+      CHECK(close(got.p()[i], want.p()[i], rel, abs_of(g.p()[i], u.p()[i])));
+    }
+  }
+}
+
 double sum_abs_products(const float* a, const float* b, size_t n) {
   double s = 0;
   for (size_t i = 0; i < n; ++i) s += std::fabs(static_cast<double>(a[i]) * b[i]);
@@ -287,17 +309,8 @@ TEST_CASE("vec: silu, swiglu, GELU (erf and tanh forms)") {
   CHECK(y[0] == 0.f);
   CHECK(y[1] == 100.f);
 
-  Lcg rng{4};
-  for (size_t n = 1; n <= kMaxN; ++n) {
-    Buf g, u, got, want;
-    g.fill(rng, -10.f, 10.f, n);
-    u.fill(rng, -3.f, 3.f, n);
-    got.copy_from(g.p(), n);
-    want.copy_from(g.p(), n);
-    swiglu_f32(got.p(), u.p(), n);
-    scalar::swiglu_f32(want.p(), u.p(), n);
-    CHECK_ARRAYS_CLOSE(got.p(), want.p(), n, kSigmoidRel, 1e-37);
-  }
+  check_gate(
+      swiglu_f32, scalar::swiglu_f32, 4, [](float, float) { return 1e-37; }, kSigmoidRel);
 }
 
 TEST_CASE("vec: softmax is max-subtracted (no overflow at 1e4) and matches the scalar twin") {
@@ -379,6 +392,36 @@ TEST_CASE("vec: rmsnorm and layernorm match the scalar twins, with and without w
   for (int i = 0; i < 9; ++i) CHECK(y[i] == b[i]);
 }
 
+TEST_CASE("vec: GeGLU (gelu_tanh gate) and soft-capping (Gemma)") {
+  // GELU's absolute bound, scaled by the gate's and the up projection's magnitudes.
+  check_gate(geglu_tanh_f32, scalar::geglu_tanh_f32, 9, [](float g, float u) {
+    return kGeluAbs * std::fmax(1.0, std::fabs(g)) * std::fmax(1.0, std::fabs(u));
+  });
+  Lcg rng{10};
+  for (float cap : {2.f, 30.f, 50.f}) {
+    for (size_t n = 1; n <= kMaxN; ++n) {
+      Buf x, got, want;
+      x.fill(rng, -4.f * cap, 4.f * cap, n);
+      got.copy_from(x.p(), n);
+      want.copy_from(x.p(), n);
+      softcap_f32(got.p(), cap, n);
+      scalar::softcap_f32(want.p(), cap, n);
+      // tanh to a few ulp of its (<= 1) result, times the cap.
+      CHECK_ARRAYS_CLOSE(got.p(), want.p(), n, 0.0, 4 * FLT_EPSILON * cap);
+      for (size_t i = 0; i < n; ++i) CHECK(std::fabs(got.p()[i]) <= cap);
+    }
+  }
+  // Saturation and the identity near zero.
+  float x[5] = {0.f, 1e-3f, -1e-3f, 1e6f, -1e6f}, y[5];
+  std::memcpy(y, x, sizeof x);
+  softcap_f32(y, 50.f, 5);
+  CHECK(y[0] == 0.f);
+  CHECK(close(y[1], 1e-3, 1e-6, 0));
+  CHECK(close(y[2], -1e-3, 1e-6, 0));
+  CHECK(y[3] == 50.f);
+  CHECK(y[4] == -50.f);
+}
+
 // The scalar twins are the reference above, so check them against an independent float64
 // computation here (a few lengths are enough: they have no lane/tail structure).
 TEST_CASE("vec: scalar twins agree with float64 references") {
@@ -422,6 +465,17 @@ TEST_CASE("vec: scalar twins agree with float64 references") {
       const double t = std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v));
       CHECK(close(y.p()[i], 0.5 * v * (1 + t), 0, kGeluAbs));
     }
+    y.copy_from(a.p(), n);
+    scalar::geglu_tanh_f32(y.p(), b.p(), n);
+    for (size_t i = 0; i < n; ++i) {
+      const double v = a.p()[i];
+      const double t = std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v));
+      CHECK(close(y.p()[i], 0.5 * v * (1 + t) * b.p()[i], 0, 4 * kGeluAbs));
+    }
+    y.copy_from(a.p(), n);
+    scalar::softcap_f32(y.p(), 2.f, n);
+    for (size_t i = 0; i < n; ++i)
+      CHECK(close(y.p()[i], 2.0 * std::tanh(a.p()[i] / 2.0), 0, 4 * FLT_EPSILON));
 
     // softmax
     y.copy_from(a.p(), n);

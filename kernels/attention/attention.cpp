@@ -33,6 +33,9 @@ Status attention_validate_shape(const AttentionShape& sh) {
   if (!std::isfinite(sh.scale)) {
     return make_status(StatusCode::invalid_argument, "attention: scale must be finite");
   }
+  if (!(std::isfinite(sh.softcap) && sh.softcap >= 0.f)) {
+    return make_status(StatusCode::invalid_argument, "attention: softcap must be finite, >= 0");
+  }
   return ok_status();
 }
 

@@ -91,6 +91,9 @@ struct AttentionShape {
   int64_t q_row_stride = 0;
   int64_t kv_row_stride = 0;
   int64_t out_row_stride = 0;
+  // Soft-capping (Gemma 2): score -> softcap * tanh(score / softcap) before the softmax (after
+  // the scale); 0: none.
+  float softcap = 0.f;
 };
 
 // Read-only view of one layer of a KV cache: element (g, slot, d) of K is at

@@ -20,6 +20,7 @@
 #include "kernels/attention/attention_i8_rows.h"
 #include "kernels/isa/isa.h"
 #include "kernels/simd/simd.h"
+#include "kernels/vec/vec.h"
 
 #if EINFER_HAS_SIMD && defined(__AVX2__)
 #include <immintrin.h>
@@ -89,6 +90,7 @@ struct ScratchLayout {
   float* qbuf = nullptr;           // [r][k] a query block's query vectors (when sized for blocks)
   bool vnni = false;               // int8 integer dots via AVX-VNNI (chosen per call)
   bool prefetch = true;            // request f32 K/V rows ahead (decode; see attention_f32)
+  float softcap = 0.f;             // AttentionShape::softcap
   size_t bytes = 0;
 
   // query_blocks: room for a query block's vectors (qbuf; attention_query.inc).
@@ -150,6 +152,13 @@ __attribute__((noinline)) void axpy_tail_f32(float w, const float* x, int32_t d0
 inline int32_t dot_tail_i16_i8(const int16_t* a, const int8_t* b, int32_t d0, int32_t n,
                                int32_t acc) {
   return attention_detail::attention_dot_i16_i8(a + d0, b + d0, n - d0, acc);
+}
+
+// Soft-caps a tile's scaled scores (AttentionShape::softcap) and returns their new maximum. Every
+// score goes through the same SIMD formula whatever its position (softcap_f32's padded tail).
+__attribute__((noinline)) float softcap_scores(float* sh, int32_t cnt, float cap) {
+  softcap_f32(sh, cap, static_cast<size_t>(cnt));
+  return max_f32(sh, static_cast<size_t>(cnt));
 }
 
 #if EINFER_HAS_SIMD
@@ -283,6 +292,7 @@ void tile_softmax(const ScratchLayout& s, int32_t h, int32_t k, float scale, int
     sh[i] = sh[i] * s.kscale[i] * scale;
     tile_max = sh[i] > tile_max ? sh[i] : tile_max;
   }
+  if (s.softcap > 0.f) tile_max = softcap_scores(sh, cnt, s.softcap);
   const float new_max = tile_max > s.run_max[h] ? tile_max : s.run_max[h];
   float tile_sum = 0.f;
   i = scores_exp_sum_vec(sh, s.vscale, new_max, cnt, &tile_sum);
@@ -486,6 +496,7 @@ Status attention_f32(const AttentionShape& shape, const float* q, const float* k
     ScratchLayout s(reinterpret_cast<void*>(aligned + static_cast<size_t>(task) * stride), rows, k,
                     rows > r);
     s.vnni = vnni;
+    s.softcap = shape.softcap;
     // Decode reads each f32 K/V row once, from wherever the cache sits, and gains from requests
     // ahead; a prefill block's queries re-read the same rows, already in L1/L2, where the
     // requests only cost (15M q8 prefill: +9% without them). Two instantiations, so decode

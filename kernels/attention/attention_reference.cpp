@@ -51,7 +51,10 @@ Status attention_reference_f32(const AttentionShape& shape, const float* q, cons
       float* row = S + (static_cast<size_t>(h) * n + i) * m;
       float mx = -INFINITY;
       for (int32_t j = 0; j < m; ++j) {
-        row[j] = attention_attends(shape, q_pos[i], k_pos[j]) ? row[j] * shape.scale : -INFINITY;
+        const float scaled = shape.softcap > 0.f
+                                 ? shape.softcap * std::tanh(row[j] * shape.scale / shape.softcap)
+                                 : row[j] * shape.scale;
+        row[j] = attention_attends(shape, q_pos[i], k_pos[j]) ? scaled : -INFINITY;
         mx = row[j] > mx ? row[j] : mx;
       }
       float sum = 0.f;

@@ -48,6 +48,8 @@
   X(void, gelu_erf_f32, (const float* x, float* y, size_t n), (x, y, n))                           \
   X(void, gelu_tanh_f32, (const float* x, float* y, size_t n), (x, y, n))                          \
   X(void, swiglu_f32, (float* g, const float* u, size_t n), (g, u, n))                             \
+  X(void, geglu_tanh_f32, (float* g, const float* u, size_t n), (g, u, n))                         \
+  X(void, softcap_f32, (float* x, float cap, size_t n), (x, cap, n))                               \
   X(size_t, gemm_f32_scratch_bytes, (int64_t m, int64_t n, int64_t k), (m, n, k))                  \
   X(void, gemm_f32, (const GemmF32Args& args, void* scratch), (args, scratch))                     \
   X(void, gemv_f32,                                                                                \

@@ -49,7 +49,8 @@ Status rope_table_init(RopeTable* table, void* mem, size_t bytes, int32_t head_d
   }
   if (n_positions < 0) return make_status(StatusCode::invalid_argument, "rope: n_positions < 0");
   if (!(theta > 0.f)) return make_status(StatusCode::invalid_argument, "rope: theta must be > 0");
-  if (scaling.kind > 2 || (scaling.kind != 0 && !(scaling.factor > 0.0)) ||
+  if (scaling.kind > 3 || ((scaling.kind == 1 || scaling.kind == 2) && !(scaling.factor > 0.0)) ||
+      !(std::isfinite(scaling.mscale) && scaling.mscale > 0.0) ||
       (scaling.kind == 2 &&
        !(scaling.low_freq_factor > 0.0 && scaling.high_freq_factor > scaling.low_freq_factor &&
          scaling.original_context > 0.0)))
@@ -84,13 +85,14 @@ Status rope_table_init(RopeTable* table, void* mem, size_t bytes, int32_t head_d
   for (int32_t t = 0; t < n_positions; ++t) {
     for (int32_t i = 0; i < half; ++i) {
       const double angle = static_cast<double>(t) * inv_freq[i];
-      cs[static_cast<size_t>(t) * half + i] = static_cast<float>(std::cos(angle));
-      sn[static_cast<size_t>(t) * half + i] = static_cast<float>(std::sin(angle));
+      cs[static_cast<size_t>(t) * half + i] = static_cast<float>(std::cos(angle) * scaling.mscale);
+      sn[static_cast<size_t>(t) * half + i] = static_cast<float>(std::sin(angle) * scaling.mscale);
     }
   }
   table->head_dim = head_dim;
   table->n_positions = n_positions;
   table->inv_freq = inv_freq;
+  table->mscale = scaling.mscale;
   table->cos = cs;
   table->sin = sn;
   return ok_status();

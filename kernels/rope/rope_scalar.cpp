@@ -26,8 +26,8 @@ void rope_apply(const RopeTable& table, RopeLayout layout, float* x, int32_t n_h
   // Beyond the table: the same formula per pair, no scratch needed (at most 2 floats at a time).
   for (int32_t i = 0; i < half; ++i) {
     const double angle = static_cast<double>(pos) * table.inv_freq[i];
-    const float c = static_cast<float>(std::cos(angle));
-    const float s = static_cast<float>(std::sin(angle));
+    const float c = static_cast<float>(std::cos(angle) * table.mscale);
+    const float s = static_cast<float>(std::sin(angle) * table.mscale);
     for (int32_t h = 0; h < n_heads; ++h) {
       float* xh = x + static_cast<size_t>(h) * table.head_dim;
       rope_detail::rotate_pair(xh + rope_detail::pair_first(layout, i),

@@ -33,6 +33,10 @@ void gelu_tanh_f32(const float* x, float* y,
                    size_t n);  // 0.5 x (1 + tanh(sqrt(2/pi)(x + 0.044715 x^3)))
 // SwiGLU gate: g[i] = silu(g[i]) * u[i]
 void swiglu_f32(float* g, const float* u, size_t n);
+// GeGLU gate (Gemma): g[i] = gelu_tanh(g[i]) * u[i]
+void geglu_tanh_f32(float* g, const float* u, size_t n);
+// Soft-capping (Gemma's attention scores and logits): x[i] = cap * tanh(x[i] / cap), cap > 0.
+void softcap_f32(float* x, float cap, size_t n);
 
 namespace scalar {
 float dot_f32(const float* a, const float* b, size_t n);
@@ -52,6 +56,8 @@ void relu_f32(const float* x, float* y, size_t n);
 void gelu_erf_f32(const float* x, float* y, size_t n);
 void gelu_tanh_f32(const float* x, float* y, size_t n);
 void swiglu_f32(float* g, const float* u, size_t n);
+void geglu_tanh_f32(float* g, const float* u, size_t n);
+void softcap_f32(float* x, float cap, size_t n);
 }  // namespace scalar
 
 }  // namespace einfer

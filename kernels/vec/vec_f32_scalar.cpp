@@ -91,5 +91,33 @@ void gelu_tanh_f32(const float* x, float* y, size_t n) {
 void swiglu_f32(float* g, const float* u, size_t n) {
   for (size_t i = 0; i < n; ++i) g[i] = g[i] / (1.f + std::exp(-g[i])) * u[i];
 }
+// The decoders' tanh kernels go through std::exp only, as silu does: std::tanh would bring libm's
+// tanhf and expm1f (about 0.9 KiB) into every Cortex-M image that links the llama forward pass.
+void geglu_tanh_f32(float* g, const float* u, size_t n) {
+  // 0.5 (1 + tanh(t)) == sigmoid(2t), as the SIMD twin computes it.
+  const float k2 = 2.f * 0.7978845608028654f;  // 2 sqrt(2/pi)
+  for (size_t i = 0; i < n; ++i) {
+    const float v = g[i];
+    g[i] = v / (1.f + std::exp(-k2 * (v + 0.044715f * v * v * v))) * u[i];
+  }
+}
+void softcap_f32(float* x, float cap, size_t n) {
+  // tanh(y) = sign(y) (1 - e) / (1 + e), e = exp(-2|y|): within 2 ulp of tanh for |y| >= 1/4
+  // (1 - e >= 0.39, so e's rounding stays small); below, the odd series to y^9 (next term under
+  // 1e-8 of y).
+  for (size_t i = 0; i < n; ++i) {
+    const float y = x[i] / cap;
+    const float a = std::fabs(y);
+    float t;
+    if (a < 0.25f) {
+      const float y2 = y * y;
+      t = y * (1.f + y2 * (-1.f / 3 + y2 * (2.f / 15 + y2 * (-17.f / 315 + y2 * (62.f / 2835)))));
+    } else {
+      const float e = std::exp(-2.f * a);
+      t = std::copysign((1.f - e) / (1.f + e), y);
+    }
+    x[i] = cap * t;
+  }
+}
 
 }  // namespace einfer::scalar

@@ -317,6 +317,21 @@ void swiglu_f32(float* g, const float* u, size_t n) {
   map_binary(g, u, g, n, [](Batch gv, Batch uv) { return gv * sigmoid_batch(gv) * uv; });
 }
 
+void geglu_tanh_f32(float* g, const float* u, size_t n) {
+  // gelu_tanh_f32's sigmoid form, times the up projection.
+  const Batch k2(2.f * 0.7978845608028654f);
+  const Batch c(0.044715f);
+  map_binary(g, u, g, n, [k2, c](Batch v, Batch uv) {
+    const Batch u2 = k2 * xsimd::fma(c * v, v * v, v);
+    return v * sigmoid_batch(u2) * uv;
+  });
+}
+
+void softcap_f32(float* x, float cap, size_t n) {
+  const Batch cv(cap);
+  map_unary(x, x, n, [cv](Batch v) { return cv * xsimd::tanh(v / cv); });
+}
+
 #else  // !EINFER_HAS_SIMD
 
 float dot_f32(const float* a, const float* b, size_t n) {
@@ -369,6 +384,12 @@ void gelu_tanh_f32(const float* x, float* y, size_t n) {
 }
 void swiglu_f32(float* g, const float* u, size_t n) {
   scalar::swiglu_f32(g, u, n);
+}
+void geglu_tanh_f32(float* g, const float* u, size_t n) {
+  scalar::geglu_tanh_f32(g, u, n);
+}
+void softcap_f32(float* x, float cap, size_t n) {
+  scalar::softcap_f32(x, cap, n);
 }
 
 #endif  // EINFER_HAS_SIMD

@@ -2,6 +2,8 @@
 // with biases, ReLU or GELU feed-forward, no RoPE, biases on every projection when the source has
 // them, post-norm or pre-norm, an optional final norm. Its configuration is read from the tensor
 // shapes and the safetensors metadata (tools/einfer-pack/import_safetensors.cpp), not from keys.
+#include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "models/arch/arch.h"
@@ -72,8 +74,16 @@ const ArchDescription* arch_description(ArchKind kind) {
       return &arch_encoder();
     case ArchKind::transformer:
       return &arch_transformer();
+    case ArchKind::bert:
+      return &arch_bert();
   }
   return nullptr;
+}
+
+const ArchDescription* arch_any_by_gguf_arch(const char* name) {
+  if (const ArchDescription* a = arch_by_gguf_arch(name)) return a;
+  const ArchDescription& bert = arch_bert();
+  return name != nullptr && std::strcmp(name, bert.gguf_arch) == 0 ? &bert : nullptr;
 }
 
 void arch_set_field(ModelConfig* c, ArchField field, double v) {
@@ -128,6 +138,24 @@ void arch_set_field(ModelConfig* c, ArchField field, double v) {
       break;
     case ArchField::sliding_window:
       c->sliding_window = i;
+      break;
+    case ArchField::attn_scalar:  // q^-0.5; 0 and negatives become inf / NaN, refused
+      c->attn_scale = static_cast<float>(std::pow(v, -0.5));
+      break;
+    case ArchField::attn_softcap:
+      c->attn_softcap = f;
+      break;
+    case ArchField::final_softcap:
+      c->final_softcap = f;
+      break;
+    case ArchField::rope_local_theta:
+      c->rope_local_theta = f;
+      break;
+    case ArchField::rope_attn_factor:
+      c->rope_attn_factor = f;
+      break;
+    case ArchField::type_vocab_size:
+      c->type_vocab_size = i;
       break;
   }
 }

@@ -139,6 +139,7 @@ constexpr ArchDescription kLlama = {
     nullptr,
     0,
     nullptr,
+    ArchFamily::llama,
 };
 
 constexpr ArchDescription kMistral = {
@@ -165,6 +166,7 @@ constexpr ArchDescription kMistral = {
     nullptr,
     0,
     nullptr,
+    ArchFamily::mistral,
 };
 
 constexpr ArchDescription kQwen2 = {
@@ -191,6 +193,7 @@ constexpr ArchDescription kQwen2 = {
     "max_window_layers",
     28,
     kQwen2GgufRefused,
+    ArchFamily::qwen2,
 };
 
 bool same(const char* a, const char* b) {
@@ -212,13 +215,13 @@ const ArchDescription& arch_qwen2() {
 const ArchDescription* arch_by_hf_model_type(const char* name) {
   for (const ArchDescription* a : {&kLlama, &kMistral, &kQwen2})
     if (same(a->hf_model_type, name)) return a;
-  return nullptr;
+  return arch_family_by_hf_model_type(name);
 }
 
 const ArchDescription* arch_by_gguf_arch(const char* name) {
   for (const ArchDescription* a : {&kLlama, &kMistral, &kQwen2})
     if (same(a->gguf_arch, name)) return a;
-  return nullptr;
+  return arch_family_by_gguf_arch(name);
 }
 
 bool arch_rope_scaling_from_name(const char* name, RopeScaling* kind) {
@@ -228,6 +231,8 @@ bool arch_rope_scaling_from_name(const char* name, RopeScaling* kind) {
     *kind = RopeScaling::linear;
   } else if (same(name, "llama3")) {
     *kind = RopeScaling::llama3;
+  } else if (same(name, "longrope") || same(name, "su")) {
+    *kind = RopeScaling::longrope;
   } else {
     return false;
   }

@@ -83,16 +83,14 @@ TEST_CASE("no heap: session create, prefill, decode, sampling (f32 and q4 weight
   }
 }
 
-TEST_CASE("no heap: a session on 2 workers (pool started before the watch), q8 weights") {
-  if (!have_shared()) return;
-  pack::AlignedBuffer image(pack_aidreams(DType::q8));
-  einfer_test::TestPool pool(2);
-  RunOptions o;
-  o.max_batch = 8;
-  o.threads = pool.threads();
+namespace {
+
+// Heap calls (of every thread) while a session on `image` is created, prefills `prompt` and decodes
+// 20 tokens; -1 if any step failed. The arena is sized before the watch starts.
+long session_allocations(const pack::AlignedBuffer& image, const RunOptions& o,
+                         const std::vector<int32_t>& prompt) {
   Model m;
   einfer_test::AlignedMemory mem = einfer_test::session_memory(image.data, image.size, o, &m);
-  const int32_t prompt[] = {1, 319, 459, 355, 260, 275, 429, 339, 315, 374, 327, 446};
   size_t allocations = 0;
   bool ok = true;
   {
@@ -100,16 +98,52 @@ TEST_CASE("no heap: a session on 2 workers (pool started before the watch), q8 w
     Arena arena(mem.base, mem.bytes);
     Session* s = nullptr;
     ok = ok && session_create(image.data, image.size, LoadOptions{}, o, arena, &s).ok();
-    ok = ok && session_eval(s, prompt, 12).ok();
+    ok = ok && session_eval(s, prompt.data(), static_cast<int32_t>(prompt.size())).ok();
     for (int i = 0; i < 20 && ok; ++i) {
       int32_t next = (i * 31 + 7) % m.config.vocab_size;
       ok = session_eval(s, &next, 1).ok();
     }
     allocations = watch.allocations();
   }
-  CHECK(ok);
-  CHECK(allocations == 0);
+  return ok ? static_cast<long>(allocations) : -1;
+}
+
+}  // namespace
+
+TEST_CASE("no heap: a session on 2 workers (pool started before the watch), q8 weights") {
+  if (!have_shared()) return;
+  pack::AlignedBuffer image(pack_aidreams(DType::q8));
+  einfer_test::TestPool pool(2);
+  RunOptions o;
+  o.max_batch = 8;
+  o.threads = pool.threads();
+  CHECK(session_allocations(image, o, {1, 319, 459, 355, 260, 275, 429, 339, 315, 374, 327, 446}) ==
+        0);
   CHECK(pool.remote_tasks() > 0);
+}
+
+TEST_CASE("no heap: the families' features (Qwen3, Gemma 2/3, Phi-3), prefill and decode") {
+  // Synthetic models with every feature (q/k norm, post-norms, GeGLU, soft-capping, periodic
+  // windows and the local RoPE table, longrope), on one thread and on 2 workers.
+  for (ArchFamily family :
+       {ArchFamily::qwen3, ArchFamily::gemma2, ArchFamily::gemma3, ArchFamily::phi3}) {
+    pack::SyntheticSpec spec;
+    spec.family = family;
+    spec.layers = 6;
+    spec.dtype = DType::q8;
+    pack::AlignedBuffer image(pack::write_ein(pack::make_synthetic_image(spec)));
+    std::vector<int32_t> prompt;
+    for (int32_t i = 0; i < 40; ++i) prompt.push_back((i * 37 + 1) % spec.vocab);
+    for (int threads : {1, 2}) {
+      einfer_test::TestPool pool(threads);
+      RunOptions o;
+      o.max_batch = 8;
+      if (threads > 1) o.threads = pool.threads();
+      CAPTURE(arch_family_name(family));
+      CAPTURE(threads);
+      CHECK(session_allocations(image, o, prompt) == 0);
+    }
+  }
 }
 
 TEST_CASE("no heap: the C API with its tokenizer, from create to generated text") {

@@ -6,7 +6,9 @@
 // status or a defined value: never a crash, an ASan/UBSan report or a hang.
 //
 // The model is a small synthetic llama (einfer-pack's generator) with a 300-token tokenizer, built
-// once; the arena is sized by einfer_arena_bytes and capped at 64 MiB.
+// once; an input starting with 'B' runs a small bert sentence encoder with the same tokenizer
+// instead (embed ids, token states and texts, any ids and lengths). The arena is sized by
+// einfer_arena_bytes and capped at 64 MiB.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -14,6 +16,8 @@
 
 #include "models/einfer.h"
 #include "tests/tiny_model.h"
+#include "tools/einfer-pack/arch_names.h"
+#include "tools/einfer-pack/import_tokenizer.h"
 #include "tools/einfer-pack/importers.h"
 
 using namespace einfer;
@@ -25,15 +29,64 @@ struct Image {
   size_t size = 0;
 };
 
+// A copy of the packed bytes in 64-byte aligned memory (kept for the process's lifetime).
+Image aligned_image(const std::vector<uint8_t>& bytes) {
+  Image im;
+  im.size = bytes.size();
+  im.data = std::aligned_alloc(64, (bytes.size() + 63) / 64 * 64);
+  std::memcpy(im.data, bytes.data(), bytes.size());
+  return im;
+}
+
 const Image& model() {
   static const Image image = [] {
     // One kv head: the grouped-query path.
-    const std::vector<uint8_t> bytes = pack::write_ein(einfer_test::tiny_tokenized_model(1));
-    Image im;
-    im.size = bytes.size();
-    im.data = std::aligned_alloc(64, (bytes.size() + 63) / 64 * 64);
-    std::memcpy(im.data, bytes.data(), bytes.size());
-    return im;
+    return aligned_image(pack::write_ein(einfer_test::tiny_tokenized_model(1)));
+  }();
+  return image;
+}
+
+// A bert with every role filled from a fixed pseudo-random sequence (norm weights near 1).
+const Image& bert_model() {
+  static const Image image = [] {
+    pack::SourceModel src;
+    ModelConfig& c = src.config;
+    c.arch = ArchKind::bert;
+    c.dim = 16;
+    c.hidden_dim = 32;
+    c.n_layers = 1;
+    c.n_heads = c.n_kv_heads = 2;
+    c.head_dim = 8;
+    c.vocab_size = 300;
+    c.context_length = 24;
+    c.type_vocab_size = 2;
+    c.norm = NormKind::layernorm;
+    c.norm_eps = 1e-12f;
+    c.activation = Activation::gelu_erf;
+    c.rope = RopeMode::none;
+    c.has_bias = 1;
+    c.pooling = PoolingKind::mean;
+    c.normalize = 1;
+    uint32_t state = 12345;
+    pack::for_each_arch_tensor(arch_bert(), c, [&](const ArchTensorNames& t, int32_t layer) {
+      const std::vector<int64_t> shape = pack::arch_tensor_shape(c, t.role);
+      int64_t n = 1;
+      for (int64_t e : shape) n *= e;
+      std::vector<float> v(static_cast<size_t>(n));
+      for (float& x : v) {
+        state = state * 1664525u + 1013904223u;
+        x = (static_cast<float>(state >> 8) / 16777216.f - 0.5f) * (shape.size() == 1 ? 0.2f : 1.f);
+        if (shape.size() == 1 &&
+            (t.role == TensorRole::embed_norm || t.role == TensorRole::attn_norm ||
+             t.role == TensorRole::ffn_norm))
+          x += 1.f;
+      }
+      pack::add_float_tensor(src, t.role, layer, shape, std::move(v));
+    });
+    pack::EinImage e = pack::pack_source(src, DType::q8, 8, nullptr);
+    e.tokenizer = pack::tokenizer_image_for_model(
+        pack::read_tokenizer_bytes(pack::make_synthetic_tokenizer(300), "synthetic"), 300);
+    return aligned_image(pack::write_ein(e));
   }();
   return image;
 }
@@ -69,8 +122,9 @@ volatile float g_sink;
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const Image& m = model();
-  Stream in{data, size};
+  const bool bert = size > 0 && data[0] == 'B';
+  const Image& m = bert ? bert_model() : model();
+  Stream in{data + (bert ? 1 : 0), size - (bert ? 1 : 0)};
   einfer_options o;
   einfer_options_default(&o);
   o.context = in.small_or_any();
@@ -98,7 +152,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   const int32_t vocab = einfer_vocab_size(s);
   for (int step = 0; step < 64 && in.n > 0; ++step) {
-    switch (in.byte() % 10) {
+    switch (in.byte() % 11) {
       case 0: {  // prefill a few ids, some outside the vocabulary
         int32_t ids[8];
         const int32_t n = in.byte() % 9;
@@ -165,6 +219,29 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         (void)einfer_arena_bytes(m.data, m.size, &o, nullptr, err, sizeof err);
         (void)einfer_session_create(m.data, m.size, &o, nullptr, 0, nullptr, err, sizeof err);
         einfer_options_default(nullptr);
+        break;
+      }
+      case 9: {  // sentence embeddings: any ids and lengths, token states, texts, NULLs
+        int32_t ids[40];
+        const int32_t n = in.byte() < 240 ? in.byte() % 41 : in.i32();
+        for (int32_t i = 0; i < 40; ++i) ids[i] = in.byte() < 240 ? in.byte() % 300 : in.i32();
+        float out[40 * 16];
+        const uint8_t which = in.byte();
+        if (which % 3 == 0) (void)einfer_embed(s, ids, n > 40 ? 40 : n, out);
+        if (which % 3 == 1) (void)einfer_embed_tokens(s, ids, n > 40 ? 40 : n, out);
+        if (which % 3 == 2) {
+          char text[64];
+          const size_t len = in.byte() % sizeof text;
+          for (size_t i = 0; i < len; ++i) text[i] = static_cast<char>(in.byte() | 1);  // no NUL
+          text[len] = '\0';
+          int32_t n_tokens = 0;
+          (void)einfer_embed_text(s, text, out, (which & 8) ? &n_tokens : nullptr);
+        }
+        (void)einfer_embed(nullptr, ids, 1, out);
+        (void)einfer_embed(s, nullptr, 1, out);
+        (void)einfer_embed_tokens(s, ids, 1, nullptr);
+        (void)einfer_embed_text(s, nullptr, out, nullptr);
+        (void)einfer_embed_text(nullptr, "a", out, nullptr);
         break;
       }
       default:

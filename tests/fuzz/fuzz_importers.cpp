@@ -2,11 +2,17 @@
 // refused with a PackError; anything else (a crash, an ASan/UBSan report, another exception type,
 // an allocation above libFuzzer's -malloc_limit_mb, a timeout) is a finding. One source, one
 // target per importer, selected by EINFER_FUZZ_IMPORTER at compile time (tests/fuzz/CMakeLists).
+// Folder importers (hf_bert) write the input's parts into a per-process temporary folder.
 // An import that succeeds is packed too, so the finite scan and the writer see hostile values.
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -45,6 +51,23 @@ void run(const std::vector<uint8_t>& b) {
   const TokenizerSpec spec = read_tokenizer_bytes(b, "fuzz");
   const int32_t rows = static_cast<int32_t>(spec.pieces.size()) + (b.empty() ? 0 : b[0] % 4);
   (void)tokenizer_image_for_model(spec, rows);
+#elif EINFER_FUZZ_IMPORTER == 7  // Hugging Face folder: config.json, a NUL byte, model.safetensors
+  // (every llama-family model_type: Llama, Mistral, Qwen2/3, Gemma 2/3, Phi-3)
+  static const std::string dir = "/tmp/einfer_fuzz_hf_" + std::to_string(getpid());
+  static const bool made = mkdir(dir.c_str(), 0700) == 0 || errno == EEXIST;
+  if (!made) return;
+  const auto nul = std::find(b.begin(), b.end(), uint8_t{0});
+  const std::string config(b.begin(), nul);
+  const std::vector<uint8_t> tensors(nul == b.end() ? nul : nul + 1, b.end());
+  for (const auto& [name, bytes] :
+       {std::pair{std::string("/config.json"), std::vector<uint8_t>(config.begin(), config.end())},
+        std::pair{std::string("/model.safetensors"), tensors}}) {
+    FILE* f = std::fopen((dir + name).c_str(), "wb");
+    if (!f) return;
+    if (!bytes.empty()) std::fwrite(bytes.data(), 1, bytes.size(), f);
+    std::fclose(f);
+  }
+  pack_once(import_hf_llama(dir));
 #elif EINFER_FUZZ_IMPORTER == 6  // .npy reader (einfer-einsum, einfer-run --input): reads a path
   static const std::string path = "/tmp/einfer_fuzz_npy_" + std::to_string(getpid()) + ".npy";
   FILE* f = std::fopen(path.c_str(), "wb");
@@ -58,6 +81,31 @@ void run(const std::vector<uint8_t>& b) {
     for (int64_t d : a.shape) n *= static_cast<uint64_t>(d);
     if (n != a.data.size()) __builtin_trap();  // the shape must describe exactly the values read
   }
+#elif EINFER_FUZZ_IMPORTER == 8  // a bert folder: config.json NUL modules.json NUL
+  // 1_Pooling/config.json NUL model.safetensors (the rest), as import_hf_bert reads it
+  namespace fs = std::filesystem;
+  static const fs::path dir =
+      fs::temp_directory_path() / ("einfer_fuzz_bert_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "1_Pooling");
+  const char* names[4] = {"config.json", "modules.json", "1_Pooling/config.json",
+                          "model.safetensors"};
+  size_t at = 0;
+  for (int part = 0; part < 4 && at <= b.size(); ++part) {
+    size_t end = b.size();
+    if (part < 3)
+      for (size_t i = at; i < b.size(); ++i)
+        if (b[i] == 0) {
+          end = i;
+          break;
+        }
+    FILE* f = std::fopen((dir / names[part]).c_str(), "wb");
+    if (!f) return;
+    if (end > at) std::fwrite(b.data() + at, 1, end - at, f);
+    std::fclose(f);
+    at = end + 1;
+  }
+  pack_once(import_hf_bert(dir.string()));
 #else
 #error "EINFER_FUZZ_IMPORTER must select an importer"
 #endif

@@ -2,7 +2,7 @@
 """Issue 13 architectures: tiny random-weight Hugging Face folders and GGUFs plus float64 references.
 
 Writes tests/data/arch/. Run with /usr/bin/python3 (numpy); GGUFs are written with llama.cpp's own
-gguf-py from the scratch checkout (GGUF_PY, never vendored). Deterministic (fixed seed).
+gguf-py from the scratch checkout (gguf_case_writer.py, never vendored). Deterministic (fixed seed).
 
 Each model case <name>/ (HF: config.json + model.safetensors) or <name>.gguf comes with
 <name>_fwd.i32 (72 token ids, BOS first) and <name>_fwd.f32 (float64 logits of every position,
@@ -36,13 +36,12 @@ Refusal cases (bad_*): config.json / GGUFs einfer must refuse, naming the offend
 import json
 import math
 import os
-import sys
 
 import numpy as np
 
+import gguf_case_writer as gw
 import safetensors_writer as st
 
-GGUF_PY = "/work/scratch/llama.cpp/gguf-py"
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "arch")
 rng = np.random.default_rng(20261123)
 N_TOKENS = 72  # teacher-forced positions (> 64; beyond the sliding-window case's window of 16)
@@ -200,23 +199,15 @@ def save_ref(name, logits, toks):
 
 def hf_case(name, cfg, bias=False, dtype="F32"):
     w = make_weights(cfg, bias)
-    folder = os.path.join(OUT, name)
-    os.makedirs(folder, exist_ok=True)
-    with open(os.path.join(folder, "config.json"), "w") as f:
-        json.dump(cfg, f, indent=1)
-    st.write(os.path.join(folder, "model.safetensors"), [(k, a, dtype) for k, a in w.items()],
-             {"format": "pt"})
-    stored = {k: st.stored(a, dtype).astype(np.float64) for k, a in w.items()}  # bf16 rounding
+    stored = {k: a.astype(np.float64)  # bf16 rounding
+              for k, a in st.write_hf_folder(os.path.join(OUT, name), cfg, w, dtype).items()}
     toks = tokens()
     save_ref(name, forward(stored, cfg, toks, "half_split"), toks)
     return w
 
 
 def write_config_only(name, cfg):
-    folder = os.path.join(OUT, name)
-    os.makedirs(folder, exist_ok=True)
-    with open(os.path.join(folder, "config.json"), "w") as f:
-        json.dump(cfg, f, indent=1)
+    st.write_hf_folder(os.path.join(OUT, name), cfg)
 
 
 GGUF_NAMES = {"model.embed_tokens.weight": "token_embd.weight", "model.norm.weight":
@@ -244,8 +235,6 @@ def permute_rows(w, n):
 
 
 def gguf_case(name, arch, cfg, bias, extra_kv=None, extra_tensors=None, drop=None, ref=True):
-    sys.path.insert(0, GGUF_PY)
-    import gguf  # llama.cpp's writer, from the scratch checkout only
     w = make_weights(cfg, bias)
     H, G = cfg["num_attention_heads"], cfg["num_key_value_heads"]
     tensors = {}
@@ -253,27 +242,15 @@ def gguf_case(name, arch, cfg, bias, extra_kv=None, extra_tensors=None, drop=Non
         if arch == "llama" and ("q_proj" in k or "k_proj" in k):
             a = permute_rows(a, H if "q_proj" in k else G)
         tensors[gguf_name(k)] = a
-    writer = gguf.GGUFWriter(os.path.join(OUT, name + ".gguf"), arch)
-    writer.add_uint32(f"{arch}.context_length", cfg["max_position_embeddings"])
-    writer.add_uint32(f"{arch}.embedding_length", cfg["hidden_size"])
-    writer.add_uint32(f"{arch}.feed_forward_length", cfg["intermediate_size"])
-    writer.add_uint32(f"{arch}.block_count", cfg["num_hidden_layers"])
-    writer.add_uint32(f"{arch}.attention.head_count", H)
-    writer.add_uint32(f"{arch}.attention.head_count_kv", G)
+    writer = gw.open_writer(os.path.join(OUT, name + ".gguf"), arch, cfg, H, G)
     writer.add_uint32(f"{arch}.rope.dimension_count", cfg["hidden_size"] // H)
     writer.add_float32(f"{arch}.rope.freq_base", cfg["rope_theta"])
     writer.add_float32(f"{arch}.attention.layer_norm_rms_epsilon", cfg["rms_norm_eps"])
     for k, v in (extra_kv or {}).items():
         (writer.add_string if isinstance(v, str) else
          writer.add_float32 if isinstance(v, float) else writer.add_uint32)(k, v)
-    for k, a in list(tensors.items()) + list((extra_tensors or {}).items()):
-        if drop and k == drop:
-            continue
-        writer.add_tensor(k, np.ascontiguousarray(a, dtype=np.float32))
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
+    gw.finish(writer, [(k, a) for k, a in list(tensors.items()) + list((extra_tensors or {}).items())
+                       if not (drop and k == drop)])
     if ref:  # llama.cpp semantics on the stored tensors: NORM rope for llama, NEOX for qwen2
         stored = {k: a.astype(np.float64) for k, a in w.items()}
         if arch == "llama":
@@ -350,7 +327,7 @@ def main():
     st.write(os.path.join(folder, "model.safetensors"),
              [(k, a, "F32") for k, a in w.items() if "k_proj.bias" not in k])
     small = base_config("llama", num_hidden_layers=1)
-    gguf_case("bad_arch", "gemma2", small, False, ref=False)
+    gguf_case("bad_arch", "gpt2", small, False, ref=False)
     # rope_freqs.weight of the wrong length (3 factors for 4 rotary pairs).
     gguf_case("bad_rope_freqs", "llama", small, False,
               extra_tensors={"rope_freqs.weight": np.ones(3, np.float32)}, ref=False)
@@ -372,11 +349,12 @@ def main():
                                            num_hidden_layers=3, rope_theta=1e6,
                                            use_sliding_window=True, sliding_window=8,
                                            max_window_layers=1), bias=True)
-    # Refusals: a layer_types pattern einfer does not run (full after sliding), a qwen2 GGUF with
-    # a window (llama.cpp's qwen2 has none, GGUF says not which layers).
+    # Refusals: a layer_types pattern einfer does not run (neither every layer from a first one nor
+    # periodic), a qwen2 GGUF with a window (llama.cpp's qwen2 has none, GGUF says not which
+    # layers).
     write_config_only("bad_qwen2_layer_types", base_config(
-        "qwen2", use_sliding_window=True, sliding_window=8,
-        layer_types=["sliding_attention", "full_attention"]))
+        "qwen2", num_hidden_layers=3, use_sliding_window=True, sliding_window=8,
+        layer_types=["full_attention", "sliding_attention", "full_attention"]))
     gguf_case("bad_gguf_qwen2_window", "qwen2", base_config("qwen2", num_hidden_layers=1), True,
               {"qwen2.attention.sliding_window": 8}, ref=False)
 

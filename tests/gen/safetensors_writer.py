@@ -1,6 +1,7 @@
 """Minimal safetensors writer (the `safetensors` package is not installed): uint64 header length,
 JSON header {name: {dtype, shape, data_offsets}, "__metadata__": {...}}, then raw bytes."""
 import json
+import os
 import struct
 
 import numpy as np
@@ -48,3 +49,16 @@ def stored(array, dtype):
     if dtype == "F16":
         return np.asarray(array, np.float16).astype(np.float32)
     return bf16_bits_to_f32(to_bf16_bits(array)).reshape(np.shape(array))
+
+
+def write_hf_folder(folder, cfg, weights=None, dtype="F32"):
+    """A Hugging Face folder: config.json (cfg), and model.safetensors of the float32 `weights`
+    ({name: array}) stored as `dtype` unless None. Returns the float32 values a reader gets back."""
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, "config.json"), "w") as f:
+        json.dump(cfg, f, indent=1)
+    if weights is None:
+        return None
+    write(os.path.join(folder, "model.safetensors"), [(k, a, dtype) for k, a in weights.items()],
+          {"format": "pt"})
+    return {k: stored(a, dtype) for k, a in weights.items()}

@@ -1,11 +1,13 @@
 // Chat templates for interactive generation (einfer-run -i), by recognition instead of Jinja.
 //
 // Models ship their prompt format as a Jinja template (tokenizer_config.json "chat_template",
-// GGUF "tokenizer.chat_template"). Running Jinja on a device is out of the question, and four
+// GGUF "tokenizer.chat_template"). Running Jinja on a device is out of the question, and a few
 // families cover most small chat models, so the host packer recognises the family from the
 // template's markers and records its name in the model's metadata (chat_template=<name>); the
 // device formats each turn itself. tests/test_chat.cpp checks the formatting against Jinja2's
-// rendering of the real templates (tests/gen/gen_chat_templates.py).
+// rendering of the real templates (tests/gen/gen_chat_templates.py): ChatML (SmolLM, Qwen2), Llama
+// 2 and 3, Zephyr, Qwen3 (ChatML with its <think> blocks), Gemma 2 and 3 (<start_of_turn>) and
+// Phi-3 (<|user|> ... <|end|>).
 #pragma once
 
 #include <string>
@@ -13,9 +15,9 @@
 
 namespace einfer::tools::chat {
 
-enum class Format { none, chatml, llama2, llama3, zephyr };
+enum class Format { none, chatml, llama2, llama3, zephyr, qwen3, gemma, phi3 };
 
-// "none", "chatml", "llama2", "llama3", "zephyr".
+// "none", "chatml", "llama2", "llama3", "zephyr", "qwen3", "gemma", "phi3".
 const char* format_name(Format f);
 // Parses a name as format_name prints it; false when unknown.
 bool parse_format(const std::string& name, Format* out);
@@ -50,8 +52,8 @@ std::string to_text(const std::vector<Segment>& segments, const std::string& bos
 std::vector<Segment> next_turn(Format f, const std::vector<Message>& history,
                                const std::string& user);
 
-// Text that ends an assistant reply besides the EOS token ("<|im_end|>", "<|eot_id|>"; empty for
-// formats that end replies with EOS only).
+// Text that ends an assistant reply besides the EOS token ("<|im_end|>", "<|eot_id|>",
+// "<end_of_turn>", "<|end|>"; empty for formats that end replies with EOS only).
 const char* end_of_turn(Format f);
 
 }  // namespace einfer::tools::chat

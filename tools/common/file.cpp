@@ -6,6 +6,9 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
+
+#include "runtime/format.h"
 
 namespace einfer::tools {
 
@@ -100,6 +103,23 @@ bool read_file_large(const char* path, LargeBuffer* out) {
   }
   close(fd);
   return ok;
+}
+
+std::string ein_metadata_value(const void* image, size_t size, const std::string& key) {
+  FileHeader h;
+  if (size < sizeof h) return "";
+  std::memcpy(&h, image, sizeof h);
+  if (!(h.flags & kEinFlagMetadata) || h.metadata_offset + h.metadata_bytes > size) return "";
+  const std::string text(static_cast<const char*>(image) + h.metadata_offset, h.metadata_bytes);
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    if (text.compare(at, key.size() + 1, key + "=") == 0)
+      return text.substr(at + key.size() + 1, end - at - key.size() - 1);
+    at = end + 1;
+  }
+  return "";
 }
 
 }  // namespace einfer::tools

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace einfer::tools {
@@ -57,5 +58,9 @@ bool map_file(const char* path, MappedFile* out, bool in_memory = false);
 // Reads the whole file into *out (a new LargeBuffer of its size). False as read_file, or when the
 // file is empty or the buffer cannot be mapped.
 bool read_file_large(const char* path, LargeBuffer* out);
+
+// The value of `key` in a loaded .ein image's metadata ("key=value" lines, docs/format.md), "" when
+// absent. The image must have passed load_model (its metadata region lies inside it).
+std::string ein_metadata_value(const void* image, size_t size, const std::string& key);
 
 }  // namespace einfer::tools

@@ -30,7 +30,13 @@ void read_keys(const ArchDescription& arch, const ArchConfigKey* keys, size_t co
                const std::string& what, ModelConfig* c) {
   for (size_t i = 0; i < count; ++i) {
     const ArchConfigKey& k = keys[i];
-    if (!(hf ? k.hf : k.gguf)) continue;
+    if (!(hf ? k.hf : k.gguf)) {
+      // The format has no key for it: a constant default still applies (llama.cpp's hard-coded
+      // values, e.g. Gemma 3's local RoPE base).
+      if ((hf ? k.hf_rule : k.gguf_rule) == ArchDefault::constant)
+        arch_set_field(c, k.field, hf ? k.hf_fallback : k.gguf_fallback);
+      continue;
+    }
     const std::string key = hf ? k.hf : arch_tensor_name(k.gguf, -1, arch.gguf_arch);
     double v = 0;
     if (lookup(key.c_str(), &v)) {
@@ -46,7 +52,7 @@ void read_keys(const ArchDescription& arch, const ArchConfigKey* keys, size_t co
         arch_set_field(c, k.field, v);
         continue;
       }
-      if (k.field == ArchField::sliding_window) {  // explicit null: no window
+      if (arch_field_null_is_none(k.field)) {  // explicit null: no window, no soft-capping
         arch_set_field(c, k.field, 0);
         continue;
       }
@@ -62,6 +68,9 @@ void read_keys(const ArchDescription& arch, const ArchConfigKey* keys, size_t co
         break;
       case ArchDefault::dim_over_heads:
         arch_set_field(c, k.field, c->n_heads > 0 ? c->dim / c->n_heads : 0);
+        break;
+      case ArchDefault::same_as_context:
+        arch_set_field(c, k.field, c->context_length);
         break;
     }
   }
@@ -89,12 +98,16 @@ void read_arch_config(const ArchDescription& arch, SourceFormat format,
   read_keys(arch, arch.extra_config_keys, arch.extra_config_key_count, hf, lookup, what, c);
 }
 
-void apply_rope_scaling(const std::string& type, const std::string& what, ModelConfig* c) {
+void apply_rope_scaling(const std::string& type, const std::string& what, ModelConfig* c,
+                        bool longrope) {
   RopeScaling kind = RopeScaling::none;
-  if (!type.empty() && !arch_rope_scaling_from_name(type.c_str(), &kind))
-    throw PackError(what + "rope_scaling type '" + type +
-                    "' is not supported (linear, llama3 or none)");
+  if ((!type.empty() && !arch_rope_scaling_from_name(type.c_str(), &kind)) ||
+      (kind == RopeScaling::longrope && !longrope))
+    throw PackError(what + "rope_scaling type '" + type + "' is not supported (linear, llama3" +
+                    (longrope ? ", longrope" : "") + " or none)");
   c->rope_scaling = kind;
+  // The longrope cos/sin factor belongs to longrope alone (its importer sets it).
+  if (kind != RopeScaling::longrope) c->rope_attn_factor = 0.f;
   auto need = [&](bool ok, const char* key) {
     if (!ok) throw PackError(what + "rope_scaling '" + type + "' needs a positive " + key);
   };
@@ -114,7 +127,32 @@ void apply_rope_scaling(const std::string& type, const std::string& what, ModelC
       need(c->rope_high_freq_factor > 0.f, "high_freq_factor");
       need(c->rope_original_context > 0, "original_max_position_embeddings");
       break;
+    case RopeScaling::longrope:  // the factor lists and the attention factor: the importer's
+      c->rope_factor = c->rope_low_freq_factor = c->rope_high_freq_factor = 0.f;
+      need(c->rope_original_context > 0, "original_max_position_embeddings");
+      break;
   }
+}
+
+int64_t arch_fused_rows(const ArchDescription& arch, const ModelConfig& config,
+                        const ArchTensorNames& names, SourceFormat format, int64_t* total_rows) {
+  const bool hf = format == SourceFormat::hugging_face;
+  const char* name = hf ? names.hf : names.gguf;
+  int64_t offset = 0, total = 0;
+  for (size_t i = 0; i < arch.tensor_count; ++i) {
+    const ArchTensorNames& t = arch.tensors[i];
+    const char* other = hf ? t.hf : t.gguf;
+    if (names.fused_parts <= 1 || other == nullptr || name == nullptr ||
+        std::strcmp(other, name) != 0)
+      continue;
+    const std::vector<int64_t> shape = arch_tensor_shape(config, t.role);
+    const int64_t rows = shape.empty() ? 0 : shape[0];
+    if (t.fused_part < names.fused_part) offset += rows;
+    total += rows;
+  }
+  if (names.fused_parts <= 1) total = arch_tensor_shape(config, names.role)[0];
+  *total_rows = total;
+  return offset;
 }
 
 void for_each_arch_tensor(const ArchDescription& arch, const ModelConfig& config,

@@ -30,12 +30,20 @@ void read_arch_config(const ArchDescription& arch, SourceFormat format,
 
 // Sets the RoPE scaling kind named `type` ("" or "none": none) after read_arch_config filled its
 // parameters: zeroes those the kind does not use; throws PackError naming an unsupported type
-// (yarn, dynamic, ...) or a missing parameter.
-void apply_rope_scaling(const std::string& type, const std::string& what, ModelConfig* config);
+// (yarn, dynamic, ...; longrope unless `longrope`: the architecture reads its factor lists) or a
+// missing parameter.
+void apply_rope_scaling(const std::string& type, const std::string& what, ModelConfig* config,
+                        bool longrope = false);
 
 // Whether `key` (a key of `arch` in `format`, GGUF keys with the architecture filled in) names an
 // integer field; false for float fields and keys the table does not list.
 bool arch_key_is_integer(const ArchDescription& arch, SourceFormat format, const char* key);
+
+// A fused source tensor (ArchTensorNames::fused_parts > 1, Phi-3's qkv_proj): the first row of
+// `names`' role in it, and in *total_rows the rows of the whole tensor (the parts' .ein shapes
+// summed). Not fused: 0 and the role's own rows.
+int64_t arch_fused_rows(const ArchDescription& arch, const ModelConfig& config,
+                        const ArchTensorNames& names, SourceFormat format, int64_t* total_rows);
 
 // Calls visit(names, layer) for every tensor of `arch` that `config` stores (layer -1 for global
 // ones): the importers' one loop over an architecture's tensors.

@@ -89,12 +89,16 @@ PackedTensor encode_tensor(TensorRole role, int32_t layer, const std::vector<int
 }
 
 uint32_t ein_version_for(const EinImage& image) {
-  for (const PackedTensor& t : image.tensors)
-    if (t.layout != WeightLayout::rows) return kEinVersion;
-  return kEinVersion3;
+  // Version 4 features: the families' and bert's ArchBlock fields and flags, interleaved layouts.
+  const ArchBlock a = arch_block_from_config(image.config);
+  bool needs_v4 = a.kind == static_cast<uint32_t>(ArchKind::bert) || (a.flags & ~kArchKnownFlagsV3);
+  const unsigned char* tail = reinterpret_cast<const unsigned char*>(&a) + kArchBlockBytesV3;
+  for (size_t i = 0; i < sizeof a - kArchBlockBytesV3; ++i) needs_v4 = needs_v4 || tail[i] != 0;
+  for (const PackedTensor& t : image.tensors) needs_v4 = needs_v4 || t.layout != WeightLayout::rows;
+  return needs_v4 ? kEinVersion : kEinVersion3;
 }
 
-std::vector<uint8_t> write_ein(const EinImage& image) {
+std::vector<uint8_t> write_ein(const EinImage& image, uint32_t version) {
   const ModelConfig& c = image.config;
   require_valid_config(c, "invalid model configuration: ");
   const int64_t count = ein_expected_tensor_count(c);
@@ -128,7 +132,18 @@ std::vector<uint8_t> write_ein(const EinImage& image) {
   }
   if (static_cast<int64_t>(order.size()) != count) throw PackError("internal: tensor count");
 
-  const uint64_t table_offset = 256;
+  // Version 0 asks for the oldest version that holds the model (3: a 128-byte ArchBlock, every
+  // matrix in rows), so images without version 4 features still load on earlier runtimes; tests
+  // ask for 3 or 4.
+  const bool needs_v4 = ein_version_for(image) == kEinVersion;
+  const ArchBlock a = arch_block_from_config(c);
+  if (version == 0) version = needs_v4 ? kEinVersion : kEinVersion3;
+  if (version != kEinVersion && version != kEinVersion3)
+    throw PackError("write_ein: version " + std::to_string(version) + " is not written");
+  if (version == kEinVersion3 && needs_v4)
+    throw PackError("write_ein: version 3 cannot hold this model's features");
+  const uint32_t arch_bytes = version == kEinVersion ? sizeof(ArchBlock) : kArchBlockBytesV3;
+  const uint64_t table_offset = 128 + arch_bytes;
   const uint64_t header_size = align_up(table_offset + order.size() * sizeof(TensorRecord));
   std::vector<TensorRecord> records(order.size());
   uint64_t cursor = header_size;  // next free aligned offset
@@ -158,10 +173,10 @@ std::vector<uint8_t> write_ein(const EinImage& image) {
   FileHeader h;
   std::memset(&h, 0, sizeof h);
   h.magic = kEinMagic;
-  h.version = ein_version_for(image);
+  h.version = version;
   h.header_size = static_cast<uint32_t>(header_size);
   h.arch_offset = 128;
-  h.arch_size = sizeof(ArchBlock);
+  h.arch_size = arch_bytes;
   h.table_offset = static_cast<uint32_t>(table_offset);
   h.tensor_count = static_cast<uint32_t>(order.size());
   h.tensor_record_size = sizeof(TensorRecord);
@@ -180,10 +195,8 @@ std::vector<uint8_t> write_ein(const EinImage& image) {
   }
   h.file_size = end;
 
-  const ArchBlock a = arch_block_from_config(c);
-
   std::vector<uint8_t> out(end, 0);
-  std::memcpy(out.data() + 128, &a, sizeof a);
+  std::memcpy(out.data() + 128, &a, arch_bytes);
   std::memcpy(out.data() + table_offset, records.data(), records.size() * sizeof(TensorRecord));
   for (size_t i = 0; i < order.size(); ++i) {
     const PackedTensor& t = *order[i];

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/format.h"
 #include "runtime/model.h"
 
 namespace einfer::pack {
@@ -43,12 +44,15 @@ struct EinImage {
   std::string metadata;            // "key=value\n" lines; empty: none
 };
 
-// The format version write_ein gives the image: 3 when every matrix is in the rows layout (so
-// runtimes before format 4 load it too), else kEinVersion.
+// The oldest format version that holds the image: 3 (a 128-byte ArchBlock, every matrix in the
+// rows layout) unless it needs version 4 (the families' and bert's features, an interleaved
+// layout), so other images load on runtimes that predate version 4.
 uint32_t ein_version_for(const EinImage& image);
 
 // Serializes the image; throws PackError if a tensor is missing, duplicated or inconsistent.
-std::vector<uint8_t> write_ein(const EinImage& image);
+// `version` 0 writes ein_version_for(image). Tests of older images ask for 3 (refused for a model
+// with version 4 features) or 4 explicitly.
+std::vector<uint8_t> write_ein(const EinImage& image, uint32_t version = 0);
 
 // A 64-byte aligned copy of bytes (load_model needs an aligned buffer).
 struct AlignedBuffer {

@@ -1,5 +1,6 @@
 // GGUF (versions 2 and 3), architectures llama and qwen2 (models/arch/arch_llama.cpp: metadata
-// keys and tensor names, q/k/v biases as blk.N.attn_q.bias ...), tensors F32, F16, BF16, Q8_0,
+// keys and tensor names, q/k/v biases as blk.N.attn_q.bias ...) and bert (arch_bert.cpp: the
+// sentence encoders llama-embedding runs), tensors F32, F16, BF16, Q8_0,
 // Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K; IQ4_NL converted to Q8_0 (lossless);
 // anything else refused by name.
 //
@@ -18,7 +19,9 @@
 // no accuracy lost).
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <functional>
 #include <map>
 
 #include "kernels/gguf/gguf.h"
@@ -26,6 +29,7 @@
 #include "runtime/checked.h"
 #include "tools/einfer-pack/arch_names.h"
 #include "tools/einfer-pack/gguf_meta.h"
+#include "tools/einfer-pack/import_families.h"
 #include "tools/einfer-pack/importers.h"
 
 namespace einfer::pack {
@@ -171,6 +175,43 @@ void check_tensor_layout(const std::map<std::string, Info>& infos, uint64_t alig
                     " unexpected bytes after the last tensor (sizes disagree with the types?)");
 }
 
+// llama.cpp's bert (llama-model.cpp LLM_ARCH_BERT): multi-head attention with biases, post-norm,
+// bidirectional unless attention.causal says otherwise (refused), pooling_type (0 none, 1 mean,
+// 2 cls; rank and last are refused). GGUF does not record sentence-transformers' Normalize:
+// pooled vectors are L2-normalized, as llama-embedding does by default (--embd-normalize 2).
+void gguf_bert_config(const std::map<std::string, GgufValue>& kv,
+                      const std::function<std::string(const char*)>& key, ModelConfig* c,
+                      std::string* notes) {
+  c->has_bias = 1;
+  if (c->n_heads <= 0 || c->dim % c->n_heads != 0)
+    throw PackError("gguf: " + key("{}.embedding_length") + " is not a multiple of " +
+                    key("{}.attention.head_count"));
+  c->n_kv_heads = c->n_heads;
+  c->head_dim = c->dim / c->n_heads;
+  if (auto it = kv.find(key("{}.attention.causal")); it != kv.end() && it->second.num != 0)
+    throw PackError("gguf: " + key("{}.attention.causal") +
+                    " true is not supported (bert encoders attend both ways)");
+  double pooling = 0;
+  if (auto it = kv.find(key("{}.pooling_type")); it != kv.end()) {
+    if (!is_integer_type(it->second.type))
+      throw PackError("gguf: " + key("{}.pooling_type") + " must be an integer");
+    pooling = it->second.num;
+  }
+  if (pooling == 1 || pooling == 2) {
+    c->pooling = pooling == 1 ? PoolingKind::mean : PoolingKind::cls;
+    c->normalize = 1;
+    *notes = "gguf bert: pooled vectors L2-normalized (llama-embedding's default)";
+  } else if (pooling == 0) {
+    c->pooling = PoolingKind::none;
+    *notes = "gguf bert: no pooling_type: token states only";
+  } else {
+    char value[32];
+    std::snprintf(value, sizeof value, "%.0f", pooling);
+    throw PackError("gguf: " + key("{}.pooling_type") + " " + value +
+                    " is not supported (0 none, 1 mean or 2 cls)");
+  }
+}
+
 }  // namespace
 
 bool looks_like_gguf(const std::vector<uint8_t>& b) {
@@ -229,9 +270,11 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
 
   auto arch_kv = kv.find("general.architecture");
   const std::string arch_name = arch_kv == kv.end() ? std::string("?") : arch_kv->second.str;
-  const ArchDescription* arch = arch_by_gguf_arch(arch_name.c_str());
+  const ArchDescription* arch = arch_any_by_gguf_arch(arch_name.c_str());
   if (!arch)
-    throw PackError("gguf: architecture '" + arch_name + "' is not supported (llama or qwen2)");
+    throw PackError("gguf: architecture '" + arch_name +
+                    "' is not supported (llama, qwen2, qwen3, gemma2, gemma3, phi3 or bert)");
+  const bool bert = arch->kind == ArchKind::bert;
   const ArchDescription& llama = *arch;
   SourceModel m;
   m.kind = "gguf-" + arch_name;
@@ -243,6 +286,9 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
   cfg.rope = llama.gguf_rope;  // llama.cpp permuted llama's q/k rows, not qwen2's
   cfg.activation = llama.activation;
   cfg.qkv_bias = llama.qkv_bias;
+  cfg.family = llama.family;
+  cfg.qk_norm = llama.qk_norm;
+  cfg.post_norms = llama.post_norms;
   auto emb = infos.find(arch_tensor_name(llama.tensors[0].gguf, -1));
   if (emb == infos.end() || emb->second.ne.size() != 2)
     throw PackError("gguf: missing tensor token_embd.weight");
@@ -275,10 +321,14 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
   apply_rope_scaling(rope_type, "gguf: ", &cfg);
   for (const char* const* r = llama.gguf_refused_keys; r && r[0]; r += 2)
     if (kv.count(key(r[0]))) throw PackError("gguf: " + key(r[0]) + " is not supported: " + r[1]);
+  // The families' llama.cpp rules (Gemma's scales and periods, Phi-3's window and longrope).
+  gguf_family_config(
+      llama, [&](const std::string& k) { return kv.count(k) > 0; },
+      [&](const std::string& n) { return infos.count(n) > 0; }, lookup, &cfg);
   // llama3 RoPE scaling as llama.cpp's converter writes it: per-pair frequency divisors (the
   // tensor's name is in the architecture's table; loaded below with the others).
   for (size_t i = 0; i < llama.tensor_count; ++i)
-    if (llama.tensors[i].role == TensorRole::rope_freq_factors &&
+    if (llama.tensors[i].role == TensorRole::rope_freq_factors && llama.tensors[i].gguf &&
         infos.count(llama.tensors[i].gguf))
       cfg.rope_freq_factors = 1;
   double rope_dims = cfg.head_dim;
@@ -290,7 +340,8 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
   if (!(vocab >= 0 && vocab <= (1 << 24)))
     throw PackError("gguf: vocabulary size out of range (0..16777216): " + std::to_string(vocab));
   cfg.vocab_size = static_cast<int32_t>(vocab);
-  cfg.tied_classifier = infos.count("output.weight") ? 0 : 1;
+  cfg.tied_classifier = bert || infos.count("output.weight") ? 0 : 1;
+  if (bert) gguf_bert_config(kv, key, &cfg, &m.notes);
   require_valid_config(cfg, "gguf: ");
 
   // Legacy mode (einfer q8/q4 of group 32) when every tensor is F32/F16/BF16/Q8_0/Q4_0; else
@@ -302,20 +353,27 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
       native = true;
   int iq4nl_converted = 0;
   std::map<uint32_t, int> type_votes;
+  // `want` rows of the tensor starting at row `row0` of `total_rows` (fused tensors: Phi-3's
+  // attn_qkv and ffn_up hold several roles' rows).
   auto load = [&](const std::string& name, TensorRole role, int32_t layer,
-                  std::vector<int64_t> want) {
+                  std::vector<int64_t> want, int64_t row0, int64_t total_rows) {
     auto it = infos.find(name);
     if (it == infos.end()) throw PackError("gguf: missing tensor " + name);
     Info& info = it->second;
     info.used = true;
     std::vector<int64_t> shape(info.ne.rbegin(), info.ne.rend());
-    if (shape != want)
+    std::vector<int64_t> whole = want;
+    whole[0] = total_rows;
+    if (shape != whole)
       throw PackError("gguf: tensor " + name + " has a shape that disagrees with the metadata");
     const int64_t cols = info.ne[0];
     int64_t n = 1;
-    for (int64_t e : info.ne) n *= e;
+    for (int64_t e : want) n *= e;
     const int64_t rows = n / cols;
-    const uint8_t* p = b.data() + data_start + info.offset;
+    // Rows are whole blocks in every type: row0 starts a row of the block data too.
+    const uint64_t row_bytes = total_rows > 0 ? info.bytes / static_cast<uint64_t>(total_rows) : 0;
+    const uint8_t* p =
+        b.data() + data_start + info.offset + static_cast<uint64_t>(row0) * row_bytes;
     SourceTensor t;
     t.role = role;
     t.layer = layer;
@@ -323,14 +381,14 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
     t.values.resize(n);
     if (native && info.type != kF32 && info.type != kF16 && info.type != kBF16) {
       if (want.size() != 2) throw PackError("gguf: norm weight " + name + " must be F32 or F16");
-      std::vector<uint8_t> raw(p, p + info.bytes);
+      std::vector<uint8_t> raw(p, p + row_bytes * static_cast<uint64_t>(rows));
       DType dt = ggml_block_dtype(info.type);
       if (info.type == kIQ4_NL) {
         raw = iq4nl_to_q8_0(p, n / 32);
         dt = DType::q8_0;
         ++iq4nl_converted;
       }
-      type_votes[static_cast<uint32_t>(dt)]++;
+      if (ein_role_is_matrix(role)) type_votes[static_cast<uint32_t>(dt)]++;
       t.native = dt;
       t.native_data = std::move(raw);
       for (int64_t r = 0; r < rows; ++r)
@@ -339,7 +397,7 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
       m.tensors.push_back(std::move(t));
       return;
     }
-    if (want.size() == 2) type_votes[native ? 0u : info.type]++;
+    if (want.size() == 2 && ein_role_is_matrix(role)) type_votes[native ? 0u : info.type]++;
     if (info.type == kF32) {
       std::memcpy(t.values.data(), p, n * 4);
     } else if (info.type == kF16 || info.type == kBF16) {
@@ -378,20 +436,25 @@ SourceModel import_gguf(const std::vector<uint8_t>& b) {
     m.tensors.push_back(std::move(t));
   };
   for_each_arch_tensor(llama, cfg, [&](const ArchTensorNames& t, int32_t layer) {
-    load(arch_tensor_name(t.gguf, layer), t.role, layer, arch_tensor_shape(cfg, t.role));
+    int64_t total = 0;
+    const int64_t row0 = arch_fused_rows(llama, cfg, t, SourceFormat::gguf, &total);
+    load(arch_tensor_name(t.gguf, layer), t.role, layer, arch_tensor_shape(cfg, t.role), row0,
+         total);
   });
   // Tensors of blocks past block_count mean the metadata disagrees with the tensors.
   for (const auto& [name, info] : infos)
     if (!info.used && name.rfind("blk.", 0) == 0)
-      throw PackError("gguf: tensor " + name + " lies beyond llama.block_count (" +
+      throw PackError("gguf: tensor " + name + " lies beyond " + arch_name + ".block_count (" +
                       std::to_string(cfg.n_layers) + ")");
   for (const SourceTensor& t : m.tensors) {
     if (t.shape.size() == 1 && t.native != DType::f32)
       throw PackError("gguf: norm weights must be F32 or F16");
-    if (t.role == TensorRole::rope_freq_factors)
+    if (t.role == TensorRole::rope_freq_factors || t.role == TensorRole::rope_freq_factors_long)
       for (float f : t.values)
         if (!(std::isfinite(f) && f > 0.f))
-          throw PackError("gguf: rope_freqs.weight holds a factor that is not finite and > 0");
+          throw PackError(
+              "gguf: a RoPE frequency factor tensor holds a factor that is not finite "
+              "and > 0");
   }
   if (native) {
     // Natural dtype: the most common block type (every matrix keeps its own in the packed file).

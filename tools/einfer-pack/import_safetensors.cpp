@@ -22,111 +22,16 @@
 #include "runtime/checked.h"
 #include "tools/common/file.h"
 #include "tools/einfer-pack/arch_names.h"
+#include "tools/einfer-pack/import_families.h"
 #include "tools/einfer-pack/importers.h"
 #include "tools/einfer-pack/json.h"
+#include "tools/einfer-pack/safetensors.h"
 
 namespace einfer::pack {
 
 namespace {
 
 constexpr int64_t kMaxImportLayers = 4096;  // the loader's limit
-
-struct SafeTensors {
-  std::string what;
-  std::vector<uint8_t> bytes;
-  Json header;
-  size_t data_start = 0;
-
-  SafeTensors(std::vector<uint8_t> b, std::string name)
-      : what(std::move(name)), bytes(std::move(b)) {
-    if (bytes.size() < 8) throw PackError(what + ": file truncated (no safetensors header)");
-    uint64_t n;
-    std::memcpy(&n, bytes.data(), 8);
-    if (n > bytes.size() - 8)
-      throw PackError(what + ": safetensors header length exceeds the file");
-    header = parse_json(std::string(reinterpret_cast<const char*>(bytes.data()) + 8, n), what);
-    if (header.type != Json::Type::object)
-      throw PackError(what + ": safetensors header is not an object");
-    data_start = 8 + n;
-    check_layout();
-  }
-  // Every entry well-formed, inside the data section, and no two overlapping.
-  void check_layout() const {
-    const uint64_t avail = bytes.size() - data_start;
-    std::vector<std::pair<uint64_t, uint64_t>> ranges;
-    for (const auto& [name, t] : header.members) {
-      if (name == "__metadata__") continue;
-      const Json* off = t.find("data_offsets");
-      if (t.type != Json::Type::object || !off || off->items.size() != 2)
-        throw PackError(what + ": malformed entry for " + name);
-      const int64_t b0 = json_to_int(off->items[0], what + ": data_offsets of " + name, 0,
-                                     static_cast<int64_t>(avail));
-      const int64_t b1 = json_to_int(off->items[1], what + ": data_offsets of " + name, b0,
-                                     static_cast<int64_t>(avail));
-      if (b1 > b0) ranges.emplace_back(b0, b1);
-    }
-    std::sort(ranges.begin(), ranges.end());
-    for (size_t i = 1; i < ranges.size(); ++i)
-      if (ranges[i].first < ranges[i - 1].second)
-        throw PackError(what + ": tensor data ranges overlap (at byte " +
-                        std::to_string(ranges[i].first) + " of the data)");
-  }
-  bool has(const std::string& name) const { return header.find(name) != nullptr; }
-  std::map<std::string, std::string> metadata() const {
-    std::map<std::string, std::string> m;
-    if (const Json* md = header.find("__metadata__"))
-      for (const auto& [k, v] : md->members)
-        if (v.type == Json::Type::string) m[k] = v.str;
-    return m;
-  }
-  // Float values and shape of a tensor (and its stored dtype name, "F32", "F16" or "BF16").
-  std::vector<float> get(const std::string& name, std::vector<int64_t>* shape,
-                         std::string* stored = nullptr) const {
-    const Json* t = header.find(name);
-    if (!t) throw PackError(what + ": missing tensor " + name);
-    const Json* dt = t->find("dtype");
-    const Json* sh = t->find("shape");
-    const Json* off = t->find("data_offsets");
-    if (!dt || !sh || !off || off->items.size() != 2)
-      throw PackError(what + ": malformed entry for " + name);
-    shape->clear();
-    uint64_t n = 1;
-    if (dt->type != Json::Type::string || sh->type != Json::Type::array || sh->items.size() > 8)
-      throw PackError(what + ": malformed entry for " + name);
-    for (const Json& d : sh->items) {
-      const int64_t e = json_to_int(d, what + ": shape of " + name, 0, int64_t{1} << 31);
-      shape->push_back(e);
-      if (!checked_mul(n, static_cast<uint64_t>(e), &n))
-        throw PackError(what + ": shape of " + name + " overflows");
-    }
-    size_t esize = 0;
-    if (dt->str == "F32")
-      esize = 4;
-    else if (dt->str == "F16" || dt->str == "BF16")
-      esize = 2;
-    else
-      throw PackError(what + ": unsupported dtype " + dt->str + " for " + name);
-    if (stored) *stored = dt->str;
-    // check_layout() bounded both offsets by the data section.
-    const uint64_t b0 = static_cast<uint64_t>(off->items[0].num);
-    const uint64_t b1 = static_cast<uint64_t>(off->items[1].num);
-    uint64_t want = 0;
-    if (!checked_mul(n, uint64_t{esize}, &want) || b1 - b0 != want)
-      throw PackError(what + ": data offsets of " + name + " disagree with its shape");
-    const uint8_t* p = bytes.data() + data_start + b0;
-    std::vector<float> v(n);
-    for (uint64_t i = 0; i < n; ++i) {
-      if (esize == 4) {
-        std::memcpy(&v[i], p + i * 4, 4);
-      } else {
-        uint16_t h;
-        std::memcpy(&h, p + i * 2, 2);
-        v[i] = dt->str == "F16" ? f16_to_f32(h) : bf16_to_f32(h);
-      }
-    }
-    return v;
-  }
-};
 
 void add(SourceModel& m, TensorRole role, int32_t layer, std::vector<int64_t> shape,
          std::vector<float> values, const std::string& name) {
@@ -135,16 +40,6 @@ void add(SourceModel& m, TensorRole role, int32_t layer, std::vector<int64_t> sh
   if (n != static_cast<int64_t>(values.size()))
     throw PackError("tensor " + name + " has an unexpected number of elements");
   add_float_tensor(m, role, layer, std::move(shape), std::move(values));
-}
-
-void expect_shape(const std::vector<int64_t>& got, std::vector<int64_t> want,
-                  const std::string& name) {
-  if (got != want) {
-    std::string g, w;
-    for (int64_t d : got) g += std::to_string(d) + " ";
-    for (int64_t d : want) w += std::to_string(d) + " ";
-    throw PackError("tensor " + name + " has shape [ " + g + "], expected [ " + w + "]");
-  }
 }
 
 // Half-split -> interleaved row order within each head of a [heads*k, d] projection.
@@ -178,53 +73,6 @@ std::vector<uint8_t> read_file(const std::string& path) {
   return b;
 }
 
-namespace {
-// Qwen2Config.__post_init__: sliding_window counts only with use_sliding_window; layer_types
-// (given, or every layer >= max_window_layers when there is a window) says which layers slide
-// (Qwen2Attention: sliding_window only on "sliding_attention" layers). einfer runs the window from
-// one layer on (ModelConfig::sliding_window_first_layer): other patterns are refused by name.
-void apply_layer_windows(const Json& cfg, const ArchDescription& arch, ModelConfig* c) {
-  const std::string what = "config.json: ";
-  const Json* on = json_typed(cfg, arch.hf_window_switch, Json::Type::boolean, "boolean");
-  if (!(on && on->b)) c->sliding_window = 0;
-  std::vector<bool> sliding(static_cast<size_t>(c->n_layers), false);
-  const Json* types = cfg.find(arch.hf_layer_types);
-  if (types && types->type != Json::Type::null) {
-    if (types->type != Json::Type::array || types->items.size() != sliding.size())
-      throw PackError(what + arch.hf_layer_types + " must be a list of " +
-                      std::to_string(c->n_layers) + " layer types");
-    for (size_t i = 0; i < sliding.size(); ++i) {
-      const std::string& t = types->items[i].str;
-      if (types->items[i].type != Json::Type::string ||
-          (t != "full_attention" && t != "sliding_attention"))
-        throw PackError(what + arch.hf_layer_types + "[" + std::to_string(i) + "] '" + t +
-                        "' is not supported (full_attention or sliding_attention)");
-      sliding[i] = t == "sliding_attention";
-    }
-  } else {
-    int64_t first = arch.hf_window_first_layer_default;
-    if (const Json* v = cfg.find(arch.hf_window_first_layer); v && v->type != Json::Type::null)
-      first = json_to_int(*v, what + arch.hf_window_first_layer, 0, INT32_MAX);
-    for (size_t i = 0; i < sliding.size(); ++i)
-      sliding[i] = c->sliding_window > 0 && static_cast<int64_t>(i) >= first;
-  }
-  const auto first = std::find(sliding.begin(), sliding.end(), true);
-  if (first == sliding.end()) {  // no layer slides
-    c->sliding_window = 0;
-    c->sliding_window_first_layer = 0;
-    return;
-  }
-  if (c->sliding_window == 0)
-    throw PackError(what + arch.hf_layer_types + " has sliding_attention layers but there is no " +
-                    "sliding_window (" + arch.hf_window_switch + " false or sliding_window null)");
-  if (std::find(first, sliding.end(), false) != sliding.end())
-    throw PackError(what + arch.hf_layer_types +
-                    " is not supported: einfer slides every layer from the first sliding one on, "
-                    "this list has full_attention layers after it");
-  c->sliding_window_first_layer = static_cast<int32_t>(first - sliding.begin());
-}
-}  // namespace
-
 SourceModel import_hf_llama(const std::string& folder) {
   const std::vector<uint8_t> cfg_bytes = read_file(folder + "/config.json");
   const Json cfg = parse_json(std::string(cfg_bytes.begin(), cfg_bytes.end()), "config.json");
@@ -232,14 +80,42 @@ SourceModel import_hf_llama(const std::string& folder) {
   using T = Json::Type;
   // The architecture by model_type (LlamaForCausalLM-shaped SmolLM and TinyLlama say "llama").
   const Json* mt = cfg.find("model_type");
+  constexpr const char* kTypes = "llama, mistral, qwen2, qwen3, gemma2, gemma3_text or phi3";
   if (!mt || mt->type != Json::Type::string)
-    throw PackError("config.json: no model_type (llama, mistral or qwen2)");
+    throw PackError(std::string("config.json: no model_type (") + kTypes + ")");
   const ArchDescription* arch = arch_by_hf_model_type(mt->str.c_str());
   if (!arch)
-    throw PackError("config.json: model_type '" + mt->str +
-                    "' is not supported (llama, mistral or qwen2)");
-  if (const Json* act = cfg.find("hidden_act"); act && act->str != "silu")
-    throw PackError("config.json: hidden_act '" + act->str + "' is not supported (silu only)");
+    throw PackError("config.json: model_type '" + mt->str + "' is not supported (" + kTypes +
+                    (mt->str == "gemma3" ? "; a multimodal Gemma 3 folder: its text model is not "
+                                           "packed on its own yet"
+                                         : "") +
+                    ")");
+  // The activation, under the first key the architecture names that is present.
+  {
+    static constexpr const char* kHiddenAct[] = {"hidden_act", nullptr};
+    static constexpr const char* kSilu[] = {"silu", nullptr};
+    const char* const* keys = arch->hf_activation_keys ? arch->hf_activation_keys : kHiddenAct;
+    const char* const* names = arch->hf_activations ? arch->hf_activations : kSilu;
+    for (const char* const* key = keys; *key; ++key) {
+      const Json* act = cfg.find(*key);
+      if (!act || act->type == Json::Type::null) continue;
+      bool known = false;
+      std::string list;
+      for (const char* const* n = names; *n; ++n) {
+        known = known || (act->type == Json::Type::string && act->str == *n);
+        list += (list.empty() ? "" : ", ") + std::string(*n);
+      }
+      if (!known)
+        throw PackError("config.json: " + std::string(*key) + " '" + act->str +
+                        "' is not supported for " + mt->str + " (" + list + ")");
+      break;
+    }
+  }
+  // Partial rotary embeddings (Phi-4-mini's 0.75) are not built.
+  for (const char* key : {"partial_rotary_factor", "rope_scaling.partial_rotary_factor"})
+    if (const Json* p = hf_config_find(cfg, key); p && p->is_number() && p->num != 1.0)
+      throw PackError(std::string("config.json: ") + key +
+                      " != 1 is not supported (einfer rotates every head dimension)");
   for (const char* const* key = arch->hf_refused_if_true; key && *key; ++key)
     if (const Json* v = cfg.find(*key); v && v->type == Json::Type::boolean && v->b)
       throw PackError("config.json: " + std::string(*key) + " true is not supported for " +
@@ -258,18 +134,13 @@ SourceModel import_hf_llama(const std::string& folder) {
   c.arch = llama.kind;
   c.norm = llama.norm;
   c.activation = llama.activation;
-  c.rope = llama.rope;  // rows permuted below
+  c.rope = llama.rope;  // llama's rows permuted below
   c.qkv_bias = llama.qkv_bias;
+  c.family = llama.family;
+  c.qk_norm = llama.qk_norm;
+  c.post_norms = llama.post_norms;
   // Keys by path ("rope_scaling.factor"); an explicit null reads as NaN (read_arch_config).
-  auto find = [&](const char* key) -> const Json* {
-    const Json* v = &cfg;
-    for (const char* part = key; v && part;) {
-      const char* dot = std::strchr(part, '.');
-      v = v->find(dot ? std::string(part, dot) : std::string(part));
-      part = dot ? dot + 1 : nullptr;
-    }
-    return v;
-  };
+  auto find = [&](const char* key) { return hf_config_find(cfg, key); };
   auto lookup = [&](const char* key, double* value) {
     const Json* v = find(key);
     if (v && v->type == Json::Type::null) {
@@ -297,8 +168,11 @@ SourceModel import_hf_llama(const std::string& folder) {
   if (const Json* rs = cfg.find("rope_scaling");
       rs && rs->type != Json::Type::null && rope_type.empty())
     throw PackError("config.json: rope_scaling without a rope_type");
-  apply_rope_scaling(rope_type, "config.json: ", &c);
-  if (llama.hf_window_switch) apply_layer_windows(cfg, llama, &c);
+  apply_rope_scaling(rope_type, "config.json: ", &c, llama.longrope != 0);
+  std::vector<float> short_factors, long_factors;
+  if (c.rope_scaling == RopeScaling::longrope) hf_longrope(cfg, &c, &short_factors, &long_factors);
+  // Windows on some layers only (Qwen2/3 rules, Gemma's periods); Mistral and Phi-3: every layer.
+  if (llama.hf_layer_types || llama.window_period > 0) hf_apply_layer_windows(cfg, llama, &c);
   // Special ids: an integer, a list of integers (eos of Llama 3.x, Qwen2) or null.
   auto ids = [&](const char* key) {
     std::vector<int32_t> out;
@@ -316,9 +190,12 @@ SourceModel import_hf_llama(const std::string& folder) {
   if (const std::vector<int32_t> bos = ids("bos_token_id"); !bos.empty()) m.bos = bos[0];
   m.eos = ids("eos_token_id");
   const Json* tie = json_typed(cfg, "tie_word_embeddings", T::boolean, "boolean");
-  c.tied_classifier = tie && tie->b ? 1 : 0;
+  c.tied_classifier = tie ? (tie->b ? 1 : 0) : llama.hf_tied_default;
+  // Gemma's embedding scale: sqrt(dim) in the embedding's stored dtype (set once it is read).
+  if (llama.embed_scale_sqrt_dim) c.embed_scale = std::sqrt(static_cast<float>(c.dim));
   require_valid_config(c, "config.json: ");
-  m.notes = "rope=hf half-split rows permuted to interleaved";
+  m.notes = c.rope == RopeMode::interleaved ? "rope=hf half-split rows permuted to interleaved"
+                                            : "rope=hf half-split rows kept (half_split)";
 
   // Which file holds each tensor.
   std::map<std::string, std::string> where;
@@ -339,7 +216,8 @@ SourceModel import_hf_llama(const std::string& folder) {
   }
   std::map<std::string, std::unique_ptr<SafeTensors>> open;
   int bf16_matrices = 0, matrices = 0;  // a checkpoint of BF16 matrices packs to bf16 by default
-  auto tensor = [&](const std::string& name, std::vector<int64_t>* shape) {
+  std::string embedding_dtype;          // the stored dtype of the token embedding
+  auto tensor = [&](const std::string& name, std::vector<int64_t>* shape, std::string* dtype) {
     std::string file = "model.safetensors";
     if (!where.empty()) {
       auto it = where.find(name);
@@ -355,21 +233,42 @@ SourceModel import_hf_llama(const std::string& folder) {
       ++matrices;
       bf16_matrices += stored == "BF16";
     }
+    *dtype = stored;
     return v;
   };
   const int64_t d = c.dim, k = c.head_dim;
   std::vector<int64_t> sh;
   for_each_arch_tensor(llama, c, [&](const ArchTensorNames& t, int32_t layer) {
+    if (t.hf == nullptr) {  // Phi-3's longrope divisors: config.json lists
+      add(m, t.role, layer, arch_tensor_shape(c, t.role),
+          t.role == TensorRole::rope_freq_factors ? short_factors : long_factors, "rope_scaling");
+      return;
+    }
     const std::string name = arch_tensor_name(t.hf, layer);
     const std::vector<int64_t> want = arch_tensor_shape(c, t.role);
-    std::vector<float> w = tensor(name, &sh);
-    expect_shape(sh, want, name);
+    // A fused tensor (Phi-3's qkv_proj, gate_up_proj): this role's block of rows.
+    int64_t total = 0;
+    const int64_t row0 = arch_fused_rows(llama, c, t, SourceFormat::hugging_face, &total);
+    std::vector<int64_t> whole = want;
+    whole[0] = total;
+    std::string stored;
+    std::vector<float> w = tensor(name, &sh, &stored);
+    expect_shape(sh, whole, name);
+    if (total != want[0]) {
+      const int64_t cols = want.size() == 2 ? want[1] : 1;
+      w = std::vector<float>(w.begin() + row0 * cols, w.begin() + (row0 + want[0]) * cols);
+    }
+    if (t.role == TensorRole::token_embedding) embedding_dtype = stored;
     const int64_t rope_heads = t.hf_rope_heads == 1   ? c.n_heads
                                : t.hf_rope_heads == 2 ? c.n_kv_heads
                                                       : 0;
     if (rope_heads > 0) w = permute_rope_rows(w, rope_heads, k, want.size() == 2 ? d : 1);
+    // Gemma2RMSNorm: x * (1 + w) computed in float; stored as that float.
+    if (llama.hf_norm_plus_one && is_norm_weight(t.role))
+      for (float& x : w) x = 1.f + x;
     add(m, t.role, layer, want, std::move(w), name);
   });
+  if (llama.embed_scale_sqrt_dim) m.config.embed_scale = hf_embed_scale(c.dim, embedding_dtype);
   if (matrices > 0 && bf16_matrices == matrices) m.config.weight_dtype = DType::bf16;
   return m;
 }

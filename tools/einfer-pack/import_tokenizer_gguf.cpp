@@ -1,12 +1,15 @@
 // The tokenizer.ggml.* vocabulary of a GGUF file (llama.cpp's keys): "llama" vocabularies are
 // SentencePiece BPE (pieces with "▁", scores, token types), "gpt2" ones byte-level BPE (pieces in
-// GPT-2's byte alphabet, "a b" merges, the pre-tokenizer named by tokenizer.ggml.pre).
+// GPT-2's byte alphabet, "a b" merges, the pre-tokenizer named by tokenizer.ggml.pre), "bert" ones
+// WordPiece (gguf_wordpiece below).
+#include <algorithm>
 #include <cstring>
 #include <map>
 
 #include "tools/einfer-pack/gguf_meta.h"
 #include "tools/einfer-pack/import_tokenizer.h"
 #include "tools/einfer-pack/importers.h"
+#include "tools/einfer-pack/tokenizer_json.h"
 
 namespace einfer::pack {
 namespace {
@@ -19,6 +22,47 @@ std::map<std::string, GgufValue> read_kvs(const std::vector<uint8_t>& b) {
     throw PackError("gguf: version " + std::to_string(version) + " unsupported (2 or 3)");
   c.get<uint64_t>();  // tensor count
   return gguf_read_metadata(c, c.get<uint64_t>(), "tokenizer.ggml.");
+}
+
+// llama.cpp's WordPiece ("bert") vocabulary, which convert_hf_to_gguf.py BertModel.set_vocab
+// spells with a phantom space: "▁word" for word-initial pieces, continuations without their "##",
+// bracketed tokens ([CLS], [unused0]) as they are. Read back into vocab.txt spelling and set up as
+// the BERT uncased tokenizer (BertNormalizer lowercasing, stripping accents, spacing CJK;
+// llama.cpp's WPM always lowercases). [CLS] and [SEP] are the cls / bos and separator / eos ids
+// when the file names them (the converter writes no cls id), else the tokens spelled so.
+TokenizerSpec gguf_wordpiece(const std::map<std::string, GgufValue>& kv,
+                             const std::vector<std::string>& tokens, const std::string& path) {
+  static const std::string kPhantom = "\xe2\x96\x81";
+  WordPieceVocab v;
+  for (const std::string& t : tokens) {
+    if (t.compare(0, kPhantom.size(), kPhantom) == 0)
+      v.lines.push_back(t.substr(kPhantom.size()));
+    else if (t.size() >= 2 && t.front() == '[' && t.back() == ']')
+      v.lines.push_back(t);
+    else
+      v.lines.push_back("##" + t);
+  }
+  auto named = [&](std::initializer_list<const char*> keys, std::string* token) {
+    for (const char* k : keys) {
+      auto it = kv.find(k);
+      if (it == kv.end() || it->second.num == 4294967295.0) continue;  // u32 -1: none
+      if (!(it->second.num >= 0 && it->second.num < static_cast<double>(tokens.size())))
+        throw PackError(path + ": GGUF " + k + " past the tokens");
+      *token = v.lines[static_cast<size_t>(it->second.num)];
+      return;
+    }
+  };
+  named({"tokenizer.ggml.cls_token_id", "tokenizer.ggml.bos_token_id"}, &v.cls);
+  named({"tokenizer.ggml.seperator_token_id", "tokenizer.ggml.eos_token_id"}, &v.sep);
+  named({"tokenizer.ggml.unknown_token_id"}, &v.unk);
+  named({"tokenizer.ggml.padding_token_id"}, &v.pad);
+  named({"tokenizer.ggml.mask_token_id"}, &v.mask);
+  for (const std::string* special : {&v.cls, &v.sep, &v.unk})
+    if (std::find(v.lines.begin(), v.lines.end(), *special) == v.lines.end())
+      throw PackError(path + ": GGUF bert vocabulary without its " + *special + " token");
+  TokenizerSpec s = wordpiece_spec(v, path);
+  s.source = "gguf bert vocabulary";
+  return s;
 }
 
 }  // namespace
@@ -112,9 +156,11 @@ TokenizerSpec gguf_tokenizer(const std::vector<uint8_t>& b, const std::string& p
       s.merges.push_back({a->second, b2->second, c->second});
     }
     if (num("tokenizer.ggml.add_bos_token", 0) != 0 && s.bos >= 0) s.flags |= kTokFlagAddBos;
+  } else if (model == "bert") {
+    return gguf_wordpiece(kv, tokens, path);
   } else {
     throw PackError(path + ": GGUF tokenizer model '" + model +
-                    "' is not supported (llama or gpt2)");
+                    "' is not supported (llama, gpt2 or bert)");
   }
   if (num("tokenizer.ggml.add_eos_token", 0) != 0 && s.eos >= 0) s.flags |= kTokFlagAddEos;
   if (s.eos >= 0) s.eog.push_back(s.eos);

@@ -83,31 +83,20 @@ bool looks_like_wordpiece_vocab(const std::vector<uint8_t>& b) {
   return false;
 }
 
-TokenizerSpec read_wordpiece_vocab(const std::vector<uint8_t>& b, const std::string& path) {
-  const std::vector<std::string> lines = vocab_lines(b);
-  const std::filesystem::path config_path =
-      std::filesystem::path(path).parent_path() / "tokenizer_config.json";
-  Json config_json;
-  const Json* config = nullptr;
-  if (std::filesystem::exists(config_path)) {
-    const std::vector<uint8_t> c = read_file(config_path.string());
-    config_json = parse_json(std::string(c.begin(), c.end()), config_path.string());
-    if (config_json.type == Json::Type::object) config = &config_json;
-  }
+TokenizerSpec wordpiece_spec(const WordPieceVocab& v, const std::string& path) {
   Json j = object_json();
   Json model = object_json();
   model.members["type"] = string_json("WordPiece");
-  const std::string unk = config_token(config, "unk_token", "[UNK]");
-  model.members["unk_token"] = string_json(unk);
+  model.members["unk_token"] = string_json(v.unk);
   model.members["continuing_subword_prefix"] = string_json("##");
   model.members["max_input_chars_per_word"] = number_json(100);
   Json vocab = object_json();
-  for (size_t id = 0; id < lines.size(); ++id) {
-    if (vocab.members.count(lines[id]))
-      throw PackError(path + ": token \"" + lines[id] + "\" appears twice (lines " +
-                      std::to_string(vocab.members[lines[id]].num + 1) + " and " +
+  for (size_t id = 0; id < v.lines.size(); ++id) {
+    if (vocab.members.count(v.lines[id]))
+      throw PackError(path + ": token \"" + v.lines[id] + "\" appears twice (lines " +
+                      std::to_string(vocab.members[v.lines[id]].num + 1) + " and " +
                       std::to_string(id + 1) + ")");
-    vocab.members[lines[id]] = number_json(static_cast<double>(id));
+    vocab.members[v.lines[id]] = number_json(static_cast<double>(id));
   }
   model.members["vocab"] = vocab;
   j.members["model"] = model;
@@ -115,13 +104,9 @@ TokenizerSpec read_wordpiece_vocab(const std::vector<uint8_t>& b, const std::str
   Json norm = object_json();
   norm.members["type"] = string_json("BertNormalizer");
   norm.members["clean_text"] = bool_json(true);
-  const bool lower = config == nullptr || bool_or(*config, "do_lower_case", true);
-  norm.members["lowercase"] = bool_json(lower);
-  norm.members["handle_chinese_chars"] =
-      bool_json(config == nullptr || bool_or(*config, "tokenize_chinese_chars", true));
-  norm.members["strip_accents"] = config != nullptr && contains(*config, "strip_accents")
-                                      ? at(*config, "strip_accents")
-                                      : Json{};
+  norm.members["lowercase"] = bool_json(v.lowercase);
+  norm.members["handle_chinese_chars"] = bool_json(v.chinese);
+  norm.members["strip_accents"] = v.strip_accents;
   j.members["normalizer"] = norm;
   Json pre = object_json();
   pre.members["type"] = string_json("BertPreTokenizer");
@@ -130,10 +115,7 @@ TokenizerSpec read_wordpiece_vocab(const std::vector<uint8_t>& b, const std::str
   // The special tokens, matched in text like the converted tokenizer's added tokens.
   Json added;
   added.type = Json::Type::array;
-  for (const auto& [key, def] : {std::pair{"pad_token", "[PAD]"}, std::pair{"unk_token", "[UNK]"},
-                                 std::pair{"cls_token", "[CLS]"}, std::pair{"sep_token", "[SEP]"},
-                                 std::pair{"mask_token", "[MASK]"}}) {
-    const std::string token = config_token(config, key, def);
+  for (const std::string& token : {v.pad, v.unk, v.cls, v.sep, v.mask}) {
     const auto it = vocab.members.find(token);
     if (it == vocab.members.end()) continue;
     Json a = object_json();
@@ -147,14 +129,38 @@ TokenizerSpec read_wordpiece_vocab(const std::vector<uint8_t>& b, const std::str
   post.members["type"] = string_json("BertProcessing");
   Json cls, sep;
   cls.type = sep.type = Json::Type::array;
-  cls.items = {string_json(config_token(config, "cls_token", "[CLS]"))};
-  sep.items = {string_json(config_token(config, "sep_token", "[SEP]"))};
+  cls.items = {string_json(v.cls)};
+  sep.items = {string_json(v.sep)};
   post.members["cls"] = cls;
   post.members["sep"] = sep;
   j.members["post_processor"] = post;
+  return tokenizer_spec_from_json(j, path);
+}
+
+TokenizerSpec read_wordpiece_vocab(const std::vector<uint8_t>& b, const std::string& path) {
+  const std::filesystem::path config_path =
+      std::filesystem::path(path).parent_path() / "tokenizer_config.json";
+  Json config_json;
+  const Json* config = nullptr;
+  if (std::filesystem::exists(config_path)) {
+    const std::vector<uint8_t> c = read_file(config_path.string());
+    config_json = parse_json(std::string(c.begin(), c.end()), config_path.string());
+    if (config_json.type == Json::Type::object) config = &config_json;
+  }
+  WordPieceVocab v;
+  v.lines = vocab_lines(b);
+  v.lowercase = config == nullptr || bool_or(*config, "do_lower_case", true);
+  v.chinese = config == nullptr || bool_or(*config, "tokenize_chinese_chars", true);
+  if (config != nullptr && contains(*config, "strip_accents"))
+    v.strip_accents = at(*config, "strip_accents");
+  v.unk = config_token(config, "unk_token", "[UNK]");
+  v.cls = config_token(config, "cls_token", "[CLS]");
+  v.sep = config_token(config, "sep_token", "[SEP]");
+  v.pad = config_token(config, "pad_token", "[PAD]");
+  v.mask = config_token(config, "mask_token", "[MASK]");
   TokenizerSpec s;
   try {
-    s = tokenizer_spec_from_json(j, path);
+    s = wordpiece_spec(v, path);
   } catch (const ShapeError& e) {
     throw PackError(path + ": tokenizer_config.json: " + e.what);
   }

@@ -34,6 +34,7 @@ struct SourceModel {
   // -1 / empty when absent. einfer-pack adds them to the tokenizer (add_model_special_ids).
   int32_t bos = -1;
   std::vector<int32_t> eos;
+  std::string metadata;  // further "key=value\n" lines for the image (e.g. max_seq_length=256)
 };
 
 // Appends a float32 tensor (values in C order, as many as the shape holds) to m.tensors.
@@ -52,6 +53,11 @@ SourceModel import_llama2c(const std::vector<uint8_t>& bytes);
 
 // Hugging Face Llama folder: config.json + model.safetensors or model.safetensors.index.json.
 SourceModel import_hf_llama(const std::string& folder);
+
+// Hugging Face BERT sentence encoder folder (config.json model_type "bert", model.safetensors,
+// modules.json / 1_Pooling / 2_Normalize as sentence-transformers writes them).
+bool hf_folder_is_bert(const std::string& folder);
+SourceModel import_hf_bert(const std::string& folder);
 
 struct TorchEncoderOptions {
   int heads = 0;           // required (from the flag or the safetensors metadata)
@@ -76,13 +82,16 @@ SourceModel import_gguf(const std::vector<uint8_t>& bytes);
 // einfer-pack --synthetic and einfer-bench --synthetic.
 // SPEC: comma-separated key=value, e.g. "dim=64,hidden=172,layers=4,heads=4,kv_heads=4,vocab=512,
 // seq=128"; keys: dim hidden layers heads kv_heads (default: heads) vocab seq tied (0|1)
-// dtype (f32|f16|q8|q4) group seed. Missing keys keep the values of the `defaults` passed in.
+// dtype (f32|f16|q8|q4) group seed family (llama|qwen3|gemma2|gemma3|phi3: the family's
+// features with typical settings, see synthetic.cpp). Missing keys keep the values of the
+// `defaults` passed in.
 struct SyntheticSpec {
   int32_t dim = 64, hidden = 172, layers = 4, heads = 4, kv_heads = 0, vocab = 512, seq = 128;
   int32_t tied = 1;          // classifier shares the token embedding
   DType dtype = DType::f32;  // the source's natural dtype (einfer-pack --dtype overrides it)
   int32_t group = 32;        // quantization group for q8/q4
   uint64_t seed = 1;
+  ArchFamily family = ArchFamily::unspecified;  // unspecified / llama: a plain llama
 };
 // aidreams260K's shape (the firmware example's model): einfer-pack's defaults.
 constexpr SyntheticSpec kSyntheticAidreams{};

@@ -152,9 +152,10 @@ int run(int argc, char** argv) {
            "dim=64,hidden=172,layers=4,heads=4,kv_heads=4,vocab=512,seq=128[,seed=1]"
            "[,tied=0|1,dtype=...,group=N]");
   p.option({"--chat-template"}, &chat_template_arg, "NAME",
-           "chat format recorded for einfer-run -i: chatml|llama2|llama3|zephyr|none (default: "
-           "recognised from the checkpoint's tokenizer_config.json or GGUF template)")
-      .choices({"chatml", "llama2", "llama3", "zephyr", "none"});
+           "chat format recorded for einfer-run -i: "
+           "chatml|llama2|llama3|zephyr|qwen3|gemma|phi3|none (default: recognised from the "
+           "checkpoint's tokenizer_config.json or GGUF template)")
+      .choices({"chatml", "llama2", "llama3", "zephyr", "qwen3", "gemma", "phi3", "none"});
   p.section("PyTorch encoders (safetensors)");
   p.option({"--arch"}, &arch, "NAME",
            "torch-encoder or torch-transformer (nn.Transformer encoder-decoder); a .safetensors "
@@ -247,7 +248,7 @@ int run(int argc, char** argv) {
     throw PackError("cannot open " + input + ": " + std::strerror(errno));
   } else if (S_ISDIR(st.st_mode)) {
     g_progress = isatty(2);
-    source = import_hf_llama(input);
+    source = hf_folder_is_bert(input) ? import_hf_bert(input) : import_hf_llama(input);
   } else {
     input_bytes = read_file(input);
     const std::vector<uint8_t>& bytes = input_bytes;
@@ -333,15 +334,17 @@ int run(int argc, char** argv) {
                    std::to_string(ein_version_for(image)) + ")\n";
   if (!target_arg.empty()) image.metadata += "target=" + target_arg + "\n";
   if (!source.notes.empty()) image.metadata += "notes=" + source.notes + "\n";
+  image.metadata += source.metadata;
   // The chat format, recognised here so the device never runs Jinja (tools/common/chat.h).
   chat::Format chat_format = chat::recognise(source.chat_template);
   if (!chat_template_arg.empty() && !chat::parse_format(chat_template_arg, &chat_format))
     throw PackError("--chat-template: '" + chat_template_arg +
-                    "' is not chatml, llama2, llama3, zephyr or none");
+                    "' is not chatml, llama2, llama3, zephyr, qwen3, gemma, phi3 or none");
   if (!source.chat_template.empty() && chat_format == chat::Format::none &&
       chat_template_arg.empty())
     std::fprintf(stderr,
-                 "einfer-pack: the chat template is none of chatml, llama2, llama3, zephyr: "
+                 "einfer-pack: the chat template is none of chatml, llama2, llama3, zephyr, "
+                 "qwen3, gemma, phi3: "
                  "not recorded (--chat-template NAME sets one)\n");
   if (chat_format != chat::Format::none)
     image.metadata += std::string("chat_template=") + chat::format_name(chat_format) + "\n";
@@ -367,6 +370,7 @@ int run(int argc, char** argv) {
                source.kind.c_str(), output.empty() ? emit_c_path.c_str() : output.c_str(),
                model.config.arch == ArchKind::llama     ? "llama"
                : model.config.arch == ArchKind::encoder ? "encoder"
+               : model.config.arch == ArchKind::bert    ? "bert"
                                                         : "transformer",
                dtype_name(model.config.weight_dtype), layout_interleaved(packed) ? " layout " : "",
                layout_interleaved(packed) ? layout_name(packed) : "", model.tensor_count,

@@ -4,6 +4,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "kernels/quant/quant.h"
 #include "models/einfer.h"
@@ -28,8 +31,13 @@ const char* arch_name(ArchKind a) {
       return "encoder";
     case ArchKind::transformer:
       return "transformer";
+    case ArchKind::bert:
+      return "bert";
   }
   return "?";
+}
+const char* pooling_name(PoolingKind p) {
+  return p == PoolingKind::mean ? "mean" : p == PoolingKind::cls ? "cls" : "none";
 }
 const char* norm_name(NormKind n) {
   return n == NormKind::rmsnorm ? "rmsnorm" : "layernorm";
@@ -44,6 +52,21 @@ const char* act_name(Activation a) {
       return "gelu_erf";
     case Activation::gelu_tanh:
       return "gelu_tanh";
+    case Activation::geglu_tanh:
+      return "geglu_tanh";
+  }
+  return "?";
+}
+const char* rope_scaling_name(RopeScaling r) {
+  switch (r) {
+    case RopeScaling::none:
+      return "none";
+    case RopeScaling::linear:
+      return "linear";
+    case RopeScaling::llama3:
+      return "llama3";
+    case RopeScaling::longrope:
+      return "longrope";
   }
   return "?";
 }
@@ -56,6 +79,51 @@ using tools::fmt;
 // RunOptions keeps the int8 KV cache as DType::i8; the command line calls it q8.
 const char* kv_name(DType d) {
   return d == DType::i8 ? "q8" : dtype_name(d);
+}
+
+// A llama-family decoder's options beyond the shape (window, RoPE scaling, the family features),
+// as "name value" items for the text form or JSON members.
+std::vector<std::pair<std::string, std::string>> decoder_items(const ModelConfig& c,
+                                                               const RunOptions& run, bool json) {
+  std::vector<std::pair<std::string, std::string>> items;
+  auto num = [](double v) { return fmt("%.9g", v); };
+  auto flag = [json](uint32_t v) { return std::string(v ? (json ? "true" : "yes") : "false"); };
+  auto str = [json](const char* v) {
+    std::string q = json ? "\"" : "";
+    return q + v + q;
+  };
+  items.push_back({"family", str(arch_family_name(c.family))});
+  if (c.sliding_window > 0) {
+    items.push_back({"sliding_window", std::to_string(c.sliding_window)});
+    if (json || c.sliding_window_first_layer > 0)
+      items.push_back({"window_first_layer", std::to_string(c.sliding_window_first_layer)});
+    if (json || c.sliding_window_period > 0)
+      items.push_back({"window_period", std::to_string(c.sliding_window_period)});
+  }
+  if (json || c.rope_scaling != RopeScaling::none) {
+    items.push_back({"rope_scaling", str(rope_scaling_name(c.rope_scaling))});
+    if (c.rope_scaling == RopeScaling::linear || c.rope_scaling == RopeScaling::llama3)
+      items.push_back({"rope_factor", num(c.rope_factor)});
+    if (c.rope_original_context > 0)
+      items.push_back({"rope_original_context", std::to_string(c.rope_original_context)});
+    if (c.rope_scaling == RopeScaling::longrope) {
+      items.push_back({"rope_attn_factor", num(c.rope_attn_factor)});
+      RunOptions resolved;
+      const bool ok = llama_resolve_options(c, run, &resolved).ok();
+      items.push_back({"rope_factors", str(!ok                                    ? "n/a"
+                                           : llama_rope_long_factors(c, resolved) ? "long"
+                                                                                  : "short")});
+    }
+  }
+  if (json || c.rope_local_theta > 0.f)
+    items.push_back({"rope_local_theta", num(c.rope_local_theta)});
+  if (json || c.qk_norm) items.push_back({"qk_norm", flag(c.qk_norm)});
+  if (json || c.post_norms) items.push_back({"post_norms", flag(c.post_norms)});
+  if (json || c.embed_scale > 0.f) items.push_back({"embed_scale", num(c.embed_scale)});
+  if (json || c.attn_scale > 0.f) items.push_back({"attn_scale", num(c.attn_scale)});
+  if (json || c.attn_softcap > 0.f) items.push_back({"attn_softcap", num(c.attn_softcap)});
+  if (json || c.final_softcap > 0.f) items.push_back({"final_softcap", num(c.final_softcap)});
+  return items;
 }
 
 }  // namespace
@@ -256,6 +324,23 @@ std::string describe_model(const Model& model, const RunOptions& run, bool json)
       out.resize(out.size() - 3);  // reopen the arch object
       out += fmt(", \"n_decoder_layers\": %d},\n", c.n_decoder_layers);
     }
+    if (c.arch == ArchKind::bert) {
+      out.resize(out.size() - 3);
+      out += fmt(", \"pooling\": \"%s\", \"normalize\": %s, \"type_vocab_size\": %d},\n",
+                 pooling_name(c.pooling), c.normalize ? "true" : "false", c.type_vocab_size);
+    }
+    if (c.arch == ArchKind::llama) {
+      out += "  \"decoder\": {";
+      bool first = true;
+      for (const auto& [name, value] : decoder_items(c, run, true)) {
+        out += first ? "\"" : ", \"";
+        out += name;
+        out += "\": ";
+        out += value;
+        first = false;
+      }
+      out += "},\n";
+    }
     out += "  \"attention\": \"" + describe_attention_variant(c) + "\",\n";
     out += "  \"tensors\": [\n";
     for (size_t i = 0; i < rows.size(); ++i) {
@@ -291,9 +376,17 @@ std::string describe_model(const Model& model, const RunOptions& run, bool json)
       out += "  \"arena_bytes\": null, \"arena_error\": \"" + status_text(as) + "\"\n}\n";
     return out;
   }
+  // The family when the file records one other than plain llama ("llama (gemma3)").
+  std::string family;
+  if (c.family != ArchFamily::unspecified && c.family != ArchFamily::llama) {
+    family = " (";
+    family += arch_family_name(c.family);
+    family += ")";
+  }
   out +=
-      fmt("architecture: %s  dim %d  hidden %d  layers %d  heads %d  kv_heads %d  head_dim %d\n",
-          arch_name(c.arch), c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim);
+      fmt("architecture: %s%s  dim %d  hidden %d  layers %d  heads %d  kv_heads %d  head_dim %d\n",
+          arch_name(c.arch), family.c_str(), c.dim, c.hidden_dim, c.n_layers, c.n_heads,
+          c.n_kv_heads, c.head_dim);
   out +=
       fmt("              vocab %d  context %d  norm %s eps %g  activation %s  rope %s theta %g\n",
           c.vocab_size, c.context_length, norm_name(c.norm), static_cast<double>(c.norm_eps),
@@ -301,6 +394,25 @@ std::string describe_model(const Model& model, const RunOptions& run, bool json)
   out += fmt("              tied_classifier %u  bias %u  norm_first %u  causal %u  final_norm %u\n",
              c.tied_classifier, c.has_bias, c.norm_first, c.causal, c.final_norm);
   out += "              attention " + describe_attention_variant(c) + "\n";
+  if (c.arch == ArchKind::bert)
+    out += fmt(
+        "              sentence embedding: pooling %s%s, learned positions %d, token types %d\n",
+        pooling_name(c.pooling), c.normalize ? ", L2-normalized" : "", c.context_length,
+        c.type_vocab_size);
+  if (c.arch == ArchKind::llama) {
+    std::string line;
+    for (const auto& [name, value] : decoder_items(c, run, false)) {
+      if (line.size() > 60) {
+        out += "              " + line + "\n";
+        line.clear();
+      }
+      if (!line.empty()) line += "  ";
+      line += name;
+      line += " ";
+      line += value;
+    }
+    if (!line.empty()) out += "              " + line + "\n";
+  }
   if (c.arch == ArchKind::transformer) {
     // The arena's two K/V stores: cross-attention memory and the decoder's self-attention cache.
     const int64_t rows = run.context > 0 ? run.context : c.context_length;

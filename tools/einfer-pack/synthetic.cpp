@@ -7,12 +7,20 @@
 // stuck on one token. The tokenizer (llama2.c tokenizer.bin layout) has <unk>, <s>, </s>, the 256
 // byte pieces "<0xNN>", then vocab - 259 pieces " ab", "cd", ... made of lower-case letters, so
 // text output is printable. Same SPEC, same bytes, on every host.
+//
+// family=NAME gives the model that family's features (runtime/model.h ModelConfig) with typical
+// settings: qwen3 per-head q/k norm; gemma2 GeGLU, sandwich norms, sqrt(dim) embeddings, a query
+// scale, soft-capping 50 / 30, a window of seq/4 on every other layer; gemma3 q/k norm, the same
+// window on 5 layers in 6, local RoPE base 10000 (theta 1e6), no soft-capping; phi3 a window of
+// seq/2 on every layer and longrope over an original context of seq/2. Norm weights are 1 and the
+// long RoPE factors 4 (the short ones 1), so the features change the arithmetic, not the scale.
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
+#include "runtime/format.h"
 #include "tools/common/cli.h"
 #include "tools/einfer-pack/importers.h"
 
@@ -77,6 +85,43 @@ ModelConfig synthetic_config(const SyntheticSpec& s) {
   c.tied_classifier = s.tied ? 1 : 0;
   c.weight_dtype = s.dtype;
   c.group_size = dtype_is_quantized(s.dtype) ? s.group : 0;
+  c.family = s.family;
+  const int32_t window = s.seq / 4 > 1 ? s.seq / 4 : 1;
+  switch (s.family) {
+    case ArchFamily::qwen3:
+      c.qk_norm = 1;
+      c.rope = RopeMode::half_split;
+      break;
+    case ArchFamily::gemma2:
+    case ArchFamily::gemma3:
+      c.rope = RopeMode::half_split;
+      c.activation = Activation::geglu_tanh;
+      c.post_norms = 1;
+      c.embed_scale = std::sqrt(static_cast<float>(c.dim));
+      c.attn_scale = 1.f / std::sqrt(static_cast<float>(c.head_dim) * 2.f);
+      c.sliding_window = window;
+      if (s.family == ArchFamily::gemma2) {
+        c.attn_softcap = 50.f;
+        c.final_softcap = 30.f;
+        c.sliding_window_period = 2;
+      } else {
+        c.qk_norm = 1;
+        c.sliding_window_period = 6;
+        c.rope_theta = 1e6f;
+        c.rope_local_theta = 10000.f;
+      }
+      break;
+    case ArchFamily::phi3:
+      c.rope = RopeMode::half_split;
+      c.sliding_window = s.seq / 2 > 1 ? s.seq / 2 : 1;
+      c.rope_scaling = RopeScaling::longrope;
+      c.rope_freq_factors = 1;
+      c.rope_original_context = c.sliding_window;
+      c.rope_attn_factor = 1.1f;
+      break;
+    default:
+      break;
+  }
   require_valid_config(c, "--synthetic: unsupported shape: ");
   return c;
 }
@@ -85,36 +130,31 @@ ModelConfig synthetic_config(const SyntheticSpec& s) {
 // emit(role, layer, shape, values); `values` is reused, so one tensor is held at a time.
 template <class Emit>
 void generate_synthetic(const SyntheticSpec& s, const ModelConfig& c, Emit emit) {
-  const int64_t d = c.dim, f = c.hidden_dim, v = c.vocab_size, k = c.head_dim;
-  const int64_t q = int64_t{c.n_heads} * k, kv = int64_t{c.n_kv_heads} * k;
   Xorshift rng{s.seed * 0x9E3779B97F4A7C15ull + 1};
   std::vector<float> values;
   auto tensor = [&](TensorRole role, int32_t layer, std::vector<int64_t> shape) {
     int64_t n = 1;
     for (int64_t e : shape) n *= e;
     values.resize(static_cast<size_t>(n));
-    if (shape.size() == 1) {  // norm weights
-      for (float& x : values) x = 1.f;
+    if (shape.size() == 1) {  // norm weights; RoPE frequency divisors (the long ones 4)
+      for (float& x : values) x = role == TensorRole::rope_freq_factors_long ? 4.f : 1.f;
     } else {
       const float a = 1.f / std::sqrt(static_cast<float>(shape.back()));
       for (float& x : values) x = rng.uniform(a);
     }
     emit(role, layer, shape, values);
   };
-  tensor(TensorRole::token_embedding, -1, {v, d});
-  for (int32_t l = 0; l < c.n_layers; ++l) {
-    tensor(TensorRole::attn_norm, l, {d});
-    tensor(TensorRole::wq, l, {q, d});
-    tensor(TensorRole::wk, l, {kv, d});
-    tensor(TensorRole::wv, l, {kv, d});
-    tensor(TensorRole::wo, l, {d, q});
-    tensor(TensorRole::ffn_norm, l, {d});
-    tensor(TensorRole::w1, l, {f, d});
-    tensor(TensorRole::w2, l, {d, f});
-    tensor(TensorRole::w3, l, {f, d});
+  // Every tensor the config stores, in the file's canonical order (a plain llama: the embedding,
+  // each layer's attn_norm wq wk wv wo ffn_norm w1 w2 w3, final_norm, the classifier).
+  const int64_t count = ein_expected_tensor_count(c);
+  for (int64_t i = 0; i < count; ++i) {
+    TensorRole role;
+    int32_t layer;
+    ein_canonical_entry(c, i, &role, &layer);
+    int64_t shape[kEinMaxRank];
+    const int rank = ein_expected_shape(c, role, shape);
+    tensor(role, layer, std::vector<int64_t>(shape, shape + rank));
   }
-  tensor(TensorRole::final_norm, -1, {d});
-  if (!c.tied_classifier) tensor(TensorRole::classifier, -1, {v, d});
 }
 
 }  // namespace
@@ -145,6 +185,21 @@ SyntheticSpec parse_synthetic_spec(const std::string& text, const SyntheticSpec&
     const size_t eq = item.find('=');
     if (eq == std::string::npos) spec_error("'" + item + "' is not key=value");
     const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    if (key == "family") {
+      if (value == "llama")
+        s.family = ArchFamily::llama;
+      else if (value == "qwen3")
+        s.family = ArchFamily::qwen3;
+      else if (value == "gemma2")
+        s.family = ArchFamily::gemma2;
+      else if (value == "gemma3")
+        s.family = ArchFamily::gemma3;
+      else if (value == "phi3")
+        s.family = ArchFamily::phi3;
+      else
+        spec_error("family must be llama, qwen3, gemma2, gemma3 or phi3, got '" + value + "'");
+      continue;
+    }
     if (key == "dtype") {
       if (value == "f32")
         s.dtype = DType::f32;
@@ -166,7 +221,8 @@ SyntheticSpec parse_synthetic_spec(const std::string& text, const SyntheticSpec&
       if (key == fd.name) hit = &fd;
     if (!hit && !is_seed)
       spec_error("unknown key '" + key +
-                 "' (dim, hidden, layers, heads, kv_heads, vocab, seq, tied, dtype, group, seed)");
+                 "' (dim, hidden, layers, heads, kv_heads, vocab, seq, tied, dtype, group, seed, "
+                 "family)");
     const long long lo = is_seed ? 0 : hit->lo, hi = is_seed ? (1ll << 62) : hit->hi;
     int64_t v = 0;
     std::string why;

@@ -63,4 +63,17 @@ TokenizerSpec tokenizer_spec_from_json(const Json& tokenizer_json, const std::st
 bool looks_like_wordpiece_vocab(const std::vector<uint8_t>& bytes);
 TokenizerSpec read_wordpiece_vocab(const std::vector<uint8_t>& bytes, const std::string& path);
 
+// A WordPiece vocabulary (vocab.txt spelling: word-initial pieces plain, continuations "##...")
+// with its BertNormalizer settings and special tokens, as transformers' BertTokenizerFast builds
+// it: BertPreTokenizer, "##" continuations, 100 characters per word, [CLS] text [SEP], the
+// special tokens matched in text. vocab.txt folders and GGUF "bert" vocabularies read this.
+struct WordPieceVocab {
+  std::vector<std::string> lines;  // by id
+  bool lowercase = true;
+  bool chinese = true;  // tokenize_chinese_chars
+  Json strip_accents;   // null: as lowercase
+  std::string unk = "[UNK]", cls = "[CLS]", sep = "[SEP]", pad = "[PAD]", mask = "[MASK]";
+};
+TokenizerSpec wordpiece_spec(const WordPieceVocab& vocab, const std::string& path);
+
 }  // namespace einfer::pack

@@ -1,9 +1,11 @@
-// einfer-run: generate text with a packed llama model, or transform sequences with an encoder.
+// einfer-run: generate text with a packed llama model, embed text with a sentence encoder, or
+// transform sequences with an encoder.
 //
 //   einfer-run MODEL.ein [-z TOKENIZER] [-p PROMPT | --prompt-ids "1 2 3"] [-n STEPS] [-t TEMP]
 //              [--top-p P] [--top-k K] [--seed S] [--window W] [--sinks S] [--kv f32|q8]
 //              [--context N] [--batch B] [--ids] [--ignore-eos] [--logits FILE] [--no-crc]
 //   einfer-run MODEL.ein --tokenize -p PROMPT   (prints the prompt's ids, as the model is fed them)
+//   einfer-run BERT.ein --embed -p TEXT | -f FILE [--json] [--pooling none|mean|cls]
 //   einfer-run ENCODER.ein --input X.npy --output Y.npy
 //   einfer-run TRANSFORMER.ein --input SRC.npy --target TGT.npy --output Y.npy [--incremental]
 //
@@ -26,6 +28,7 @@
 #include "tools/common/npy.h"
 #include "tools/common/thread_pool.h"
 #include "tools/einfer-pack/import_tokenizer.h"
+#include "tools/einfer-run/embed.h"
 #include "tools/einfer-run/interactive.h"
 #include "tools/einfer-run/options.h"
 
@@ -218,41 +221,12 @@ int run_transformer(const Args& a, const tools::MappedFile& file, const LoadOpti
   return 0;
 }
 
-// "1 2 3" or "1,2,3": token ids, each read by the shared parser's number reader.
+// --prompt-ids, or a usage error.
 std::vector<int32_t> parse_ids(const std::string& list) {
   std::vector<int32_t> ids;
-  size_t at = 0;
-  while (at < list.size()) {
-    at = list.find_first_not_of(" ,\t\n", at);
-    if (at == std::string::npos) break;
-    const size_t end = std::min(list.find_first_of(" ,\t\n", at), list.size());
-    int64_t id = 0;
-    std::string why;
-    if (!tools::cli::read_integer_in(list.substr(at, end - at), 0, INT32_MAX, &id, &why))
-      usage(("--prompt-ids: token " + std::to_string(ids.size()) + ": " + why).c_str());
-    ids.push_back(static_cast<int32_t>(id));
-    at = end;
-  }
+  std::string why;
+  if (!parse_id_list(list, &ids, &why)) usage(why.c_str());
   return ids;
-}
-
-// The value of `key` in the image's metadata ("key=value" lines), "" when absent. The image is
-// loaded and checked already, so the header's metadata region lies inside it.
-std::string metadata_value(const void* image, size_t size, const std::string& key) {
-  FileHeader h;
-  if (size < sizeof h) return "";
-  std::memcpy(&h, image, sizeof h);
-  if (!(h.flags & kEinFlagMetadata) || h.metadata_offset + h.metadata_bytes > size) return "";
-  const std::string text(static_cast<const char*>(image) + h.metadata_offset, h.metadata_bytes);
-  size_t at = 0;
-  while (at < text.size()) {
-    size_t end = text.find('\n', at);
-    if (end == std::string::npos) end = text.size();
-    if (text.compare(at, key.size() + 1, key + "=") == 0)
-      return text.substr(at + key.size() + 1, end - at - key.size() - 1);
-    at = end + 1;
-  }
-  return "";
 }
 
 // einfer-run -i: the chat REPL (interactive.h) on this session.
@@ -260,7 +234,7 @@ int run_interactive(const Args& a, const tools::MappedFile& file, Session* sessi
   ChatOptions co;
   const std::string name = !a.chat_template.empty()
                                ? a.chat_template
-                               : metadata_value(file.data, file.size, "chat_template");
+                               : tools::ein_metadata_value(file.data, file.size, "chat_template");
   if (!name.empty() && !tools::chat::parse_format(name, &co.format))
     std::fprintf(stderr, "einfer-run: unknown chat template '%s' in the model: plain text\n",
                  name.c_str());
@@ -322,6 +296,7 @@ int main(int argc, char** argv) {
   if (!s.ok()) die(a.model.c_str(), s);
   // The mapped bytes were just verified: the session's own load need not read the file again.
   load.verify_crc = false;
+  if (model.config.arch == ArchKind::bert || a.embed) return run_embed(a, file, load, model);
   if (model.config.arch == ArchKind::encoder) return run_encoder(a, file, load, model);
   if (model.config.arch == ArchKind::transformer) return run_transformer(a, file, load, model);
 
@@ -330,15 +305,7 @@ int main(int argc, char** argv) {
   // Tokenizer: -z (any file einfer-pack takes) wins over the one packed into the model; ids-only
   // runs need none. The session owns it, and the sampler.
   std::vector<uint8_t> tok_image;
-  if (!a.tokenizer.empty()) {
-    try {
-      tok_image =
-          pack::tokenizer_image_for_model(pack::read_tokenizer_file(a.tokenizer), c.vocab_size);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "einfer-run: %s\n", e.what());
-      return 1;
-    }
-  }
+  if (!read_run_tokenizer(a, c.vocab_size, &tok_image)) return 1;
   const bool have_tok = !a.tokenizer.empty() || model.tokenizer;
   if (!have_tok && (a.prompt_given || !a.ids)) {
     std::fprintf(stderr,

@@ -1,5 +1,6 @@
 #include "tools/einfer-run/options.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -8,6 +9,7 @@
 #include "kernels/simd/simd.h"
 #include "tools/common/cli.h"
 #include "tools/common/run_flags.h"
+#include "tools/einfer-pack/import_tokenizer.h"
 
 namespace einfer::run_tool {
 
@@ -20,7 +22,8 @@ bool parse_args(int argc, char** argv, Args* a, int* exit_code) {
   bool no_crc = false;
   cli::Parser p("einfer-run", "-m MODEL.ein [-p PROMPT | -f FILE] [options]",
                 "Generates text with a packed llama model (text streams to stdout; speed and "
-                "memory go to stderr),\nor transforms sequences with an encoder model.");
+                "memory go to stderr),\nembeds text with a sentence encoder (bert), or "
+                "transforms sequences with an encoder model.");
   p.option({"-m", "--model"}, &a->model, "FILE", "the packed model (.ein)");
   p.positional("MODEL", &a->model, "the model, as the first argument instead of -m");
   p.section("prompt and output");
@@ -66,9 +69,20 @@ bool parse_args(int argc, char** argv, Args* a, int* exit_code) {
   p.flag({"-i", "--interactive", "-cnv", "--conversation"}, &a->interactive,
          "chat: read turns from stdin, keep the KV cache between them");
   p.option({"--chat-template"}, &a->chat_template, "NAME",
-           "chatml|llama2|llama3|zephyr|none (default: from the model's metadata)")
-      .choices({"chatml", "llama2", "llama3", "zephyr", "none"});
+           "chatml|llama2|llama3|zephyr|qwen3|gemma|phi3|none (default: from the model's "
+           "metadata)")
+      .choices({"chatml", "llama2", "llama3", "zephyr", "qwen3", "gemma", "phi3", "none"});
   p.option({"-sys", "--system-prompt"}, &a->system_prompt, "TEXT", "system prompt for -i");
+  p.section("sentence embeddings (bert models)");
+  p.flag({"--embed"}, &a->embed,
+         "print the embedding of -p TEXT, or of each line of -f FILE (one vector per line: "
+         "space-separated floats); a bert model embeds without it");
+  p.flag({"--json"}, &a->json,
+         "--embed: {\"object\": \"list\", \"data\": [{\"index\", \"embedding\"}...]}");
+  p.option({"--pooling"}, &a->pooling, "KIND",
+           "--embed: none (every token's vector, one per line) | mean | cls (default: the "
+           "model's)")
+      .choices({"none", "mean", "cls"});
   p.section("encoders");
   p.option({"--input"}, &a->input, "X.npy", "encoder input [seq, dim] or [batch, seq, dim]");
   p.option({"--output"}, &a->output, "Y.npy", "encoder (or encoder-decoder) output");
@@ -82,7 +96,8 @@ bool parse_args(int argc, char** argv, Args* a, int* exit_code) {
       "examples:\n"
       "  einfer-run -m model.ein -p \"Once upon a time\" -n 128 --temp 0.8 -s 1\n"
       "  einfer-run model.ein -f prompt.txt -c 256 --kv q8\n"
-      "  einfer-run -m chat.ein -i -sys \"You are terse.\"");
+      "  einfer-run -m chat.ein -i -sys \"You are terse.\"\n"
+      "  einfer-run -m minilm.ein --embed -f sentences.txt --json");
   if (!p.parse(argc, argv, exit_code)) return false;
 
   if (a->model.empty()) {
@@ -106,6 +121,7 @@ bool parse_args(int argc, char** argv, Args* a, int* exit_code) {
     if (!a->prompt.empty() && a->prompt.back() == '\n') a->prompt.pop_back();
   }
   a->prompt_given = p.given("-p") || !prompt_file.empty();
+  a->prompt_from_file = !prompt_file.empty();
   if (a->prompt_given && !a->prompt_ids.empty()) {
     *exit_code = p.fail("-p/-f and --prompt-ids exclude each other");
     return false;
@@ -123,6 +139,36 @@ bool parse_args(int argc, char** argv, Args* a, int* exit_code) {
   }
   if (a->interactive && a->ids) {
     *exit_code = p.fail("-i is for text: it does not combine with --ids");
+    return false;
+  }
+  return true;
+}
+
+bool parse_id_list(const std::string& list, std::vector<int32_t>* ids, std::string* why) {
+  size_t at = 0;
+  while (at < list.size()) {
+    at = list.find_first_not_of(" ,\t\n", at);
+    if (at == std::string::npos) break;
+    const size_t end = std::min(list.find_first_of(" ,\t\n", at), list.size());
+    int64_t id = 0;
+    std::string reason;
+    if (!tools::cli::read_integer_in(list.substr(at, end - at), 0, INT32_MAX, &id, &reason)) {
+      *why = "--prompt-ids: token " + std::to_string(ids->size()) + ": " + reason;
+      return false;
+    }
+    ids->push_back(static_cast<int32_t>(id));
+    at = end;
+  }
+  return true;
+}
+
+bool read_run_tokenizer(const Args& a, int32_t vocab, std::vector<uint8_t>* image) {
+  image->clear();
+  if (a.tokenizer.empty()) return true;
+  try {
+    *image = pack::tokenizer_image_for_model(pack::read_tokenizer_file(a.tokenizer), vocab);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "einfer-run: %s\n", e.what());
     return false;
   }
   return true;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "runtime/run_options.h"
 #include "tools/common/thread_pool.h"
@@ -39,11 +40,23 @@ struct Args {
   bool interactive = false;
   std::string chat_template;  // "" : from the model's metadata
   std::string system_prompt;
+  // Sentence embeddings (bert models): -p TEXT gives one vector, -f FILE one per line.
+  bool embed = false;
+  bool prompt_from_file = false;
+  bool json = false;    // the vectors as JSON (llama-embedding's --embd-output-format json)
+  std::string pooling;  // "" : the model's; none | mean | cls
 };
 
 // Parses argv into *a. Returns true to run; false to exit with *exit_code (after --help,
 // --version or an error already reported).
 bool parse_args(int argc, char** argv, Args* a, int* exit_code);
+
+// "1 2 3" or "1,2,3" (--prompt-ids) into *ids; false with *why naming the bad token.
+bool parse_id_list(const std::string& list, std::vector<int32_t>* ids, std::string* why);
+
+// The -z tokenizer converted to the packed image for a model of `vocab` rows into *image (left
+// empty without -z); false after printing why it cannot be read.
+bool read_run_tokenizer(const Args& a, int32_t vocab, std::vector<uint8_t>* image);
 
 // Creates the worker pool for a.threads (-t) and hands its interface to run->threads; the pool
 // must outlive every session using *run.

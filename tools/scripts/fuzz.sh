@@ -5,13 +5,14 @@
 # each target's executions from libFuzzer's final stats.
 #   usage: tools/scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]     (default 20 s, all targets)
 #   targets: loader tokenizer einsum_spec gguf safetensors llama2c json tokenizer_file npy capi
+#            hf_folder hf_bert
 #   env: FUZZ_PARALLEL=N (default 1) targets fuzzed at a time; FUZZ_NICE=1 runs at nice 19.
 # Reproducers land in build/fuzz/artifacts/<target>/; re-run one with build/fuzz/bin/fuzz_<target> FILE.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 seconds="${1:-20}"
 shift || true
-all=(loader tokenizer einsum_spec gguf safetensors llama2c json tokenizer_file npy capi)
+all=(loader tokenizer einsum_spec gguf safetensors llama2c json tokenizer_file npy capi hf_folder hf_bert)
 targets=("$@")
 [[ ${#targets[@]} -eq 0 ]] && targets=("${all[@]}")
 build="$root/build/fuzz"

@@ -24,7 +24,7 @@ test_packages=(
 # Cross toolchains and emulators per preset (only for tests or a named target).
 preset_packages() {
   case "$1" in
-    release | debug | nosimd | tools) ;;
+    release | debug | nosimd | tools | tsan) ;;
     aarch64 | aarch64-nodot) echo g++-aarch64-linux-gnu qemu-user ;;
     armhf) echo g++-arm-linux-gnueabihf qemu-user ;;
     cortex-m | cortex-m55) echo gcc-arm-none-eabi libnewlib-arm-none-eabi \
