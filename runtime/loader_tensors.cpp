@@ -293,7 +293,9 @@ Status loader_detail::check_tensor_records(const FileHeader& h, const unsigned c
       return bad("tensor layer out of canonical order", want_layer, r.layer, idx);
     if (r.reserved1 != 0 || (h.version < kEinVersion && r.layout != 0))
       return bad("reserved tensor field is not zero", -1, -1, idx);
-    if (r.layout >= kWeightLayoutCount) return bad("unknown tensor layout", -1, r.layout, idx);
+    // A rows-only build (EINFER_LAYOUTS off, firmware) knows the rows layout alone.
+    if (r.layout >= (kLayoutsBuilt ? kWeightLayoutCount : 1u))
+      return bad("unknown tensor layout", -1, r.layout, idx);
     if (!valid_enum_dtype(r.dtype)) return bad("unknown tensor dtype", -1, r.dtype, idx);
     const DType dt = static_cast<DType>(r.dtype);
     const DType want_dt = ein_role_is_matrix(want_role) ? c.weight_dtype : DType::f32;
@@ -322,9 +324,8 @@ Status loader_detail::check_tensor_records(const FileHeader& h, const unsigned c
       return bad("GGUF block tensor row is not a whole number of blocks", gguf_block_elems(dt),
                  cols, idx);
     // Interleaved layouts (runtime/layout.h): q8/q4 matrices only, scales inside the one region.
-    // A rows-only build (EINFER_LAYOUTS off) refuses them here, with the reason.
     const WeightLayout layout = static_cast<WeightLayout>(r.layout);
-    if (layout != WeightLayout::rows) {
+    if (layout_interleaved(layout)) {
       const char* why = want_rank == 2 ? layout_fit_error(dt, layout, c.group_size)
                                        : "interleaved layouts hold matrices only";
       if (why != nullptr) return bad(why, -1, r.layout, idx);
