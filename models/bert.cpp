@@ -13,9 +13,7 @@ namespace einfer {
 namespace {
 
 Status check_config(const ModelConfig& c) {
-  if (c.arch != ArchKind::bert)
-    return make_status(StatusCode::invalid_argument, "model is not a bert encoder");
-  return ein_validate_config(c);
+  return ein_validate_config_for(c, c.arch == ArchKind::bert, "model is not a bert encoder");
 }
 
 // A table the embeddings add in float32 (positions, token types): [rows, d], f32.

@@ -14,14 +14,10 @@ namespace einfer {
 
 Status encoder_bind_tensor(const Model& m, TensorRole role, int32_t layer, int64_t d0, int64_t d1,
                            TensorView* out) {
-  EINFER_TRY(model_tensor(m, role, layer, out));
-  const bool ok = d1 < 0 ? (out->rank == 1 && out->shape[0] == d0 && out->dtype == DType::f32)
-                         : (out->rank == 2 && out->shape[0] == d0 && out->shape[1] == d1);
-  if (!ok) {
-    return make_status(StatusCode::shape_mismatch,
-                       "encoder: tensor shape or dtype disagrees with the config", -1, -1,
-                       static_cast<int32_t>(role));
-  }
+  const char* message = "encoder: tensor shape or dtype disagrees with the config";
+  EINFER_TRY(model_tensor_shaped(m, role, layer, d0, d1, message, out));
+  if (d1 < 0 && out->dtype != DType::f32)  // vectors (norms, biases) are read as f32
+    return make_status(StatusCode::shape_mismatch, message, -1, -1, static_cast<int32_t>(role));
   return ok_status();
 }
 
@@ -38,9 +34,8 @@ namespace {
 // The architecture, then the one config check every model passes (runtime ein_validate_config).
 // bert models run their layers here too (models/bert.h).
 Status check_config(const ModelConfig& c) {
-  if (c.arch != ArchKind::encoder && c.arch != ArchKind::bert)
-    return make_status(StatusCode::invalid_argument, "model is not an encoder");
-  return ein_validate_config(c);
+  return ein_validate_config_for(c, c.arch == ArchKind::encoder || c.arch == ArchKind::bert,
+                                 "model is not an encoder");
 }
 
 MhaConfig mha_config(const ModelConfig& c) {

@@ -95,9 +95,8 @@ RopeFrequencyScaling rope_scaling(const ModelConfig& c) {
 }  // namespace
 
 Status llama_check_config(const ModelConfig& c) {
-  if (c.arch != ArchKind::llama)
-    return make_status(StatusCode::invalid_argument, "llama: model is not a llama decoder");
-  return ein_validate_config(c);
+  return ein_validate_config_for(c, c.arch == ArchKind::llama,
+                                 "llama: model is not a llama decoder");
 }
 
 Status llama_resolve_options(const ModelConfig& c, const RunOptions& in, RunOptions* out) {

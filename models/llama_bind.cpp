@@ -8,14 +8,8 @@ namespace {
 
 Status bind(const Model& model, TensorRole role, int32_t layer, int64_t d0, int64_t d1,
             TensorView* out) {
-  EINFER_TRY(model_tensor(model, role, layer, out));
-  const bool shape_ok = d1 < 0 ? (out->rank == 1 && out->shape[0] == d0)
-                               : (out->rank == 2 && out->shape[0] == d0 && out->shape[1] == d1);
-  if (!shape_ok) {
-    return make_status(StatusCode::shape_mismatch, "llama: tensor shape disagrees with the config",
-                       -1, -1, static_cast<int32_t>(role));
-  }
-  return ok_status();
+  return model_tensor_shaped(model, role, layer, d0, d1,
+                             "llama: tensor shape disagrees with the config", out);
 }
 
 }  // namespace

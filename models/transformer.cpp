@@ -12,9 +12,8 @@ namespace einfer {
 namespace {
 
 Status check_config(const ModelConfig& c) {
-  if (c.arch != ArchKind::transformer)
-    return make_status(StatusCode::invalid_argument, "model is not an encoder-decoder transformer");
-  return ein_validate_config(c);
+  return ein_validate_config_for(c, c.arch == ArchKind::transformer,
+                                 "model is not an encoder-decoder transformer");
 }
 
 Status bind_vector(const Model& m, TensorRole role, int32_t layer, TensorView* out) {

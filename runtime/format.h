@@ -187,5 +187,8 @@ ArchBlock arch_block_from_config(const ModelConfig& config);
 // message naming the field. The loader, the packer and every model's weight binding and option
 // resolution (models/llama.cpp, models/encoder.cpp) call it; nothing else re-checks a config.
 Status ein_validate_config(const ModelConfig& config);
+// A model binding's check: invalid_argument with `refusal` when `kind_ok` is false (the config is
+// another architecture's), else ein_validate_config.
+Status ein_validate_config_for(const ModelConfig& config, bool kind_ok, const char* refusal);
 
 }  // namespace einfer

@@ -273,6 +273,11 @@ Status validate_bert_options(const ModelConfig& c) {
 
 }  // namespace
 
+Status ein_validate_config_for(const ModelConfig& c, bool kind_ok, const char* refusal) {
+  if (!kind_ok) return make_status(StatusCode::invalid_argument, refusal);
+  return ein_validate_config(c);
+}
+
 Status ein_validate_config(const ModelConfig& c) {
   if (c.arch != ArchKind::llama && c.arch != ArchKind::encoder && c.arch != ArchKind::transformer &&
       c.arch != ArchKind::bert)

@@ -370,6 +370,16 @@ size_t model_weight_bytes(const Model& model) {
   return total;
 }
 
+Status model_tensor_shaped(const Model& model, TensorRole role, int32_t layer, int64_t d0,
+                           int64_t d1, const char* message, TensorView* out) {
+  EINFER_TRY(model_tensor(model, role, layer, out));
+  const bool shape_ok = d1 < 0 ? (out->rank == 1 && out->shape[0] == d0)
+                               : (out->rank == 2 && out->shape[0] == d0 && out->shape[1] == d1);
+  if (!shape_ok)
+    return make_status(StatusCode::shape_mismatch, message, -1, -1, static_cast<int32_t>(role));
+  return ok_status();
+}
+
 Status model_tensor(const Model& model, TensorRole role, int32_t layer, TensorView* out) {
   *out = TensorView{};
   const ModelConfig& c = model.config;

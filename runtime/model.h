@@ -218,6 +218,10 @@ Status load_model(const void* data, size_t size, const LoadOptions& options, Mod
 
 // The view of one tensor; out_of_range with a message if the model has no such tensor.
 Status model_tensor(const Model& model, TensorRole role, int32_t layer, TensorView* out);
+// model_tensor, then its shape: [d0] when d1 < 0, else [d0, d1]; shape_mismatch with `message`
+// and the role as index otherwise.
+Status model_tensor_shaped(const Model& model, TensorRole role, int32_t layer, int64_t d0,
+                           int64_t d1, const char* message, TensorView* out);
 
 // Bytes of every tensor the image holds (values and scales), from its tensor table.
 size_t model_weight_bytes(const Model& model);

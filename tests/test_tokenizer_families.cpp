@@ -18,6 +18,7 @@
 
 #include "models/einfer.h"
 #include "models/tokenizer_normalize.h"
+#include "tests/session_fixtures.h"
 #include "tests/tokenizer_test_util.h"
 #include "tools/einfer-pack/ein_writer.h"
 #include "tools/einfer-pack/import_tokenizer.h"
@@ -265,14 +266,8 @@ TEST_CASE("tokenizer families: the C API tokenizes with each kind packed into a 
     einfer_options_default(&o);
     o.with_tokenizer = 1;
     o.max_prompt_bytes = 300;
-    char err[160];
-    size_t need = 0;
-    REQUIRE(einfer_arena_bytes(model.data, model.size, &o, &need, err, sizeof err) == EINFER_OK);
-    std::vector<unsigned char> mem(need + 64);
-    void* base = mem.data() + (64 - reinterpret_cast<uintptr_t>(mem.data()) % 64) % 64;
-    einfer_session* s = nullptr;
-    REQUIRE(einfer_session_create(model.data, model.size, &o, base, need, &s, err, sizeof err) ==
-            EINFER_OK);
+    einfer_test::CapiSession session(model.data, model.size, o);
+    einfer_session* s = session.s;
     const bool spm = std::string(c.file).find(".model") != std::string::npos;
     std::istringstream corpus(slurp(EINFER_TEST_DATA_DIR "/tokenizer/corpus.txt"));
     std::istringstream expected(slurp(kFixtures + c.ids + (spm ? ".spm.ids" : ".hf.ids")));

@@ -83,6 +83,17 @@ struct ArchConfigKey {
   ArchDefault gguf_rule;
   double gguf_fallback;
 };
+// Shorthands of the key tables (models/arch/arch_*.cpp).
+inline constexpr ArchDefault kReq = ArchDefault::required;
+inline constexpr ArchDefault kConst = ArchDefault::constant;
+// The size keys Hugging Face and llama.cpp name alike for every transformer they ship (the llama
+// family, bert): the first rows of each key table.
+#define EINFER_ARCH_SIZE_KEYS                                                                   \
+  {ArchField::dim, "hidden_size", "{}.embedding_length", kReq, 0, kReq, 0},                     \
+      {ArchField::hidden_dim, "intermediate_size", "{}.feed_forward_length", kReq, 0, kReq, 0}, \
+      {ArchField::n_layers, "num_hidden_layers", "{}.block_count", kReq, 0, kReq, 0}, {         \
+    ArchField::n_heads, "num_attention_heads", "{}.attention.head_count", kReq, 0, kReq, 0      \
+  }
 
 struct ArchDescription {
   ArchKind kind;

@@ -12,59 +12,37 @@ namespace einfer {
 
 namespace {
 
+// A row of the table: a tensor the PyTorch state-dict importer never reads.
+constexpr ArchTensorNames row(TensorRole role, const char* hf, const char* gguf) {
+  return {role, hf, gguf, nullptr, 0, 1, 0};
+}
+// A layer's linear map or LayerNorm, Hugging Face module `hf` and llama.cpp tensor `gguf`: the
+// weight's row, then the bias's.
+#define EINFER_BERT_PAIR(weight, bias, hf, gguf)                                       \
+  row(TensorRole::weight, "encoder.layer.{}." hf ".weight", "blk.{}." gguf ".weight"), \
+      row(TensorRole::bias, "encoder.layer.{}." hf ".bias", "blk.{}." gguf ".bias")
+
 constexpr ArchTensorNames kTensors[] = {
-    {TensorRole::token_embedding, "embeddings.word_embeddings.weight", "token_embd.weight", nullptr,
-     0, 1, 0},
-    {TensorRole::position_embedding, "embeddings.position_embeddings.weight",
-     "position_embd.weight", nullptr, 0, 1, 0},
-    {TensorRole::token_type_embedding, "embeddings.token_type_embeddings.weight",
-     "token_types.weight", nullptr, 0, 1, 0},
-    {TensorRole::embed_norm, "embeddings.LayerNorm.weight", "token_embd_norm.weight", nullptr, 0, 1,
-     0},
-    {TensorRole::embed_norm_bias, "embeddings.LayerNorm.bias", "token_embd_norm.bias", nullptr, 0,
-     1, 0},
-    {TensorRole::wq, "encoder.layer.{}.attention.self.query.weight", "blk.{}.attn_q.weight",
-     nullptr, 0, 1, 0},
-    {TensorRole::bq, "encoder.layer.{}.attention.self.query.bias", "blk.{}.attn_q.bias", nullptr, 0,
-     1, 0},
-    {TensorRole::wk, "encoder.layer.{}.attention.self.key.weight", "blk.{}.attn_k.weight", nullptr,
-     0, 1, 0},
-    {TensorRole::bk, "encoder.layer.{}.attention.self.key.bias", "blk.{}.attn_k.bias", nullptr, 0,
-     1, 0},
-    {TensorRole::wv, "encoder.layer.{}.attention.self.value.weight", "blk.{}.attn_v.weight",
-     nullptr, 0, 1, 0},
-    {TensorRole::bv, "encoder.layer.{}.attention.self.value.bias", "blk.{}.attn_v.bias", nullptr, 0,
-     1, 0},
-    {TensorRole::wo, "encoder.layer.{}.attention.output.dense.weight", "blk.{}.attn_output.weight",
-     nullptr, 0, 1, 0},
-    {TensorRole::bo, "encoder.layer.{}.attention.output.dense.bias", "blk.{}.attn_output.bias",
-     nullptr, 0, 1, 0},
+    row(TensorRole::token_embedding, "embeddings.word_embeddings.weight", "token_embd.weight"),
+    row(TensorRole::position_embedding, "embeddings.position_embeddings.weight",
+        "position_embd.weight"),
+    row(TensorRole::token_type_embedding, "embeddings.token_type_embeddings.weight",
+        "token_types.weight"),
+    row(TensorRole::embed_norm, "embeddings.LayerNorm.weight", "token_embd_norm.weight"),
+    row(TensorRole::embed_norm_bias, "embeddings.LayerNorm.bias", "token_embd_norm.bias"),
+    EINFER_BERT_PAIR(wq, bq, "attention.self.query", "attn_q"),
+    EINFER_BERT_PAIR(wk, bk, "attention.self.key", "attn_k"),
+    EINFER_BERT_PAIR(wv, bv, "attention.self.value", "attn_v"),
+    EINFER_BERT_PAIR(wo, bo, "attention.output.dense", "attn_output"),
     // Post-norm: the norm after the attention's residual add, then the one after the FFN's.
-    {TensorRole::attn_norm, "encoder.layer.{}.attention.output.LayerNorm.weight",
-     "blk.{}.attn_output_norm.weight", nullptr, 0, 1, 0},
-    {TensorRole::attn_norm_bias, "encoder.layer.{}.attention.output.LayerNorm.bias",
-     "blk.{}.attn_output_norm.bias", nullptr, 0, 1, 0},
-    {TensorRole::w1, "encoder.layer.{}.intermediate.dense.weight", "blk.{}.ffn_up.weight", nullptr,
-     0, 1, 0},
-    {TensorRole::b1, "encoder.layer.{}.intermediate.dense.bias", "blk.{}.ffn_up.bias", nullptr, 0,
-     1, 0},
-    {TensorRole::w2, "encoder.layer.{}.output.dense.weight", "blk.{}.ffn_down.weight", nullptr, 0,
-     1, 0},
-    {TensorRole::b2, "encoder.layer.{}.output.dense.bias", "blk.{}.ffn_down.bias", nullptr, 0, 1,
-     0},
-    {TensorRole::ffn_norm, "encoder.layer.{}.output.LayerNorm.weight",
-     "blk.{}.layer_output_norm.weight", nullptr, 0, 1, 0},
-    {TensorRole::ffn_norm_bias, "encoder.layer.{}.output.LayerNorm.bias",
-     "blk.{}.layer_output_norm.bias", nullptr, 0, 1, 0},
+    EINFER_BERT_PAIR(attn_norm, attn_norm_bias, "attention.output.LayerNorm", "attn_output_norm"),
+    EINFER_BERT_PAIR(w1, b1, "intermediate.dense", "ffn_up"),
+    EINFER_BERT_PAIR(w2, b2, "output.dense", "ffn_down"),
+    EINFER_BERT_PAIR(ffn_norm, ffn_norm_bias, "output.LayerNorm", "layer_output_norm"),
 };
 
-constexpr ArchDefault kReq = ArchDefault::required;
-constexpr ArchDefault kConst = ArchDefault::constant;
 constexpr ArchConfigKey kConfigKeys[] = {
-    {ArchField::dim, "hidden_size", "{}.embedding_length", kReq, 0, kReq, 0},
-    {ArchField::hidden_dim, "intermediate_size", "{}.feed_forward_length", kReq, 0, kReq, 0},
-    {ArchField::n_layers, "num_hidden_layers", "{}.block_count", kReq, 0, kReq, 0},
-    {ArchField::n_heads, "num_attention_heads", "{}.attention.head_count", kReq, 0, kReq, 0},
+    EINFER_ARCH_SIZE_KEYS,
     {ArchField::norm_eps, "layer_norm_eps", "{}.attention.layer_norm_epsilon", kConst, 1e-12, kReq,
      0},
     // The position embedding's rows.

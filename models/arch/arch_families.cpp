@@ -37,6 +37,8 @@ constexpr ArchTensorNames names(TensorRole role, const char* hf, const char* ggu
       names(TensorRole::wv, EINFER_HF_LAYER "self_attn.v_proj.weight", "blk.{}.attn_v.weight")
 #define EINFER_WO_ROW \
   names(TensorRole::wo, EINFER_HF_LAYER "self_attn.o_proj.weight", "blk.{}.attn_output.weight")
+// The token embedding, the attention's input norm and its four projections.
+#define EINFER_ATTENTION_ROWS EINFER_EMBEDDING_ROWS, EINFER_QKV_ROWS, EINFER_WO_ROW
 #define EINFER_GATED_MLP_ROWS                                                                  \
   names(TensorRole::w1, EINFER_HF_LAYER "mlp.gate_proj.weight", "blk.{}.ffn_gate.weight"),     \
       names(TensorRole::w2, EINFER_HF_LAYER "mlp.down_proj.weight", "blk.{}.ffn_down.weight"), \
@@ -53,9 +55,7 @@ constexpr ArchTensorNames names(TensorRole role, const char* hf, const char* ggu
 // Qwen3 (modeling_qwen3.py): Qwen2's names without biases, plus q_norm / k_norm; GGUF "qwen3"
 // (attn_q_norm / attn_k_norm).
 constexpr ArchTensorNames kQwen3Tensors[] = {
-    EINFER_EMBEDDING_ROWS,
-    EINFER_QKV_ROWS,
-    EINFER_WO_ROW,
+    EINFER_ATTENTION_ROWS,
     names(TensorRole::ffn_norm, EINFER_HF_LAYER "post_attention_layernorm.weight",
           "blk.{}.ffn_norm.weight"),
     EINFER_GATED_MLP_ROWS,
@@ -68,9 +68,7 @@ constexpr ArchTensorNames kQwen3Tensors[] = {
 // input's as in Llama; llama.cpp names them post_attention_norm and post_ffw_norm. Gemma 3 adds
 // q_norm / k_norm. The classifier is the embedding (tie_word_embeddings; llama.cpp always ties).
 constexpr ArchTensorNames kGemmaTensors[] = {
-    EINFER_EMBEDDING_ROWS,
-    EINFER_QKV_ROWS,
-    EINFER_WO_ROW,
+    EINFER_ATTENTION_ROWS,
     names(TensorRole::attn_post_norm, EINFER_HF_LAYER "post_attention_layernorm.weight",
           "blk.{}.post_attention_norm.weight"),
     names(TensorRole::ffn_norm, EINFER_HF_LAYER "pre_feedforward_layernorm.weight",
@@ -113,8 +111,6 @@ constexpr ArchTensorNames kPhi3Tensors[] = {
 #undef EINFER_OUTPUT_ROWS
 #undef EINFER_HF_LAYER
 
-constexpr ArchDefault kReq = ArchDefault::required;
-constexpr ArchDefault kConst = ArchDefault::constant;
 constexpr ArchDefault kHeads = ArchDefault::same_as_heads;
 constexpr ArchDefault kDimOverHeads = ArchDefault::dim_over_heads;
 
@@ -133,10 +129,7 @@ constexpr std::array<T, (N + ...)> join(const std::array<T, N>&... parts) {
 // The keys every family reads alike (the rope_scaling parameters as in arch_llama.cpp: read only
 // when rope_scaling names a type).
 constexpr std::array<ArchConfigKey, 8> kCommonKeys = {{
-    {ArchField::dim, "hidden_size", "{}.embedding_length", kReq, 0, kReq, 0},
-    {ArchField::hidden_dim, "intermediate_size", "{}.feed_forward_length", kReq, 0, kReq, 0},
-    {ArchField::n_layers, "num_hidden_layers", "{}.block_count", kReq, 0, kReq, 0},
-    {ArchField::n_heads, "num_attention_heads", "{}.attention.head_count", kReq, 0, kReq, 0},
+    EINFER_ARCH_SIZE_KEYS,
     {ArchField::rope_factor, "rope_scaling.factor", "{}.rope.scaling.factor", kConst, 0, kConst, 0},
     {ArchField::rope_low_freq_factor, "rope_scaling.low_freq_factor", nullptr, kConst, 0, kConst,
      0},

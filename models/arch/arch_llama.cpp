@@ -47,13 +47,8 @@ constexpr ArchTensorNames kTensors[] = {
     {TensorRole::rope_freq_factors, nullptr, "rope_freqs.weight", nullptr, 0, 1, 0},
 };
 
-constexpr ArchDefault kReq = ArchDefault::required;
-constexpr ArchDefault kConst = ArchDefault::constant;
 constexpr ArchConfigKey kConfigKeys[] = {
-    {ArchField::dim, "hidden_size", "{}.embedding_length", kReq, 0, kReq, 0},
-    {ArchField::hidden_dim, "intermediate_size", "{}.feed_forward_length", kReq, 0, kReq, 0},
-    {ArchField::n_layers, "num_hidden_layers", "{}.block_count", kReq, 0, kReq, 0},
-    {ArchField::n_heads, "num_attention_heads", "{}.attention.head_count", kReq, 0, kReq, 0},
+    EINFER_ARCH_SIZE_KEYS,
     {ArchField::n_kv_heads, "num_key_value_heads", "{}.attention.head_count_kv",
      ArchDefault::same_as_heads, 0, ArchDefault::same_as_heads, 0},
     // llama.cpp: n_embd_head_k = attention.key_length, default n_embd / n_head; its RoPE

@@ -12,6 +12,7 @@
 
 #include "models/einfer.h"
 #include "tests/alloc/heap_counter.h"
+#include "tests/session_fixtures.h"
 #include "tools/einfer-pack/import_tokenizer.h"
 #include "tools/einfer-pack/importers.h"
 
@@ -38,10 +39,7 @@ TEST_CASE("no heap: bert sessions embed ids and texts through the C API") {
     o.with_tokenizer = 1;
     o.max_prompt_bytes = 2048;
     char err[160];
-    size_t need = 0;
-    REQUIRE(einfer_arena_bytes(image.data, image.size, &o, &need, err, sizeof err) == EINFER_OK);
-    std::vector<unsigned char> mem(need + 64);
-    void* base = mem.data() + (64 - reinterpret_cast<uintptr_t>(mem.data()) % 64) % 64;
+    const einfer_test::AlignedMemory mem = einfer_test::capi_memory(image.data, image.size, o);
     std::vector<float> out(static_cast<size_t>(c.src->config.dim) * 64);
     const int32_t ids[] = {2, 40, 41, 700, 3};  // [CLS] ... [SEP] of the fixture vocabulary
     size_t allocations = 0;
@@ -50,7 +48,8 @@ TEST_CASE("no heap: bert sessions embed ids and texts through the C API") {
     {
       HeapWatch watch;
       einfer_session* s = nullptr;
-      rc |= einfer_session_create(image.data, image.size, &o, base, need, &s, err, sizeof err);
+      rc |= einfer_session_create(image.data, image.size, &o, mem.base, mem.bytes, &s, err,
+                                  sizeof err);
       if (rc == 0) rc |= einfer_embed(s, ids, 5, out.data());
       if (rc == 0) rc |= einfer_embed_tokens(s, ids, 5, out.data());
       int32_t n = 0;

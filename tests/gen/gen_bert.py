@@ -56,14 +56,15 @@ exceed the test tolerance (1e-4) many times over for the control to mean anythin
 
   /usr/bin/python3 tests/gen/gen_bert.py [--off FEATURE,...] [--fuzz-seeds] [--llamacpp DIR]
 """
-import argparse
 import json
 import math
 import os
+import re
 import sys
 
 import numpy as np
 
+import reference_cli
 import safetensors_writer as st
 
 GGUF_PY = "/work/scratch/llama.cpp/gguf-py"
@@ -323,11 +324,9 @@ GGUF_LAYER = {"attention.self.query": "attn_q", "attention.self.key": "attn_k",
 
 
 def gguf_name(k):
-    if k in GGUF_NAMES:
-        return GGUF_NAMES[k]
-    _, _, l, rest = k.split(".", 3)
-    module, kind = rest.rsplit(".", 1)
-    return f"blk.{l}.{GGUF_LAYER[module]}.{kind}"
+    """llama.cpp's name of a BertModel tensor: the embeddings' own, else blk.N.<module>.<kind>."""
+    m = re.fullmatch(r"encoder\.layer\.(\d+)\.(.+)\.(weight|bias)", k)
+    return GGUF_NAMES[k] if m is None else f"blk.{m[1]}.{GGUF_LAYER[m[2]]}.{m[3]}"
 
 
 def phantom(tok):
@@ -385,17 +384,10 @@ def bert_mini_vocab():
 
 def main():
     global OFF
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--off", default="", help="comma-separated FEATURES removed from the references")
-    ap.add_argument("--fuzz-seeds", action="store_true",
-                    help="instead: write the fuzz seeds (tests/fuzz/corpus: hf_bert, gguf, "
-                         "tokenizer_file, loader, capi)")
-    ap.add_argument("--llamacpp", default="",
-                    help="instead: write the llama.cpp comparison's GGUF and HF folder into DIR")
-    args = ap.parse_args()
-    OFF = set(x for x in args.off.split(",") if x)
-    if OFF - set(FEATURES):
-        sys.exit(f"unknown features {OFF - set(FEATURES)}; FEATURES: {FEATURES}")
+    args, OFF = reference_cli.parse(
+        FEATURES, "instead: write the fuzz seeds (tests/fuzz/corpus: hf_bert, gguf, tokenizer_file, "
+        "loader, capi)", "instead: write the llama.cpp comparison's GGUF and HF folder into DIR",
+        fuzz_takes_dir=False)
     if args.llamacpp:
         return write_llamacpp(args.llamacpp)
     if args.fuzz_seeds:

@@ -105,30 +105,22 @@ TOKENS = {
     "phi3": ("<s>", "<|endoftext|>"),
     "qwen3": ("", "<|im_end|>"),  # Qwen3 has no BOS token (bos_token null)
 }
+def conversation(*turns):
+    """Messages from (role, content) pairs."""
+    return [{"role": role, "content": content} for role, content in turns]
+
+
 CONVERSATIONS = [
-    [{"role": "user", "content": "Hello!"}],
-    [{"role": "system", "content": "You are terse."}, {"role": "user", "content": "Name a colour."}],
-    [
-        {"role": "system", "content": "You are a robot."},
-        {"role": "user", "content": "Who are you?"},
-        {"role": "assistant", "content": "A robot."},
-        {"role": "user", "content": "Why?\nTell me."},
-    ],
-    [
-        {"role": "user", "content": "One"},
-        {"role": "assistant", "content": "Two"},
-        {"role": "user", "content": "Three"},
-        {"role": "assistant", "content": "Four"},
-    ],
+    conversation(("user", "Hello!")),
+    conversation(("system", "You are terse."), ("user", "Name a colour.")),
+    conversation(("system", "You are a robot."), ("user", "Who are you?"),
+                 ("assistant", "A robot."), ("user", "Why?\nTell me.")),
+    conversation(("user", "One"), ("assistant", "Two"), ("user", "Three"), ("assistant", "Four")),
     # Replies with reasoning (Qwen3 renders it only after the last user message) and contents with
     # surrounding whitespace (Gemma trims them).
-    [
-        {"role": "system", "content": "Think first."},
-        {"role": "user", "content": " Two plus two? "},
-        {"role": "assistant", "content": "<think>\nAdd them.\n</think>\n\nFour."},
-        {"role": "user", "content": "And three?"},
-        {"role": "assistant", "content": "<think>\n\nAdd one.\n\n</think>\n\n\nFive.\n"},
-    ],
+    conversation(("system", "Think first."), ("user", " Two plus two? "),
+                 ("assistant", "<think>\nAdd them.\n</think>\n\nFour."), ("user", "And three?"),
+                 ("assistant", "<think>\n\nAdd one.\n\n</think>\n\n\nFive.\n")),
 ]
 
 

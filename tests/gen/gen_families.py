@@ -46,7 +46,6 @@ each feature's effect on its cases is printed (the largest change of a logit rel
 position's scale), which must exceed the test tolerance many times over for the control to mean
 anything.
 """
-import argparse
 import json
 import math
 import os
@@ -55,6 +54,7 @@ import sys
 import numpy as np
 
 import gguf_case_writer as gw
+import reference_cli
 import safetensors_writer as st
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "families")
@@ -550,19 +550,11 @@ def write_config_only(name, cfg):
 
 def main():
     global OFF
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--off", default="", help="comma-separated FEATURES removed from the references")
-    ap.add_argument("--fuzz-seeds", metavar="DIR",
-                    help="instead: write one-layer models of each family as fuzz seeds into "
-                         "DIR/gguf/ and DIR/hf_folder/ (config.json, a NUL, model.safetensors)")
-    ap.add_argument("--llamacpp", metavar="DIR",
-                    help="instead: write the GGUFs of the llama.cpp comparison (a real vocabulary, "
-                         "llama.cpp's layer counts) into DIR")
-    args = ap.parse_args()
-    OFF = set(x for x in args.off.split(",") if x)
-    unknown = OFF - set(FEATURES)
-    if unknown:
-        sys.exit(f"unknown features {sorted(unknown)}; known: {FEATURES}")
+    args, OFF = reference_cli.parse(
+        FEATURES, "instead: write one-layer models of each family as fuzz seeds into DIR/gguf/ and "
+        "DIR/hf_folder/ (config.json, a NUL, model.safetensors)",
+        "instead: write the GGUFs of the llama.cpp comparison (a real vocabulary, llama.cpp's layer "
+        "counts) into DIR", fuzz_takes_dir=True)
     if args.llamacpp:
         return llamacpp_models(args.llamacpp)
     if args.fuzz_seeds:
