@@ -13,6 +13,7 @@
 #include "models/session.h"
 #include "runtime/format.h"
 #include "tests/isa_levels.h"
+#include "tests/session_fixtures.h"
 #include "tools/einfer-pack/importers.h"
 #include "tools/einfer-pack/layouts.h"
 
@@ -42,14 +43,10 @@ std::string message_of(const std::vector<uint8_t>& b) {
 std::vector<float> logits(const std::vector<uint8_t>& bytes) {
   pack::AlignedBuffer image(bytes);
   Model m;
-  REQUIRE(load_model(image.data, image.size, LoadOptions{}, &m).ok());
   RunOptions o;
   o.max_batch = 8;
-  size_t need = 0;
-  REQUIRE(session_arena_bytes(m.config, o, &need).ok());
-  std::vector<unsigned char> mem(need + 64);
-  void* base = mem.data() + (64 - reinterpret_cast<uintptr_t>(mem.data()) % 64) % 64;
-  Arena arena(base, need);
+  einfer_test::AlignedMemory mem = einfer_test::session_memory(image.data, image.size, o, &m);
+  Arena arena(mem.base, mem.bytes);
   Session* s = nullptr;
   REQUIRE(session_create(image.data, image.size, LoadOptions{}, o, arena, &s).ok());
   const int32_t V = m.config.vocab_size;
