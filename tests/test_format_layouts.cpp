@@ -54,13 +54,7 @@ std::vector<float> logits(const std::vector<uint8_t>& bytes) {
   for (int32_t i = 0; i < 11; ++i) prompt.push_back((i * 37 + 1) % V);
   REQUIRE(session_eval(s, prompt.data(), static_cast<int32_t>(prompt.size())).ok());
   std::vector<float> all(session_logits(*s), session_logits(*s) + V);
-  for (int step = 0; step < 3; ++step) {
-    const float* l = session_logits(*s);
-    int32_t best = 0;
-    for (int32_t i = 1; i < V; ++i) best = l[i] > l[best] ? i : best;
-    REQUIRE(session_eval(s, &best, 1).ok());
-    all.insert(all.end(), session_logits(*s), session_logits(*s) + V);
-  }
+  einfer_test::append_greedy_logits(s, V, 3, &all);
   return all;
 }
 

@@ -78,13 +78,7 @@ std::vector<float> run(const pack::AlignedBuffer& image, DType kv, einfer_thread
   std::vector<float> all(static_cast<size_t>(p.tokens) * V);
   const Status st = session_eval(s, prompt.data(), p.tokens, all.data());
   REQUIRE_MESSAGE(st.ok(), st.message);
-  for (int step = 0; step < 6; ++step) {
-    const float* l = session_logits(*s);
-    int32_t best = 0;
-    for (int32_t i = 1; i < V; ++i) best = l[i] > l[best] ? i : best;
-    REQUIRE(session_eval(s, &best, 1).ok());
-    all.insert(all.end(), session_logits(*s), session_logits(*s) + V);
-  }
+  einfer_test::append_greedy_logits(s, V, 6, &all);
   return all;
 }
 
