@@ -168,16 +168,8 @@ TEST_CASE("format layouts: logits do not depend on the layout, on every ISA sele
   // 4x4 and 4x8 agree bit for bit on every level, and with rows on the scalar level.
   // Hidden 200 with groups of 32: a last group of 8, zero-padded in the blocks; vocab 1003: a
   // last tile of 3 rows.
-  pack::SyntheticSpec spec;
-  spec.dim = 64;
-  spec.hidden = 200;
-  spec.layers = 2;
-  spec.heads = 4;
-  spec.kv_heads = 2;
-  spec.vocab = 1003;
-  spec.seq = 64;
-  spec.tied = 0;
-  spec.seed = 3;
+  pack::SyntheticSpec spec = pack::parse_synthetic_spec(
+      "dim=64,hidden=200,layers=2,heads=4,kv_heads=2,vocab=1003,seq=64,tied=0,seed=3");
   for (DType dt : {DType::q8, DType::q4}) {
     spec.dtype = dt;
     const pack::EinImage rows = pack::make_synthetic_image(spec);

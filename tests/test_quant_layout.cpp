@@ -65,6 +65,27 @@ std::vector<float> rows_scalar(const std::vector<float>& a, int64_t lda, int64_t
   return c;
 }
 
+// One product's operands: n x k weights of `dt` in groups of 32, the same in layout `l`, m
+// activation rows, the rows-scalar bits every form must give, and scratch for the m rows.
+struct Product {
+  Rows rows;
+  Laid laid;
+  std::vector<float> a;
+  std::vector<float> want;
+  size_t sb = 0;
+  std::vector<uint8_t> scratch;
+};
+
+Product make_product(DType dt, WeightLayout l, int64_t m, int64_t n, int64_t k, Rng& rng) {
+  Product p{make_rows(dt, n, k, 32, false, rng), {}, {}, {}, 0, {}};
+  p.laid = lay_out(p.rows, l);
+  p.a = random_a(m, k, rng);
+  p.want = rows_scalar(p.a, k, m, p.rows.view, n);
+  p.sb = matmul_quant_scratch_bytes(m, k, 32);
+  p.scratch.resize(p.sb);
+  return p;
+}
+
 bool same_bits(const std::vector<float>& x, const std::vector<float>& y) {
   return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0;
 }
@@ -244,12 +265,8 @@ TEST_CASE("quant_layout: the two-step and row-block forms give the one-shot bits
     for (DType dt : {DType::q8, DType::q4})
       for (WeightLayout l : kInterleaved) {
         const int64_t m = 11, n = 40, k = 288;
-        const Rows rows = make_rows(dt, n, k, 32, false, rng);
-        const Laid laid = lay_out(rows, l);
-        const std::vector<float> a = random_a(m, k, rng);
-        const std::vector<float> want = rows_scalar(a, k, m, rows.view, n);
-        const size_t sb = matmul_quant_scratch_bytes(m, k, 32);
-        std::vector<uint8_t> scratch(sb);
+        Product p = make_product(dt, l, m, n, k, rng);
+        auto& [rows, laid, a, want, sb, scratch] = p;
         REQUIRE(matmul_quant_rows(a.data(), k, m, laid.view, 0, 5, scratch.data(), sb).ok());
         REQUIRE(matmul_quant_rows(a.data(), k, m, laid.view, 5, m, scratch.data(), sb).ok());
         std::vector<float> c(static_cast<size_t>(m * n), -7.f);
@@ -283,13 +300,9 @@ TEST_CASE("quant_layout: bit-identical for any thread count") {
   for (DType dt : {DType::q8, DType::q4})
     for (WeightLayout l : kInterleaved) {
       const int64_t m = 9, n = 100, k = 96;
-      const Rows rows = make_rows(dt, n, k, 32, false, rng);
-      const Laid laid = lay_out(rows, l);
-      const std::vector<float> a = random_a(m, k, rng);
-      const std::vector<float> want = rows_scalar(a, k, m, rows.view, n);
+      Product p = make_product(dt, l, m, n, k, rng);
+      auto& [rows, laid, a, want, sb, scratch] = p;
       const std::vector<float> want1 = rows_scalar(a, k, 1, rows.view, n);
-      const size_t sb = matmul_quant_scratch_bytes(m, k, 32);
-      std::vector<uint8_t> scratch(sb);
       for (int t : {2, 3, 5}) {
         const Threads threads{nullptr, t, run_reversed};
         for (int64_t mm : {int64_t{1}, m}) {

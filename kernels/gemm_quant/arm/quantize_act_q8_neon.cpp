@@ -15,19 +15,32 @@
 
 namespace einfer::quant_detail {
 
+namespace {
+
+// The group's scale (activation_scale of max |x|: exact in any order) and *inv = 1 / scale (0 for
+// an all-zero group).
+inline float group_scale(const float* x, int32_t n, float* inv) {
+  const int32_t n4 = n / 4 * 4;
+  float32x4_t vmax = vdupq_n_f32(0.f);
+  for (int32_t e = 0; e < n4; e += 4) vmax = vmaxq_f32(vmax, vabsq_f32(vld1q_f32(x + e)));
+  float amax = vmaxvq_f32(vmax);
+  for (int32_t e = n4; e < n; ++e) amax = std::fabs(x[e]) > amax ? std::fabs(x[e]) : amax;
+  const float scale = activation_scale(amax);
+  *inv = scale > 0.f ? 1.f / scale : 0.f;
+  return scale;
+}
+
+}  // namespace
+
 void quantize_activations_q8_neon(const float* a, int64_t k, int32_t group, int8_t* qa, float* sa) {
   const int32x4_t lo = vdupq_n_s32(-127), hi = vdupq_n_s32(127);
   for (int64_t g0 = 0, gi = 0; g0 < k; g0 += group, ++gi) {
     const int32_t n = static_cast<int32_t>(k - g0 < group ? k - g0 : group);
     const float* ag = a + g0;
     int8_t* qg = qa + g0;
-    const int32_t n4 = n / 4 * 4, n16 = n / 16 * 16;
-    float32x4_t vmax = vdupq_n_f32(0.f);
-    for (int32_t e = 0; e < n4; e += 4) vmax = vmaxq_f32(vmax, vabsq_f32(vld1q_f32(ag + e)));
-    float amax = vmaxvq_f32(vmax);
-    for (int32_t e = n4; e < n; ++e) amax = std::fabs(ag[e]) > amax ? std::fabs(ag[e]) : amax;
-    const float scale = activation_scale(amax);
-    const float inv = scale > 0.f ? 1.f / scale : 0.f;
+    const int32_t n16 = n / 16 * 16;
+    float inv = 0.f;
+    const float scale = group_scale(ag, n, &inv);
     sa[gi] = scale;
     for (int32_t e = 0; e < n16; e += 16) {
       int32x4_t r[4];
@@ -98,13 +111,8 @@ float quantize_group32_chunked(const float* x, int64_t stride, int8_t* dst, int3
 float quantize_group_chunked_neon(const float* x, int32_t n, int32_t group, int chunk,
                                   int64_t stride, int8_t* dst, int32_t* sum) {
   if (n == 32 && group == 32 && chunk == 16) return quantize_group32_chunked(x, stride, dst, sum);
-  const int32_t n4 = n / 4 * 4;
-  float32x4_t vmax = vdupq_n_f32(0.f);
-  for (int32_t e = 0; e < n4; e += 4) vmax = vmaxq_f32(vmax, vabsq_f32(vld1q_f32(x + e)));
-  float amax = vmaxvq_f32(vmax);
-  for (int32_t e = n4; e < n; ++e) amax = std::fabs(x[e]) > amax ? std::fabs(x[e]) : amax;
-  const float scale = activation_scale(amax);
-  const float inv = scale > 0.f ? 1.f / scale : 0.f;
+  float inv = 0.f;
+  const float scale = group_scale(x, n, &inv);
   int32x4_t total = vdupq_n_s32(0);
   for (int32_t e = 0; e < group; e += 16) {
     int8x16_t q;
