@@ -7,7 +7,7 @@
 # and a kernel table; kernels/isa/isa.cpp picks a level at run time.
 # Any other value pins one instruction set for every file, chosen at compile time (the smallest
 # binary, e.g. for firmware): native, avx2 (x86-64-v3), baseline (no -march added), dotprod
-# (aarch64, armv8.2-a+dotprod). Cross toolchains without dispatch (armhf, Cortex-M) and
+# (aarch64, armv8.2-a+dotprod), i8mm (aarch64, armv8.2-a+dotprod+i8mm). Cross toolchains without dispatch (armhf, Cortex-M) and
 # EINFER_SIMD=OFF builds are always pinned.
 #
 # Sets: EINFER_ISA_DISPATCH (0/1), EINFER_ISA_FLAGS (flags for every einfer file),
@@ -18,7 +18,7 @@ if(EINFER_SIMD AND NOT EINFER_BARE_METAL AND CMAKE_SYSTEM_PROCESSOR MATCHES "x86
   set(einfer_isa_can_dispatch ON)
 endif()
 if(einfer_isa_can_dispatch)
-  set(EINFER_ISA "dispatch" CACHE STRING "dispatch | native | avx2 | baseline | dotprod")
+  set(EINFER_ISA "dispatch" CACHE STRING "dispatch | native | avx2 | baseline | dotprod | i8mm")
 else()
   set(EINFER_ISA "baseline" CACHE STRING "baseline (this target selects its ISA at compile time)")
 endif()
@@ -35,9 +35,12 @@ if(EINFER_ISA STREQUAL "dispatch")
     set(EINFER_ISA_BASE_LEVEL sse2)
     set(EINFER_ISA_LEVEL_FLAGS_avx2 -march=x86-64-v3)
   else()
-    set(EINFER_ISA_LEVELS scalar neon dotprod)
+    set(EINFER_ISA_LEVELS scalar neon dotprod i8mm)
     set(EINFER_ISA_BASE_LEVEL neon)
     set(EINFER_ISA_LEVEL_FLAGS_dotprod -march=armv8.2-a+dotprod)
+    # Armv8.6's int8 matrix multiply (SMMLA; Cortex-A510/A710/X2+, Neoverse-N2/V1/V2), with the
+    # dotprod level's code as well.
+    set(EINFER_ISA_LEVEL_FLAGS_i8mm -march=armv8.2-a+dotprod+i8mm)
   endif()
   # The scalar level: the same sources with SIMD compiled out (kernels/simd/simd.h), the path of
   # EINFER_SIMD=OFF builds, selectable at run time as the reference.
@@ -48,8 +51,10 @@ elseif(EINFER_ISA STREQUAL "avx2")
   set(EINFER_ISA_FLAGS -march=x86-64-v3)
 elseif(EINFER_ISA STREQUAL "dotprod")
   set(EINFER_ISA_FLAGS -march=armv8.2-a+dotprod)
+elseif(EINFER_ISA STREQUAL "i8mm")
+  set(EINFER_ISA_FLAGS -march=armv8.2-a+dotprod+i8mm)
 elseif(NOT EINFER_ISA STREQUAL "baseline")
-  message(FATAL_ERROR "EINFER_ISA=${EINFER_ISA}: expected dispatch, native, avx2, baseline or dotprod")
+  message(FATAL_ERROR "EINFER_ISA=${EINFER_ISA}: expected dispatch, native, avx2, baseline, dotprod or i8mm")
 endif()
 if(NOT EINFER_ISA_DISPATCH)
   if(EINFER_SIMD)

@@ -3,7 +3,7 @@
 #
 # Consumers include <einfer/einfer.h> (C API), <einfer/version.h>, and the C++ headers as
 # <einfer/models/session.h>, <einfer/runtime/model.h>, ... Kernel internals (*_internal.h, headers
-# that include xsimd, and headers that include those) are not installed. In the build tree <einfer/...> resolves to
+# that include xsimd or arm_neon.h, and headers that include those) are not installed. In the build tree <einfer/...> resolves to
 # ${PROJECT_BINARY_DIR}/include/einfer, which links to the source folders (same files, no copies).
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
@@ -47,14 +47,14 @@ function(einfer_package)
           ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
   install(FILES ${EINFER_PUBLIC_INCLUDE}/einfer/version.h ${PROJECT_SOURCE_DIR}/models/einfer.h
           DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/einfer)
-  # Kernel internals stay out: *_internal.h, headers that include xsimd, and headers that include
-  # those.
+  # Kernel internals stay out: *_internal.h, headers that include xsimd or NEON intrinsics, and
+  # headers that include those.
   set(headers "")
   foreach(dir ${EINFER_HEADER_DIRS})
     file(GLOB_RECURSE dir_headers CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/${dir}/*.h)
     list(APPEND headers ${dir_headers})
   endforeach()
-  set(internal_patterns "<xsimd")
+  set(internal_patterns "<xsimd" "<arm_neon")
   foreach(header ${headers})
     if(header MATCHES "_internal\\.h$")
       file(RELATIVE_PATH rel ${PROJECT_SOURCE_DIR} ${header})

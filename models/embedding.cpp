@@ -25,18 +25,9 @@ void embedding_row(const TensorView& table, int64_t row, float* out) {
       break;
     }
     case DType::q8:
-    case DType::q4: {
-      const size_t row_bytes = quant_row_bytes(table.dtype, d);
-      const int64_t groups = quant_groups(d, table.group_size);
-      const float* scales = table.scales + static_cast<size_t>(row) * groups;
-      if (table.dtype == DType::q8) {
-        dequantize_row_q8(reinterpret_cast<const int8_t*>(base + row * row_bytes), scales, d,
-                          table.group_size, out);
-      } else {
-        dequantize_row_q4(base + row * row_bytes, scales, d, table.group_size, out);
-      }
+    case DType::q4:
+      dequantize_weight_row(table, row, out);  // any layout (kernels/quant/quant.h)
       break;
-    }
     default:
       if (dtype_is_gguf_block(table.dtype)) {  // decode just the one row needed
         dequantize_row_gguf(table.dtype, base + row * quant_row_bytes(table.dtype, d), d, out);

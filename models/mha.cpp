@@ -317,8 +317,11 @@ Status project_group(const float* x, int64_t n, const Projection* ps, int count,
                          ps[0].w->shape[1], w->shape[1], p);
     }
     gguf = gguf || dtype_is_gguf_block(w->dtype);
+    // One quantization of x serves them all: same dtype, group and layout (the layout decides
+    // the order the activations are kept in).
     quant = quant && dtype_is_quantized(w->dtype) && w->dtype == ps[0].w->dtype &&
-            w->group_size == ps[0].w->group_size && w->group_size > 0;
+            w->group_size == ps[0].w->group_size && w->group_size > 0 &&
+            (!kLayoutsBuilt || w->layout == ps[0].w->layout);
   }
   if (quant) {
     const size_t need = matmul_quant_scratch_bytes(n, ps[0].w->shape[1], ps[0].w->group_size);

@@ -5,6 +5,7 @@
 
 #include "kernels/attention/attention.h"
 #include "kernels/gemm_quant/gemm_quant.h"
+#include "kernels/quant/quant.h"
 #include "kernels/rope/rope.h"
 #include "kernels/vec/vec.h"
 
@@ -14,13 +15,18 @@ namespace {
 
 constexpr int kMaxParts = 4;
 
-// Rows [r0, r1) of a q8/q4 weight view (values and scales).
+// Rows [r0, r1) of a q8/q4 weight view (values and scales). mha_head_parts admits only parts
+// whose rows start on a multiple of 16, a tile boundary of every layout.
 TensorView rows_of(const TensorView& t, int64_t r0, int64_t r1) {
   TensorView s = t;
-  s.shape[0] = r1 - r0;
-  s.data = static_cast<unsigned char*>(t.data) +
-           static_cast<size_t>(r0) * quant_row_bytes(t.dtype, t.shape[1]);
-  s.scales = t.scales + r0 * quant_groups(t.shape[1], t.group_size);
+  if constexpr (kLayoutsBuilt) {
+    (void)quant_weight_rows(t, r0, r1, &s);
+  } else {  // rows only (firmware without layouts: the plain slice, no general function)
+    s.shape[0] = r1 - r0;
+    s.data = static_cast<unsigned char*>(t.data) +
+             static_cast<size_t>(r0) * quant_row_bytes(t.dtype, t.shape[1]);
+    s.scales = t.scales + r0 * quant_groups(t.shape[1], t.group_size);
+  }
   return s;
 }
 
@@ -64,7 +70,8 @@ int mha_head_parts(const MhaConfig& c, const MhaWeights& w, int32_t n, const Mha
     return 0;
   for (const TensorView* t : {&w.wq, &w.wk, &w.wv}) {
     if (!dtype_is_quantized(t->dtype) || t->rank != 2 || t->dtype != w.wq.dtype ||
-        t->group_size != w.wq.group_size || t->group_size <= 0)
+        t->group_size != w.wq.group_size || t->group_size <= 0 ||
+        (kLayoutsBuilt && t->layout != w.wq.layout))
       return 0;
   }
   if (b.scratch == nullptr || b.scratch_bytes < parts_scratch(c, w, n, parts, b.scratch).total)

@@ -29,8 +29,10 @@ static_assert(std::endian::native == std::endian::little, "einfer model images a
 inline constexpr uint32_t kEinMagic = 0x464E4945u;  // bytes "EINF"
 inline constexpr uint32_t kEinVersion = 4;          // any layout change bumps this
 // Version 3 images (a 128-byte ArchBlock: the family and bert fields of bytes 128..191 and flag
-// bits 7..9 absent) and version 2 images (no RoPE scaling, sliding window or q/k/v biases either:
-// those ArchBlock bytes and flag are zero) still load.
+// bits 7..9 absent; every matrix in the rows layout: TensorRecord.layout was reserved, zero) and
+// version 2 images (no RoPE scaling, sliding window or q/k/v biases either: those ArchBlock bytes
+// and flag are zero) still load. einfer-pack writes version 3 when the model uses no version 4
+// feature, so those images load on older runtimes too.
 inline constexpr uint32_t kEinVersion3 = 3;
 inline constexpr uint32_t kEinVersionPrevious = 2;
 inline constexpr uint32_t kArchBlockBytesV3 = 128;  // ArchBlock size in versions 2 and 3
@@ -133,11 +135,12 @@ struct TensorRecord {      // 80 bytes
   uint32_t rank;           //  12  1..4
   uint32_t shape[4];       //  16  logical shape, unused entries 0
   uint32_t group_size;     //  32  q8/q4: ArchBlock.group_size; else 0
-  uint32_t reserved0;      //  36  0
+  uint32_t layout;         //  36  WeightLayout (runtime/layout.h); version 4, reserved 0 before
   uint64_t data_offset;    //  40  values (multiple of 64)
-  uint64_t data_bytes;     //  48  rows * quant_row_bytes(dtype, K), or numel * dtype_size
-  uint64_t scales_offset;  //  56  q8/q4: float32 scales [rows, ceil(K/group)]; else 0
-  uint64_t scales_bytes;   //  64  q8/q4: rows * groups * 4; else 0
+  uint64_t data_bytes;     //  48  rows * quant_row_bytes(dtype, K), or numel * dtype_size;
+                           //      interleaved layouts: layout_data_bytes (scales inside)
+  uint64_t scales_offset;  //  56  q8/q4 rows: float32 scales [rows, ceil(K/group)]; else 0
+  uint64_t scales_bytes;   //  64  q8/q4 rows: rows * groups * 4; else 0
   uint64_t reserved1;      //  72  0
 };
 static_assert(sizeof(TensorRecord) == 80);

@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "runtime/format.h"
+#include "runtime/layout.h"
 #include "runtime/model.h"
 
 namespace einfer::loader_detail {

@@ -291,8 +291,11 @@ Status loader_detail::check_tensor_records(const FileHeader& h, const unsigned c
                  idx);
     if (r.layer != want_layer)
       return bad("tensor layer out of canonical order", want_layer, r.layer, idx);
-    if (r.reserved0 != 0 || r.reserved1 != 0)
+    if (r.reserved1 != 0 || (h.version < kEinVersion && r.layout != 0))
       return bad("reserved tensor field is not zero", -1, -1, idx);
+    // A rows-only build (EINFER_LAYOUTS off, firmware) knows the rows layout alone.
+    if (r.layout >= (kLayoutsBuilt ? kWeightLayoutCount : 1u))
+      return bad("unknown tensor layout", -1, r.layout, idx);
     if (!valid_enum_dtype(r.dtype)) return bad("unknown tensor dtype", -1, r.dtype, idx);
     const DType dt = static_cast<DType>(r.dtype);
     const DType want_dt = ein_role_is_matrix(want_role) ? c.weight_dtype : DType::f32;
@@ -320,9 +323,19 @@ Status loader_detail::check_tensor_records(const FileHeader& h, const unsigned c
     if (dtype_is_gguf_block(dt) && cols % gguf_block_elems(dt) != 0)
       return bad("GGUF block tensor row is not a whole number of blocks", gguf_block_elems(dt),
                  cols, idx);
-    const uint64_t want_data = static_cast<uint64_t>(rows) * quant_row_bytes(dt, cols);
+    // Interleaved layouts (runtime/layout.h): q8/q4 matrices only, scales inside the one region.
+    const WeightLayout layout = static_cast<WeightLayout>(r.layout);
+    if (layout_interleaved(layout)) {
+      const char* why = want_rank == 2 ? layout_fit_error(dt, layout, c.group_size)
+                                       : "interleaved layouts hold matrices only";
+      if (why != nullptr) return bad(why, -1, r.layout, idx);
+    }
+    const bool separate_scales = quant && !layout_interleaved(layout);
+    const uint64_t want_data = layout_interleaved(layout)
+                                   ? layout_data_bytes(dt, layout, rows, cols, c.group_size)
+                                   : static_cast<uint64_t>(rows) * quant_row_bytes(dt, cols);
     const uint64_t want_scales =
-        quant ? static_cast<uint64_t>(rows) * quant_groups(cols, c.group_size) * 4u : 0u;
+        separate_scales ? static_cast<uint64_t>(rows) * quant_groups(cols, c.group_size) * 4u : 0u;
     if (r.group_size != static_cast<uint32_t>(quant ? c.group_size : 0))
       return bad("tensor group size disagrees with the architecture", quant ? c.group_size : 0,
                  r.group_size, idx);
@@ -331,7 +344,7 @@ Status loader_detail::check_tensor_records(const FileHeader& h, const unsigned c
                  static_cast<int64_t>(r.data_bytes > INT64_MAX ? INT64_MAX : r.data_bytes), idx);
     EINFER_TRY(loader_detail::place_region(r.data_offset, r.data_bytes, file_size, cursor,
                                            loader_detail::kData, idx));
-    if (quant) {
+    if (separate_scales) {
       if (r.scales_bytes != want_scales)
         return bad("tensor scale bytes disagree with its shape", static_cast<int64_t>(want_scales),
                    static_cast<int64_t>(r.scales_bytes > INT64_MAX ? INT64_MAX : r.scales_bytes),
@@ -339,7 +352,9 @@ Status loader_detail::check_tensor_records(const FileHeader& h, const unsigned c
       EINFER_TRY(loader_detail::place_region(r.scales_offset, r.scales_bytes, file_size, cursor,
                                              loader_detail::kScales, idx));
     } else if (r.scales_offset != 0 || r.scales_bytes != 0) {
-      return bad("unquantized tensor has scales", -1, -1, idx);
+      return bad(quant && kLayoutsBuilt ? "interleaved tensor has a separate scale region"
+                                        : "unquantized tensor has scales",
+                 -1, -1, idx);
     }
   }
   return ok_status();
@@ -406,7 +421,10 @@ Status model_tensor(const Model& model, TensorRole role, int32_t layer, TensorVi
                    const_cast<unsigned char*>(model.image + r.data_offset), shape,
                    static_cast<int>(r.rank));
   if (dtype_is_quantized(out->dtype)) {
-    out->scales = reinterpret_cast<const float*>(model.image + r.scales_offset);
+    out->layout = static_cast<WeightLayout>(r.layout);
+    // Interleaved layouts keep their scales in the blocks: no separate scale pointer.
+    if (!layout_interleaved(out->layout))
+      out->scales = reinterpret_cast<const float*>(model.image + r.scales_offset);
     out->group_size = static_cast<int32_t>(r.group_size);
   }
   return ok_status();

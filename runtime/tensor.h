@@ -8,7 +8,10 @@
 //   values: rows x quant_row_bytes(dtype, K) bytes at `data` (q4: element 2i low nibble, 2i+1 high,
 //           stored as unsigned u, value (u - 8) * scale; q8: signed int8, value q * scale)
 //   scales: rows x ceil(K / group_size) float32 at `scales`
-// Their `strides` describe the logical element layout and are always contiguous.
+// Their `strides` describe the logical element layout and are always contiguous. A 2-D q8/q4
+// weight may instead be in an interleaved `layout` (runtime/layout.h): one region of blocks at
+// `data` with the scales inside them, `scales` null; its shape and strides stay the logical
+// [N, K] ones.
 #pragma once
 
 #include <cstddef>
@@ -16,6 +19,7 @@
 #include <initializer_list>
 
 #include "runtime/dtype.h"
+#include "runtime/layout.h"
 
 namespace einfer {
 
@@ -27,8 +31,9 @@ struct TensorView {
   int64_t shape[kMaxRank] = {};
   int64_t strides[kMaxRank] = {};  // in elements
   void* data = nullptr;
-  const float* scales = nullptr;  // quantized types only
-  int32_t group_size = 0;         // quantized types only
+  const float* scales = nullptr;             // quantized types only
+  int32_t group_size = 0;                    // quantized types only
+  WeightLayout layout = WeightLayout::rows;  // q8/q4 matrices only
 
   int64_t numel() const {
     int64_t n = 1;

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <vector>
 
 #include <doctest/doctest.h>
 
@@ -33,6 +35,19 @@ inline AlignedMemory session_memory(const void* image, size_t size,
   REQUIRE(einfer::session_arena_bytes(m.config, options, &need).ok());
   if (model != nullptr) *model = m;
   return AlignedMemory(need);
+}
+
+// `steps` greedy decode steps of session s from its current logits (vocab V), each step's logits
+// appended to *all.
+inline void append_greedy_logits(einfer::Session* s, int32_t V, int steps,
+                                 std::vector<float>* all) {
+  for (int step = 0; step < steps; ++step) {
+    const float* l = einfer::session_logits(*s);
+    int32_t best = 0;
+    for (int32_t i = 1; i < V; ++i) best = l[i] > l[best] ? i : best;
+    REQUIRE(einfer::session_eval(s, &best, 1).ok());
+    all->insert(all->end(), einfer::session_logits(*s), einfer::session_logits(*s) + V);
+  }
 }
 
 // The same for the C API (einfer_arena_bytes).

@@ -171,7 +171,7 @@ TEST_CASE("format corrupt: targeted table, each error names the problem") {
       {"record shape max", kRec + 20, 4, 0xFFFFFFFF, "shape disagrees"},
       {"record shape tail", kRec + 28, 4, 1, "shape disagrees"},
       {"record group", kRec + 32, 4, 16, "group size disagrees"},
-      {"record reserved", kRec + 36, 4, 1, "reserved tensor"},
+      {"record layout unknown", kRec + 36, 4, 99, "unknown tensor layout"},
       {"data misaligned", kRec + 40, 8, header_size + 4, "not 64-byte aligned"},
       {"data overlaps header", kRec + 40, 8, 0, "overlaps the header"},
       {"data gap", kRec + 40, 8, header_size + 64, "does not start right after"},

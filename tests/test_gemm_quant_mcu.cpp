@@ -73,8 +73,20 @@ void check_case(bool q4, int64_t m, int64_t n, int64_t k, int32_t group, Rng& rn
   const int64_t ldc = n + 1;
   const float sentinel = -777.f;
   std::vector<float> c_scalar(static_cast<size_t>(m * ldc), sentinel), c_mcu(c_scalar);
-  QuantGemm p{qa.data(), sa.data(), nullptr, w.data(), sw.data(), row_bytes,       m,
-              n,         k,         kpad,    groups,   group,     c_scalar.data(), ldc};
+  QuantGemm p{.qa = qa.data(),
+              .sa = sa.data(),
+              .csum = nullptr,
+              .w = w.data(),
+              .sw = sw.data(),
+              .w_row_bytes = row_bytes,
+              .m = m,
+              .n = n,
+              .k = k,
+              .kpad = kpad,
+              .groups = groups,
+              .group = group,
+              .c = c_scalar.data(),
+              .ldc = ldc};
   q4 ? gemm_q4_1x1_scalar(p) : gemm_q8_1x1_scalar(p);
   p.qa = qa_mcu.data();
   p.c = c_mcu.data();

@@ -14,49 +14,16 @@
 #include "kernels/isa/isa.h"
 #include "kernels/quant/quant.h"
 #include "tests/isa_levels.h"
+#include "tests/quant_weights.h"
 #include "tests/test_util.h"
 
 using namespace einfer;
 
 namespace {
 
+using einfer_test::make_weights;
+using einfer_test::QWeights;
 using einfer_test::Rng;
-
-// Quantized weights either from floats (the packer's path) or raw random bytes and scales, which
-// exercise -128 in q8 and a non-zero padding nibble in q4 rows of odd length.
-struct QWeights {
-  std::vector<uint8_t> data;
-  std::vector<float> scales;
-  TensorView view;
-};
-
-QWeights make_weights(DType dt, int64_t n, int64_t k, int32_t group, bool raw, Rng& rng) {
-  QWeights w;
-  const size_t rb = quant_row_bytes(dt, k);
-  const int64_t groups = quant_groups(k, group);
-  w.data.resize(rb * static_cast<size_t>(n) + 1);
-  w.scales.resize(static_cast<size_t>(n * groups) + 1);
-  std::vector<float> row(static_cast<size_t>(k));
-  for (int64_t j = 0; j < n; ++j) {
-    uint8_t* q = w.data.data() + j * rb;
-    float* s = w.scales.data() + j * groups;
-    if (raw) {
-      for (size_t b = 0; b < rb; ++b) q[b] = static_cast<uint8_t>(rng.next());
-      for (int64_t g = 0; g < groups; ++g) s[g] = 0.001f + 0.02f * std::fabs(rng.uniform());
-    } else {
-      for (auto& x : row) x = rng.uniform();
-      if (dt == DType::q8) {
-        quantize_row_q8(row.data(), k, group, reinterpret_cast<int8_t*>(q), s);
-      } else {
-        quantize_row_q4(row.data(), k, group, q, s);
-      }
-    }
-  }
-  w.view = make_view(dt, w.data.data(), {n, k});
-  w.view.scales = w.scales.data();
-  w.view.group_size = group;
-  return w;
-}
 
 float weight_value(const TensorView& w, int64_t j, int64_t e) {
   const int64_t k = w.shape[1];
@@ -285,10 +252,12 @@ TEST_CASE("matmul_quant: activation quantization and the even/odd chunk order") 
   CHECK(qa[0] == -127);  // the group absmax maps to -+127
   CHECK(qa[3] == 0);
   for (int e = 0; e < 70; ++e) CHECK(std::fabs(qa[e] * sa[e / 32] - a[e]) <= sa[e / 32] * 0.5001f);
-#if EINFER_HAS_SIMD && defined(__AVX2__)
-  // The AVX2 twin: the same bytes and scales as the scalar function, bit for bit, over groups
-  // with and without a scalar tail, ties (x.5 after scaling) and zero groups; rows of whole
-  // groups (k = 288, 768, 96) take its batched path, and more than 512 groups (4160 / 8) not.
+#if EINFER_HAS_SIMD && (defined(__AVX2__) || defined(__aarch64__))
+  // The SIMD twins (AVX2, NEON): the same bytes and scales as the scalar function, bit for bit,
+  // over groups with and without a scalar tail, ties (x.5 after scaling), zero groups and groups
+  // below 127 FLT_MIN; AVX2 rows of whole groups (k = 288, 768, 96) take its batched path, and
+  // more than 512 groups (4160 / 8) not. NEON also one group at a time into the blocked orders'
+  // chunks (16 bytes stride 64, 8 bytes stride 16) with its sum.
   {
     Rng rng{99};
     constexpr int kMax = 4160;
@@ -304,10 +273,35 @@ TEST_CASE("matmul_quant: activation quantization and the even/odd chunk order") 
         static int8_t q_s[kMax], q_v[kMax];
         static float s_s[kMax], s_v[kMax];
         quant_detail::quantize_activations_q8(x, k, group, q_s, s_s);
+#if defined(__AVX2__)
         quant_detail::quantize_activations_q8_avx2(x, k, group, q_v, s_v);
+#else
+        quant_detail::quantize_activations_q8_neon(x, k, group, q_v, s_v);
+#endif
         CHECK(std::memcmp(q_s, q_v, static_cast<size_t>(k)) == 0);
         CHECK(std::memcmp(s_s, s_v, sizeof(float) * static_cast<size_t>(quant_groups(k, group))) ==
               0);
+#if defined(__aarch64__)
+        if (group % 16 != 0) continue;
+        for (int chunk : {16, 8}) {
+          const int64_t stride = chunk == 16 ? 64 : 16;
+          for (int64_t g0 = 0; g0 < k; g0 += group) {
+            const int32_t n = static_cast<int32_t>(k - g0 < group ? k - g0 : group);
+            static int8_t blk[kMax * 4];
+            int32_t sum = 0;
+            const float sc = quant_detail::quantize_group_chunked_neon(x + g0, n, group, chunk,
+                                                                       stride, blk, &sum);
+            CHECK(std::memcmp(&sc, &s_s[g0 / group], 4) == 0);
+            int32_t want = 0;
+            for (int32_t e = 0; e < group; ++e) {
+              const int8_t v = e < n ? q_s[g0 + e] : 0;
+              want += v;
+              CHECK(blk[e / chunk * stride + e % chunk] == v);
+            }
+            CHECK(sum == want);
+          }
+        }
+#endif
       }
     }
   }

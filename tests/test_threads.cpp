@@ -21,6 +21,7 @@
 #include "tests/test_pool.h"
 #include "tools/einfer-pack/ein_writer.h"
 #include "tools/einfer-pack/importers.h"
+#include "tools/einfer-pack/layouts.h"
 
 using namespace einfer;
 
@@ -29,7 +30,8 @@ namespace {
 // Big enough that every projection, the classifier and attention split into several column or
 // head blocks, with tails (vocab 1003 and hidden 200 are not multiples of the 16-column blocks).
 pack::AlignedBuffer synthetic(DType dtype, int32_t kv_heads,
-                              ArchFamily family = ArchFamily::unspecified, int32_t layers = 2) {
+                              ArchFamily family = ArchFamily::unspecified, int32_t layers = 2,
+                              WeightLayout layout = WeightLayout::rows) {
   pack::SyntheticSpec spec;
   spec.family = family;
   spec.dim = 96;
@@ -42,7 +44,9 @@ pack::AlignedBuffer synthetic(DType dtype, int32_t kv_heads,
   spec.tied = 0;
   spec.dtype = dtype;
   spec.seed = 7;
-  return pack::AlignedBuffer(pack::write_ein(pack::make_synthetic_image(spec)));
+  pack::EinImage image = pack::make_synthetic_image(spec);
+  pack::apply_layout(&image, layout, true, nullptr);
+  return pack::AlignedBuffer(pack::write_ein(image));
 }
 
 // Logits of a prompt in chunks of max_batch (so prefill meets the cache) then 6 greedy decode
@@ -75,13 +79,7 @@ std::vector<float> run(const pack::AlignedBuffer& image, DType kv, einfer_thread
   std::vector<float> all(static_cast<size_t>(p.tokens) * V);
   const Status st = session_eval(s, prompt.data(), p.tokens, all.data());
   REQUIRE_MESSAGE(st.ok(), st.message);
-  for (int step = 0; step < 6; ++step) {
-    const float* l = session_logits(*s);
-    int32_t best = 0;
-    for (int32_t i = 1; i < V; ++i) best = l[i] > l[best] ? i : best;
-    REQUIRE(session_eval(s, &best, 1).ok());
-    all.insert(all.end(), session_logits(*s), session_logits(*s) + V);
-  }
+  einfer_test::append_greedy_logits(s, V, 6, &all);
   return all;
 }
 
@@ -89,11 +87,12 @@ std::vector<float> run(const pack::AlignedBuffer& image, DType kv, einfer_thread
 
 namespace {
 
-// Every prompt of `prompts` with both cache dtypes on 1, 2 and 3 workers: the same bits, and the
-// other workers take part.
+// Every prompt of `prompts` with each cache dtype of `caches` on 1, 2 and 3 workers: the same bits,
+// and the other workers take part.
 void check_worker_counts(const pack::AlignedBuffer& image, const std::string& what,
-                         std::initializer_list<Prompt> prompts) {
-  for (DType kv : {DType::f32, DType::i8}) {
+                         std::initializer_list<Prompt> prompts,
+                         std::initializer_list<DType> caches = {DType::f32, DType::i8}) {
+  for (DType kv : caches) {
     for (Prompt prompt : prompts) {
       const std::string names = what + ", " + dtype_name(kv) + " cache, chunks of " +
                                 std::to_string(prompt.max_batch) + ", window " +
@@ -122,6 +121,22 @@ TEST_CASE("threads: logits are bit-identical for 1, 2 and 3 workers") {
     CAPTURE(kv_heads);
     check_worker_counts(synthetic(dtype, kv_heads), std::string(dtype_name(dtype)) + " weights",
                         {Prompt{8, 21}, Prompt{30, 45}, Prompt{30, 45, 16}, Prompt{130, 140}});
+  }
+  // Interleaved weight layouts (hidden 200: a last group of 8; vocab 1003: a last tile of 3), with
+  // the f32 cache (the cache is not theirs).
+  struct Case {
+    DType dtype;
+    int32_t kv_heads;
+    WeightLayout layout;
+  };
+  for (auto [dtype, kv_heads, layout] :
+       {Case{DType::q8, 3, WeightLayout::i4x4}, Case{DType::q4, 2, WeightLayout::i4x4},
+        Case{DType::q8, 2, WeightLayout::i4x8}, Case{DType::q4, 3, WeightLayout::i4x8}}) {
+    CAPTURE(kv_heads);
+    check_worker_counts(
+        synthetic(dtype, kv_heads, ArchFamily::unspecified, 2, layout),
+        std::string(dtype_name(dtype)) + " weights in layout " + layout_name(layout),
+        {Prompt{8, 21}, Prompt{30, 45}, Prompt{30, 45, 16}, Prompt{130, 140}}, {DType::f32});
   }
 }
 

@@ -102,6 +102,7 @@ struct EinsumPlan {
   int64_t in_shape[kEinsumMaxInputs][kMaxRank] = {};
   int64_t in_strides[kEinsumMaxInputs][kMaxRank] = {};
   int32_t in_group[kEinsumMaxInputs] = {};
+  WeightLayout in_layout[kEinsumMaxInputs] = {};       // q8/q4 operands (runtime/layout.h)
   int8_t axis_label[kEinsumMaxInputs][kMaxRank] = {};  // index into labels of each input axis
   // Bound labels (letters, then ellipsis dimensions).
   int32_t n_labels = 0;

@@ -366,6 +366,7 @@ Status run_quant(const EinsumPlan& p, const EinsumLayout& L, const TensorView* i
   TensorView w2 = make_view(wv.dtype, wv.data, {L.nt, L.kt});
   w2.scales = wv.scales;
   w2.group_size = wv.group_size;
+  w2.layout = wv.layout;
 
   // Packed A and C first; the kernel's scratch last, so the half-precision GEMM may take one slot
   // per task from the rest.
@@ -421,7 +422,9 @@ Status check_inputs(const EinsumPlan& p, const TensorView* inputs, int n_inputs)
       same =
           v.shape[i] == p.in_shape[t][i] && (v.shape[i] == 1 || v.strides[i] == p.in_strides[t][i]);
     if (dtype_is_quantized(v.dtype))
-      same = same && v.group_size == p.in_group[t] && v.scales != nullptr;
+      same = same && v.group_size == p.in_group[t] &&
+             (!kLayoutsBuilt || v.layout == p.in_layout[t]) &&
+             (v.scales != nullptr || layout_interleaved(v.layout));
     if (!same) {
       return einsum_error(StatusCode::shape_mismatch,
                           "einsum: operand does not match the plan (dtype, shape or strides)", -1,

@@ -409,6 +409,7 @@ Status plan_einsum(const EinsumSpec& spec, const TensorView* inputs, int n_input
     p.in_dtype[t] = v.dtype;
     p.in_rank[t] = v.rank;
     p.in_group[t] = v.group_size;
+    if constexpr (kLayoutsBuilt) p.in_layout[t] = v.layout;
     for (int i = 0; i < v.rank; ++i) {
       p.in_shape[t][i] = v.shape[i];
       p.in_strides[t][i] = v.strides[i];
@@ -534,6 +535,13 @@ Status plan_einsum(const EinsumSpec& spec, const TensorView* inputs, int n_input
       return einsum_error(StatusCode::invalid_argument,
                           "einsum: quantized operand must be contracted along its last axis", -1,
                           -1, 1);
+    }
+    // An interleaved layout tiles the rows of a [N, K] matrix: N and K must be single axes.
+    if (layout_interleaved(w.layout) && (w.rank != 2 || k0 != 1)) {
+      return einsum_error(StatusCode::invalid_argument,
+                          "einsum: an interleaved weight layout needs a [N, K] operand contracted "
+                          "along K alone",
+                          -1, -1, 1);
     }
     p.quant_k_axis0 = k0;
   }

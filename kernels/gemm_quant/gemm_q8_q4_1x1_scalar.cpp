@@ -9,7 +9,8 @@ namespace einfer::quant_detail {
 
 namespace {
 
-// Scalar int path: exact int32 dot per (row, row, group), one float multiply-add per group.
+// Scalar int path: exact int32 dot per (row, row, group), one float multiply-add per group
+// (group_fma: the chain the interleaved layouts' kernels reproduce bit for bit).
 // weight(wr, e): element e of weight row wr as an integer.
 template <typename WeightAt>
 void gemm_1x1_scalar(const QuantGemm& p, WeightAt weight) {
@@ -24,7 +25,7 @@ void gemm_1x1_scalar(const QuantGemm& p, WeightAt weight) {
         const int64_t g1 = g0 + p.group < p.k ? g0 + p.group : p.k;
         int32_t isum = 0;
         for (int64_t e = g0; e < g1; ++e) isum += weight(wr, e) * ar[e];
-        acc += static_cast<float>(isum) * (sar[g] * swr[g]);
+        acc = group_fma(acc, isum, sar[g] * swr[g]);
       }
       p.c[i * p.ldc + j] = acc;
     }

@@ -1,10 +1,12 @@
 // Matrix products against group-quantized weights: C[m, n] = sum_k A[m, k] * W[n, k].
 //
 // W is a q8 or q4 TensorView of shape [N, K] (runtime/tensor.h gives the layout), quantized along
-// K. A is float32, rows of K with row stride lda (elements); C is float32 with row stride ldc. The
-// activations are quantized to int8 per group on the fly into caller scratch
-// (matmul_quant_scratch_bytes), accumulated in int32 per group, and scaled once per group.
-// The einsum planner routes every contraction with a quantized operand here.
+// K, in the rows layout or an interleaved one (runtime/layout.h); the layout picks the kernel, the
+// interleaved layouts' kernels all give the bits of their one scalar twin. A is float32, rows of K
+// with row stride lda (elements); C is float32 with row stride ldc. The activations are quantized
+// to int8 per group on the fly into caller scratch (matmul_quant_scratch_bytes), accumulated in
+// int32 per group, and scaled once per group. The einsum planner routes every contraction with a
+// quantized operand here.
 #pragma once
 
 #include <cstddef>
@@ -18,6 +20,13 @@ namespace einfer {
 
 // Scratch bytes matmul_f32_quant needs for `m` activation rows of length `k` (groups of `group`).
 size_t matmul_quant_scratch_bytes(int64_t m, int64_t k, int32_t group);
+
+// The kernel matmul_f32_quant takes on the selected ISA level for a weight of this dtype, layout,
+// row length and group with m activation rows (e.g. "gemm_q8_4x1_neon"). *fast (optional) is
+// false when the layout has no SIMD kernel on this CPU and the generic kernel runs it instead
+// (correct, slower): what einfer-run -v reports.
+const char* matmul_quant_kernel_name(DType dtype, WeightLayout layout, int64_t k, int32_t group,
+                                     int64_t m, bool* fast = nullptr);
 
 // Checks dtypes and shapes, then computes C = A · Wᵀ. Scratch must be 64-byte aligned. With
 // threads, activation rows are quantized by row blocks and C computed by column blocks (the same

@@ -1,7 +1,6 @@
-// Quantized matmul: argument checks, activation quantization into scratch, dispatch to the SIMD
-// microkernels (gemm_q8_q4_4x4_avx2.cpp, gemm_q8_q4_4x1_neon.cpp), the Cortex-M ones
-// (gemm_q8_q4_2x1_dsp.cpp, gemm_q8_q4_4x1_mve.cpp) or the scalar int path, and the float
-// dequantizing reference.
+// Quantized matmul: argument checks, activation quantization into scratch (natural rows or the
+// interleaved layouts' blocked orders), dispatch to the microkernels gemm_quant_choice.inc picks
+// (x86/, arm/, cortex_m/, the scalar twins), and the float dequantizing reference.
 #include "kernels/gemm_quant/gemm_quant.h"
 
 #include <cmath>
@@ -23,7 +22,7 @@ void quantize_activations_q8(const float* a, int64_t k, int32_t group, int8_t* q
     int8_t* qg = qa + g0;
     float amax = 0.f;
     for (int32_t e = 0; e < n; ++e) amax = std::fabs(ag[e]) > amax ? std::fabs(ag[e]) : amax;
-    const float scale = amax / 127.f;
+    const float scale = activation_scale(amax);
     const float inv = scale > 0.f ? 1.f / scale : 0.f;
     sa[gi] = scale;
     for (int32_t e = 0; e < n; ++e) {
@@ -104,12 +103,24 @@ size_t round64(size_t x) {
 }
 
 // c == nullptr with check_c false: the caller writes no C (matmul_quant_rows).
+// The weight view's own checks, shared by every entry point.
+inline Status check_weight(const TensorView& w) {
+  // A rows-only build (EINFER_LAYOUTS off) takes the rows layout alone.
+  if (!dtype_is_quantized(w.dtype) || w.rank != 2 || w.group_size <= 0 ||
+      (!kLayoutsBuilt && w.layout != WeightLayout::rows)) {
+    return make_status(StatusCode::invalid_argument,
+                       "matmul_quant: weight must be a 2-D q8/q4 view with group_size > 0");
+  }
+  if constexpr (kLayoutsBuilt) {
+    if (const char* why = layout_fit_error(w.dtype, w.layout, w.group_size))
+      return make_status(StatusCode::invalid_argument, why, -1, w.group_size);
+  }
+  return ok_status();
+}
+
 Status check_args(const float* a, int64_t lda, int64_t m, const TensorView& w, const float* c,
                   int64_t ldc, bool check_c = true) {
-  if (!dtype_is_quantized(w.dtype) || w.rank != 2 || w.group_size <= 0) {
-    return make_status(StatusCode::invalid_argument,
-                       "matmul_f32_quant: weight must be a 2-D q8/q4 view with group_size > 0");
-  }
+  EINFER_TRY(check_weight(w));
   const int64_t n = w.shape[0], k = w.shape[1];
   if (m < 0 || n < 0 || k < 0) {
     return make_status(StatusCode::shape_mismatch, "matmul_f32_quant: negative dimension");
@@ -120,14 +131,28 @@ Status check_args(const float* a, int64_t lda, int64_t m, const TensorView& w, c
   if (m > 1 && ldc < n) {
     return make_status(StatusCode::shape_mismatch, "matmul_f32_quant: ldc smaller than n", n, ldc);
   }
-  if (m > 0 && n > 0 && ((check_c && !c) || (k > 0 && (!a || !w.data || !w.scales)))) {
+  const bool scales = w.scales != nullptr || layout_interleaved(w.layout);
+  if (m > 0 && n > 0 && ((check_c && !c) || (k > 0 && (!a || !w.data || !scales)))) {
     return make_status(StatusCode::invalid_argument, "matmul_f32_quant: null data pointer");
   }
   return ok_status();
 }
 
+using quant_detail::ActOrder;
+
+// The order the kernel matmul_f32_quant picks for w and m rows reads its activations in.
+ActOrder act_order(const TensorView& w, int64_t m);
+
+// Activation row length in the scratch: interleaved layouts read whole groups (a last group past
+// k is zero-padded in the weights, so its activations must read as zeros too).
+int64_t weight_kpad(const TensorView& w) {
+  const int64_t k = w.shape[1];
+  return padded_k(layout_interleaved(w.layout) ? quant_groups(k, w.group_size) * w.group_size : k);
+}
+
 // Scratch layout (from the first 64-byte boundary, each part on a 64-byte boundary): activation
-// scales [m][groups] f32, chunk sums [m][kpad / 32] int32, quantized activations [m][kpad] int8.
+// scales [m][groups] f32, chunk sums [m][kpad / 32] int32 (AVX2 builds: the only kernels that read
+// them), quantized activations [m][kpad] int8 (or a blocked order's blocks).
 struct ScratchLayout {
   float* sa;
   int32_t* csum;
@@ -137,8 +162,9 @@ struct ScratchLayout {
 size_t scales_bytes(int64_t m, int64_t groups) {
   return round64(4 * static_cast<size_t>(m * groups));
 }
+constexpr bool kChunkSums = EINFER_CHUNK_SUM_SCRATCH != 0;
 size_t csum_bytes(int64_t m, int64_t kpad) {
-  return round64(4 * static_cast<size_t>(m * (kpad / quant_detail::kChunk)));
+  return kChunkSums ? round64(4 * static_cast<size_t>(m * (kpad / quant_detail::kChunk))) : 0;
 }
 
 ScratchLayout carve_scratch(void* scratch, int64_t m, int64_t groups, int64_t kpad) {
@@ -150,28 +176,113 @@ ScratchLayout carve_scratch(void* scratch, int64_t m, int64_t groups, int64_t kp
   return s;
 }
 
-// Quantizes rows [r0, r1) of A into the scratch layout `s` (natural order, or even/odd chunks for
-// the SIMD and Cortex-M DSP q4 kernels).
-void quantize_row_range(const float* a, int64_t lda, int64_t k, DType dtype, int32_t group,
-                        bool even_odd_q4, const ScratchLayout& s, int64_t kpad, int64_t groups,
-                        int64_t r0, int64_t r1) {
+// One row's group quantization (the fastest code the build has).
+void quantize_row(const float* a, int64_t k, int32_t group, int8_t* qa, float* sa) {
+#if EINFER_HAS_MVE
+  quant_detail::quantize_activations_q8_mve(a, k, group, qa, sa);
+#elif EINFER_HAS_SIMD && defined(__AVX2__)
+  quant_detail::quantize_activations_q8_avx2(a, k, group, qa, sa);
+#elif EINFER_HAS_SIMD && defined(__aarch64__)
+  quant_detail::quantize_activations_q8_neon(a, k, group, qa, sa);
+#else
+  quant_detail::quantize_activations_q8(a, k, group, qa, sa);
+#endif
+}
+
+#if EINFER_LAYOUT_SIMD
+// Row i of A (null: a zero row past m) into its blocks of blocked order kOrder
+// (gemm_quant_internal.h): the token's values in chunks of 16 (single, quad) or 8 (pair) bytes,
+// its scale and -8 * sum (q4; 0 for q8) in the header.
+template <ActOrder kOrder>
+void quantize_row_blocked(const float* a, int64_t i, int64_t k, int32_t group, bool q4,
+                          int8_t* base, int64_t groups) {
+  constexpr int kRows = quant_detail::act_block_rows(kOrder);
+  constexpr int kChunk = kOrder == ActOrder::pair ? 8 : 16;
+  constexpr int64_t kStride = kOrder == ActOrder::quad ? 64 : 16;
+  const int64_t bb = quant_detail::act_block_bytes(kOrder, group);
+  const int r = static_cast<int>(i % kRows);
+  const int64_t at = kOrder == ActOrder::single ? 16
+                     : kOrder == ActOrder::quad ? 80 + r * 16
+                                                : 32 + r * 8;
+  int8_t* blk = base + i / kRows * groups * bb;
+  for (int64_t g = 0; g < groups; ++g, blk += bb) {
+    const int32_t len = static_cast<int32_t>(k - g * group < group ? k - g * group : group);
+    float sa = 0.f;
+    int32_t sum = 0;
+#if EINFER_HAS_SIMD && defined(__aarch64__)
+    if (a != nullptr) {
+      sa = quant_detail::quantize_group_chunked_neon(a + g * group, len, group, kChunk, kStride,
+                                                     blk + at, &sum);
+    } else {
+      for (int32_t c = 0; c < group / kChunk; ++c) std::memset(blk + at + c * kStride, 0, kChunk);
+    }
+#else
+    int8_t tmp[256];
+    if (a != nullptr) quantize_row(a + g * group, len, group, tmp, &sa);
+    std::memset(tmp + (a != nullptr ? len : 0), 0, static_cast<size_t>(group - (a ? len : 0)));
+    for (int32_t e = 0; e < group; ++e) sum += tmp[e];
+    for (int32_t c = 0; c < group / kChunk; ++c)
+      std::memcpy(blk + at + c * kStride, tmp + c * kChunk, static_cast<size_t>(kChunk));
+#endif
+    const int32_t asum8 = q4 ? -8 * sum : 0;
+    float* hs = reinterpret_cast<float*>(blk);
+    int32_t* hi = reinterpret_cast<int32_t*>(blk) + (kOrder == ActOrder::single ? 1 : 4);
+    if constexpr (kOrder == ActOrder::single) {
+      const int32_t h[3] = {asum8, 0, 0};
+      hs[0] = sa;
+      std::memcpy(hi, h, sizeof h);
+    } else if constexpr (kOrder == ActOrder::quad) {
+      const int32_t h[4] = {asum8, asum8, asum8, asum8};
+      hs[r] = sa;
+      std::memcpy(hi + 4 * r, h, sizeof h);
+    } else {
+      hs[2 * r] = hs[2 * r + 1] = sa;
+      hi[2 * r] = hi[2 * r + 1] = asum8;
+    }
+  }
+}
+
+template <ActOrder kOrder>
+void quantize_rows_blocked(const float* a, int64_t lda, int64_t k, int32_t group, bool q4,
+                           int8_t* base, int64_t groups, int64_t m, int64_t r0, int64_t r1) {
+  for (int64_t i = r0; i < r1; ++i)
+    quantize_row_blocked<kOrder>(a + i * lda, i, k, group, q4, base, groups);
+  // The task with the last row zeroes the rest of its token block.
+  if (r1 == m && r1 > r0)
+    for (int64_t i = m; i % quant_detail::act_block_rows(kOrder) != 0; ++i)
+      quantize_row_blocked<kOrder>(nullptr, i, k, group, q4, base, groups);
+}
+#endif  // EINFER_LAYOUT_SIMD
+
+// Quantizes rows [r0, r1) of A (m rows in all) into the scratch layout `s` in the order `order`.
+void quantize_row_range(const float* a, int64_t lda, int64_t k, int32_t group, bool q4,
+                        ActOrder order, const ScratchLayout& s, int64_t kpad, int64_t groups,
+                        int64_t m, int64_t r0, int64_t r1) {
+#if EINFER_LAYOUT_SIMD
+  switch (order) {
+    case ActOrder::single:
+      return quantize_rows_blocked<ActOrder::single>(a, lda, k, group, q4, s.qa, groups, m, r0, r1);
+    case ActOrder::quad:
+      return quantize_rows_blocked<ActOrder::quad>(a, lda, k, group, q4, s.qa, groups, m, r0, r1);
+    case ActOrder::pair:
+      return quantize_rows_blocked<ActOrder::pair>(a, lda, k, group, q4, s.qa, groups, m, r0, r1);
+    default:
+      break;
+  }
+#else
+  (void)q4;
+  (void)m;
+#endif
   for (int64_t i = r0; i < r1; ++i) {
     int8_t* qa = s.qa + i * kpad;
-#if EINFER_HAS_MVE
-    quant_detail::quantize_activations_q8_mve(a + i * lda, k, group, qa, s.sa + i * groups);
-#elif EINFER_HAS_SIMD && defined(__AVX2__)
-    quant_detail::quantize_activations_q8_avx2(a + i * lda, k, group, qa, s.sa + i * groups);
-#else
-    quant_detail::quantize_activations_q8(a + i * lda, k, group, qa, s.sa + i * groups);
-#endif
+    quantize_row(a + i * lda, k, group, qa, s.sa + i * groups);
     std::memset(qa + k, 0, static_cast<size_t>(kpad - k));
 #if EINFER_HAS_SIMD && defined(__AVX2__)
-    // The chunk sums: the q4 kernels' nibble offset, and the AVX-512 VNNI prefill's q8 offset.
-    if (even_odd_q4) {
-      quant_detail::chunk_sums_times8(qa, kpad, s.csum + i * (kpad / quant_detail::kChunk));
-    }
+    // The chunk sums (natural order, before any permutation): the q4 kernels' nibble offset and
+    // the lane prefill GEMMs' q8 offset (w + 128).
+    quant_detail::chunk_sums_times8(qa, kpad, s.csum + i * (kpad / quant_detail::kChunk));
 #endif
-    if (even_odd_q4 && dtype == DType::q4) {
+    if (order == ActOrder::even_odd) {
 #if EINFER_HAS_SIMD && defined(__AVX2__)
       quant_detail::permute_blocks_even_odd64(qa, kpad);
 #elif EINFER_HAS_SIMD
@@ -185,109 +296,51 @@ void quantize_row_range(const float* a, int64_t lda, int64_t k, DType dtype, int
   }
 }
 
-// Checks, quantizes A into scratch (natural order, or even/odd chunks for the SIMD and Cortex-M
-// DSP q4 kernels) and fills the kernel arguments.
-Status prepare(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c, int64_t ldc,
-               void* scratch, size_t scratch_bytes, bool even_odd_q4, const Threads* threads,
-               quant_detail::QuantGemm* p) {
-  EINFER_TRY(check_args(a, lda, m, w, c, ldc));
+// The kernel arguments for all m rows of the quantized A in `s` and every column of W.
+quant_detail::QuantGemm make_gemm(const ScratchLayout& s, const TensorView& w, int64_t m, float* c,
+                                  int64_t ldc) {
   const int64_t k = w.shape[1];
-  const size_t need = matmul_quant_scratch_bytes(m, k, w.group_size);
-  if (!scratch || scratch_bytes < need) {
-    return make_status(StatusCode::out_of_memory, "matmul_f32_quant: scratch too small",
-                       static_cast<int64_t>(need), static_cast<int64_t>(scratch_bytes));
+  quant_detail::QuantGemm p{.qa = s.qa,
+                            .sa = s.sa,
+                            .csum = s.csum,
+                            .w = static_cast<const uint8_t*>(w.data),
+                            .sw = w.scales,
+                            .w_row_bytes = quant_row_bytes(w.dtype, k),
+                            .m = m,
+                            .n = w.shape[0],
+                            .k = k,
+                            .kpad = weight_kpad(w),
+                            .groups = quant_groups(k, w.group_size),
+                            .group = w.group_size,
+                            .c = c,
+                            .ldc = ldc,
+                            .layout = w.layout};
+  if (layout_interleaved(w.layout)) {
+    p.sw = nullptr;
+    p.w_tile_bytes = static_cast<size_t>(layout_tile_bytes(w.dtype, w.layout, k, w.group_size));
   }
-  const int64_t groups = quant_groups(k, w.group_size);
-  const int64_t kpad = padded_k(k);
-  const ScratchLayout s = carve_scratch(scratch, m, groups, kpad);
-  // Rows are quantized independently, so tasks take whole rows.
-  const int tasks = static_cast<int>(m < thread_count(threads) ? m : thread_count(threads));
-  auto quantize_rows = [&](int task) {
-    long long r0 = 0, r1 = 0;
-    split_range(m, task, tasks, 1, &r0, &r1);
-    quantize_row_range(a, lda, k, w.dtype, w.group_size, even_odd_q4, s, kpad, groups, r0, r1);
-  };
-  run_tasks(threads, tasks, quantize_rows);
-  *p = quant_detail::QuantGemm{s.qa,     s.sa,
-                               s.csum,   static_cast<const uint8_t*>(w.data),
-                               w.scales, quant_row_bytes(w.dtype, k),
-                               m,        w.shape[0],
-                               k,        kpad,
-                               groups,   w.group_size,
-                               c,        ldc};
-  return ok_status();
+  if constexpr (EINFER_LAYOUT_SIMD) {  // the kernels that read blocked orders need the order
+    p.order = act_order(w, m);
+    p.act_block_bytes = quant_detail::act_block_bytes(p.order, w.group_size);
+  }
+  return p;
 }
 
-void run_scalar_int(const quant_detail::QuantGemm& p, DType dtype) {
-  if (dtype == DType::q8) {
-    quant_detail::gemm_q8_1x1_scalar(p);
+// p restricted to output columns [j0, j1) (j0 on a tile boundary of the layout).
+quant_detail::QuantGemm column_part(const quant_detail::QuantGemm& p, int64_t j0, int64_t j1) {
+  quant_detail::QuantGemm part = p;
+  if (layout_interleaved(p.layout)) {
+    part.w += static_cast<size_t>(j0 / layout_tile_rows(p.layout)) * p.w_tile_bytes;
   } else {
-    quant_detail::gemm_q4_1x1_scalar(p);
-  }
-}
-
-// Cortex-M builds only (mcu_supports_group is false elsewhere).
-void run_mcu(const quant_detail::QuantGemm& p, DType dtype) {
-#if EINFER_HAS_MVE
-  if (dtype == DType::q8) {
-    quant_detail::gemm_q8_4x1_mve(p);
-  } else {
-    quant_detail::gemm_q4_4x1_mve(p);
-  }
-#elif EINFER_HAS_DSP
-  if (dtype == DType::q8) {
-    quant_detail::gemm_q8_2x1_dsp(p);
-  } else {
-    quant_detail::gemm_q4_2x1_dsp(p);
-  }
-#else
-  run_scalar_int(p, dtype);
-#endif
-}
-
-// Column blocks of a threaded product: a multiple of every microkernel's tile width.
-constexpr int64_t kColumnAlign = 16;
-
-void run_kernel(const quant_detail::QuantGemm& p, DType dtype, bool simd, bool mcu);
-
-}  // namespace
-
-size_t matmul_quant_scratch_bytes(int64_t m, int64_t k, int32_t group) {
-  if (m < 0 || k < 0 || group <= 0) return 64;
-  // 64 bytes to align the caller's pointer, activation scales, chunk sums, zero-padded int8 rows.
-  return 64 + scales_bytes(m, quant_groups(k, group)) + csum_bytes(m, padded_k(k)) +
-         round64(static_cast<size_t>(m * padded_k(k)));
-}
-
-Status matmul_f32_quant(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c,
-                        int64_t ldc, void* scratch, size_t scratch_bytes, const Threads* threads) {
-  const bool q4 = w.dtype == DType::q4;
-  const bool simd = quant_detail::simd_supports_group(q4, w.group_size);
-  const bool mcu = quant_detail::mcu_supports_group(q4, w.group_size);
-  quant_detail::QuantGemm p;
-  EINFER_TRY(prepare(a, lda, m, w, c, ldc, scratch, scratch_bytes, simd || mcu, threads, &p));
-  if (p.m == 0 || p.n == 0) return ok_status();
-  // Tasks take blocks of output columns (weight rows) on multiples of kColumnAlign, so every
-  // element is computed by the same tile, in the same order, whatever the thread count.
-  const int64_t blocks = (p.n + kColumnAlign - 1) / kColumnAlign;
-  const int tasks =
-      static_cast<int>(blocks < thread_count(threads) ? blocks : thread_count(threads));
-  auto columns = [&](int task) {
-    long long j0 = 0, j1 = 0;
-    split_range(p.n, task, tasks, kColumnAlign, &j0, &j1);
-    quant_detail::QuantGemm part = p;
     part.w += static_cast<size_t>(j0) * p.w_row_bytes;
     part.sw += j0 * p.groups;
-    part.c += j0;
-    part.n = j1 - j0;
-    if (part.n > 0) run_kernel(part, w.dtype, simd, mcu);
-  };
-  run_tasks(threads, tasks, columns);
-  return ok_status();
+  }
+  part.c += j0;
+  part.n = j1 - j0;
+  return part;
 }
 
-namespace {
-// The scratch checks both steps of the two-step form make.
+// The scratch checks every entry point makes.
 Status check_step_scratch(int64_t m, const TensorView& w, const void* scratch,
                           size_t scratch_bytes) {
   const size_t need = matmul_quant_scratch_bytes(m, w.shape[1], w.group_size);
@@ -297,13 +350,117 @@ Status check_step_scratch(int64_t m, const TensorView& w, const void* scratch,
   }
   return ok_status();
 }
+// Checks, quantizes A into scratch (in the order the weight's kernel reads) and fills the kernel
+// arguments.
+Status prepare(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c, int64_t ldc,
+               void* scratch, size_t scratch_bytes, bool generic, const Threads* threads,
+               quant_detail::QuantGemm* p) {
+  EINFER_TRY(check_args(a, lda, m, w, c, ldc));
+  EINFER_TRY(check_step_scratch(m, w, scratch, scratch_bytes));
+  const int64_t k = w.shape[1];
+  const int64_t groups = quant_groups(k, w.group_size);
+  const int64_t kpad = weight_kpad(w);
+  const ScratchLayout s = carve_scratch(scratch, m, groups, kpad);
+  // generic: the scalar reference paths, which read natural rows.
+  const ActOrder order = generic ? ActOrder::natural : act_order(w, m);
+  // Rows are quantized independently, so tasks take whole rows.
+  const int tasks = static_cast<int>(m < thread_count(threads) ? m : thread_count(threads));
+  auto quantize_rows = [&](int task) {
+    long long r0 = 0, r1 = 0;
+    split_range(m, task, tasks, 1, &r0, &r1);
+    quantize_row_range(a, lda, k, w.group_size, w.dtype == DType::q4, order, s, kpad, groups, m, r0,
+                       r1);
+  };
+  run_tasks(threads, tasks, quantize_rows);
+  *p = make_gemm(s, w, m, c, ldc);
+  if (generic) {
+    p->order = ActOrder::natural;
+    p->act_block_bytes = 0;
+  }
+  return ok_status();
+}
+
+// The kernel choice: choose_kernel, scalar_int (KernelChoice, KERNEL).
+#include "kernels/gemm_quant/gemm_quant_choice.inc"
+
+ActOrder act_order(const TensorView& w, int64_t m) {
+  quant_detail::QuantGemm p{};
+  p.m = m;
+  p.k = w.shape[1];
+  p.group = w.group_size;
+  p.groups = quant_groups(p.k, p.group);
+  p.layout = w.layout;
+  return choose_kernel(p, w.dtype).order;
+}
+
+void run_kernel(const quant_detail::QuantGemm& p, DType dtype) {
+  choose_kernel(p, dtype).fn(p);
+}
+
+// Column blocks of a threaded product: a multiple of every microkernel's tile width and of every
+// interleaved layout's tile rows.
+constexpr int64_t kColumnAlign = 16;
+static_assert(kColumnAlign % layout_tile_rows(WeightLayout::i4x4) == 0 &&
+              kColumnAlign % layout_tile_rows(WeightLayout::i4x8) == 0);
+
+}  // namespace
+
+size_t matmul_quant_scratch_bytes(int64_t m, int64_t k, int32_t group) {
+  if (m < 0 || k < 0 || group <= 0) return 64;
+  // 64 bytes to align the caller's pointer, activation scales, chunk sums, zero-padded int8 rows
+  // (as long as whole groups: the interleaved layouts read them).
+  const int64_t groups = quant_groups(k, group);
+  const int64_t kpad = padded_k(groups * group);
+  // The blocked orders (interleaved layouts' SIMD kernels) take at most (20 + group) bytes per
+  // row and group, rows rounded up to a block of 4.
+  size_t qa = static_cast<size_t>(m * kpad);
+#if EINFER_BLOCKED_SCRATCH
+  const size_t blocked = static_cast<size_t>((m + 3) / 4 * 4 * groups * (20 + int64_t{group}));
+  if (quant_detail::blocked_group(false, group) && blocked > qa) qa = blocked;
+#endif
+  return 64 + scales_bytes(m, groups) + csum_bytes(m, kpad) + round64(qa);
+}
+
+const char* matmul_quant_kernel_name(DType dtype, WeightLayout layout, int64_t k, int32_t group,
+                                     int64_t m, bool* fast) {
+  quant_detail::QuantGemm p{};
+  p.m = m;
+  p.k = k;
+  p.group = group;
+  p.groups = quant_groups(k, group);
+  p.kpad = padded_k(layout_interleaved(layout) ? p.groups * group : k);
+  p.layout = layout;
+  const KernelChoice choice = choose_kernel(p, dtype);
+  if (fast != nullptr) *fast = choice.fast;
+  return choice.name;
+}
+
+Status matmul_f32_quant(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c,
+                        int64_t ldc, void* scratch, size_t scratch_bytes, const Threads* threads) {
+  quant_detail::QuantGemm p{};
+  EINFER_TRY(prepare(a, lda, m, w, c, ldc, scratch, scratch_bytes, false, threads, &p));
+  if (p.m == 0 || p.n == 0) return ok_status();
+  // Tasks take blocks of output columns (weight rows) on multiples of kColumnAlign, so every
+  // element is computed by the same tile, in the same order, whatever the thread count.
+  const int64_t blocks = (p.n + kColumnAlign - 1) / kColumnAlign;
+  const int tasks =
+      static_cast<int>(blocks < thread_count(threads) ? blocks : thread_count(threads));
+  auto columns = [&](int task) {
+    long long j0 = 0, j1 = 0;
+    split_range(p.n, task, tasks, kColumnAlign, &j0, &j1);
+    if (j1 > j0) run_kernel(column_part(p, j0, j1), w.dtype);
+  };
+  run_tasks(threads, tasks, columns);
+  return ok_status();
+}
+
+namespace {
 // The weight, scratch and C checks of the second step (matmul_quant_columns / _row_block).
 Status check_second_step(int64_t m, const TensorView& w, const float* c, int64_t ldc,
                          const void* scratch, size_t scratch_bytes) {
-  if (!dtype_is_quantized(w.dtype) || w.rank != 2 || w.group_size <= 0 || !w.data || !w.scales) {
-    return make_status(StatusCode::invalid_argument,
-                       "matmul_quant: weight must be a 2-D q8/q4 view with data");
-  }
+  EINFER_TRY(check_weight(w));
+  if (!w.data || (!w.scales && !layout_interleaved(w.layout)))
+    return make_status(StatusCode::invalid_argument, "matmul_quant: weight without data");
   EINFER_TRY(check_step_scratch(m, w, scratch, scratch_bytes));
   const int64_t n = w.shape[0];
   if (m < 0 || (m > 1 && ldc < n) || (m > 0 && n > 0 && c == nullptr)) {
@@ -321,12 +478,10 @@ Status matmul_quant_rows(const float* a, int64_t lda, int64_t m, const TensorVie
     return make_status(StatusCode::invalid_argument, "matmul_quant_rows: rows outside A", r0, r1,
                        m);
   }
-  const bool q4 = w.dtype == DType::q4;
-  const bool even_odd = quant_detail::simd_supports_group(q4, w.group_size) ||
-                        quant_detail::mcu_supports_group(q4, w.group_size);
-  const int64_t k = w.shape[1], groups = quant_groups(k, w.group_size), kpad = padded_k(k);
+  const int64_t k = w.shape[1], groups = quant_groups(k, w.group_size), kpad = weight_kpad(w);
   const ScratchLayout s = carve_scratch(scratch, m, groups, kpad);
-  quantize_row_range(a, lda, k, w.dtype, w.group_size, even_odd, s, kpad, groups, r0, r1);
+  quantize_row_range(a, lda, k, w.group_size, w.dtype == DType::q4, act_order(w, m), s, kpad,
+                     groups, m, r0, r1);
   return ok_status();
 }
 
@@ -340,27 +495,9 @@ Status matmul_quant_columns(int64_t m, const TensorView& w, float* c, int64_t ld
                        "matmul_quant_columns: columns outside W or off the 16-column grid", j0, j1);
   }
   if (m == 0 || j1 == j0) return ok_status();
-  const bool q4 = w.dtype == DType::q4;
-  const bool simd = quant_detail::simd_supports_group(q4, w.group_size);
-  const bool mcu = quant_detail::mcu_supports_group(q4, w.group_size);
-  const int64_t k = w.shape[1], groups = quant_groups(k, w.group_size), kpad = padded_k(k);
+  const int64_t groups = quant_groups(w.shape[1], w.group_size), kpad = weight_kpad(w);
   const ScratchLayout s = carve_scratch(scratch, m, groups, kpad);
-  const quant_detail::QuantGemm part{
-      s.qa,
-      s.sa,
-      s.csum,
-      static_cast<const uint8_t*>(w.data) + static_cast<size_t>(j0) * quant_row_bytes(w.dtype, k),
-      w.scales + j0 * groups,
-      quant_row_bytes(w.dtype, k),
-      m,
-      j1 - j0,
-      k,
-      kpad,
-      groups,
-      w.group_size,
-      c + j0,
-      ldc};
-  run_kernel(part, w.dtype, simd, mcu);
+  run_kernel(column_part(make_gemm(s, w, m, c, ldc), j0, j1), w.dtype);
   return ok_status();
 }
 
@@ -376,143 +513,72 @@ Status matmul_quant_row_block(int64_t m, const TensorView& w, float* c, int64_t 
                        "matmul_quant_row_block: rows outside A or off the 4-row grid", r0, r1, m);
   }
   if (r1 == r0 || n == 0) return ok_status();
-  const bool q4 = w.dtype == DType::q4;
-  const bool simd = quant_detail::simd_supports_group(q4, w.group_size);
-  const bool mcu = quant_detail::mcu_supports_group(q4, w.group_size);
-  const int64_t k = w.shape[1], groups = quant_groups(k, w.group_size), kpad = padded_k(k);
+  const int64_t groups = quant_groups(w.shape[1], w.group_size), kpad = weight_kpad(w);
   const ScratchLayout s = carve_scratch(scratch, m, groups, kpad);
-  const quant_detail::QuantGemm part{s.qa + r0 * kpad,
-                                     s.sa + r0 * groups,
-                                     s.csum + r0 * (kpad / quant_detail::kChunk),
-                                     static_cast<const uint8_t*>(w.data),
-                                     w.scales,
-                                     quant_row_bytes(w.dtype, k),
-                                     r1 - r0,
-                                     n,
-                                     k,
-                                     kpad,
-                                     groups,
-                                     w.group_size,
-                                     c + r0 * ldc,
-                                     ldc};
-  run_kernel(part, w.dtype, simd, mcu);
+  quant_detail::QuantGemm part = make_gemm(s, w, m, c, ldc);
+  if (part.act_block_bytes > 0)  // blocked: r0 is a multiple of 4, so it starts a token block
+    part.qa += r0 / quant_detail::act_block_rows(part.order) * groups * part.act_block_bytes;
+  else
+    part.qa += r0 * kpad;
+  part.sa += r0 * groups;
+  if constexpr (kChunkSums) part.csum += r0 * (kpad / quant_detail::kChunk);
+  part.m = r1 - r0;
+  part.c += r0 * ldc;
+  run_kernel(part, w.dtype);
   return ok_status();
 }
-
-namespace {
-
-void run_kernel(const quant_detail::QuantGemm& p, DType dtype, bool simd, bool mcu) {
-  if (mcu) {
-    run_mcu(p, dtype);
-    return;
-  }
-  const bool q4 = dtype == DType::q4;
-  if (!simd) {
-    run_scalar_int(p, dtype);
-    return;
-  }
-#if EINFER_HAS_SIMD && defined(__AVX2__)
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-  // AMX whenever m > 1 (not only for many rows): a row block of a threaded prefill must take the
-  // kernel the whole product takes, or the bits would depend on the thread count.
-  if (p.m > 1 && isa_extension_enabled(IsaExtension::amx) &&
-      quant_detail::gemm_amx_supports(p, q4)) {
-    if (q4) {
-      quant_detail::gemm_q4_16x16_amx(p);
-    } else {
-      quant_detail::gemm_q8_16x16_amx(p);
-    }
-    return;
-  }
-  if (p.m > 1 && isa_extension_enabled(IsaExtension::avx512vnni) &&
-      quant_detail::gemm_8x16_avx512vnni_supports(p)) {
-    if (q4) {
-      quant_detail::gemm_q4_8x16_avx512vnni(p);
-    } else {
-      quant_detail::gemm_q8_8x16_avx512vnni(p);
-    }
-    return;
-  }
-  if (p.m > 1 && isa_extension_enabled(IsaExtension::avx512vnni)) {
-    if (q4) {
-      quant_detail::gemm_q4_4x4_avx512vnni(p);
-    } else {
-      quant_detail::gemm_q8_4x4_avx512vnni(p);
-    }
-    return;
-  }
-  if (p.m == 1 && p.group == 32 && isa_extension_enabled(IsaExtension::avx512vnni)) {
-    if (q4) {
-      quant_detail::gemv_q4_1x4_avx512vnni(p);
-    } else {
-      quant_detail::gemv_q8_1x4_avx512vnni(p);
-    }
-    return;
-  }
-#endif
-  if (p.m > 1 && quant_detail::gemm_3x16_avx2_supports(p)) {
-    if (q4) {
-      quant_detail::gemm_q4_3x16_avx2(p);
-    } else {
-      quant_detail::gemm_q8_3x16_avx2(p);
-    }
-  } else if (p.m > 1) {
-    if (q4) {
-      quant_detail::gemm_q4_4x2_avx2(p);
-    } else {
-      quant_detail::gemm_q8_4x2_avx2(p);
-    }
-  } else if (q4 && p.group == 32) {
-    quant_detail::gemv_q4_1x4_avx2(p);
-  } else if (!q4 && p.group == 32 && p.groups % 8 != 0) {
-    quant_detail::gemv_q8_1x4_avx2(p);
-  } else if (q4) {
-    quant_detail::gemm_q4_4x4_avx2(p);
-  } else {
-    quant_detail::gemm_q8_4x4_avx2(p);
-  }
-#elif EINFER_HAS_SIMD && defined(__ARM_NEON)
-  if (q4) {
-    quant_detail::gemm_q4_4x1_neon(p);
-  } else {
-    quant_detail::gemm_q8_4x1_neon(p);
-  }
-#else
-  (void)q4;
-  run_scalar_int(p, dtype);
-#endif
-}
-
-}  // namespace
 
 namespace scalar {
 
 Status matmul_f32_quant_int8(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c,
                              int64_t ldc, void* scratch, size_t scratch_bytes) {
-  quant_detail::QuantGemm p;
-  EINFER_TRY(prepare(a, lda, m, w, c, ldc, scratch, scratch_bytes, false, nullptr, &p));
-  if (p.m > 0 && p.n > 0) run_scalar_int(p, w.dtype);
+  quant_detail::QuantGemm p{};
+  EINFER_TRY(prepare(a, lda, m, w, c, ldc, scratch, scratch_bytes, true, nullptr, &p));
+  if (p.m == 0 || p.n == 0) return ok_status();
+  if (layout_interleaved(w.layout))
+    (w.dtype == DType::q8 ? quant_detail::gemm_q8_interleaved_scalar
+                          : quant_detail::gemm_q4_interleaved_scalar)(p);
+  else
+    scalar_int(w.dtype).fn(p);
   return ok_status();
 }
+
+namespace {
+// Element e of row j of W (any layout) and its group's scale.
+int weight_value(const TensorView& w, int64_t j, int64_t e, float* scale) {
+  const int64_t k = w.shape[1], g = e / w.group_size;
+  if (!layout_interleaved(w.layout)) {
+    const unsigned char* q =
+        static_cast<const unsigned char*>(w.data) + j * quant_row_bytes(w.dtype, k);
+    *scale = w.scales[j * quant_groups(k, w.group_size) + g];
+    if (w.dtype == DType::q8) return static_cast<int8_t>(q[e]);
+    return ((e & 1) ? (q[e / 2] >> 4) : (q[e / 2] & 0x0F)) - 8;
+  }
+  const int32_t rows = layout_tile_rows(w.layout);
+  const unsigned char* b =
+      static_cast<const unsigned char*>(w.data) +
+      static_cast<size_t>(j / rows) * layout_tile_bytes(w.dtype, w.layout, k, w.group_size) +
+      static_cast<size_t>(g) * layout_block_bytes(w.dtype, w.layout, w.group_size);
+  const int32_t r = static_cast<int32_t>(j % rows);
+  std::memcpy(scale, b + r * 4, 4);
+  const LayoutPlace at =
+      layout_place(w.dtype, w.layout, w.group_size, r, static_cast<int32_t>(e - g * w.group_size));
+  const unsigned char v = b[rows * 4 + at.byte];
+  if (w.dtype == DType::q8) return static_cast<int8_t>(v);
+  return (at.nibble ? v >> 4 : v & 0x0F) - 8;
+}
+}  // namespace
 
 void matmul_f32_quant_reference(const float* a, int64_t lda, int64_t m, const TensorView& w,
                                 float* c, int64_t ldc) {
   const int64_t n = w.shape[0], k = w.shape[1];
-  const int64_t groups = quant_groups(k, w.group_size);
-  const size_t row_bytes = quant_row_bytes(w.dtype, k);
   for (int64_t j = 0; j < n; ++j) {
-    const unsigned char* q = static_cast<const unsigned char*>(w.data) + j * row_bytes;
-    const float* s = w.scales + j * groups;
     for (int64_t i = 0; i < m; ++i) {
       float acc = 0.f;
       for (int64_t e = 0; e < k; ++e) {
-        int v;
-        if (w.dtype == DType::q8) {
-          v = static_cast<int8_t>(q[e]);
-        } else {
-          v = ((e & 1) ? (q[e / 2] >> 4) : (q[e / 2] & 0x0F)) - 8;
-        }
-        acc += a[i * lda + e] * static_cast<float>(v) * s[e / w.group_size];
+        float s = 0.f;
+        const int v = weight_value(w, j, e, &s);
+        acc += a[i * lda + e] * static_cast<float>(v) * s;
       }
       c[i * ldc + j] = acc;
     }

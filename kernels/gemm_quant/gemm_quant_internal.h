@@ -15,10 +15,12 @@
 // int32 dot product is exact; it is scaled once per group by sa[i][g] * sw[j][g].
 #pragma once
 
+#include <cfloat>
 #include <cstddef>
 #include <cstdint>
 
 #include "kernels/simd/simd.h"
+#include "runtime/layout.h"
 
 namespace einfer::quant_detail {
 
@@ -29,8 +31,18 @@ constexpr int64_t padded_k(int64_t k) {
   return (k + kBlock - 1) / kBlock * kBlock;
 }
 
+// The scale of a group of activations whose largest magnitude is amax: amax / 127, or 0 when that
+// would not be a normal float (amax < 127 FLT_MIN: the group quantizes to zeros). 1 / scale then
+// stays finite, so every x * (1 / scale) is a finite number within [-127, 127] (a rounding step
+// past it) that every twin rounds and clamps alike; a denormal scale made it inf or NaN, which
+// each ISA converts to an integer its own way.
+inline constexpr float kActivationAmaxMin = 127.f * FLT_MIN;
+inline float activation_scale(float amax) {
+  return amax >= kActivationAmaxMin ? amax / 127.f : 0.f;
+}
+
 // Quantizes k floats in groups of `group` into qa[0..k) (int8 in [-127, 127]) and one scale per
-// group into sa. Groups of all zeros get scale 0 and zeros.
+// group into sa. Groups of all zeros (or of magnitudes below 127 FLT_MIN) get scale 0 and zeros.
 void quantize_activations_q8(const float* a, int64_t k, int32_t group, int8_t* qa, float* sa);
 
 // Reorder each 32-byte chunk (NEON) or 64-byte block (AVX2) of qa[0..kpad) to its even then its odd
@@ -43,7 +55,68 @@ void permute_even_odd8(int8_t* qa, int64_t kpad);
 // csum[c] = 8 * sum of qa[32c .. 32c + 32) for the kpad / 32 chunks of a natural-order row.
 void chunk_sums_times8(const int8_t* qa, int64_t kpad, int32_t* csum);
 
+// How the quantized activations lie in the scratch for the kernel that reads them.
+//   natural    row i at qa + i * kpad, its scales at sa + i * groups (the scalar and generic
+//   kernels) even_odd   natural rows with each chunk / block reordered (rows-layout q4 SIMD
+//   kernels, above) single, quad, pair: blocked, for the interleaved layouts' SIMD kernels. Tokens
+//   go in blocks of 1, 4 or 2 (act_block_rows), and each (token block, group) is one block of
+//   act_block_bytes at qa + (block * groups + g) * act_block_bytes: a header, then the block's
+//   values of the group, zero-padded past k (and zero tokens past m). q4 needs isum = dot(u, a) - 8
+//   sum(a) for the unsigned nibbles u: the header's asum8 = -8 * sum(a) is the group's starting
+//   int32 sum (0 for q8).
+//     single  header [sa, asum8, 0, 0], values [G]                      (GEMV)
+//     quad    header [sa x 4][asum8 of each token in 4 lanes: 4 x 4], values [G/16][4 tokens][16]
+//             (sdot GEMM, lane = row: one 64-byte load starts the 4 tokens' row sums)
+//     pair    header [sa0 sa0 sa1 sa1][asum8: same], values [G/8][2 tokens][8]  (SMMLA operand)
+enum class ActOrder : uint8_t { natural, even_odd, single, quad, pair };
+
+// Whether this build has SIMD kernels for interleaved layouts (and so the blocked orders):
+// AArch64 today. Elsewhere (x86 until its kernels land, armv7, Cortex-M) the generic kernel runs
+// every layout from natural rows and the blocked code is left out (firmware size).
+#if EINFER_HAS_SIMD && defined(__aarch64__)
+#define EINFER_LAYOUT_SIMD 1
+#else
+#define EINFER_LAYOUT_SIMD 0
+#endif
+// The scratch is sized alike by every level of one build (EINFER_SIMD, not the level's
+// EINFER_HAS_SIMD), so any level's kernels fit in scratch another level sized: room for the blocked
+// orders where a level may have those kernels, for the AVX2 chunk sums on x86-64.
+#if defined(EINFER_SIMD) && EINFER_SIMD && defined(__aarch64__) && EINFER_LAYOUTS
+#define EINFER_BLOCKED_SCRATCH 1
+#else
+#define EINFER_BLOCKED_SCRATCH 0
+#endif
+#if defined(EINFER_SIMD) && EINFER_SIMD && defined(__x86_64__)
+#define EINFER_CHUNK_SUM_SCRATCH 1
+#else
+#define EINFER_CHUNK_SUM_SCRATCH 0
+#endif
+
+constexpr int act_block_rows(ActOrder o) {
+  return o == ActOrder::quad ? 4 : o == ActOrder::pair ? 2 : 1;
+}
+constexpr int64_t act_block_bytes(ActOrder o, int32_t group) {
+  switch (o) {
+    case ActOrder::single:
+      return 16 + group;
+    case ActOrder::quad:
+      return 80 + 4 * int64_t{group};
+    case ActOrder::pair:
+      return 32 + 2 * int64_t{group};
+    default:
+      return 0;
+  }
+}
+// Groups the blocked orders' kernels take: whole 16-byte chunks (q4: whole 32-value pairs of
+// them, a byte's two nibbles), at most 256 (a group is staged on the stack while it is laid out).
+constexpr bool blocked_group(bool q4, int32_t group) {
+  return group % (q4 ? 32 : 16) == 0 && group <= 256;
+}
+
 // Everything a microkernel needs for C[m, n] = A_q · W_qᵀ after the activations are quantized.
+// Interleaved weight layouts (runtime/layout.h): `w` is the first tile's first block, tiles
+// w_tile_bytes apart, `sw` null (the scales are in the blocks); the kernel computes whole tiles
+// and stores the n columns only.
 struct QuantGemm {
   const int8_t* qa;     // m rows of kpad int8 (layout per weight dtype, see above)
   const float* sa;      // m rows of `groups` activation scales
@@ -55,7 +128,24 @@ struct QuantGemm {
   int32_t group;
   float* c;
   int64_t ldc;
+  WeightLayout layout = WeightLayout::rows;
+  size_t w_tile_bytes = 0;  // interleaved layouts: bytes of one tile (layout_tile_bytes)
+  ActOrder order = ActOrder::natural;
+  int64_t act_block_bytes = 0;  // blocked orders: bytes of one (token block, group) block
 };
+
+// The float step of the kernels that promise results bit-identical to their scalar twins (the
+// interleaved layouts' kernels, gemm_q8_q4_interleaved_scalar.cpp): acc + float(isum) * s, fused
+// where every Arm core einfer targets has a fused multiply-add (AArch64, VFPv4 / FPv5 / MVE),
+// with two roundings elsewhere (x86: the baseline level has no FMA; the files using this are
+// compiled with -ffp-contract=off so no level fuses it behind our back).
+inline float group_fma(float acc, int32_t isum, float s) {
+#if defined(__aarch64__) || defined(__ARM_FEATURE_FMA)
+  return __builtin_fmaf(static_cast<float>(isum), s, acc);
+#else
+  return acc + static_cast<float>(isum) * s;
+#endif
+}
 
 // Whether the SIMD kernels of this build handle this group size (else the scalar int path runs).
 bool simd_supports_group(bool q4, int32_t group);
@@ -105,6 +195,35 @@ void gemm_q4_16x16_amx(const QuantGemm& p);
 void gemm_q8_4x1_neon(const QuantGemm& p);  // sdot with __ARM_FEATURE_DOTPROD, else vmull/vpadal
 void gemm_q4_4x1_neon(const QuantGemm& p);
 #endif
+#if EINFER_HAS_SIMD && defined(__aarch64__)
+// quantize_activations_q8 in NEON lanes (quantize_act_q8_neon.cpp), same bytes and scales.
+void quantize_activations_q8_neon(const float* a, int64_t k, int32_t group, int8_t* qa, float* sa);
+// One group of it (n <= group values, group a multiple of 16) straight into a blocked order: the
+// group's values in chunks of `chunk` (8 or 16) bytes, `stride` apart, zero past n. Returns the
+// scale; *sum gets the sum of the group's int8 values.
+float quantize_group_chunked_neon(const float* x, int32_t n, int32_t group, int chunk,
+                                  int64_t stride, int8_t* dst, int32_t* sum);
+#endif
+// The interleaved layouts' SIMD kernels (runtime/layout.h), each bit-identical to
+// gemm_q8/q4_interleaved_scalar. GEMV (m == 1) reads ActOrder::single, the GEMMs quad (4x4) or
+// pair (4x8) blocks; groups with blocked_group only.
+#if EINFER_HAS_SIMD && defined(__aarch64__) && defined(__ARM_FEATURE_DOTPROD)
+void gemv_q8_4x4_dotprod(const QuantGemm& p);  // sdot, lane = row
+void gemv_q4_4x4_dotprod(const QuantGemm& p);
+void gemm_q8_4x4_dotprod(const QuantGemm& p);
+void gemm_q4_4x4_dotprod(const QuantGemm& p);
+#elif EINFER_HAS_SIMD && defined(__aarch64__)
+void gemv_q8_4x4_neon(const QuantGemm& p);  // smull/smlal + sadalp (Cortex-A53/A72)
+void gemv_q4_4x4_neon(const QuantGemm& p);
+void gemm_q8_4x4_neon(const QuantGemm& p);
+void gemm_q4_4x4_neon(const QuantGemm& p);
+#endif
+#if EINFER_HAS_SIMD && defined(__aarch64__) && defined(__ARM_FEATURE_MATMUL_INT8)
+void gemv_q8_4x8_i8mm(const QuantGemm& p);  // smmla, 2 rows x 8 bytes per operand
+void gemv_q4_4x8_i8mm(const QuantGemm& p);
+void gemm_q8_4x8_i8mm(const QuantGemm& p);
+void gemm_q4_4x8_i8mm(const QuantGemm& p);
+#endif
 
 // Cortex-M kernels (kernels/simd/simd.h; these builds have no xsimd SIMD): Helium on M55/M85,
 // else the DSP extension's SIMD32 on M4/M7/M33. mcu_supports_group says whether this build has
@@ -125,5 +244,9 @@ void gemm_q4_2x1_dsp(const QuantGemm& p);
 // Scalar int path on natural-order activations (the no-SIMD path and test reference).
 void gemm_q8_1x1_scalar(const QuantGemm& p);
 void gemm_q4_1x1_scalar(const QuantGemm& p);
+// The generic kernel of every interleaved layout (natural-order activations, kpad >= groups *
+// group): the scalar twin of the layouts' SIMD kernels and the path of CPUs without one.
+void gemm_q8_interleaved_scalar(const QuantGemm& p);
+void gemm_q4_interleaved_scalar(const QuantGemm& p);
 
 }  // namespace einfer::quant_detail

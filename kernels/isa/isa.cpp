@@ -25,6 +25,9 @@
 #ifndef HWCAP_ASIMDDP
 #define HWCAP_ASIMDDP (1 << 20)
 #endif
+#ifndef HWCAP2_I8MM
+#define HWCAP2_I8MM (1 << 13)
+#endif
 #endif
 #endif
 
@@ -123,6 +126,9 @@ bool cpu_runs(const char* level) {
   if (std::strcmp(level, "avx2") == 0) return x86_features().avx2_level;
 #elif EINFER_ISA_DISPATCH && defined(__aarch64__) && defined(__linux__)
   if (std::strcmp(level, "dotprod") == 0) return (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
+  // i8mm code is dotprod code too: both features.
+  if (std::strcmp(level, "i8mm") == 0)
+    return (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0 && (getauxval(AT_HWCAP2) & HWCAP2_I8MM) != 0;
 #endif
   (void)level;
   return true;  // the baseline levels (and a pinned build's only level)

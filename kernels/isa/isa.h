@@ -5,11 +5,12 @@
 // kernels once more per level, each into its own suffixed symbols with a kernel table
 // (kernels/isa/kernel_table.h). Levels, lowest first:
 //   x86-64:  scalar, sse2 (baseline), avx2 (x86-64-v3: AVX2+FMA+F16C)
-//   aarch64: scalar, neon (baseline armv8-a), dotprod (armv8.2-a+dotprod)
+//   aarch64: scalar, neon (baseline armv8-a), dotprod (armv8.2-a+dotprod), i8mm (dotprod + the
+//            int8 matrix multiply SMMLA; HWCAP2_I8MM)
 // The public kernel functions forward to the selected level's table. The level is chosen once:
 // explicitly by isa_select / isa_init (session_create calls isa_init), else on the first kernel
 // call; isa_init takes the environment variable EINFER_ISA (a level name, or "best") or the
-// highest level this CPU runs (CPUID / getauxval(AT_HWCAP)).
+// highest level this CPU runs (CPUID / getauxval(AT_HWCAP, AT_HWCAP2)).
 //
 // Pinned builds (EINFER_ISA=native|baseline|..., Cortex-M, EINFER_SIMD=OFF) have exactly one level,
 // chosen at compile time; the functions below then report it and accept only its name.

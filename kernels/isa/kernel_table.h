@@ -61,6 +61,9 @@
     (const RopeTable& table, RopeLayout layout, float* x, int32_t n_heads, int64_t pos),           \
     (table, layout, x, n_heads, pos))                                                              \
   X(size_t, matmul_quant_scratch_bytes, (int64_t m, int64_t k, int32_t group), (m, k, group))      \
+  X(const char*, matmul_quant_kernel_name,                                                         \
+    (DType dtype, WeightLayout layout, int64_t k, int32_t group, int64_t m, bool* fast),           \
+    (dtype, layout, k, group, m, fast))                                                            \
   X(Status, matmul_f32_quant,                                                                      \
     (const float* a, int64_t lda, int64_t m, const TensorView& w, float* c, int64_t ldc,           \
      void* scratch, size_t scratch_bytes, const Threads* threads),                                 \

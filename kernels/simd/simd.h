@@ -15,6 +15,7 @@
 // x86 targets, whose SIMD kernels come from xsimd or NEON intrinsics instead.
 //
 // AMX: the tile configuration the AMX kernels load (gemm_quant/x86, gguf).
+// AArch64 NEON: neon::exp4 (exp_neon.h), the inline exp of the softmax and SwiGLU maps.
 #pragma once
 
 #include <cmath>
@@ -89,3 +90,7 @@ struct alignas(64) AmxTileConfig {
 };
 
 }  // namespace einfer
+
+#if EINFER_HAS_SIMD && defined(__aarch64__)
+#include "kernels/simd/exp_neon.h"
+#endif

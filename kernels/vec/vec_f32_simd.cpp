@@ -98,13 +98,23 @@ void map_binary(const float* a, const float* b, float* y, size_t n, Op op) {
 // xsimd::exp (Cephes-style range reduction + degree-5 polynomial, ~1 ulp) returns exactly 0 below
 // -87.3 (including -inf) and inf above 88.7; NaN propagates. Results that would be denormal
 // flush to 0, which costs at most FLT_MIN of absolute error.
+// On AArch64 neon::exp4 (kernels/simd/exp_neon.h) does the same inline.
 Batch exp_batch(Batch x) {
+#if defined(__aarch64__)
+  return Batch(neon::exp4(x.data));
+#else
   return xsimd::exp(x);
+#endif
 }
 
 // sigmoid(x) = 1 / (1 + exp(-x)); exp overflowing to inf gives exactly 0, never NaN.
 Batch sigmoid_batch(Batch x) {
+#if defined(__aarch64__)
+  return Batch(
+      vdivq_f32(vdupq_n_f32(1.f), vaddq_f32(vdupq_n_f32(1.f), neon::exp4(vnegq_f32(x.data)))));
+#else
   return Batch(1.f) / (Batch(1.f) + exp_batch(-x));
+#endif
 }
 
 // Sum of squares of (x[i] - shift) with four accumulators (shift 0 for rmsnorm).

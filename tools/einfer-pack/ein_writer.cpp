@@ -88,6 +88,16 @@ PackedTensor encode_tensor(TensorRole role, int32_t layer, const std::vector<int
   return t;
 }
 
+uint32_t ein_version_for(const EinImage& image) {
+  // Version 4 features: the families' and bert's ArchBlock fields and flags, interleaved layouts.
+  const ArchBlock a = arch_block_from_config(image.config);
+  bool needs_v4 = a.kind == static_cast<uint32_t>(ArchKind::bert) || (a.flags & ~kArchKnownFlagsV3);
+  const unsigned char* tail = reinterpret_cast<const unsigned char*>(&a) + kArchBlockBytesV3;
+  for (size_t i = 0; i < sizeof a - kArchBlockBytesV3; ++i) needs_v4 = needs_v4 || tail[i] != 0;
+  for (const PackedTensor& t : image.tensors) needs_v4 = needs_v4 || t.layout != WeightLayout::rows;
+  return needs_v4 ? kEinVersion : kEinVersion3;
+}
+
 std::vector<uint8_t> write_ein(const EinImage& image, uint32_t version) {
   const ModelConfig& c = image.config;
   require_valid_config(c, "invalid model configuration: ");
@@ -122,12 +132,11 @@ std::vector<uint8_t> write_ein(const EinImage& image, uint32_t version) {
   }
   if (static_cast<int64_t>(order.size()) != count) throw PackError("internal: tensor count");
 
-  // Version 0 asks for the oldest version that holds the model (3: a 128-byte ArchBlock), so
-  // images without version 4 features still load on earlier runtimes; tests ask for 3 or 4.
+  // Version 0 asks for the oldest version that holds the model (3: a 128-byte ArchBlock, every
+  // matrix in rows), so images without version 4 features still load on earlier runtimes; tests
+  // ask for 3 or 4.
+  const bool needs_v4 = ein_version_for(image) == kEinVersion;
   const ArchBlock a = arch_block_from_config(c);
-  bool needs_v4 = a.kind == static_cast<uint32_t>(ArchKind::bert) || (a.flags & ~kArchKnownFlagsV3);
-  const unsigned char* tail = reinterpret_cast<const unsigned char*>(&a) + kArchBlockBytesV3;
-  for (size_t i = 0; i < sizeof a - kArchBlockBytesV3; ++i) needs_v4 = needs_v4 || tail[i] != 0;
   if (version == 0) version = needs_v4 ? kEinVersion : kEinVersion3;
   if (version != kEinVersion && version != kEinVersion3)
     throw PackError("write_ein: version " + std::to_string(version) + " is not written");
@@ -149,11 +158,12 @@ std::vector<uint8_t> write_ein(const EinImage& image, uint32_t version) {
     r.rank = static_cast<uint32_t>(t.rank);
     for (int d = 0; d < t.rank; ++d) r.shape[d] = static_cast<uint32_t>(t.shape[d]);
     r.group_size = static_cast<uint32_t>(t.group_size);
+    r.layout = static_cast<uint32_t>(t.layout);
     r.data_offset = cursor;
     r.data_bytes = t.data.size();
     end = cursor + t.data.size();
     cursor = align_up(end);
-    if (!t.scales.empty() || dtype_is_quantized(t.dtype)) {
+    if (!t.scales.empty() || (dtype_is_quantized(t.dtype) && !layout_interleaved(t.layout))) {
       r.scales_offset = cursor;
       r.scales_bytes = t.scales.size();
       end = cursor + t.scales.size();

@@ -27,8 +27,9 @@ struct PackedTensor {
   int rank = 0;
   int64_t shape[4] = {0, 0, 0, 0};
   int32_t group_size = 0;       // q8/q4 only
-  std::vector<uint8_t> data;    // values
-  std::vector<uint8_t> scales;  // q8/q4: float32 [rows, groups]
+  std::vector<uint8_t> data;    // values (interleaved layouts: the blocks, scales inside)
+  std::vector<uint8_t> scales;  // q8/q4 rows layout: float32 [rows, groups]
+  WeightLayout layout = WeightLayout::rows;  // q8/q4 matrices (runtime/layout.h)
 };
 
 // Encodes float values of logical shape `shape` (row-major, last axis quantized) as `dtype`
@@ -43,11 +44,14 @@ struct EinImage {
   std::string metadata;            // "key=value\n" lines; empty: none
 };
 
+// The oldest format version that holds the image: 3 (a 128-byte ArchBlock, every matrix in the
+// rows layout) unless it needs version 4 (the families' and bert's features, an interleaved
+// layout), so other images load on runtimes that predate version 4.
+uint32_t ein_version_for(const EinImage& image);
+
 // Serializes the image; throws PackError if a tensor is missing, duplicated or inconsistent.
-// `version` 0 writes the oldest version that holds the model: 3 (a 128-byte ArchBlock) unless it
-// needs version 4 (the families' and bert's features), so other images load on runtimes that
-// predate version 4. Tests of older images ask for 3 (refused for a model with version 4
-// features) or 4 explicitly.
+// `version` 0 writes ein_version_for(image). Tests of older images ask for 3 (refused for a model
+// with version 4 features) or 4 explicitly.
 std::vector<uint8_t> write_ein(const EinImage& image, uint32_t version = 0);
 
 // A 64-byte aligned copy of bytes (load_model needs an aligned buffer).

@@ -2,6 +2,7 @@
 // flat .ein format (docs/format.md), inspects .ein files and emits them as C (model.c + model.h).
 //
 //   einfer-pack INPUT -o OUT.ein [--dtype f32|f16|bf16|q8|q4] [--group 32|64] [-z TOKENIZER]
+//               [--target CPU | --layout rows|4x4|4x8]
 //               [--emit-c OUT.c] [--arch torch-encoder|torch-transformer --heads H [--activation
 //               relu|gelu]
 //               [--norm-first] [--causal] [--eps E]] [run options]
@@ -26,10 +27,12 @@
 #include "runtime/format.h"
 #include "tools/common/chat.h"
 #include "tools/common/cli.h"
+#include "tools/common/layout_report.h"
 #include "tools/common/run_flags.h"
 #include "tools/einfer-pack/attention_options.h"
 #include "tools/einfer-pack/import_tokenizer.h"
 #include "tools/einfer-pack/importers.h"
+#include "tools/einfer-pack/layouts.h"
 
 using namespace einfer;
 using namespace einfer::pack;
@@ -108,7 +111,7 @@ int run(int argc, char** argv) {
   int64_t group_arg = 0, heads = 0, max_prompt_bytes = 0, threads = 1;
   tools::RunFlags run_flags;
   double eps = 0;
-  std::string dtype_arg, inspect_path, chat_template_arg;
+  std::string dtype_arg, inspect_path, chat_template_arg, target_arg, layout_arg;
   bool with_tokenizer = false, with_decode_tokenizer = false, no_plan_cache = false;
   bool norm_first = false, causal = false;
   cli::Parser p("einfer-pack",
@@ -124,6 +127,21 @@ int run(int argc, char** argv) {
   p.option({"--dtype"}, &dtype_arg, "TYPE", "weight type f32|f16|bf16|q8|q4 (default: the input's)")
       .choices({"f32", "f16", "bf16", "q8", "q4"});
   p.option({"--group"}, &group_arg, "N", "quantization group size (default 32)").range(1, 65536);
+  {
+    std::string targets;
+    for (const LayoutTarget& t : layout_targets()) {
+      targets += targets.empty() ? "" : ", ";
+      targets += std::string(t.name) + " (" + t.layout + ")";
+    }
+    p.option({"--target"}, &target_arg, "CPU",
+             "the CPU the image is for; picks the q8/q4 weight layout its kernels read fastest "
+             "(docs/format.md): " +
+                 targets + "; default generic");
+  }
+  p.option({"--layout"}, &layout_arg, "NAME",
+           "q8/q4 weight layout, overriding --target's: rows, 4x4 (4 rows interleaved 4 bytes "
+           "at a time: Arm NEON/sdot), 4x8 (8 bytes: Arm i8mm)")
+      .choices({"rows", "4x4", "4x8"});
   p.option(
       {"-z", "--tokenizer"}, &tokenizer, "FILE",
       "tokenizer to embed: llama2.c tokenizer.bin, SentencePiece tokenizer.model, Hugging Face "
@@ -276,6 +294,19 @@ int run(int argc, char** argv) {
     group = source.config.group_size;
 
   EinImage image = pack_source(source, dtype, group, progress_bar);
+  // The weight layout: --layout, else the --target's default (docs/format.md, "Weight layouts").
+  const WeightLayout layout = !layout_arg.empty()
+                                  ? parse_layout(layout_arg)
+                                  : target_layout(target_arg.empty() ? "generic" : target_arg);
+  if (layout_interleaved(layout) && !dtype_is_quantized(dtype)) {
+    if (!layout_arg.empty())
+      throw PackError("--layout " + layout_arg + " holds q8/q4 weights; these are " +
+                      dtype_name(dtype) + " (--dtype q8 or q4)");
+  } else {
+    std::string note;
+    apply_layout(&image, layout, !layout_arg.empty(), &note);
+    if (!note.empty()) std::fprintf(stderr, "einfer-pack: %s\n", note.c_str());
+  }
   // The tokenizer: -z FILE (detected from its content), else the one the input carries (GGUF
   // vocabulary, HF folder's tokenizer.json/.model, --synthetic's letters), else none.
   TokenizerSpec tok;
@@ -300,7 +331,8 @@ int run(int argc, char** argv) {
   // Reproducible: nothing about where the input lay, what it was called or when it was packed.
   image.metadata = "source=" + source.kind +
                    "\ntool=einfer-pack " EINFER_VERSION_STRING " (format " +
-                   std::to_string(kEinVersion) + ")\n";
+                   std::to_string(ein_version_for(image)) + ")\n";
+  if (!target_arg.empty()) image.metadata += "target=" + target_arg + "\n";
   if (!source.notes.empty()) image.metadata += "notes=" + source.notes + "\n";
   image.metadata += source.metadata;
   // The chat format, recognised here so the device never runs Jinja (tools/common/chat.h).
@@ -333,13 +365,16 @@ int run(int argc, char** argv) {
     write_file(stem + ".h", c.header.data(), c.header.size());
     write_file(stem + ".c", c.source.data(), c.source.size());
   }
-  std::fprintf(stderr, "einfer-pack: %s -> %s: %s %s, %u tensors, %zu bytes\n", source.kind.c_str(),
-               output.empty() ? emit_c_path.c_str() : output.c_str(),
+  const WeightLayout packed = tools::image_layout(model);
+  std::fprintf(stderr, "einfer-pack: %s -> %s: %s %s%s%s, %u tensors, %zu bytes\n",
+               source.kind.c_str(), output.empty() ? emit_c_path.c_str() : output.c_str(),
                model.config.arch == ArchKind::llama     ? "llama"
                : model.config.arch == ArchKind::encoder ? "encoder"
                : model.config.arch == ArchKind::bert    ? "bert"
                                                         : "transformer",
-               dtype_name(model.config.weight_dtype), model.tensor_count, out.size());
+               dtype_name(model.config.weight_dtype), layout_interleaved(packed) ? " layout " : "",
+               layout_interleaved(packed) ? layout_name(packed) : "", model.tensor_count,
+               out.size());
   return 0;
 }
 

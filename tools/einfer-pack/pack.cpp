@@ -2,7 +2,6 @@
 #include <cctype>
 #include <cinttypes>
 #include <cmath>
-#include <cstdarg>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -15,6 +14,8 @@
 #include "models/tokenizer_normalize.h"
 #include "models/tokenizer_text.h"
 #include "runtime/format.h"
+#include "tools/common/layout_report.h"
+#include "tools/common/text.h"
 #include "tools/einfer-pack/attention_options.h"
 #include "tools/einfer-pack/importers.h"
 
@@ -73,15 +74,7 @@ const char* rope_name(RopeMode r) {
   return r == RopeMode::none ? "none" : r == RopeMode::interleaved ? "interleaved" : "half_split";
 }
 
-std::string fmt(const char* f, ...) __attribute__((format(printf, 1, 2)));
-std::string fmt(const char* f, ...) {
-  char buf[512];
-  va_list ap;
-  va_start(ap, f);
-  std::vsnprintf(buf, sizeof buf, f, ap);
-  va_end(ap);
-  return buf;
-}
+using tools::fmt;
 
 // RunOptions keeps the int8 KV cache as DType::i8; the command line calls it q8.
 const char* kv_name(DType d) {
@@ -357,11 +350,14 @@ std::string describe_model(const Model& model, const RunOptions& run, bool json)
         if (d) shape += ", ";
         shape += std::to_string(r.v.shape[d]);
       }
+      const std::string layout = dtype_is_quantized(r.v.dtype) ? std::string(", \"layout\": \"") +
+                                                                     layout_name(r.v.layout) + "\""
+                                                               : std::string();
       out +=
           fmt("    {\"role\": \"%s\", \"layer\": %d, \"dtype\": \"%s\", \"shape\": [%s], "
-              "\"bytes\": %" PRIu64 "}%s\n",
+              "\"bytes\": %" PRIu64 "%s}%s\n",
               tensor_role_name(r.role), r.layer, dtype_name(r.v.dtype), shape.c_str(), r.bytes,
-              i + 1 < rows.size() ? "," : "");
+              layout.c_str(), i + 1 < rows.size() ? "," : "");
     }
     out += "  ],\n";
     out += fmt("  \"tensor_count\": %u, \"parameters\": %" PRIu64 ", \"weight_bytes\": %" PRIu64
@@ -437,6 +433,8 @@ std::string describe_model(const Model& model, const RunOptions& run, bool json)
   }
   if (c.group_size) out += fmt(", group %d", c.group_size);
   out += "\n";
+  if (dtype_is_quantized(c.weight_dtype))
+    out += "layout:       " + tools::describe_layout(model) + "\n";
   // Importer remarks (e.g. GGUF IQ4_NL tensors converted to q8_0) from the metadata section.
   FileHeader h;
   std::memcpy(&h, model.image, sizeof h);
@@ -452,15 +450,17 @@ std::string describe_model(const Model& model, const RunOptions& run, bool json)
     }
   }
   out += "\n";
-  out += fmt("%-18s %5s %-5s %-16s %12s\n", "role", "layer", "dtype", "shape", "bytes");
+  out +=
+      fmt("%-18s %5s %-5s %-16s %12s  %s\n", "role", "layer", "dtype", "shape", "bytes", "layout");
   for (const Row& r : rows) {
     std::string shape;
     for (int d = 0; d < r.v.rank; ++d) {
       if (d) shape += "x";
       shape += std::to_string(r.v.shape[d]);
     }
-    out += fmt("%-18s %5d %-5s %-16s %12" PRIu64 "\n", tensor_role_name(r.role), r.layer,
-               dtype_name(r.v.dtype), shape.c_str(), r.bytes);
+    out += fmt("%-18s %5d %-5s %-16s %12" PRIu64 "  %s\n", tensor_role_name(r.role), r.layer,
+               dtype_name(r.v.dtype), shape.c_str(), r.bytes,
+               dtype_is_quantized(r.v.dtype) ? layout_name(r.v.layout) : "");
   }
   out += fmt("\ntensors %u  parameters %" PRIu64 "  weight bytes %" PRIu64
              "  file bytes %zu  tokenizer bytes %zu\n",

@@ -24,6 +24,7 @@
 #include "runtime/format.h"
 #include "tools/common/cli.h"
 #include "tools/common/file.h"
+#include "tools/common/layout_report.h"
 #include "tools/common/npy.h"
 #include "tools/common/thread_pool.h"
 #include "tools/einfer-pack/import_tokenizer.h"
@@ -314,6 +315,9 @@ int main(int argc, char** argv) {
   }
   // The pool lives as long as the session that runs its kernels on it.
   const std::unique_ptr<tools::ThreadPool> pool = apply_threads(a, &a.run);
+  if (a.verbose && dtype_is_quantized(c.weight_dtype))
+    std::fprintf(stderr, "einfer-run: weights %s, layout %s\n", dtype_name(c.weight_dtype),
+                 tools::describe_layout(model).c_str());
   SessionOptions options;
   options.run = a.run;
   options.sampler.temperature = static_cast<float>(a.temperature);

@@ -28,7 +28,7 @@ void quantize_activations_q8_mve(const float* a, int64_t k, int32_t group, int8_
       const mve_pred16_t live = vctp32q(static_cast<uint32_t>(n - e));
       amax = vmaxnmavq_p_f32(amax, vldrwq_z_f32(ag + e, live), live);
     }
-    const float scale = amax / 127.f;
+    const float scale = activation_scale(amax);
     const float inv = scale > 0.f ? 1.f / scale : 0.f;
     sa[gi] = scale;
     const int32x4_t hi = vdupq_n_s32(127), lo = vdupq_n_s32(-127);

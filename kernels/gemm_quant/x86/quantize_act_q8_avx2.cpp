@@ -51,17 +51,21 @@ void quantize_whole_groups(const float* a, int64_t groups, int32_t group, int8_t
       vmax = _mm256_max_ps(vmax, _mm256_and_ps(_mm256_loadu_ps(ag + e), abs_mask));
     amax[gi] = max_lanes(vmax);
   }
-  // scale = amax / 127 and inv = scale > 0 ? 1 / scale : 0, exactly as the scalar function.
+  // scale = activation_scale(amax) (amax / 127, 0 below 127 FLT_MIN) and inv = scale > 0 ?
+  // 1 / scale : 0, exactly as the scalar function.
   int64_t gi = 0;
   const __m256 v127 = _mm256_set1_ps(127.f), one = _mm256_set1_ps(1.f), zero = _mm256_setzero_ps();
+  const __m256 least = _mm256_set1_ps(kActivationAmaxMin);
   for (; gi + 8 <= groups; gi += 8) {
-    const __m256 scale = _mm256_div_ps(_mm256_load_ps(amax + gi), v127);
+    const __m256 am = _mm256_load_ps(amax + gi);
+    const __m256 scale =
+        _mm256_and_ps(_mm256_div_ps(am, v127), _mm256_cmp_ps(am, least, _CMP_GE_OQ));
     const __m256 positive = _mm256_cmp_ps(scale, zero, _CMP_GT_OQ);
     _mm256_storeu_ps(sa + gi, scale);
     _mm256_store_ps(inv + gi, _mm256_and_ps(_mm256_div_ps(one, scale), positive));
   }
   for (; gi < groups; ++gi) {
-    const float scale = amax[gi] / 127.f;
+    const float scale = activation_scale(amax[gi]);
     sa[gi] = scale;
     inv[gi] = scale > 0.f ? 1.f / scale : 0.f;
   }
@@ -90,7 +94,7 @@ void quantize_activations_q8_avx2(const float* a, int64_t k, int32_t group, int8
     }
     float amax = max_lanes(vmax);
     for (int32_t e = nv; e < n; ++e) amax = std::fabs(ag[e]) > amax ? std::fabs(ag[e]) : amax;
-    const float scale = amax / 127.f;
+    const float scale = activation_scale(amax);
     const float inv = scale > 0.f ? 1.f / scale : 0.f;
     sa[gi] = scale;
     const __m256 vinv = _mm256_set1_ps(inv);

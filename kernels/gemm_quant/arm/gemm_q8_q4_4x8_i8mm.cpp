@@ -1,0 +1,225 @@
+// The 4x8 interleaved layout's kernels on cores with the int8 matrix multiply (Armv8.6 i8mm:
+// Cortex-A510/A710/X2+, Neoverse-N2/V1/V2; qemu -cpu max): a weight chunk is 4 rows x 8 values, two
+// registers of 2 rows x 8 bytes, exactly SMMLA's second operand; a pair block of activations puts
+// 2 tokens x 8 values in one register, its first. One smmla adds 2 x 2 dot products of 8 (32
+// products) into [t0 r0, t0 r1, t1 r0, t1 r1]: twice sdot's work per instruction. The twin is
+// gemm_q8_q4_interleaved_scalar.cpp, bit for bit: exact int32 group sums (q4: unsigned nibbles,
+// started at the pair header's -8 * sum(a), laid out [a0 a0 a1 a1] like the lanes), then
+// acc = fma(float(isum), sa * sw, acc) with sa [sa0 sa0 sa1 sa1] from the header and sw
+// [sw0 sw1 sw0 sw1] / [sw2 sw3 sw2 sw3] loaded as 8-byte pairs.
+//
+// GEMM (m > 1, ActOrder::pair): 8 tokens (4 pairs) x 4 rows per tile pass, the weight tile
+// outer. GEMV (m == 1, ActOrder::single): the token's 8 values of a chunk in both halves of the
+// first operand (ld1r), so lanes 0-1 of the two accumulators are rows 0-3; 4 tiles per pass.
+#include "kernels/gemm_quant/gemm_quant_internal.h"
+
+#if EINFER_HAS_SIMD && defined(__aarch64__) && defined(__ARM_FEATURE_MATMUL_INT8)
+
+#include <arm_neon.h>
+
+#include "kernels/gemm_quant/arm/gemm_quant_interleaved_neon.h"
+
+namespace einfer::quant_detail {
+namespace {
+
+// Chunk c of a group's weights, rows 0-1 and 2-3. q8 loads them; q4 holds chunk pairs: chunk c
+// of the group's first half is the low nibbles of pair c, chunk c of its second half the high ones.
+template <bool kQ4>
+inline int8x16x2_t chunk(const uint8_t* values, int64_t c, int64_t chunks) {
+  if constexpr (kQ4) {
+    const int64_t half = chunks / 2;
+    const uint8x16x2_t raw = vld1q_u8_x2(values + (c < half ? c : c - half) * 32);
+    if (c < half) {
+      const uint8x16_t mask = vdupq_n_u8(0x0F);
+      return {vreinterpretq_s8_u8(vandq_u8(raw.val[0], mask)),
+              vreinterpretq_s8_u8(vandq_u8(raw.val[1], mask))};
+    }
+    return {vreinterpretq_s8_u8(vshrq_n_u8(raw.val[0], 4)),
+            vreinterpretq_s8_u8(vshrq_n_u8(raw.val[1], 4))};
+  } else {
+    return vld1q_s8_x2(reinterpret_cast<const int8_t*>(values) + c * 32);
+  }
+}
+
+inline float32x4_t pair_scales(const float* sw) {  // [sw0 sw1 sw0 sw1]
+  return vreinterpretq_f32_f64(vld1q_dup_f64(reinterpret_cast<const double*>(sw)));
+}
+
+// One tile (4 rows) x kPairs pairs of tokens.
+template <bool kQ4, int kPairs>
+void gemm_tile(const QuantGemm& p, const uint8_t* wt, const int8_t* act, float* c, int tokens,
+               int cols) {
+  const int64_t group = p.group, chunks = group / 8;
+  const size_t wbb = 16 + static_cast<size_t>(kQ4 ? group / 2 : group) * 4;
+  const int64_t abb = p.act_block_bytes, pair_stride = p.groups * abb;
+  float32x4_t acc[kPairs][2];
+  for (int q = 0; q < kPairs; ++q) acc[q][0] = acc[q][1] = vdupq_n_f32(0.f);
+  for (int64_t g = 0; g < p.groups; ++g) {
+    const uint8_t* wb = wt + g * wbb;
+    int32x4_t isum[kPairs][2];
+    for (int q = 0; q < kPairs; ++q) {
+      const int8_t* h = act + q * pair_stride + g * abb;
+      isum[q][0] = kQ4 ? vld1q_s32(reinterpret_cast<const int32_t*>(h) + 4) : vdupq_n_s32(0);
+      isum[q][1] = isum[q][0];
+    }
+    for (int64_t c = 0; c < chunks; ++c) {
+      const int8x16x2_t w = chunk<kQ4>(wb + 16, c, chunks);
+      for (int q = 0; q < kPairs; ++q) {
+        const int8x16_t a = vld1q_s8(act + q * pair_stride + g * abb + 32 + c * 16);
+        isum[q][0] = vmmlaq_s32(isum[q][0], a, w.val[0]);
+        isum[q][1] = vmmlaq_s32(isum[q][1], a, w.val[1]);
+      }
+    }
+    const float* sw = reinterpret_cast<const float*>(wb);
+    const float32x4_t sw01 = pair_scales(sw), sw23 = pair_scales(sw + 2);
+    for (int q = 0; q < kPairs; ++q) {
+      const float32x4_t sa =
+          vld1q_f32(reinterpret_cast<const float*>(act + q * pair_stride + g * abb));
+      acc[q][0] = vfmaq_f32(acc[q][0], vcvtq_f32_s32(isum[q][0]), vmulq_f32(sw01, sa));
+      acc[q][1] = vfmaq_f32(acc[q][1], vcvtq_f32_s32(isum[q][1]), vmulq_f32(sw23, sa));
+    }
+  }
+  // [t0 r0, t0 r1, t1 r0, t1 r1] and [t0 r2, t0 r3, t1 r2, t1 r3] -> each token's 4 rows.
+  for (int q = 0; q < kPairs; ++q)
+    for (int t = 0; t < 2 && 2 * q + t < tokens; ++t) {
+      const float64x2_t lo = vreinterpretq_f64_f32(acc[q][0]),
+                        hi = vreinterpretq_f64_f32(acc[q][1]);
+      const float32x4_t row =
+          vreinterpretq_f32_f64(t == 0 ? vzip1q_f64(lo, hi) : vzip2q_f64(lo, hi));
+      store_row(c + (2 * q + t) * p.ldc, row, cols);
+    }
+}
+
+template <bool kQ4>
+void gemm(const QuantGemm& p) {
+  const int64_t pair_stride = p.groups * p.act_block_bytes;
+  for (int64_t j0 = 0; j0 < p.n; j0 += 4) {
+    const uint8_t* wt = p.w + static_cast<size_t>(j0 / 4) * p.w_tile_bytes;
+    const int cols = static_cast<int>(p.n - j0 < 4 ? p.n - j0 : 4);
+    int64_t i0 = 0;
+    for (; i0 + 6 < p.m; i0 += 8)
+      gemm_tile<kQ4, 4>(p, wt, p.qa + i0 / 2 * pair_stride, p.c + i0 * p.ldc + j0,
+                        static_cast<int>(p.m - i0 < 8 ? p.m - i0 : 8), cols);
+    for (; i0 < p.m; i0 += 2)
+      gemm_tile<kQ4, 1>(p, wt, p.qa + i0 / 2 * pair_stride, p.c + i0 * p.ldc + j0,
+                        static_cast<int>(p.m - i0 < 2 ? p.m - i0 : 2), cols);
+  }
+}
+
+// kTiles weight tiles against the one token. kGroup: the group size when known at compile time
+// (32: everything unrolled, the accumulators in registers), else 0.
+template <bool kQ4, int kTiles, int kGroup>
+void gemv_tiles(const QuantGemm& p, const uint8_t* wt, float* c, int cols) {
+  const int64_t group = kGroup > 0 ? kGroup : p.group, chunks = group / 8;
+  const size_t wbb = 16 + static_cast<size_t>(kQ4 ? group / 2 : group) * 4;
+  const uint8x16_t mask = vdupq_n_u8(0x0F);
+  float32x4_t acc[kTiles];
+#pragma GCC unroll 4
+  for (int x = 0; x < kTiles; ++x) acc[x] = vdupq_n_f32(0.f);
+  const int8_t* ab = p.qa;
+  const uint8_t* wb = wt;
+  for (int64_t g = 0; g < p.groups; ++g, ab += p.act_block_bytes, wb += wbb) {
+    const int32x4_t start =
+        kQ4 ? vld1q_dup_s32(reinterpret_cast<const int32_t*>(ab) + 1) : vdupq_n_s32(0);
+    int32x4_t isum[kTiles][2];
+#pragma GCC unroll 4
+    for (int x = 0; x < kTiles; ++x) isum[x][0] = isum[x][1] = start;
+    // Chunk c of the token's values in both halves of the first operand.
+    auto act = [&](int64_t c) {
+      return vreinterpretq_s8_s64(vld1q_dup_s64(reinterpret_cast<const int64_t*>(ab + 16 + c * 8)));
+    };
+    if constexpr (kQ4 && kGroup == 32) {
+      // The token's 32 values: chunks 0, 1 (first half) and 2, 3, each in both halves.
+      const int64x2_t v01 = vld1q_s64(reinterpret_cast<const int64_t*>(ab + 16));
+      const int64x2_t v23 = vld1q_s64(reinterpret_cast<const int64_t*>(ab + 32));
+      const int8x16_t a0 = vreinterpretq_s8_s64(vdupq_laneq_s64(v01, 0));
+      const int8x16_t a1 = vreinterpretq_s8_s64(vdupq_laneq_s64(v01, 1));
+      const int8x16_t a2 = vreinterpretq_s8_s64(vdupq_laneq_s64(v23, 0));
+      const int8x16_t a3 = vreinterpretq_s8_s64(vdupq_laneq_s64(v23, 1));
+#pragma GCC unroll 4
+      for (int x = 0; x < kTiles; ++x) {
+        // Chunk pairs 0 and 1, rows 0-1 and 2-3: low nibbles chunks 0, 1, high nibbles 2, 3.
+        const uint8x16x4_t raw = vld1q_u8_x4(wb + x * p.w_tile_bytes + 16);
+        isum[x][0] = vmmlaq_s32(isum[x][0], a0, vreinterpretq_s8_u8(vandq_u8(raw.val[0], mask)));
+        isum[x][1] = vmmlaq_s32(isum[x][1], a0, vreinterpretq_s8_u8(vandq_u8(raw.val[1], mask)));
+        isum[x][0] = vmmlaq_s32(isum[x][0], a1, vreinterpretq_s8_u8(vandq_u8(raw.val[2], mask)));
+        isum[x][1] = vmmlaq_s32(isum[x][1], a1, vreinterpretq_s8_u8(vandq_u8(raw.val[3], mask)));
+        isum[x][0] = vmmlaq_s32(isum[x][0], a2, vreinterpretq_s8_u8(vshrq_n_u8(raw.val[0], 4)));
+        isum[x][1] = vmmlaq_s32(isum[x][1], a2, vreinterpretq_s8_u8(vshrq_n_u8(raw.val[1], 4)));
+        isum[x][0] = vmmlaq_s32(isum[x][0], a3, vreinterpretq_s8_u8(vshrq_n_u8(raw.val[2], 4)));
+        isum[x][1] = vmmlaq_s32(isum[x][1], a3, vreinterpretq_s8_u8(vshrq_n_u8(raw.val[3], 4)));
+      }
+    } else if constexpr (kQ4) {
+      const int64_t half = chunks / 2;
+#pragma GCC unroll 2
+      for (int64_t c = 0; c < half; ++c) {
+        const int8x16_t lo = act(c), hi = act(c + half);
+#pragma GCC unroll 4
+        for (int x = 0; x < kTiles; ++x) {
+          const uint8x16x2_t raw = vld1q_u8_x2(wb + x * p.w_tile_bytes + 16 + c * 32);
+          isum[x][0] = vmmlaq_s32(isum[x][0], lo, vreinterpretq_s8_u8(vandq_u8(raw.val[0], mask)));
+          isum[x][1] = vmmlaq_s32(isum[x][1], lo, vreinterpretq_s8_u8(vandq_u8(raw.val[1], mask)));
+          isum[x][0] = vmmlaq_s32(isum[x][0], hi, vreinterpretq_s8_u8(vshrq_n_u8(raw.val[0], 4)));
+          isum[x][1] = vmmlaq_s32(isum[x][1], hi, vreinterpretq_s8_u8(vshrq_n_u8(raw.val[1], 4)));
+        }
+      }
+    } else {
+#pragma GCC unroll 4
+      for (int64_t c = 0; c < chunks; ++c) {
+        const int8x16_t a = act(c);
+#pragma GCC unroll 4
+        for (int x = 0; x < kTiles; ++x) {
+          const int8x16x2_t v =
+              vld1q_s8_x2(reinterpret_cast<const int8_t*>(wb + x * p.w_tile_bytes) + 16 + c * 32);
+          isum[x][0] = vmmlaq_s32(isum[x][0], a, v.val[0]);
+          isum[x][1] = vmmlaq_s32(isum[x][1], a, v.val[1]);
+        }
+      }
+    }
+    const float sa = *reinterpret_cast<const float*>(ab);
+#pragma GCC unroll 4
+    for (int x = 0; x < kTiles; ++x) {
+      // Lanes 0-1 of each: rows 0-1 and 2-3 (lanes 2-3 repeat them).
+      const int32x4_t rows = vreinterpretq_s32_s64(
+          vzip1q_s64(vreinterpretq_s64_s32(isum[x][0]), vreinterpretq_s64_s32(isum[x][1])));
+      const float32x4_t sw = vld1q_f32(reinterpret_cast<const float*>(wb + x * p.w_tile_bytes));
+      acc[x] = vfmaq_f32(acc[x], vcvtq_f32_s32(rows), vmulq_n_f32(sw, sa));
+    }
+  }
+#pragma GCC unroll 4
+  for (int x = 0; x < kTiles; ++x) store_row(c + 4 * x, acc[x], x + 1 < kTiles ? 4 : cols);
+}
+
+template <bool kQ4, int kGroup>
+void gemv_groups(const QuantGemm& p) {
+  gemv_passes(p, [&](auto tiles, const uint8_t* wt, float* c, int cols) {
+    gemv_tiles<kQ4, decltype(tiles)::value, kGroup>(p, wt, c, cols);
+  });
+}
+
+template <bool kQ4>
+void gemv(const QuantGemm& p) {
+  if (p.group == 32)
+    gemv_groups<kQ4, 32>(p);
+  else
+    gemv_groups<kQ4, 0>(p);
+}
+
+}  // namespace
+
+void gemv_q8_4x8_i8mm(const QuantGemm& p) {
+  gemv<false>(p);
+}
+void gemv_q4_4x8_i8mm(const QuantGemm& p) {
+  gemv<true>(p);
+}
+void gemm_q8_4x8_i8mm(const QuantGemm& p) {
+  gemm<false>(p);
+}
+void gemm_q4_4x8_i8mm(const QuantGemm& p) {
+  gemm<true>(p);
+}
+
+}  // namespace einfer::quant_detail
+
+#endif  // EINFER_HAS_SIMD && __aarch64__ && __ARM_FEATURE_MATMUL_INT8

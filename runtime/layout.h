@@ -1,0 +1,141 @@
+// Weight layouts: how the values of a group-quantized matrix (q8, q4) are arranged in a model image
+// (docs/format.md, "Weight layouts"). A layout changes which kernels read the matrix fast, never
+// the result: every layout holds the same int8 / int4 values and float32 scales as `rows`, and the
+// kernels of every layout compute the same int32 sum per group and the same float chain.
+//
+// rows     today's layout: row-major values, the scales in a region of their own.
+// RxB      R rows interleaved B bytes at a time, one stream: the matrix is cut into tiles of R rows
+//          (the last tile padded with zero rows), each tile into its groups, and each (tile, group)
+//          is one block: R float32 scales, then the R rows' values of the group in chunks of B
+//          values per row, row after row ([chunk][row][B]). q4 pairs the group's first and second
+//          halves in one byte (low nibble: an element of the first half; high nibble: the element
+//          G/2 later), so a block's bytes are G/(2B) chunks of R x B bytes. A group past the end of
+//          a row (K not a multiple of G) is zero-padded to G values.
+//          4x4: sdot on Arm (lane = row: 4 rows x 4 bytes is one 128-bit register), any NEON core.
+//          4x8: SMMLA on Arm i8mm cores (a register holds 2 rows x 8 bytes, the operand shape).
+// Layout values are part of the format: never renumbered.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "runtime/dtype.h"
+
+// Whether this build has the interleaved layouts (CMake option EINFER_LAYOUTS, off in firmware by
+// default: the loader then refuses interleaved images and the code they need is left out).
+#ifndef EINFER_LAYOUTS
+#define EINFER_LAYOUTS 1
+#endif
+
+namespace einfer {
+
+inline constexpr bool kLayoutsBuilt = EINFER_LAYOUTS != 0;
+enum class WeightLayout : uint32_t {
+  rows = 0,
+  i4x4 = 1,  // "4x4"
+  i4x8 = 2,  // "4x8"
+};
+inline constexpr uint32_t kWeightLayoutCount = 3;
+
+// Rows per tile (R) and values per row per chunk (B); rows: 1 and 0.
+constexpr int32_t layout_tile_rows(WeightLayout l) {
+  switch (l) {
+    case WeightLayout::i4x4:
+    case WeightLayout::i4x8:
+      return 4;
+    default:
+      return 1;
+  }
+}
+constexpr int32_t layout_chunk(WeightLayout l) {
+  switch (l) {
+    case WeightLayout::i4x4:
+      return 4;
+    case WeightLayout::i4x8:
+      return 8;
+    default:
+      return 0;
+  }
+}
+constexpr bool layout_interleaved(WeightLayout l) {
+  return kLayoutsBuilt && l != WeightLayout::rows;
+}
+
+// "rows", "4x4", "4x8"; "?" for an unknown value.
+constexpr const char* layout_name(WeightLayout l) {
+  switch (l) {
+    case WeightLayout::rows:
+      return "rows";
+    case WeightLayout::i4x4:
+      return "4x4";
+    case WeightLayout::i4x8:
+      return "4x8";
+  }
+  return "?";
+}
+
+// The layout named `name` (layout_name); false if none is.
+inline bool layout_from_name(const char* name, WeightLayout* out) {
+  for (uint32_t i = 0; i < kWeightLayoutCount; ++i) {
+    const WeightLayout l = static_cast<WeightLayout>(i);
+    if (std::strcmp(name, layout_name(l)) == 0) {
+      *out = l;
+      return true;
+    }
+  }
+  return false;
+}
+
+// Why a [rows, k] matrix of `dtype` with groups of `group` cannot take the layout, or nullptr if
+// it can. Interleaved layouts hold q8 and q4 only; q8 needs the group to be whole chunks, q4 whole
+// chunk pairs (its two half-groups share bytes).
+constexpr const char* layout_fit_error(DType dtype, WeightLayout l, int32_t group) {
+  if (l == WeightLayout::rows) return nullptr;
+  if (!kLayoutsBuilt) return "interleaved layouts are left out of this build (EINFER_LAYOUTS)";
+  if (dtype != DType::q8 && dtype != DType::q4)
+    return "interleaved layouts hold q8 and q4 weights only";
+  const int32_t unit = dtype == DType::q4 ? 2 * layout_chunk(l) : layout_chunk(l);
+  if (group <= 0 || group % unit != 0)
+    return dtype == DType::q4 ? "the q4 group size must be a multiple of twice the layout's chunk"
+                              : "the q8 group size must be a multiple of the layout's chunk";
+  return nullptr;
+}
+
+// Bytes of one block (one tile's scales and values of one group) and of one tile (all groups).
+constexpr uint64_t layout_block_bytes(DType dtype, WeightLayout l, int32_t group) {
+  const uint64_t r = static_cast<uint64_t>(layout_tile_rows(l));
+  const uint64_t values = dtype == DType::q4 ? static_cast<uint64_t>(group) / 2 : group;
+  return r * 4u + r * values;
+}
+constexpr uint64_t layout_tile_bytes(DType dtype, WeightLayout l, int64_t k, int32_t group) {
+  const uint64_t groups = group > 0 ? static_cast<uint64_t>((k + group - 1) / group) : 0u;
+  return groups * layout_block_bytes(dtype, l, group);
+}
+// Tiles of a matrix of `rows` rows, and the bytes of its one region (interleaved layouts).
+constexpr int64_t layout_tiles(WeightLayout l, int64_t rows) {
+  const int64_t r = layout_tile_rows(l);
+  return (rows + r - 1) / r;
+}
+constexpr uint64_t layout_data_bytes(DType dtype, WeightLayout l, int64_t rows, int64_t k,
+                                     int32_t group) {
+  return static_cast<uint64_t>(layout_tiles(l, rows)) * layout_tile_bytes(dtype, l, k, group);
+}
+
+// Where element x (0 .. group-1) of row r (0 .. R-1) of a block sits: its byte, and for q4 its
+// nibble (0 low, 1 high), counted from the start of the block's values (after the R scales).
+struct LayoutPlace {
+  int64_t byte;
+  int nibble;
+};
+constexpr LayoutPlace layout_place(DType dtype, WeightLayout l, int32_t group, int32_t r,
+                                   int32_t x) {
+  const int32_t rows = layout_tile_rows(l), b = layout_chunk(l);
+  int nibble = 0;
+  if (dtype == DType::q4) {
+    nibble = x >= group / 2 ? 1 : 0;
+    x -= nibble * (group / 2);
+  }
+  return {static_cast<int64_t>((x / b) * rows + r) * b + x % b, nibble};
+}
+
+}  // namespace einfer
