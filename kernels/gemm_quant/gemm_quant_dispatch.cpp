@@ -279,8 +279,9 @@ void quantize_row_range(const float* a, int64_t lda, int64_t k, int32_t group, b
     std::memset(qa + k, 0, static_cast<size_t>(kpad - k));
 #if EINFER_HAS_SIMD && defined(__AVX2__)
     // The chunk sums (natural order, before any permutation): the q4 kernels' nibble offset and
-    // the lane prefill GEMMs' q8 offset (w + 128).
-    quant_detail::chunk_sums_times8(qa, kpad, s.csum + i * (kpad / quant_detail::kChunk));
+    // the AVX-512 VNNI prefill's q8 offset (w + 128). No q8 GEMV reads them: none at m == 1.
+    if (order == ActOrder::even_odd || m > 1)
+      quant_detail::chunk_sums_times8(qa, kpad, s.csum + i * (kpad / quant_detail::kChunk));
 #endif
     if (order == ActOrder::even_odd) {
 #if EINFER_HAS_SIMD && defined(__AVX2__)
