@@ -13,6 +13,15 @@
 //          a row (K not a multiple of G) is zero-padded to G values.
 //          4x4: sdot on Arm (lane = row: 4 rows x 4 bytes is one 128-bit register), any NEON core.
 //          4x8: SMMLA on Arm i8mm cores (a register holds 2 rows x 8 bytes, the operand shape).
+// 4x4 of GGUF K-quants (q4_k, q6_k; their superblocks of 256 elements are kept whole): tiles of 4
+//          rows (the last padded with zero rows, whose blocks are all zero bytes: d = 0), each tile
+//          cut into its superblocks; each (tile, superblock) is one block of 4 x the GGUF block's
+//          bytes holding the 4 rows' GGUF blocks field by field in the GGUF block's own field order
+//          (q4_k: d, dmin, scales[12], qs[128]; q6_k: ql[128], qh[64], scales[16], d), each field
+//          as the 4 rows' copies interleaved in chunks of c = min(4, field bytes) bytes:
+//          [chunk][row][c]. A 16-byte load of quants then holds 4 bytes of each row (SDOT by lane:
+//          one activation load serves 4 rows), the rows' d / dmin are one 8-byte load. The bytes
+//          are the rows layout's, moved: the same values, scales and results.
 // Layout values are part of the format: never renumbered.
 #pragma once
 
@@ -92,6 +101,10 @@ inline bool layout_from_name(const char* name, WeightLayout* out) {
 constexpr const char* layout_fit_error(DType dtype, WeightLayout l, int32_t group) {
   if (l == WeightLayout::rows) return nullptr;
   if (!kLayoutsBuilt) return "interleaved layouts are left out of this build (EINFER_LAYOUTS)";
+  if (dtype_is_gguf_block(dtype))
+    return (dtype == DType::q4_k || dtype == DType::q6_k) && l == WeightLayout::i4x4
+               ? nullptr
+               : "GGUF block weights take one interleaved layout: q4_k and q6_k in 4x4";
   if (dtype != DType::q8 && dtype != DType::q4)
     return "interleaved layouts hold q8 and q4 weights only";
   const int32_t unit = dtype == DType::q4 ? 2 * layout_chunk(l) : layout_chunk(l);
@@ -102,12 +115,16 @@ constexpr const char* layout_fit_error(DType dtype, WeightLayout l, int32_t grou
 }
 
 // Bytes of one block (one tile's scales and values of one group) and of one tile (all groups).
+// GGUF K-quants: a block is one superblock of the tile's rows, group is unused.
 constexpr uint64_t layout_block_bytes(DType dtype, WeightLayout l, int32_t group) {
   const uint64_t r = static_cast<uint64_t>(layout_tile_rows(l));
+  if (dtype_is_gguf_block(dtype)) return r * gguf_block_bytes(dtype);
   const uint64_t values = dtype == DType::q4 ? static_cast<uint64_t>(group) / 2 : group;
   return r * 4u + r * values;
 }
 constexpr uint64_t layout_tile_bytes(DType dtype, WeightLayout l, int64_t k, int32_t group) {
+  if (dtype_is_gguf_block(dtype))
+    return static_cast<uint64_t>(k / gguf_block_elems(dtype)) * layout_block_bytes(dtype, l, 0);
   const uint64_t groups = group > 0 ? static_cast<uint64_t>((k + group - 1) / group) : 0u;
   return groups * layout_block_bytes(dtype, l, group);
 }
@@ -136,6 +153,33 @@ constexpr LayoutPlace layout_place(DType dtype, WeightLayout l, int32_t group, i
     x -= nibble * (group / 2);
   }
   return {static_cast<int64_t>((x / b) * rows + r) * b + x % b, nibble};
+}
+
+// GGUF K-quants in 4x4: where byte `at` of row r's GGUF block (0 .. gguf_block_bytes - 1) sits
+// in the (tile, superblock) block: field (start s, size z) moves to 4s, chunks of c = min(4, z).
+struct KquantField {
+  int32_t start, size;
+};
+constexpr int32_t kquant_layout_fields(DType dtype, KquantField out[4]) {
+  if (dtype == DType::q4_k) {
+    out[0] = {0, 2}, out[1] = {2, 2}, out[2] = {4, 12}, out[3] = {16, 128};
+    return 4;
+  }
+  if (dtype == DType::q6_k) {
+    out[0] = {0, 128}, out[1] = {128, 64}, out[2] = {192, 16}, out[3] = {208, 2};
+    return 4;
+  }
+  return 0;
+}
+constexpr int64_t kquant_layout_place(DType dtype, int32_t r, int32_t at) {
+  KquantField f[4] = {};
+  const int32_t n = kquant_layout_fields(dtype, f);
+  for (int32_t i = 0; i < n; ++i) {
+    if (at < f[i].start || at >= f[i].start + f[i].size) continue;
+    const int32_t c = f[i].size < 4 ? f[i].size : 4, o = at - f[i].start;
+    return 4 * f[i].start + (o / c) * 4 * c + r * c + o % c;
+  }
+  return -1;
 }
 
 }  // namespace einfer

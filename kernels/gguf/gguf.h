@@ -24,11 +24,26 @@ namespace einfer {
 // Decodes one row of K elements of GGUF block dtype `dtype` (K a multiple of its block) to float.
 void dequantize_row_gguf(DType dtype, const void* row, int64_t k, float* out);
 
+// Interleaved layouts of GGUF K-quant matrices (runtime/layout.h: q4_k and q6_k in 4x4), written at
+// pack time and multiplied in place. gguf_to_layout moves a [n, k] rows-layout matrix's blocks into
+// `layout` (out: layout_data_bytes; padding rows all zero); gguf_block_from_layout copies row r's
+// GGUF block back out of one (tile, superblock) block; dequantize_row_gguf_view decodes row `row`
+// of a matrix in any layout (an embedding lookup).
+Status gguf_to_layout(DType dtype, const void* rows, int64_t n, int64_t k, WeightLayout layout,
+                      void* out, size_t out_bytes);
+void gguf_block_from_layout(DType dtype, const uint8_t* block, int32_t r, uint8_t* out);
+void dequantize_row_gguf_view(const TensorView& w, int64_t row, float* out);
+
 // Scratch bytes matmul_f32_gguf needs for `m` activation rows of length `k` (any block dtype).
 size_t matmul_gguf_scratch_bytes(int64_t m, int64_t k);
 
-// C[m, n] = sum_k A[m, k] * W[n, k] for a GGUF block-quantized W. Checks dtype and shapes (K must
-// be a multiple of the block). Scratch: matmul_gguf_scratch_bytes, any alignment. With threads,
+// The kernel matmul_f32_gguf runs for `m` activation rows of a `dtype` matrix in `layout`, and
+// through *fast (when given) false when an interleaved layout has no SIMD kernel here and the
+// generic (scalar) one runs it: what einfer-run -v and einfer-pack --inspect report.
+const char* matmul_gguf_kernel_name(DType dtype, WeightLayout layout, int64_t m, bool* fast);
+
+// C[m, n] = sum_k A[m, k] * W[n, k] for a GGUF block-quantized W, in the rows layout or an
+// interleaved one (above). Checks dtype, layout and shapes (K must be a multiple of the block). Scratch: matmul_gguf_scratch_bytes, any alignment. With threads,
 // rows of A are quantized and columns of C computed in blocks; bit-identical to one thread.
 Status matmul_f32_gguf(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c,
                        int64_t ldc, void* scratch, size_t scratch_bytes,

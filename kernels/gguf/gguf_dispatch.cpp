@@ -39,6 +39,13 @@ Status run(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c
                        "matmul_f32_gguf: K must be a multiple of the block", block, k);
   if ((m > 1 && lda < k) || (m > 1 && ldc < n))
     return make_status(StatusCode::shape_mismatch, "matmul_f32_gguf: lda/ldc too small");
+  // Interleaved layouts (runtime/layout.h): q4_k / q6_k tiles of 4 rows, left out of rows-only
+  // builds (firmware).
+  const bool tiled = layout_interleaved(w.layout);
+  if (w.layout != WeightLayout::rows && (!tiled || layout_fit_error(w.dtype, w.layout, 0)))
+    return make_status(StatusCode::invalid_argument,
+                       "matmul_f32_gguf: the weight's layout does not fit its block type",
+                       static_cast<int64_t>(w.layout), static_cast<int64_t>(w.dtype));
   if (m == 0 || n == 0) return ok_status();
   if (!a || !c || !w.data)
     return make_status(StatusCode::invalid_argument, "matmul_f32_gguf: null data pointer");
@@ -93,6 +100,28 @@ Status run(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c
       return;
     }
 #endif
+    if constexpr (kLayoutsBuilt) {
+      if (tiled) {
+        // One tile (4 rows, their superblocks interleaved) per pass against up to 4 activation
+        // rows; j0 is a multiple of 16, so every pass starts a tile.
+        const gguf_detail::TileFn tile = simd ? gguf_detail::tile_kernel_best(w.dtype).fn
+                                              : gguf_detail::scalar::tile_kernel(w.dtype).fn;
+        const uint64_t tile_bytes = layout_tile_bytes(w.dtype, w.layout, k, 0);
+        for (int64_t j = j0; j < j1; j += 4) {
+          const int nr = j1 - j < 4 ? static_cast<int>(j1 - j) : 4;
+          const uint8_t* t = wd + static_cast<uint64_t>(j / 4) * tile_bytes;
+          for (int64_t i = 0; i < m; i += gguf_detail::kMaxActRows) {
+            const int na = m - i >= gguf_detail::kMaxActRows ? gguf_detail::kMaxActRows
+                                                             : static_cast<int>(m - i);
+            float out[gguf_detail::kMaxActRows * 4];
+            tile(t, act + i * row_bytes, row_bytes, na, nb, out);
+            for (int ia = 0; ia < na; ++ia)
+              for (int r = 0; r < nr; ++r) c[(i + ia) * ldc + j + r] = out[ia * 4 + r];
+          }
+        }
+        return;
+      }
+    }
     if (rows) {
       // Four weight rows per pass, read from memory once and kept in L1 while every activation
       // row (up to four per call) meets them; a short last group repeats its last row.
@@ -133,6 +162,17 @@ Status matmul_f32_gguf(const float* a, int64_t lda, int64_t m, const TensorView&
   return run(a, lda, m, w, c, ldc, scratch, scratch_bytes, threads, true);
 }
 
+const char* matmul_gguf_kernel_name(DType dtype, WeightLayout layout, int64_t m, bool* fast) {
+  if (fast) *fast = true;
+  if (layout_interleaved(layout) && layout_fit_error(dtype, layout, 0) == nullptr) {
+    const gguf_detail::TileChoice simd = gguf_detail::tile_kernel_simd(dtype);
+    if (fast) *fast = simd.fn != nullptr;
+    return simd.fn ? simd.name : gguf_detail::scalar::tile_kernel(dtype).name;
+  }
+  (void)m;
+  return gguf_detail::rows_kernel_best(dtype) ? "gemm_gguf_q8_4x4 (rows)" : "dot_gguf_q8_scalar";
+}
+
 namespace scalar {
 Status matmul_f32_gguf(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c,
                        int64_t ldc, void* scratch, size_t scratch_bytes) {
@@ -160,6 +200,11 @@ bool cpu_has_gfni() {
 }  // namespace
 #endif
 
+TileChoice tile_kernel_best(DType dtype) {
+  const TileChoice simd = tile_kernel_simd(dtype);
+  return simd.fn ? simd : scalar::tile_kernel(dtype);
+}
+
 RowsFn rows_kernel_best(DType dtype) {
 #if defined(EINFER_GGUF_AVX2) && defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
   if (isa_extension_enabled(IsaExtension::avxvnni) && cpu_has_gfni())
@@ -179,6 +224,14 @@ DotFn dot_kernel_simd(DType) {
 }
 RowsFn rows_kernel_simd(DType) {
   return nullptr;
+}
+}  // namespace einfer::gguf_detail
+#endif
+
+#if !defined(EINFER_GGUF_NEON)
+namespace einfer::gguf_detail {
+TileChoice tile_kernel_simd(DType) {
+  return {nullptr, nullptr};  // the K-quant tiles have NEON kernels only: the generic one runs
 }
 }  // namespace einfer::gguf_detail
 #endif

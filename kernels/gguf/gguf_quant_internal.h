@@ -59,9 +59,25 @@ struct KernelPair {
   DotFn dot;
 };
 
+// Interleaved K-quant tiles (runtime/layout.h, q4_k / q6_k in 4x4): the 4 rows of one tile (nb
+// (tile, superblock) blocks from `tile`) against na (1 to kMaxActRows) q8k activation rows act,
+// act + act_bytes: out[ia * 4 + r] = dot(row r, activation row ia), the same float as DotFn on the
+// row's GGUF blocks, bit for bit.
+using TileFn = void (*)(const uint8_t* tile, const void* act, size_t act_bytes, int na,
+                        int64_t nb, float* out);
+struct TileChoice {
+  TileFn fn;
+  const char* name;
+};
+
 namespace scalar {
 DotFn dot_kernel(DType dtype);
+// The generic tile kernel (gemm_gguf_kquant_4x4_scalar.cpp): any CPU, any K-quant with a layout.
+TileChoice tile_kernel(DType dtype);
 }
+// This ISA level's SIMD tile kernel for dtype, or {nullptr, nullptr}; the best one (else scalar).
+TileChoice tile_kernel_simd(DType dtype);
+TileChoice tile_kernel_best(DType dtype);
 // The best kernel this build has for dtype (a SIMD one where written, else the scalar twin).
 DotFn dot_kernel_best(DType dtype);
 // The SIMD kernel for dtype, or null when this build has none for it.

@@ -95,6 +95,8 @@
     (int64_t n, int64_t k, const uint16_t* w, int64_t w_j, const float* x, float* y),              \
     (n, k, w, w_j, x, y))                                                                          \
   X(size_t, matmul_gguf_scratch_bytes, (int64_t m, int64_t k), (m, k))                             \
+  X(const char*, matmul_gguf_kernel_name,                                                          \
+    (DType dtype, WeightLayout layout, int64_t m, bool* fast), (dtype, layout, m, fast))           \
   X(Status, matmul_f32_gguf,                                                                       \
     (const float* a, int64_t lda, int64_t m, const TensorView& w, float* c, int64_t ldc,           \
      void* scratch, size_t scratch_bytes, const Threads* threads),                                 \

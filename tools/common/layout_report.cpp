@@ -3,23 +3,33 @@
 #include <cstring>
 
 #include "kernels/gemm_quant/gemm_quant.h"
+#include "kernels/gguf/gguf.h"
 #include "kernels/isa/isa.h"
 #include "runtime/format.h"
 #include "tools/common/text.h"
 
 namespace einfer::tools {
 
-WeightLayout image_layout(const Model& model, bool* uniform) {
+WeightLayout image_layout(const Model& model, bool* uniform, DType* interleaved_dtype) {
   uint32_t count[kWeightLayoutCount] = {};
+  if (interleaved_dtype) *interleaved_dtype = model.config.weight_dtype;
+  bool seen = false;
   for (uint32_t i = 0; i < model.tensor_count; ++i) {
     TensorRecord r;
     std::memcpy(&r, static_cast<const unsigned char*>(model.tensor_table) + i * sizeof r, sizeof r);
     // An untied embedding is only looked up by row: einfer-pack keeps it in rows.
     const bool gathered_only = r.role == static_cast<uint32_t>(TensorRole::token_embedding) &&
                                !model.config.tied_classifier;
-    if (dtype_is_quantized(static_cast<DType>(r.dtype)) && r.rank == 2 && !gathered_only &&
-        r.layout < kWeightLayoutCount)
+    // GGUF images: the K-quant matrices that have an interleaved layout (q4_k, q6_k).
+    const DType dt = static_cast<DType>(r.dtype);
+    const bool kquant = dtype_is_gguf_block(dt) && layout_fit_error(dt, WeightLayout::i4x4, 0) == nullptr;
+    if ((dtype_is_quantized(dt) || kquant) && r.rank == 2 && !gathered_only &&
+        r.layout < kWeightLayoutCount) {
       ++count[r.layout];
+      // The first interleaved matrix's dtype names the kernels (a GGUF image mixes block types).
+      if (interleaved_dtype && !seen && r.layout != 0) *interleaved_dtype = dt;
+      seen = seen || r.layout != 0;
+    }
   }
   uint32_t best = 0, kinds = 0;
   for (uint32_t l = 0; l < kWeightLayoutCount; ++l) {
@@ -32,13 +42,18 @@ WeightLayout image_layout(const Model& model, bool* uniform) {
 
 std::string describe_layout(const Model& model) {
   bool uniform = true;
-  const WeightLayout l = image_layout(model, &uniform);
+  DType dt = DType::f32;
+  const WeightLayout l = image_layout(model, &uniform, &dt);
   const ModelConfig& c = model.config;
   bool fast = true;
-  const char* kernel = matmul_quant_kernel_name(c.weight_dtype, l, c.dim, c.group_size, 1, &fast);
+  const bool gguf = dtype_is_gguf_block(c.weight_dtype);
+  const char* kernel = gguf ? matmul_gguf_kernel_name(dt, l, 1, &fast)
+                            : matmul_quant_kernel_name(c.weight_dtype, l, c.dim, c.group_size, 1, &fast);
   const char* prefill =
-      matmul_quant_kernel_name(c.weight_dtype, l, c.dim, c.group_size, 64, nullptr);
+      gguf ? matmul_gguf_kernel_name(dt, l, 64, nullptr)
+           : matmul_quant_kernel_name(c.weight_dtype, l, c.dim, c.group_size, 64, nullptr);
   std::string out = layout_name(l);
+  if (gguf && layout_interleaved(l)) out += fmt(" (its q4_k / q6_k matrices; kernel named for %s)", dtype_name(dt));
   if (!uniform) out += " (most matrices; some in another layout)";
   out += fmt("; on this CPU (isa %s): %s, prefill %s", isa_name(), kernel, prefill);
   if (!fast)

@@ -10,7 +10,9 @@
 namespace einfer::tools {
 
 // The layout most q8/q4 matrices of a loaded image are in, and whether they all agree.
-WeightLayout image_layout(const Model& model, bool* uniform = nullptr);
+// interleaved_dtype: the dtype of the first interleaved matrix (else the image's weight dtype).
+WeightLayout image_layout(const Model& model, bool* uniform = nullptr,
+                          DType* interleaved_dtype = nullptr);
 
 // "4x4; on this CPU (isa dotprod): gemv_q4_4x4_dotprod, prefill gemm_q4_4x4_dotprod", with a
 // note when the CPU has no fast kernel for the layout. Only for q8/q4 weights.

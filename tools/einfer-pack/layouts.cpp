@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "kernels/gguf/gguf.h"
 #include "kernels/quant/quant.h"
 #include "runtime/format.h"
 
@@ -55,13 +56,49 @@ WeightLayout parse_layout(const std::string& name) {
 
 namespace {
 
+// An untied embedding is only gathered row by row: rows keeps that a plain copy.
+bool gathered_by_row_only(const EinImage& image, const PackedTensor& t) {
+  return t.role == TensorRole::token_embedding && !image.config.tied_classifier;
+}
+
 bool takes_layout(const EinImage& image, const PackedTensor& t) {
   if (!dtype_is_quantized(t.dtype) || t.rank != 2 || !ein_role_is_matrix(t.role)) return false;
-  // An untied embedding is only gathered row by row: rows keeps that a plain copy.
-  return !(t.role == TensorRole::token_embedding && !image.config.tied_classifier);
+  return !gathered_by_row_only(image, t);
+}
+
+// GGUF K-quant matrices that have an interleaved layout (q4_k, q6_k: 4x4).
+bool kquant_takes_layout(const EinImage& image, const PackedTensor& t, WeightLayout layout) {
+  return dtype_is_gguf_block(t.dtype) && t.rank == 2 && ein_role_is_matrix(t.role) &&
+         !gathered_by_row_only(image, t) && layout_fit_error(t.dtype, layout, 0) == nullptr;
 }
 
 }  // namespace
+
+// GGUF-native images: the q4_k and q6_k matrices go to 4x4 whenever an interleaved layout is asked
+// for (4x4 is their one interleaved layout: a 4x8 target gets it too, its SDOT kernels run on every
+// dotprod core); the other block types (q8_0, q5_0 ... fallbacks) stay in rows.
+void apply_gguf_layout(EinImage* image, WeightLayout layout, std::string* note) {
+  if (!layout_interleaved(layout)) return;
+  const WeightLayout k = WeightLayout::i4x4;
+  int moved = 0, kept = 0;
+  for (PackedTensor& t : image->tensors) {
+    if (!dtype_is_gguf_block(t.dtype) || t.rank != 2 || !ein_role_is_matrix(t.role)) continue;
+    if (!kquant_takes_layout(*image, t, k)) {
+      if (!gathered_by_row_only(*image, t)) ++kept;
+      continue;
+    }
+    std::vector<uint8_t> out(layout_data_bytes(t.dtype, k, t.shape[0], t.shape[1], 0));
+    const Status s = gguf_to_layout(t.dtype, t.data.data(), t.shape[0], t.shape[1], k,
+                                    out.data(), out.size());
+    if (!s.ok()) throw PackError(std::string(tensor_role_name(t.role)) + ": " + status_text(s));
+    t.data = std::move(out);
+    t.layout = k;
+    ++moved;
+  }
+  if (note && (kept > 0 || layout != k))
+    *note = "GGUF blocks: " + std::to_string(moved) + " q4_k/q6_k matrices in layout 4x4, " +
+            std::to_string(kept) + " of other block types stay in rows";
+}
 
 void apply_layout(EinImage* image, WeightLayout layout, bool required, std::string* note) {
   if (!layout_interleaved(layout)) return;

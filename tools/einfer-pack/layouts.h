@@ -31,4 +31,8 @@ WeightLayout parse_layout(const std::string& name);
 // when `required` (--layout given), else the image stays in rows and *note says why.
 void apply_layout(EinImage* image, WeightLayout layout, bool required, std::string* note);
 
+// GGUF-native images: puts the q4_k / q6_k matrices in 4x4 (their one interleaved layout) when
+// `layout` is interleaved; the other block types stay in rows (*note counts both).
+void apply_gguf_layout(EinImage* image, WeightLayout layout, std::string* note);
+
 }  // namespace einfer::pack

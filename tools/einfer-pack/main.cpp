@@ -298,7 +298,11 @@ int run(int argc, char** argv) {
   const WeightLayout layout = !layout_arg.empty()
                                   ? parse_layout(layout_arg)
                                   : target_layout(target_arg.empty() ? "generic" : target_arg);
-  if (layout_interleaved(layout) && !dtype_is_quantized(dtype)) {
+  if (layout_interleaved(layout) && dtype_is_gguf_block(dtype)) {
+    std::string note;
+    apply_gguf_layout(&image, layout, &note);
+    if (!note.empty()) std::fprintf(stderr, "einfer-pack: %s\n", note.c_str());
+  } else if (layout_interleaved(layout) && !dtype_is_quantized(dtype)) {
     if (!layout_arg.empty())
       throw PackError("--layout " + layout_arg + " holds q8/q4 weights; these are " +
                       dtype_name(dtype) + " (--dtype q8 or q4)");

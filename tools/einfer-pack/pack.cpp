@@ -350,7 +350,8 @@ std::string describe_model(const Model& model, const RunOptions& run, bool json)
         if (d) shape += ", ";
         shape += std::to_string(r.v.shape[d]);
       }
-      const std::string layout = dtype_is_quantized(r.v.dtype) ? std::string(", \"layout\": \"") +
+      const bool shown = dtype_is_quantized(r.v.dtype) || layout_interleaved(r.v.layout);
+      const std::string layout = shown ? std::string(", \"layout\": \"") +
                                                                      layout_name(r.v.layout) + "\""
                                                                : std::string();
       out +=
@@ -433,7 +434,7 @@ std::string describe_model(const Model& model, const RunOptions& run, bool json)
   }
   if (c.group_size) out += fmt(", group %d", c.group_size);
   out += "\n";
-  if (dtype_is_quantized(c.weight_dtype))
+  if (dtype_is_quantized(c.weight_dtype) || dtype_is_gguf_block(c.weight_dtype))
     out += "layout:       " + tools::describe_layout(model) + "\n";
   // Importer remarks (e.g. GGUF IQ4_NL tensors converted to q8_0) from the metadata section.
   FileHeader h;
@@ -460,7 +461,9 @@ std::string describe_model(const Model& model, const RunOptions& run, bool json)
     }
     out += fmt("%-18s %5d %-5s %-16s %12" PRIu64 "  %s\n", tensor_role_name(r.role), r.layer,
                dtype_name(r.v.dtype), shape.c_str(), r.bytes,
-               dtype_is_quantized(r.v.dtype) ? layout_name(r.v.layout) : "");
+               dtype_is_quantized(r.v.dtype) || layout_interleaved(r.v.layout)
+                   ? layout_name(r.v.layout)
+                   : "");
   }
   out += fmt("\ntensors %u  parameters %" PRIu64 "  weight bytes %" PRIu64
              "  file bytes %zu  tokenizer bytes %zu\n",

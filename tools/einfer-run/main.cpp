@@ -315,7 +315,7 @@ int main(int argc, char** argv) {
   }
   // The pool lives as long as the session that runs its kernels on it.
   const std::unique_ptr<tools::ThreadPool> pool = apply_threads(a, &a.run);
-  if (a.verbose && dtype_is_quantized(c.weight_dtype))
+  if (a.verbose && (dtype_is_quantized(c.weight_dtype) || dtype_is_gguf_block(c.weight_dtype)))
     std::fprintf(stderr, "einfer-run: weights %s, layout %s\n", dtype_name(c.weight_dtype),
                  tools::describe_layout(model).c_str());
   SessionOptions options;
