@@ -352,7 +352,8 @@ Status loader_detail::check_tensor_records(const FileHeader& h, const unsigned c
       EINFER_TRY(loader_detail::place_region(r.scales_offset, r.scales_bytes, file_size, cursor,
                                              loader_detail::kScales, idx));
     } else if (r.scales_offset != 0 || r.scales_bytes != 0) {
-      return bad(quant && kLayoutsBuilt ? "interleaved tensor has a separate scale region"
+      return bad((quant || layout_interleaved(layout)) && kLayoutsBuilt
+                     ? "interleaved tensor has a separate scale region"
                                         : "unquantized tensor has scales",
                  -1, -1, idx);
     }

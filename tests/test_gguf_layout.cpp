@@ -1,0 +1,276 @@
+// The interleaved layout of GGUF K-quant matrices (runtime/layout.h: q4_k and q6_k in 4x4, issue
+// 31): the tile kernels of every ISA level (NEON dotprod, plain NEON, the generic scalar one)
+// equal the rows layout's scalar twin bit for bit for any row, activation row and thread count; a
+// llama-quantize Q4_K_M model packed in 4x4 gives the rows image's logits bit for bit; malformed
+// or misplaced interleaved K-quant tensors are refused with a message.
+// einfer-test: no-bare-metal
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/gguf/gguf.h"
+#include "test_pool.h"
+#include "tests/isa_levels.h"
+
+#if EINFER_HAS_PACK_LIB
+#include "format_fixtures.h"
+#include "models/session.h"
+#include "runtime/format.h"
+#include "tests/session_fixtures.h"
+#include "tools/einfer-pack/importers.h"
+#include "tools/einfer-pack/layouts.h"
+#endif
+
+using namespace einfer;
+
+namespace {
+
+// Random K-quant rows: every byte random but the f16 scales (finite, 2^-9 .. 2).
+std::vector<uint8_t> random_rows(DType dt, int64_t n, int64_t k, std::mt19937* rng) {
+  std::vector<uint8_t> raw(quant_row_bytes(dt, k) * n);
+  for (uint8_t& b : raw) b = static_cast<uint8_t>((*rng)());
+  const size_t bytes = gguf_block_bytes(dt);
+  const std::vector<size_t> f16_at = dt == DType::q6_k ? std::vector<size_t>{208}
+                                                       : std::vector<size_t>{0, 2};
+  for (size_t at = 0; at < raw.size(); at += bytes)
+    for (size_t f : f16_at) {
+      const uint16_t h = static_cast<uint16_t>(0x1800 + (*rng)() % 0x2000);
+      std::memcpy(&raw[at + f], &h, 2);
+    }
+  return raw;
+}
+
+std::vector<uint8_t> to_layout(DType dt, const std::vector<uint8_t>& rows, int64_t n, int64_t k) {
+  std::vector<uint8_t> out(layout_data_bytes(dt, WeightLayout::i4x4, n, k, 0));
+  REQUIRE(gguf_to_layout(dt, rows.data(), n, k, WeightLayout::i4x4, out.data(), out.size()).ok());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("gguf layout: every byte of a K-quant block has one place in its tile block") {
+  for (DType dt : {DType::q4_k, DType::q6_k}) {
+    const std::string dt_name = dtype_name(dt);
+    CAPTURE(dt_name);
+    const int32_t bytes = static_cast<int32_t>(gguf_block_bytes(dt));
+    std::vector<int> hits(4 * bytes, 0);
+    for (int32_t r = 0; r < 4; ++r)
+      for (int32_t at = 0; at < bytes; ++at) {
+        const int64_t p = kquant_layout_place(dt, r, at);
+        REQUIRE(p >= 0);
+        REQUIRE(p < 4 * bytes);
+        ++hits[static_cast<size_t>(p)];
+      }
+    for (int h : hits) CHECK(h == 1);
+    // The placing, the copy back out and the row decoder agree.
+    std::mt19937 rng(31);
+    constexpr int64_t n = 6, k = 512;
+    const std::vector<uint8_t> rows = random_rows(dt, n, k, &rng);
+    const std::vector<uint8_t> tiled = to_layout(dt, rows, n, k);
+    TensorView w = make_view(dt, const_cast<uint8_t*>(tiled.data()), {n, k});
+    w.layout = WeightLayout::i4x4;
+    for (int64_t j = 0; j < n; ++j) {
+      std::vector<float> want(k), got(k);
+      dequantize_row_gguf(dt, rows.data() + j * quant_row_bytes(dt, k), k, want.data());
+      dequantize_row_gguf_view(w, j, got.data());
+      CHECK(std::memcmp(want.data(), got.data(), k * 4) == 0);
+      uint8_t block[256];
+      gguf_block_from_layout(dt, tiled.data() + (j / 4) * 2 * 4 * bytes + 4 * bytes, j % 4, block);
+      CHECK(std::memcmp(block, rows.data() + j * quant_row_bytes(dt, k) + bytes, bytes) == 0);
+    }
+    // Padding rows (6 rows: the second tile's last 2) are all zero.
+    for (int32_t at = 0; at < bytes; ++at)
+      for (int64_t i = 0; i < 2; ++i)
+        CHECK(tiled[static_cast<size_t>(4 * bytes * (2 + i) + kquant_layout_place(dt, 3, at))] ==
+              0);
+  }
+}
+
+TEST_CASE(
+    "gguf layout: the 4x4 tile kernels (every ISA level) equal the rows layout's scalar twin for "
+    "any row, activation row and thread count") {
+  // 13 rows: a last tile of 1 row and 3 zero rows; 1 .. 9 activation rows: the 4-row passes, a
+  // pair and a single row.
+  std::mt19937 rng(3131);
+  std::normal_distribution<float> normal(0.f, 1.f);
+  constexpr int64_t n = 13, k = 768;
+  for (DType dt : {DType::q4_k, DType::q6_k}) {
+    const std::string dt_name = dtype_name(dt);
+    CAPTURE(dt_name);
+    const std::vector<uint8_t> raw = random_rows(dt, n, k, &rng);
+    const std::vector<uint8_t> tiled = to_layout(dt, raw, n, k);
+    const TensorView rows = make_view(dt, const_cast<uint8_t*>(raw.data()), {n, k});
+    TensorView w = make_view(dt, const_cast<uint8_t*>(tiled.data()), {n, k});
+    w.layout = WeightLayout::i4x4;
+    einfer_test::for_each_isa([&](const std::string& isa) {
+      bool fast = false;
+      const char* name = matmul_gguf_kernel_name(dt, WeightLayout::i4x4, 1, &fast);
+      MESSAGE(isa << ": " << dt_name << " 4x4 kernel " << std::string(name)
+                  << std::string(fast ? "" : " (generic)"));
+      for (int64_t m : {1, 2, 3, 4, 5, 9}) {
+        CAPTURE(m);
+        std::vector<float> a(m * k);
+        for (float& x : a) x = normal(rng);
+        std::vector<unsigned char> scratch(matmul_gguf_scratch_bytes(m, k));
+        std::vector<float> got(m * n), twin(m * n), generic(m * n), threaded(m * n);
+        REQUIRE(matmul_f32_gguf(a.data(), k, m, w, got.data(), n, scratch.data(), scratch.size())
+                    .ok());
+        REQUIRE(scalar::matmul_f32_gguf(a.data(), k, m, rows, twin.data(), n, scratch.data(),
+                                        scratch.size())
+                    .ok());
+        REQUIRE(scalar::matmul_f32_gguf(a.data(), k, m, w, generic.data(), n, scratch.data(),
+                                        scratch.size())
+                    .ok());
+        CHECK(std::memcmp(got.data(), twin.data(), got.size() * sizeof(float)) == 0);
+        CHECK(std::memcmp(generic.data(), twin.data(), got.size() * sizeof(float)) == 0);
+        for (int threads : {2, 3}) {
+          einfer_test::TestPool pool(threads);
+          const Threads th = pool.threads();
+          REQUIRE(matmul_f32_gguf(a.data(), k, m, w, threaded.data(), n, scratch.data(),
+                                  scratch.size(), &th)
+                      .ok());
+          CHECK(std::memcmp(got.data(), threaded.data(), got.size() * sizeof(float)) == 0);
+        }
+      }
+    });
+  }
+}
+
+TEST_CASE("gguf layout: a layout that does not fit the block type is refused") {
+  std::vector<uint8_t> raw(quant_row_bytes(DType::q5_0, 256) * 4, 0);
+  std::vector<uint8_t> out(1 << 16);
+  CHECK(!gguf_to_layout(DType::q5_0, raw.data(), 4, 256, WeightLayout::i4x4, out.data(),
+                        out.size())
+             .ok());
+  CHECK(!gguf_to_layout(DType::q4_k, raw.data(), 4, 256, WeightLayout::i4x8, out.data(),
+                        out.size())
+             .ok());
+  CHECK(!gguf_to_layout(DType::q4_k, raw.data(), 4, 256, WeightLayout::i4x4, out.data(), 100)
+             .ok());
+  TensorView w = make_view(DType::q5_0, raw.data(), {4, 256});
+  w.layout = WeightLayout::i4x4;
+  float a[256] = {}, c[4];
+  std::vector<unsigned char> scratch(matmul_gguf_scratch_bytes(1, 256));
+  const Status s = matmul_f32_gguf(a, 256, 1, w, c, 4, scratch.data(), scratch.size());
+  CHECK(!s.ok());
+  CHECK(std::string(s.message).find("layout") != std::string::npos);
+}
+
+#if EINFER_HAS_PACK_LIB
+namespace {
+
+const std::string kQ4km = std::string(EINFER_TEST_DATA_DIR) + "/gguf_quant/tiny_q4_k_m.gguf";
+
+std::vector<uint8_t> pack_q4km(bool interleaved) {
+  const pack::SourceModel src = pack::import_gguf(pack::read_file(kQ4km));
+  pack::EinImage img =
+      pack::pack_source(src, src.config.weight_dtype, src.config.group_size, nullptr);
+  if (interleaved) pack::apply_gguf_layout(&img, WeightLayout::i4x4, nullptr);
+  return pack::write_ein(img);
+}
+
+std::vector<float> logits_of(const std::vector<uint8_t>& bytes, std::vector<int32_t>* ids) {
+  pack::AlignedBuffer image(bytes);
+  Model m;
+  RunOptions o;
+  o.max_batch = 8;
+  o.context = 64;
+  einfer_test::AlignedMemory mem = einfer_test::session_memory(image.data, image.size, o, &m);
+  Arena arena(mem.base, mem.bytes);
+  Session* s = nullptr;
+  REQUIRE(session_create(image.data, image.size, LoadOptions{}, o, arena, &s).ok());
+  const int32_t V = m.config.vocab_size;
+  std::vector<int32_t> prompt;
+  for (int32_t i = 0; i < 11; ++i) prompt.push_back((i * 37 + 1) % V);
+  REQUIRE(session_eval(s, prompt.data(), static_cast<int32_t>(prompt.size())).ok());
+  std::vector<float> all(session_logits(*s), session_logits(*s) + V);
+  const size_t before = all.size();
+  einfer_test::append_greedy_logits(s, V, 6, &all);
+  // The greedy ids: the argmax of each appended step's logits.
+  for (size_t at = before - V; at + V <= all.size(); at += V) {
+    int32_t best = 0;
+    for (int32_t v = 1; v < V; ++v) best = all[at + v] > all[at + best] ? v : best;
+    ids->push_back(best);
+  }
+  return all;
+}
+
+// Records of the image's matrices of `dt` in `layout`.
+std::vector<size_t> records_of(const std::vector<uint8_t>& b, DType dt, uint32_t layout) {
+  std::vector<size_t> out;
+  const uint32_t count = test::get_field<uint32_t>(b, 44), table = test::get_field<uint32_t>(b, 40);
+  for (uint32_t i = 0; i < count; ++i) {
+    const size_t rec = table + i * 80u;
+    if (test::get_field<uint32_t>(b, rec + 8) == static_cast<uint32_t>(dt) &&
+        test::get_field<uint32_t>(b, rec + 36) == layout)
+      out.push_back(rec);
+  }
+  return out;
+}
+
+std::string message_of(const std::vector<uint8_t>& b) {
+  Model m;
+  const Status s = test::load_bytes(b, &m);
+  return s.ok() ? "ok" : s.message;
+}
+
+}  // namespace
+
+TEST_CASE("gguf layout: a Q4_K_M model packed in 4x4 gives the rows logits, on every ISA level") {
+  const std::vector<uint8_t> rows = pack_q4km(false), tiled = pack_q4km(true);
+  REQUIRE(!records_of(tiled, DType::q4_k, 1).empty());
+  REQUIRE(!records_of(tiled, DType::q6_k, 1).empty());
+  CHECK(records_of(rows, DType::q4_k, 1).empty());
+  CHECK(rows.size() == tiled.size());  // the same bytes, moved
+  CHECK(pack_q4km(true) == tiled);     // byte-reproducible
+  einfer_test::for_each_isa([&](const std::string&) {
+    std::vector<int32_t> want_ids, got_ids;
+    const std::vector<float> want = logits_of(rows, &want_ids);
+    const std::vector<float> got = logits_of(tiled, &got_ids);
+    REQUIRE(got.size() == want.size());
+    CHECK(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)) == 0);
+    CHECK(got_ids == want_ids);
+  });
+}
+
+TEST_CASE("gguf layout: malformed interleaved K-quant records are refused, naming the problem") {
+  const std::vector<uint8_t> tiled = pack_q4km(true);
+  CHECK(message_of(tiled) == "ok");
+  const size_t q4k = records_of(tiled, DType::q4_k, 1).at(0);
+  // A block type without an interleaved layout, marked 4x4.
+  const std::vector<size_t> others = records_of(tiled, DType::q8_0, 0).empty()
+                                         ? records_of(tiled, DType::q5_0, 0)
+                                         : records_of(tiled, DType::q8_0, 0);
+  struct Case {
+    const char* what;
+    size_t offset;
+    uint64_t value;
+    int width;
+    const char* expect;
+  };
+  std::vector<Case> cases = {
+      {"q4_k in 4x8", q4k + 36, 2, 4, "q4_k and q6_k in 4x4"},
+      {"q4_k one tile short", q4k + 48, test::get_field<uint64_t>(tiled, q4k + 48) - 576, 8,
+       "byte size"},
+      {"q4_k 16 bytes long", q4k + 48, test::get_field<uint64_t>(tiled, q4k + 48) + 16, 8,
+       "byte size"},
+      {"q4_k with a scale region", q4k + 64, 4, 8, "scale"},
+  };
+  if (!others.empty()) cases.push_back({"other block type in 4x4", others[0] + 36, 1, 4, "4x4"});
+  for (const Case& k : cases) {
+    std::vector<uint8_t> b = tiled;
+    if (k.width == 4) {
+      test::set_field<uint32_t>(b, k.offset, static_cast<uint32_t>(k.value));
+    } else {
+      test::set_field<uint64_t>(b, k.offset, k.value);
+    }
+    test::reseal(b);
+    const std::string msg = message_of(b);
+    CHECK_MESSAGE(msg.find(k.expect) != std::string::npos,
+                  k.what << ": got '" << msg << "', want '" << k.expect << "'");
+  }
+}
+#endif  // EINFER_HAS_PACK_LIB
