@@ -354,7 +354,7 @@ Status loader_detail::check_tensor_records(const FileHeader& h, const unsigned c
     } else if (r.scales_offset != 0 || r.scales_bytes != 0) {
       return bad((quant || layout_interleaved(layout)) && kLayoutsBuilt
                      ? "interleaved tensor has a separate scale region"
-                                        : "unquantized tensor has scales",
+                     : "unquantized tensor has scales",
                  -1, -1, idx);
     }
   }

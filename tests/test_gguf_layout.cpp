@@ -33,8 +33,8 @@ std::vector<uint8_t> random_rows(DType dt, int64_t n, int64_t k, std::mt19937* r
   std::vector<uint8_t> raw(quant_row_bytes(dt, k) * n);
   for (uint8_t& b : raw) b = static_cast<uint8_t>((*rng)());
   const size_t bytes = gguf_block_bytes(dt);
-  const std::vector<size_t> f16_at = dt == DType::q6_k ? std::vector<size_t>{208}
-                                                       : std::vector<size_t>{0, 2};
+  const std::vector<size_t> f16_at =
+      dt == DType::q6_k ? std::vector<size_t>{208} : std::vector<size_t>{0, 2};
   for (size_t at = 0; at < raw.size(); at += bytes)
     for (size_t f : f16_at) {
       const uint16_t h = static_cast<uint16_t>(0x1800 + (*rng)() % 0x2000);
@@ -116,8 +116,8 @@ TEST_CASE(
         for (float& x : a) x = normal(rng);
         std::vector<unsigned char> scratch(matmul_gguf_scratch_bytes(m, k));
         std::vector<float> got(m * n), twin(m * n), generic(m * n), threaded(m * n);
-        REQUIRE(matmul_f32_gguf(a.data(), k, m, w, got.data(), n, scratch.data(), scratch.size())
-                    .ok());
+        REQUIRE(
+            matmul_f32_gguf(a.data(), k, m, w, got.data(), n, scratch.data(), scratch.size()).ok());
         REQUIRE(scalar::matmul_f32_gguf(a.data(), k, m, rows, twin.data(), n, scratch.data(),
                                         scratch.size())
                     .ok());
@@ -142,14 +142,11 @@ TEST_CASE(
 TEST_CASE("gguf layout: a layout that does not fit the block type is refused") {
   std::vector<uint8_t> raw(quant_row_bytes(DType::q5_0, 256) * 4, 0);
   std::vector<uint8_t> out(1 << 16);
-  CHECK(!gguf_to_layout(DType::q5_0, raw.data(), 4, 256, WeightLayout::i4x4, out.data(),
-                        out.size())
+  CHECK(!gguf_to_layout(DType::q5_0, raw.data(), 4, 256, WeightLayout::i4x4, out.data(), out.size())
              .ok());
-  CHECK(!gguf_to_layout(DType::q4_k, raw.data(), 4, 256, WeightLayout::i4x8, out.data(),
-                        out.size())
+  CHECK(!gguf_to_layout(DType::q4_k, raw.data(), 4, 256, WeightLayout::i4x8, out.data(), out.size())
              .ok());
-  CHECK(!gguf_to_layout(DType::q4_k, raw.data(), 4, 256, WeightLayout::i4x4, out.data(), 100)
-             .ok());
+  CHECK(!gguf_to_layout(DType::q4_k, raw.data(), 4, 256, WeightLayout::i4x4, out.data(), 100).ok());
   TensorView w = make_view(DType::q5_0, raw.data(), {4, 256});
   w.layout = WeightLayout::i4x4;
   float a[256] = {}, c[4];

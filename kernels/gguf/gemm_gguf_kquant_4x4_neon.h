@@ -53,8 +53,7 @@ struct KquantTiles {
       // Lane r: row r's 6-bit scales (mins) of sub-blocks 0-3 and 4-7, one per byte.
       const uint8x16_t sc[2] = {
           vreinterpretq_u8_u32(vandq_u32(u0, k3f)),
-          vreinterpretq_u8_u32(
-              vorrq_u32(vandq_u32(u2, k0f), vandq_u32(vshrq_n_u32(u0, 2), k30)))};
+          vreinterpretq_u8_u32(vorrq_u32(vandq_u32(u2, k0f), vandq_u32(vshrq_n_u32(u0, 2), k30)))};
       const uint8x16_t mn[2] = {
           vreinterpretq_u8_u32(vandq_u32(u1, k3f)),
           vreinterpretq_u8_u32(
@@ -117,9 +116,10 @@ struct KquantTiles {
     for (int ia = 0; ia < NA; ++ia) vst1q_f32(out + 4 * ia, acc[ia]);
   }
 
-  // q6_k: 840-byte blocks: ql chunks [32][4][4], qh chunks [16][4][4] at 512, scale chunks [4][4][4]
-  // at 768, d[4] f16 at 832. Values u in [0, 63] against the activations, and per sub-block
-  // scale * (dot(u, a) - 32 * bsum): the scalar twin's sum of scale * dot(u - 32, a), exactly.
+  // q6_k: 840-byte blocks: ql chunks [32][4][4], qh chunks [16][4][4] at 512, scale chunks
+  // [4][4][4] at 768, d[4] f16 at 832. Values u in [0, 63] against the activations, and per
+  // sub-block scale * (dot(u, a) - 32 * bsum): the scalar twin's sum of scale * dot(u - 32, a),
+  // exactly.
   template <int NA>
   static void q6k(const uint8_t* tile, const BlockQ8K* const* act, int64_t nb, float* out) {
     const uint8x16_t m4 = vdupq_n_u8(0x0F), k30 = vdupq_n_u8(0x30);
@@ -190,8 +190,8 @@ struct KquantTiles {
       }
       const float32x4_t d = rows_f16(b + 832);
       for (int ia = 0; ia < NA; ++ia)
-        acc[ia] = vaddq_f32(acc[ia], vmulq_f32(vdupq_n_f32(act[ia][i].d),
-                                               vmulq_f32(d, vcvtq_f32_s32(sumi[ia]))));
+        acc[ia] = vaddq_f32(
+            acc[ia], vmulq_f32(vdupq_n_f32(act[ia][i].d), vmulq_f32(d, vcvtq_f32_s32(sumi[ia]))));
     }
     for (int ia = 0; ia < NA; ++ia) vst1q_f32(out + 4 * ia, acc[ia]);
   }

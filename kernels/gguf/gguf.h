@@ -43,8 +43,9 @@ size_t matmul_gguf_scratch_bytes(int64_t m, int64_t k);
 const char* matmul_gguf_kernel_name(DType dtype, WeightLayout layout, int64_t m, bool* fast);
 
 // C[m, n] = sum_k A[m, k] * W[n, k] for a GGUF block-quantized W, in the rows layout or an
-// interleaved one (above). Checks dtype, layout and shapes (K must be a multiple of the block). Scratch: matmul_gguf_scratch_bytes, any alignment. With threads,
-// rows of A are quantized and columns of C computed in blocks; bit-identical to one thread.
+// interleaved one (above). Checks dtype, layout and shapes (K must be a multiple of the block).
+// Scratch: matmul_gguf_scratch_bytes, any alignment. With threads, rows of A are quantized and
+// columns of C computed in blocks; bit-identical to one thread.
 Status matmul_f32_gguf(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c,
                        int64_t ldc, void* scratch, size_t scratch_bytes,
                        const Threads* threads = nullptr);

@@ -63,8 +63,8 @@ struct KernelPair {
 // (tile, superblock) blocks from `tile`) against na (1 to kMaxActRows) q8k activation rows act,
 // act + act_bytes: out[ia * 4 + r] = dot(row r, activation row ia), the same float as DotFn on the
 // row's GGUF blocks, bit for bit.
-using TileFn = void (*)(const uint8_t* tile, const void* act, size_t act_bytes, int na,
-                        int64_t nb, float* out);
+using TileFn = void (*)(const uint8_t* tile, const void* act, size_t act_bytes, int na, int64_t nb,
+                        float* out);
 struct TileChoice {
   TileFn fn;
   const char* name;
@@ -74,7 +74,7 @@ namespace scalar {
 DotFn dot_kernel(DType dtype);
 // The generic tile kernel (gemm_gguf_kquant_4x4_scalar.cpp): any CPU, any K-quant with a layout.
 TileChoice tile_kernel(DType dtype);
-}
+}  // namespace scalar
 // This ISA level's SIMD tile kernel for dtype, or {nullptr, nullptr}; the best one (else scalar).
 TileChoice tile_kernel_simd(DType dtype);
 TileChoice tile_kernel_best(DType dtype);

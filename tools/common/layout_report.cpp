@@ -22,7 +22,8 @@ WeightLayout image_layout(const Model& model, bool* uniform, DType* interleaved_
                                !model.config.tied_classifier;
     // GGUF images: the K-quant matrices that have an interleaved layout (q4_k, q6_k).
     const DType dt = static_cast<DType>(r.dtype);
-    const bool kquant = dtype_is_gguf_block(dt) && layout_fit_error(dt, WeightLayout::i4x4, 0) == nullptr;
+    const bool kquant =
+        dtype_is_gguf_block(dt) && layout_fit_error(dt, WeightLayout::i4x4, 0) == nullptr;
     if ((dtype_is_quantized(dt) || kquant) && r.rank == 2 && !gathered_only &&
         r.layout < kWeightLayoutCount) {
       ++count[r.layout];
@@ -47,13 +48,15 @@ std::string describe_layout(const Model& model) {
   const ModelConfig& c = model.config;
   bool fast = true;
   const bool gguf = dtype_is_gguf_block(c.weight_dtype);
-  const char* kernel = gguf ? matmul_gguf_kernel_name(dt, l, 1, &fast)
-                            : matmul_quant_kernel_name(c.weight_dtype, l, c.dim, c.group_size, 1, &fast);
+  const char* kernel =
+      gguf ? matmul_gguf_kernel_name(dt, l, 1, &fast)
+           : matmul_quant_kernel_name(c.weight_dtype, l, c.dim, c.group_size, 1, &fast);
   const char* prefill =
       gguf ? matmul_gguf_kernel_name(dt, l, 64, nullptr)
            : matmul_quant_kernel_name(c.weight_dtype, l, c.dim, c.group_size, 64, nullptr);
   std::string out = layout_name(l);
-  if (gguf && layout_interleaved(l)) out += fmt(" (its q4_k / q6_k matrices; kernel named for %s)", dtype_name(dt));
+  if (gguf && layout_interleaved(l))
+    out += fmt(" (its q4_k / q6_k matrices; kernel named for %s)", dtype_name(dt));
   if (!uniform) out += " (most matrices; some in another layout)";
   out += fmt("; on this CPU (isa %s): %s, prefill %s", isa_name(), kernel, prefill);
   if (!fast)

@@ -88,8 +88,8 @@ void apply_gguf_layout(EinImage* image, WeightLayout layout, std::string* note) 
       continue;
     }
     std::vector<uint8_t> out(layout_data_bytes(t.dtype, k, t.shape[0], t.shape[1], 0));
-    const Status s = gguf_to_layout(t.dtype, t.data.data(), t.shape[0], t.shape[1], k,
-                                    out.data(), out.size());
+    const Status s =
+        gguf_to_layout(t.dtype, t.data.data(), t.shape[0], t.shape[1], k, out.data(), out.size());
     if (!s.ok()) throw PackError(std::string(tensor_role_name(t.role)) + ": " + status_text(s));
     t.data = std::move(out);
     t.layout = k;

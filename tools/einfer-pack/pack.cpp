@@ -351,9 +351,8 @@ std::string describe_model(const Model& model, const RunOptions& run, bool json)
         shape += std::to_string(r.v.shape[d]);
       }
       const bool shown = dtype_is_quantized(r.v.dtype) || layout_interleaved(r.v.layout);
-      const std::string layout = shown ? std::string(", \"layout\": \"") +
-                                                                     layout_name(r.v.layout) + "\""
-                                                               : std::string();
+      const std::string layout =
+          shown ? std::string(", \"layout\": \"") + layout_name(r.v.layout) + "\"" : std::string();
       out +=
           fmt("    {\"role\": \"%s\", \"layer\": %d, \"dtype\": \"%s\", \"shape\": [%s], "
               "\"bytes\": %" PRIu64 "%s}%s\n",
