@@ -42,7 +42,8 @@ Status run(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c
   // Interleaved layouts (runtime/layout.h): q4_k / q6_k tiles of 4 rows, left out of rows-only
   // builds (firmware).
   const bool tiled = layout_interleaved(w.layout);
-  if (w.layout != WeightLayout::rows && (!tiled || layout_fit_error(w.dtype, w.layout, 0)))
+  if (kLayoutsBuilt && w.layout != WeightLayout::rows &&
+      (!tiled || layout_fit_error(w.dtype, w.layout, 0)))
     return make_status(StatusCode::invalid_argument,
                        "matmul_f32_gguf: the weight's layout does not fit its block type",
                        static_cast<int64_t>(w.layout), static_cast<int64_t>(w.dtype));
