@@ -11,19 +11,19 @@ namespace einfer::gguf_detail {
 
 namespace {
 struct Sdot {
-  // acc[r] + sum over b of w[4r + b] * a[4t + b].
-  static int32x4_t lane(int32x4_t acc, int8x16_t w, int8x16_t a, int t) {
-    switch (t) {
-      case 0:
-        return vdotq_laneq_s32(acc, w, a, 0);
-      case 1:
-        return vdotq_laneq_s32(acc, w, a, 1);
-      case 2:
-        return vdotq_laneq_s32(acc, w, a, 2);
-      default:
-        return vdotq_laneq_s32(acc, w, a, 3);
+  using Acc = int32x4_t;
+  static constexpr bool kFourRows = true, kSixPairs = true;
+  static Acc zero() { return vdupq_n_s32(0); }
+  // acc[r] += sum over b of w0[4r + b] * a[4t + b] + w1[4r + b] * a[4t + 4 + b] (t = 0 or 2).
+  template <int T>
+  static void pair(Acc* acc, int8x16_t w0, int8x16_t w1, int8x16_t a) {
+    if constexpr (T == 0) {
+      *acc = vdotq_laneq_s32(vdotq_laneq_s32(*acc, w0, a, 0), w1, a, 1);
+    } else {
+      *acc = vdotq_laneq_s32(vdotq_laneq_s32(*acc, w0, a, 2), w1, a, 3);
     }
   }
+  static int32x4_t sum(Acc acc) { return acc; }
 };
 }  // namespace
 

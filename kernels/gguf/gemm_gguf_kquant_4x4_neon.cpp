@@ -1,7 +1,7 @@
 // Plain NEON tile kernels of the interleaved K-quant layout (runtime/layout.h, q4_k / q6_k in 4x4;
 // gemm_gguf_kquant_4x4_neon.h) for cores without the dot product (Cortex-A53/A72): each 4-byte
-// activation lane broadcast and multiplied by widening multiplies, the products of each row summed
-// by pairwise adds. Twin: gemm_gguf_kquant_4x4_scalar.cpp, bit for bit.
+// activation lane broadcast and multiplied by widening multiplies (two chunks per int16 sum), the
+// products of each row summed by pairwise adds. Twin: gemm_gguf_kquant_4x4_scalar.cpp, bit for bit.
 #include "kernels/gguf/gguf_quant_internal.h"
 
 #if defined(EINFER_GGUF_NEON) && !defined(__ARM_FEATURE_DOTPROD)
@@ -11,29 +11,29 @@
 namespace einfer::gguf_detail {
 
 namespace {
+// Products of chunks t and t + 1 (same row positions) summed in int16 lanes, rows 0-1 in p01
+// ([r0 b0 .. b3, r1 b0 .. b3]), rows 2-3 in p23, over a whole sub-block: at most 8 q4_k chunks of
+// products <= 15 x 127 or 4 q6_k chunks of products <= 63 x 127 per lane, both < 2^15 (the
+// activations are clamped to +-127); then pairwise adds give the 4 rows' sums.
 struct Widening {
-  // acc[r] + sum over b of w[4r + b] * a[4t + b] (products <= 128 * 127 fit int16).
-  static int32x4_t lane(int32x4_t acc, int8x16_t w, int8x16_t a, int t) {
+  struct Acc {
+    int16x8_t p01, p23;
+  };
+  // Two registers an accumulator: 2 activation rows a pass (q6_k: 1 a pass measured slower).
+  static constexpr bool kFourRows = false, kSixPairs = true;
+  static Acc zero() { return {vdupq_n_s16(0), vdupq_n_s16(0)}; }
+  template <int T>
+  static void pair(Acc* acc, int8x16_t w0, int8x16_t w1, int8x16_t a) {
     const int32x4_t a32 = vreinterpretq_s32_s8(a);
-    int32x4_t dup;
-    switch (t) {
-      case 0:
-        dup = vdupq_laneq_s32(a32, 0);
-        break;
-      case 1:
-        dup = vdupq_laneq_s32(a32, 1);
-        break;
-      case 2:
-        dup = vdupq_laneq_s32(a32, 2);
-        break;
-      default:
-        dup = vdupq_laneq_s32(a32, 3);
-        break;
-    }
-    const int8x16_t b = vreinterpretq_s8_s32(dup);
-    const int16x8_t p0 = vmull_s8(vget_low_s8(w), vget_low_s8(b));
-    const int16x8_t p1 = vmull_high_s8(w, b);
-    return vaddq_s32(acc, vpaddq_s32(vpaddlq_s16(p0), vpaddlq_s16(p1)));
+    const int8x16_t b0 = vreinterpretq_s8_s32(vdupq_laneq_s32(a32, T));
+    const int8x16_t b1 = vreinterpretq_s8_s32(vdupq_laneq_s32(a32, T + 1));
+    acc->p01 = vmlal_s8(vmlal_s8(acc->p01, vget_low_s8(w0), vget_low_s8(b0)), vget_low_s8(w1),
+                        vget_low_s8(b1));
+    acc->p23 = vmlal_high_s8(vmlal_high_s8(acc->p23, w0, b0), w1, b1);
+  }
+  static int32x4_t sum(Acc acc) {
+    const int32x4_t s01 = vpaddlq_s16(acc.p01), s23 = vpaddlq_s16(acc.p23);
+    return vpaddq_s32(s01, s23);
   }
 };
 }  // namespace

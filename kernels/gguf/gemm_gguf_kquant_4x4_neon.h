@@ -2,13 +2,17 @@
 // kernels of the interleaved K-quant layout (runtime/layout.h, q4_k / q6_k in 4x4), one tile of 4
 // weight rows x 1, 2 or 4 activation rows per pass. A 16-byte load of quants holds 4 bytes of each
 // of the 4 rows, so one 4-byte activation lane serves the 4 rows (SDOT by element where the core
-// has it; the including file supplies dot_lane) and each int32 lane is one row's sum: no
-// reduction, one multiply by the rows' sub-block scales. The int32 sums equal the scalar twin's
-// (dot_gguf_q8_scalar.cpp) and the per-block float expression is its
-// acc += da * (d * sumi - dmin * summ), four rows in one float32x4: bit for bit the scalar result.
+// has it; the including file supplies the Dot policy: Acc, zero(), pair() adding chunks t and t + 1
+// against activation lanes t and t + 1, sum() giving one row's int32 sum per lane) and each int32
+// lane is one row's sum: no reduction across rows, one multiply by the rows' sub-block scales. The
+// int32 sums equal the scalar twin's (dot_gguf_q8_scalar.cpp) and the per-block float expression is
+// its acc += da * (d * sumi - dmin * summ), four rows in one float32x4: bit for bit the scalar
+// result.
 #pragma once
 
 #include <arm_neon.h>
+
+#include <type_traits>
 
 #include "kernels/gguf/gguf_quant_internal.h"
 
@@ -35,6 +39,29 @@ inline int32x4_t byte_lanes_s(uint8x16_t x) {
   return vshrq_n_s32(vreinterpretq_s32_u8(vqtbl1q_u8(x, vld1q_u8(idx))), 24);
 }
 
+// Sub-block s's 6-bit scale of each row (lane): byte s % 4 of sc[s / 4]'s lanes (computed where
+// used: 8 live vectors would crowd the registers of the 4-row passes).
+inline int32x4_t scale_lanes(const uint8x16_t* sc, int s) {
+  switch (s) {
+    case 0:
+      return byte_lanes_u<0>(sc[0]);
+    case 1:
+      return byte_lanes_u<1>(sc[0]);
+    case 2:
+      return byte_lanes_u<2>(sc[0]);
+    case 3:
+      return byte_lanes_u<3>(sc[0]);
+    case 4:
+      return byte_lanes_u<0>(sc[1]);
+    case 5:
+      return byte_lanes_u<1>(sc[1]);
+    case 6:
+      return byte_lanes_u<2>(sc[1]);
+    default:
+      return byte_lanes_u<3>(sc[1]);
+  }
+}
+
 template <class Dot>
 struct KquantTiles {
   // q4_k: 576-byte blocks: d[4] f16, dmin[4] f16, 3 scale words x 4 rows, qs chunks [32][4][4].
@@ -58,10 +85,6 @@ struct KquantTiles {
           vreinterpretq_u8_u32(vandq_u32(u1, k3f)),
           vreinterpretq_u8_u32(
               vorrq_u32(vandq_u32(vshrq_n_u32(u2, 4), k0f), vandq_u32(vshrq_n_u32(u1, 2), k30)))};
-      const int32x4_t scale[8] = {byte_lanes_u<0>(sc[0]), byte_lanes_u<1>(sc[0]),
-                                  byte_lanes_u<2>(sc[0]), byte_lanes_u<3>(sc[0]),
-                                  byte_lanes_u<0>(sc[1]), byte_lanes_u<1>(sc[1]),
-                                  byte_lanes_u<2>(sc[1]), byte_lanes_u<3>(sc[1])};
       const int32x4_t mins[8] = {byte_lanes_u<0>(mn[0]), byte_lanes_u<1>(mn[0]),
                                  byte_lanes_u<2>(mn[0]), byte_lanes_u<3>(mn[0]),
                                  byte_lanes_u<0>(mn[1]), byte_lanes_u<1>(mn[1]),
@@ -84,8 +107,8 @@ struct KquantTiles {
       }
       const uint8_t* qs = b + 64;
       for (int j = 0; j < 4; ++j) {  // qs bytes 32j .. 32j + 31: sub-blocks 2j (low), 2j + 1 (high)
-        int32x4_t lo[NA], hi[NA];
-        for (int ia = 0; ia < NA; ++ia) lo[ia] = hi[ia] = vdupq_n_s32(0);
+        typename Dot::Acc lo[NA], hi[NA];
+        for (int ia = 0; ia < NA; ++ia) lo[ia] = hi[ia] = Dot::zero();
         for (int half = 0; half < 2; ++half) {
           int8x16_t al[NA], ah[NA];
           for (int ia = 0; ia < NA; ++ia) {
@@ -93,18 +116,26 @@ struct KquantTiles {
             ah[ia] = vld1q_s8(act[ia][i].qs + 64 * j + 32 + 16 * half);
           }
           const uint8_t* w = qs + 128 * j + 64 * half;
-          for (int t = 0; t < 4; ++t) {  // chunk 4 half + t: row bytes 32j + 16 half + 4t ..
-            const uint8x16_t v = vld1q_u8(w + 16 * t);
-            const int8x16_t l = vreinterpretq_s8_u8(vandq_u8(v, m4));
-            const int8x16_t h = vreinterpretq_s8_u8(vshrq_n_u8(v, 4));
+          // Chunks 4 half + t and t + 1 (row bytes 32j + 16 half + 4t ..) for t = 0, 2, each
+          // against a constant activation lane.
+          auto chunks = [&](auto tc) {
+            constexpr int t = decltype(tc)::value;
+            const uint8x16_t v0 = vld1q_u8(w + 16 * t), v1 = vld1q_u8(w + 16 * t + 16);
+            const int8x16_t l0 = vreinterpretq_s8_u8(vandq_u8(v0, m4));
+            const int8x16_t h0 = vreinterpretq_s8_u8(vshrq_n_u8(v0, 4));
+            const int8x16_t l1 = vreinterpretq_s8_u8(vandq_u8(v1, m4));
+            const int8x16_t h1 = vreinterpretq_s8_u8(vshrq_n_u8(v1, 4));
             for (int ia = 0; ia < NA; ++ia) {
-              lo[ia] = Dot::lane(lo[ia], l, al[ia], t);
-              hi[ia] = Dot::lane(hi[ia], h, ah[ia], t);
+              Dot::template pair<t>(&lo[ia], l0, l1, al[ia]);
+              Dot::template pair<t>(&hi[ia], h0, h1, ah[ia]);
             }
-          }
+          };
+          chunks(std::integral_constant<int, 0>{});
+          chunks(std::integral_constant<int, 2>{});
         }
         for (int ia = 0; ia < NA; ++ia)
-          sumi[ia] = vmlaq_s32(vmlaq_s32(sumi[ia], lo[ia], scale[2 * j]), hi[ia], scale[2 * j + 1]);
+          sumi[ia] = vmlaq_s32(vmlaq_s32(sumi[ia], Dot::sum(lo[ia]), scale_lanes(sc, 2 * j)),
+                               Dot::sum(hi[ia]), scale_lanes(sc, 2 * j + 1));
       }
       const float32x4_t d = rows_f16(b), dmin = rows_f16(b + 8);
       for (int ia = 0; ia < NA; ++ia) {
@@ -162,30 +193,39 @@ struct KquantTiles {
       for (int h = 0; h < 2; ++h) {
         for (int half = 0; half < 2; ++half) {  // l = 16 half .. 16 half + 15: chunks 4 half + t
           // Sub-block 8h + 2g + half holds u-group g of these chunks (elements 128h + 32g + l).
-          int32x4_t s[NA][4];
+          typename Dot::Acc s[NA][4];
           int8x16_t a[NA][4];
           for (int ia = 0; ia < NA; ++ia)
             for (int g = 0; g < 4; ++g) {
-              s[ia][g] = vdupq_n_s32(0);
+              s[ia][g] = Dot::zero();
               a[ia][g] = vld1q_s8(act[ia][i].qs + 128 * h + 32 * g + 16 * half);
             }
-          for (int t = 0; t < 4; ++t) {
-            const int c = 4 * half + t;
-            const uint8x16_t wa = vld1q_u8(b + 16 * (16 * h + c));
-            const uint8x16_t wb = vld1q_u8(b + 16 * (16 * h + 8 + c));
-            const uint8x16_t wh = vld1q_u8(b + 512 + 16 * (8 * h + c));
-            // Bit pairs 0-1, 2-3, 4-5, 6-7 of qh are the top bits of u-groups 0, 1, 2, 3.
-            const int8x16_t u[4] = {
-                vreinterpretq_s8_u8(vorrq_u8(vandq_u8(wa, m4), vandq_u8(vshlq_n_u8(wh, 4), k30))),
-                vreinterpretq_s8_u8(vorrq_u8(vandq_u8(wb, m4), vandq_u8(vshlq_n_u8(wh, 2), k30))),
-                vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(wa, 4), vandq_u8(wh, k30))),
-                vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(wb, 4), vandq_u8(vshrq_n_u8(wh, 2), k30)))};
+          auto chunks = [&](auto tc) {  // chunks 4 half + t and t + 1, t = 0, 2
+            constexpr int t = decltype(tc)::value;
+            int8x16_t u[2][4];
+            for (int e = 0; e < 2; ++e) {
+              const int c = 4 * half + t + e;
+              const uint8x16_t wa = vld1q_u8(b + 16 * (16 * h + c));
+              const uint8x16_t wb = vld1q_u8(b + 16 * (16 * h + 8 + c));
+              const uint8x16_t wh = vld1q_u8(b + 512 + 16 * (8 * h + c));
+              // Bit pairs 0-1, 2-3, 4-5, 6-7 of qh are the top bits of u-groups 0, 1, 2, 3.
+              u[e][0] =
+                  vreinterpretq_s8_u8(vorrq_u8(vandq_u8(wa, m4), vandq_u8(vshlq_n_u8(wh, 4), k30)));
+              u[e][1] =
+                  vreinterpretq_s8_u8(vorrq_u8(vandq_u8(wb, m4), vandq_u8(vshlq_n_u8(wh, 2), k30)));
+              u[e][2] = vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(wa, 4), vandq_u8(wh, k30)));
+              u[e][3] = vreinterpretq_s8_u8(
+                  vorrq_u8(vshrq_n_u8(wb, 4), vandq_u8(vshrq_n_u8(wh, 2), k30)));
+            }
             for (int ia = 0; ia < NA; ++ia)
-              for (int g = 0; g < 4; ++g) s[ia][g] = Dot::lane(s[ia][g], u[g], a[ia][g], t);
-          }
+              for (int g = 0; g < 4; ++g)
+                Dot::template pair<t>(&s[ia][g], u[0][g], u[1][g], a[ia][g]);
+          };
+          chunks(std::integral_constant<int, 0>{});
+          chunks(std::integral_constant<int, 2>{});
           for (int ia = 0; ia < NA; ++ia)
             for (int g = 0; g < 4; ++g)
-              sumi[ia] = vmlaq_s32(sumi[ia], s[ia][g], scale[8 * h + 2 * g + half]);
+              sumi[ia] = vmlaq_s32(sumi[ia], Dot::sum(s[ia][g]), scale[8 * h + 2 * g + half]);
         }
       }
       const float32x4_t d = rows_f16(b + 832);
@@ -196,17 +236,26 @@ struct KquantTiles {
     for (int ia = 0; ia < NA; ++ia) vst1q_f32(out + 4 * ia, acc[ia]);
   }
 
-  // The TileFn entry: 4 activation rows as 2 + 2, 3 as 2 + 1 (each pair of rows gets the same
-  // operations in every grouping).
+  // The TileFn entry: q4_k takes 4 activation rows a pass where Dot::kFourRows, q6_k 2 where
+  // Dot::kSixPairs (registers enough for them); the rest as 2 and 1 (each activation row gets the
+  // same operations in every grouping).
   template <bool kSix>
   static void tile(const uint8_t* tile, const void* act, size_t act_bytes, int na, int64_t nb,
                    float* out) {
     const uint8_t* a = static_cast<const uint8_t*>(act);
-    for (int ia = 0; ia < na;) {
+    int ia = 0;
+    if (!kSix && Dot::kFourRows)
+      for (; na - ia >= 4; ia += 4) {
+        const BlockQ8K* rows[4];
+        for (int e = 0; e < 4; ++e)
+          rows[e] = reinterpret_cast<const BlockQ8K*>(a + (ia + e) * act_bytes);
+        q4k<4>(tile, rows, nb, out + 4 * ia);
+      }
+    while (ia < na) {
       const BlockQ8K* rows[2] = {
           reinterpret_cast<const BlockQ8K*>(a + ia * act_bytes),
           reinterpret_cast<const BlockQ8K*>(a + (na - ia >= 2 ? ia + 1 : ia) * act_bytes)};
-      if (na - ia >= 2) {
+      if (na - ia >= 2 && (!kSix || Dot::kSixPairs)) {
         kSix ? q6k<2>(tile, rows, nb, out + 4 * ia) : q4k<2>(tile, rows, nb, out + 4 * ia);
         ia += 2;
       } else {
