@@ -39,11 +39,20 @@ inline int32x4_t reduce4(int32x4_t v0, int32x4_t v1, int32x4_t v2, int32x4_t v3)
   return vpaddq_s32(vpaddq_s32(v0, v1), vpaddq_s32(v2, v3));
 }
 
-// The f16 at byte `at` of each row's block.
+// The f16 at byte `at` of each row's block, converted by FCVTL: exact, as f16_to_f32 is (every
+// finite value, infinities; a NaN stays a NaN), at a fraction of the four calls' instructions.
 inline float32x4_t f16x4(const uint8_t* const* b, size_t at) {
-  const float v[4] = {load_f16(b[0] + at), load_f16(b[1] + at), load_f16(b[2] + at),
-                      load_f16(b[3] + at)};
-  return vld1q_f32(v);
+  uint16x4_t h = vdup_n_u16(0);
+  uint16_t v;
+  std::memcpy(&v, b[0] + at, 2);
+  h = vset_lane_u16(v, h, 0);
+  std::memcpy(&v, b[1] + at, 2);
+  h = vset_lane_u16(v, h, 1);
+  std::memcpy(&v, b[2] + at, 2);
+  h = vset_lane_u16(v, h, 2);
+  std::memcpy(&v, b[3] + at, 2);
+  h = vset_lane_u16(v, h, 3);
+  return vcvt_f32_f16(vreinterpret_f16_u16(h));
 }
 
 inline uint32_t load_u32(const uint8_t* p) {
