@@ -50,6 +50,25 @@ inline void append_greedy_logits(einfer::Session* s, int32_t V, int steps,
   }
 }
 
+// Logits of an 11-token prompt (ids (37i + 1) mod V) and `steps` greedy steps of the image
+// (64-byte aligned) run with max_batch 8: what the layout tests compare bit for bit.
+inline std::vector<float> prompt_greedy_logits(const void* image, size_t size, int steps) {
+  einfer::Model m;
+  einfer::RunOptions o;
+  o.max_batch = 8;
+  AlignedMemory mem = session_memory(image, size, o, &m);
+  einfer::Arena arena(mem.base, mem.bytes);
+  einfer::Session* s = nullptr;
+  REQUIRE(einfer::session_create(image, size, einfer::LoadOptions{}, o, arena, &s).ok());
+  const int32_t V = m.config.vocab_size;
+  std::vector<int32_t> prompt;
+  for (int32_t i = 0; i < 11; ++i) prompt.push_back((i * 37 + 1) % V);
+  REQUIRE(einfer::session_eval(s, prompt.data(), static_cast<int32_t>(prompt.size())).ok());
+  std::vector<float> all(einfer::session_logits(*s), einfer::session_logits(*s) + V);
+  append_greedy_logits(s, V, steps, &all);
+  return all;
+}
+
 // The same for the C API (einfer_arena_bytes).
 inline AlignedMemory capi_memory(const void* image, size_t size, const einfer_options& options) {
   char err[160] = {};

@@ -42,20 +42,7 @@ std::string message_of(const std::vector<uint8_t>& b) {
 // Logits of a short prompt and three greedy steps.
 std::vector<float> logits(const std::vector<uint8_t>& bytes) {
   pack::AlignedBuffer image(bytes);
-  Model m;
-  RunOptions o;
-  o.max_batch = 8;
-  einfer_test::AlignedMemory mem = einfer_test::session_memory(image.data, image.size, o, &m);
-  Arena arena(mem.base, mem.bytes);
-  Session* s = nullptr;
-  REQUIRE(session_create(image.data, image.size, LoadOptions{}, o, arena, &s).ok());
-  const int32_t V = m.config.vocab_size;
-  std::vector<int32_t> prompt;
-  for (int32_t i = 0; i < 11; ++i) prompt.push_back((i * 37 + 1) % V);
-  REQUIRE(session_eval(s, prompt.data(), static_cast<int32_t>(prompt.size())).ok());
-  std::vector<float> all(session_logits(*s), session_logits(*s) + V);
-  einfer_test::append_greedy_logits(s, V, 3, &all);
-  return all;
+  return einfer_test::prompt_greedy_logits(image.data, image.size, 3);
 }
 
 }  // namespace

@@ -171,26 +171,12 @@ std::vector<uint8_t> pack_q4km(bool interleaved) {
 
 std::vector<float> logits_of(const std::vector<uint8_t>& bytes, std::vector<int32_t>* ids) {
   pack::AlignedBuffer image(bytes);
-  Model m;
-  RunOptions o;
-  o.max_batch = 8;
-  o.context = 64;
-  einfer_test::AlignedMemory mem = einfer_test::session_memory(image.data, image.size, o, &m);
-  Arena arena(mem.base, mem.bytes);
-  Session* s = nullptr;
-  REQUIRE(session_create(image.data, image.size, LoadOptions{}, o, arena, &s).ok());
-  const int32_t V = m.config.vocab_size;
-  std::vector<int32_t> prompt;
-  for (int32_t i = 0; i < 11; ++i) prompt.push_back((i * 37 + 1) % V);
-  REQUIRE(session_eval(s, prompt.data(), static_cast<int32_t>(prompt.size())).ok());
-  std::vector<float> all(session_logits(*s), session_logits(*s) + V);
-  const size_t before = all.size();
-  einfer_test::append_greedy_logits(s, V, 6, &all);
-  // The greedy ids: the argmax of each appended step's logits.
-  for (size_t at = before - V; at + V <= all.size(); at += V) {
-    int32_t best = 0;
-    for (int32_t v = 1; v < V; ++v) best = all[at + v] > all[at + best] ? v : best;
-    ids->push_back(best);
+  const std::vector<float> all = einfer_test::prompt_greedy_logits(image.data, image.size, 6);
+  const size_t V = all.size() / 7;
+  for (size_t at = 0; at + V <= all.size(); at += V) {  // the greedy ids: each step's argmax
+    size_t best = 0;
+    for (size_t v = 1; v < V; ++v) best = all[at + v] > all[at + best] ? v : best;
+    ids->push_back(static_cast<int32_t>(best));
   }
   return all;
 }

@@ -1,20 +1,35 @@
 # Runs a command with EINFER_ISA=scalar and with EINFER_ISA=${LEVEL}; their stdout must be equal
-# and non-empty (the dispatched kernels give the scalar reference level's greedy ids).
-#   cmake -DCMD="a;b;c" -DLEVEL=avx2 -P isa_same_ids.cmake
-foreach(isa scalar ${LEVEL})
-  execute_process(COMMAND ${CMAKE_COMMAND} -E env EINFER_ISA=${isa} ${CMD} RESULT_VARIABLE rc
-                  OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  message("EINFER_ISA=${isa}: ${err}")
+# and non-empty (the dispatched kernels give the scalar reference level's greedy ids). With REF,
+# runs REF and CMD both with EINFER_ISA=${LEVEL} instead (an image in an interleaved layout gives
+# its rows image's ids).
+#   cmake -DCMD="a;b;c" -DLEVEL=avx2 [-DREF="a;b;d"] -P isa_same_ids.cmake
+if(DEFINED REF)
+  set(runs ref cmd)
+  set(isa_ref ${LEVEL})
+  set(what "the rows image's")
+else()
+  set(runs ref cmd)
+  set(REF ${CMD})
+  set(isa_ref scalar)
+  set(what "the scalar level's")
+endif()
+set(isa_cmd ${LEVEL})
+set(cmd_ref ${REF})
+set(cmd_cmd ${CMD})
+foreach(run ${runs})
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env EINFER_ISA=${isa_${run}} ${cmd_${run}}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  message("EINFER_ISA=${isa_${run}}: ${err}")
   if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "command failed (${rc}) with EINFER_ISA=${isa}: ${CMD}\n${out}")
+    message(FATAL_ERROR "command failed (${rc}) with EINFER_ISA=${isa_${run}}: ${cmd_${run}}\n${out}")
   endif()
   string(STRIP "${out}" out)
-  message("stdout (${isa}): ${out}")
-  set(out_${isa} "${out}")
+  message("stdout (${run}, ${isa_${run}}): ${out}")
+  set(out_${run} "${out}")
 endforeach()
-if(out_scalar STREQUAL "")
+if(out_ref STREQUAL "")
   message(FATAL_ERROR "no ids printed")
 endif()
-if(NOT out_scalar STREQUAL out_${LEVEL})
-  message(FATAL_ERROR "EINFER_ISA=${LEVEL} ids differ from the scalar level's:\n  ${out_${LEVEL}}\n  ${out_scalar}")
+if(NOT out_ref STREQUAL out_cmd)
+  message(FATAL_ERROR "EINFER_ISA=${LEVEL} ids differ from ${what}:\n  ${out_cmd}\n  ${out_ref}")
 endif()
