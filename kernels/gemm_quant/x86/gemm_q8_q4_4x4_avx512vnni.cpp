@@ -76,15 +76,13 @@ struct Q4 {
 
 // Decode (m == 1) q4 step: two vpdpbusd from the step's negated correction, no int16 stage.
 struct DotQ4Vnni {
-  static __m128i half(__m128i lo, __m128i even, __m128i hi, __m128i odd) {
-    return _mm_dpbusd_epi32(_mm_dpbusd_epi32(_mm_setzero_si128(), lo, even), hi, odd);
-  }
-  static __m256i step(__m256i w, const int8_t* a) {
+  static __m256i step_v(__m256i w, __m256i even, __m256i odd) {
     const __m256i m = _mm256_set1_epi8(0x0F);
     const __m256i lo = _mm256_and_si256(w, m), hi = _mm256_and_si256(_mm256_srli_epi16(w, 4), m);
-    return _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), lo, load32(a)), hi,
-                               load32(a + 32));
+    return _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), lo, even), hi, odd);
   }
+  static __m256i step(__m256i w, const int8_t* a) { return step_v(w, load32(a), load32(a + 32)); }
+
   static __m256i dot(__m256i lo, __m256i even, __m256i hi, __m256i odd, __m256i neg_corr) {
     return _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(neg_corr, lo, even), hi, odd);
   }

@@ -164,8 +164,8 @@ struct GemvQ4 {
 // one FMA with the 8 scale products: one FMA per row and 8 groups instead of one per 2, the FMA
 // ports left to the dot products. Steps past the last whole block take GemvQ4's per-step path; a
 // row ending in half a step (K = 288) takes one 16-byte step per row, the 4 rows folded alike.
-// Dot provides step (a 32-byte step: 8 lanes, 4 per group, no correction) and half (16 bytes:
-// one group in 4 lanes).
+// Dot provides step_v (a 32-byte step against activation vectors: 8 lanes, 4 per group, no
+// correction) and step (the same from activations in memory).
 
 // [sum of the 4 lanes of each 128-bit half of d0, d1, d2, d3]: lanes [d0.lo d1.lo d2.lo d3.lo |
 // d0.hi d1.hi d2.hi d3.hi].
@@ -175,11 +175,6 @@ inline __m256i fold4_epi32(__m256i d0, __m256i d1, __m256i d2, __m256i d3) {
   const __m256i x23 =
       _mm256_add_epi32(_mm256_unpacklo_epi32(d2, d3), _mm256_unpackhi_epi32(d2, d3));
   return _mm256_add_epi32(_mm256_unpacklo_epi64(x01, x23), _mm256_unpackhi_epi64(x01, x23));
-}
-inline __m128i fold4_epi32(__m128i d0, __m128i d1, __m128i d2, __m128i d3) {
-  const __m128i x01 = _mm_add_epi32(_mm_unpacklo_epi32(d0, d1), _mm_unpackhi_epi32(d0, d1));
-  const __m128i x23 = _mm_add_epi32(_mm_unpacklo_epi32(d2, d3), _mm_unpackhi_epi32(d2, d3));
-  return _mm_add_epi32(_mm_unpacklo_epi64(x01, x23), _mm_unpackhi_epi64(x01, x23));
 }
 // The 4 rows' horizontal sums [r0 r1 r2 r3]: each row's lanes summed as ((0+2)+(1+3)) +
 // ((4+6)+(5+7)).
@@ -219,11 +214,7 @@ void gemv_q4_run(const QuantGemm& p) {
     const uint8_t* const w = p.w + j * rb;
     const float* const sw = p.sw + j * gs;
     __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0, acc2 = acc0, acc3 = acc0;
-    const char* pf_w = reinterpret_cast<const char*>(w) + kPrefetchBytes;
     for (int64_t b = 0; b < blocks; ++b) {
-      for (int l = 0; l < 4 * 128; l += 64) _mm_prefetch(pf_w + l, _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char*>(sw + 8 * b) + kPrefetchBytes / 4, _MM_HINT_T0);
-      pf_w += 4 * 128;
       const int8_t* const a = p.qa + b * 4 * Q::kStep;
       const __m256 sa = _mm256_loadu_ps(p.sa + 8 * b);
       const __m256i csum = load32(p.csum + 8 * b);
@@ -244,19 +235,26 @@ void gemv_q4_run(const QuantGemm& p) {
     __m128 tail = _mm_setzero_ps();
     if (half_tail) {
       const int64_t g = 2 * full_steps;
-      const __m128i m = _mm_set1_epi8(0x0F);
-      const __m128i even =
-          _mm_loadu_si128(reinterpret_cast<const __m128i*>(p.qa + full_steps * 64));
-      const __m128i odd =
-          _mm_loadu_si128(reinterpret_cast<const __m128i*>(p.qa + full_steps * 64 + 32));
-      auto half = [&](const uint8_t* b) {
-        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b));
-        return Dot::half(_mm_and_si128(v, m), even, _mm_and_si128(_mm_srli_epi16(v, 4), m), odd);
+      const __m256i even = _mm256_broadcastsi128_si256(
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(p.qa + full_steps * 64)));
+      const __m256i odd = _mm256_broadcastsi128_si256(
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(p.qa + full_steps * 64 + 32)));
+      // Two rows' 16 bytes in one vector: [row b0 | row b1], 4 lanes each.
+      auto two = [&](const uint8_t* b0, const uint8_t* b1) {
+        const __m256i v = _mm256_inserti128_si256(
+            _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b0))),
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(b1)), 1);
+        return Dot::step_v(v, even, odd);
       };
       const uint8_t* const wt = w + full_steps * 32;
-      const __m128i t =
-          _mm_sub_epi32(fold4_epi32(half(wt), half(wt + rb), half(wt + 2 * rb), half(wt + 3 * rb)),
-                        _mm_set1_epi32(p.csum[g]));
+      const __m256i d01 = two(wt, wt + rb), d23 = two(wt + 2 * rb, wt + 3 * rb);
+      // [r0 r2 r0 r2 | r1 r3 r1 r3] (pairs of lanes, then halves), then [r0 r1 r2 r3].
+      __m256i x =
+          _mm256_add_epi32(_mm256_unpacklo_epi32(d01, d23), _mm256_unpackhi_epi32(d01, d23));
+      x = _mm256_add_epi32(x, _mm256_shuffle_epi32(x, 0x4E));
+      const __m128i t = _mm_sub_epi32(
+          _mm_unpacklo_epi32(_mm256_castsi256_si128(x), _mm256_extracti128_si256(x, 1)),
+          _mm_set1_epi32(p.csum[g]));
       const __m128 swv = _mm_setr_ps(sw[g], sw[gs + g], sw[2 * gs + g], sw[3 * gs + g]);
       tail = _mm_mul_ps(_mm_cvtepi32_ps(t), _mm_mul_ps(swv, _mm_set1_ps(p.sa[g])));
     } else if (full_steps < steps) {
