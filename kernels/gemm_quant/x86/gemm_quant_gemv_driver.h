@@ -186,6 +186,12 @@ inline __m128 fold4_ps(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
   return _mm_add_ps(_mm256_castps256_ps128(y), _mm256_extractf128_ps(y, 1));
 }
 
+constexpr auto kHint = _MM_HINT_T1;
+inline void prefetch2(const char* p, int64_t at) {
+  _mm_prefetch(p + at, kHint);
+  _mm_prefetch(p + at + 64, kHint);
+}
+
 // acc + the block's 8 group dot products of one row, scaled: w the row's 128 bytes of the block,
 // a its 256 activations (4 steps of even then odd), sw the row's 8 scales.
 template <class Dot>
@@ -209,21 +215,41 @@ void gemv_q4_run(const QuantGemm& p) {
   const int64_t rb = static_cast<int64_t>(p.w_row_bytes), gs = p.groups;
   // A last step of exactly one whole group (16 bytes, K = 288): the 4-row half step below.
   const bool half_tail = full_steps < steps && rb - full_steps * 32 == 16;
+  const int64_t pass_bytes = 4 * rb, pass_scale_bytes = 4 * gs * 4;
+  const int64_t scale_ahead = kPrefetchBytes / pass_bytes * pass_scale_bytes;
   int64_t j = 0;
   for (; j + 4 <= p.n; j += 4) {
     const uint8_t* const w = p.w + j * rb;
     const float* const sw = p.sw + j * gs;
+    // Prefetch kPrefetchBytes ahead (scales as many passes ahead), two lines per row and block
+    // spread over the pass (bunched, they stalled the demand loads from DRAM), the pass's last
+    // lines after its blocks: the pass's pace exactly, whatever the row length.
+    const char* pf = reinterpret_cast<const char*>(w) + kPrefetchBytes;
+    const char* pf_s = reinterpret_cast<const char*>(sw) + scale_ahead;
     __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0, acc2 = acc0, acc3 = acc0;
     for (int64_t b = 0; b < blocks; ++b) {
       const int8_t* const a = p.qa + b * 4 * Q::kStep;
       const __m256 sa = _mm256_loadu_ps(p.sa + 8 * b);
       const __m256i csum = load32(p.csum + 8 * b);
       const uint8_t* const wb = w + b * 128;
+      prefetch2(pf, 0);
       acc0 = q4_block<Dot>(acc0, wb, a, sw + 8 * b, sa, csum);
+      prefetch2(pf, 128);
       acc1 = q4_block<Dot>(acc1, wb + rb, a, sw + gs + 8 * b, sa, csum);
+      prefetch2(pf, 256);
       acc2 = q4_block<Dot>(acc2, wb + 2 * rb, a, sw + 2 * gs + 8 * b, sa, csum);
+      prefetch2(pf, 384);
       acc3 = q4_block<Dot>(acc3, wb + 3 * rb, a, sw + 3 * gs + 8 * b, sa, csum);
+      prefetch2(pf_s, 0);
+      pf += 512;
+      pf_s += 128;
     }
+    for (const char* const end = reinterpret_cast<const char*>(w) + kPrefetchBytes + pass_bytes;
+         pf < end; pf += 64)
+      _mm_prefetch(pf, kHint);
+    for (const char* const end = reinterpret_cast<const char*>(sw) + scale_ahead + pass_scale_bytes;
+         pf_s < end; pf_s += 64)
+      _mm_prefetch(pf_s, kHint);
     for (int64_t s = blocks * 4; s < full_steps; ++s) {
       const typename Q::A a = Q::load_a(p, s, false);
       const uint8_t* const ws = w + s * 32;
