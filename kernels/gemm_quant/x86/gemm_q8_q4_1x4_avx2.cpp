@@ -13,8 +13,12 @@
 // loads, and RowG32. The weights are one sequential stream (the 4 rows are adjacent),
 // software-prefetched kPrefetchBytes ahead, the scales alike.
 //
+// q4 runs its own row loop (gemv_q4_run in gemm_quant_gemv_driver.h): blocks of 4 steps whose
+// int32 lanes each row folds into its 8 group sums before one convert and one FMA, which took the
+// 15M decode's q4 / q8 ratio from 1.1-1.2 to ~1.4 (docs/bench.md).
+//
 // Bit-level: the int32 group dot products equal the scalar twin's; the float sum runs in another
-// order (8 lanes, then the horizontal add), within tests/test_gemm_quant_dispatch.cpp's bounds.
+// order (8 lanes, then the horizontal add), within tests/test_matmul_quant.cpp's bounds.
 #include "kernels/gemm_quant/gemm_quant_internal.h"
 
 #if EINFER_HAS_SIMD && defined(__AVX2__)

@@ -74,7 +74,9 @@ struct Q4 {
   static __m256 scale(const float* prod, int j) { return prefill_scale_two_blocks(prod, j); }
 };
 
-// Decode (m == 1) q4 step: two vpdpbusd from the step's negated correction, no int16 stage.
+// Decode (m == 1) q4 step: two vpdpbusd, no int16 stage; step_v / step for gemv_q4_run's blocks
+// (no correction: subtracted after the fold), dot for the steps past them (from the step's
+// negated correction).
 struct DotQ4Vnni {
   static __m256i step_v(__m256i w, __m256i even, __m256i odd) {
     const __m256i m = _mm256_set1_epi8(0x0F);

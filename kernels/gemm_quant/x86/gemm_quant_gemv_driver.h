@@ -10,6 +10,8 @@
 // last_partial)` = acc + the step's scaled dot products of weight row bytes w in 8 lanes;
 // last_partial: the step runs past the row's last group (q4, an odd group count).
 //
+// q4 has its own row loop, gemv_q4_run (below): GemvQ4's step only runs the steps past its blocks.
+//
 // Everything here has internal linkage: each including file compiles it for its own ISA.
 #pragma once
 
