@@ -218,7 +218,8 @@ void gemv_q4_run(const QuantGemm& p) {
   // A last step of exactly one whole group (16 bytes, K = 288): the 4-row half step below.
   const bool half_tail = full_steps < steps && rb - full_steps * 32 == 16;
   const int64_t pass_bytes = 4 * rb, pass_scale_bytes = 4 * gs * 4;
-  const int64_t scale_ahead = kPrefetchBytes / pass_bytes * pass_scale_bytes;
+  const int64_t passes_ahead = kPrefetchBytes / pass_bytes > 0 ? kPrefetchBytes / pass_bytes : 1;
+  const int64_t scale_ahead = passes_ahead * pass_scale_bytes;
   int64_t j = 0;
   for (; j + 4 <= p.n; j += 4) {
     const uint8_t* const w = p.w + j * rb;
