@@ -45,6 +45,20 @@ inline float32x4_t pair_scales(const float* sw) {  // [sw0 sw1 sw0 sw1]
   return vreinterpretq_f32_f64(vld1q_dup_f64(reinterpret_cast<const double*>(sw)));
 }
 
+// [t0 r0, t0 r1, t1 r0, t1 r1] and [t0 r2, t0 r3, t1 r2, t1 r3] of each pair -> each token's 4
+// rows, the first `tokens` of them.
+template <int kPairs>
+inline void store_pairs(const float32x4_t (*acc)[2], float* c, int64_t ldc, int tokens, int cols) {
+  for (int q = 0; q < kPairs; ++q)
+    for (int t = 0; t < 2 && 2 * q + t < tokens; ++t) {
+      const float64x2_t lo = vreinterpretq_f64_f32(acc[q][0]),
+                        hi = vreinterpretq_f64_f32(acc[q][1]);
+      const float32x4_t row =
+          vreinterpretq_f32_f64(t == 0 ? vzip1q_f64(lo, hi) : vzip2q_f64(lo, hi));
+      store_row(c + (2 * q + t) * ldc, row, cols);
+    }
+}
+
 // One tile (4 rows) x kPairs pairs of tokens.
 template <bool kQ4, int kPairs>
 void gemm_tile(const QuantGemm& p, const uint8_t* wt, const int8_t* act, float* c, int tokens,
@@ -79,15 +93,69 @@ void gemm_tile(const QuantGemm& p, const uint8_t* wt, const int8_t* act, float* 
       acc[q][1] = vfmaq_f32(acc[q][1], vcvtq_f32_s32(isum[q][1]), vmulq_f32(sw23, sa));
     }
   }
-  // [t0 r0, t0 r1, t1 r0, t1 r1] and [t0 r2, t0 r3, t1 r2, t1 r3] -> each token's 4 rows.
-  for (int q = 0; q < kPairs; ++q)
-    for (int t = 0; t < 2 && 2 * q + t < tokens; ++t) {
-      const float64x2_t lo = vreinterpretq_f64_f32(acc[q][0]),
-                        hi = vreinterpretq_f64_f32(acc[q][1]);
-      const float32x4_t row =
-          vreinterpretq_f32_f64(t == 0 ? vzip1q_f64(lo, hi) : vzip2q_f64(lo, hi));
-      store_row(c + (2 * q + t) * p.ldc, row, cols);
-    }
+  store_pairs<kPairs>(acc, c, p.ldc, tokens, cols);
+}
+
+// gemm_tile<kQ4, 4> for groups of 32 in assembly: 8 tokens (4 pairs) x 4 rows, the group's 8
+// weight registers (q4: unpacked once) held while each pair's header and 4 chunks come in 2
+// loads, post-incremented through the pair's blocks. Per group: 2 loads of weights (q8 3), 8
+// unpacks (q4), the scales paired ([sw0 sw1 sw0 sw1], [sw2 sw3 sw2 sw3]); per pair: its int32
+// sums started at the header's -8 * sum(a), 8 smmlas, and acc += float(isum) * (sw * sa) on both
+// halves: 82 instructions per group for q4 where the intrinsics took about 190. Registers: v0-v7
+// the pairs' float accumulators (rows 0-1 and 2-3 of each), v8-v15 the weight registers of
+// chunks 0-3 (rows 0-1, 2-3), v16 the pair's [sa0 sa0 sa1 sa1], v17/v18 its int32 sums, v19-v22
+// its chunks, v23/v24 the paired scales, v25/v26 scale products, v27 the nibble mask, v28 the
+// block's scales. out: the 8 accumulators as they are.
+#define EINFER_P8_PAIR(A, ACC0, ACC1)                                      \
+  "ld1 {v16.16b, v17.16b}, [%[" A "]], #32\n ld1 {v19.16b-v22.16b}, [%[" A \
+  "]], #64\n"                                                              \
+  "mov v18.16b, v17.16b\n"                                                 \
+  "smmla v17.4s, v19.16b, v8.16b\n smmla v18.4s, v19.16b, v9.16b\n"        \
+  "smmla v17.4s, v20.16b, v10.16b\n smmla v18.4s, v20.16b, v11.16b\n"      \
+  "smmla v17.4s, v21.16b, v12.16b\n smmla v18.4s, v21.16b, v13.16b\n"      \
+  "smmla v17.4s, v22.16b, v14.16b\n smmla v18.4s, v22.16b, v15.16b\n"      \
+  "scvtf v17.4s, v17.4s\n scvtf v18.4s, v18.4s\n"                          \
+  "fmul v25.4s, v23.4s, v16.4s\n fmul v26.4s, v24.4s, v16.4s\n"            \
+  "fmla " ACC0 ".4s, v17.4s, v25.4s\n fmla " ACC1 ".4s, v18.4s, v26.4s\n"
+// q4: 64 bytes; register R (rows 0-1 or 2-3 of chunk pair P) holds chunk P in its low nibbles
+// and chunk P + 2 in its high ones.
+#define EINFER_P8_Q4_WEIGHTS                                                     \
+  "ldr q28, [%[w]], #16\n ld1 {v8.16b, v9.16b, v10.16b, v11.16b}, [%[w]], #64\n" \
+  "ushr v12.16b, v8.16b, #4\n ushr v13.16b, v9.16b, #4\n"                        \
+  "ushr v14.16b, v10.16b, #4\n ushr v15.16b, v11.16b, #4\n"                      \
+  "and v8.16b, v8.16b, v27.16b\n and v9.16b, v9.16b, v27.16b\n"                  \
+  "and v10.16b, v10.16b, v27.16b\n and v11.16b, v11.16b, v27.16b\n"
+#define EINFER_P8_Q8_WEIGHTS                                                     \
+  "ldr q28, [%[w]], #16\n ld1 {v8.16b, v9.16b, v10.16b, v11.16b}, [%[w]], #64\n" \
+  "ld1 {v12.16b, v13.16b, v14.16b, v15.16b}, [%[w]], #64\n"
+#define EINFER_P8_BODY(WEIGHTS) \
+  "movi v0.4s, #0\n movi v1.4s, #0\n movi v2.4s, #0\n movi v3.4s, #0\n"                  \
+  "movi v4.4s, #0\n movi v5.4s, #0\n movi v6.4s, #0\n movi v7.4s, #0\n"                  \
+  "movi v27.16b, #0x0f\n"                                                                 \
+  "1:\n" WEIGHTS "dup v23.2d, v28.d[0]\n dup v24.2d, v28.d[1]\n"                          \
+  EINFER_P8_PAIR("a0", "v0", "v1") EINFER_P8_PAIR("a1", "v2", "v3")                        \
+  EINFER_P8_PAIR("a2", "v4", "v5") EINFER_P8_PAIR("a3", "v6", "v7")                        \
+  "subs %[n], %[n], #1\n b.ne 1b\n"                                                       \
+  "st1 {v0.4s-v3.4s}, [%[out]], #64\n st1 {v4.4s-v7.4s}, [%[out]]\n"
+#define EINFER_P8_OPERANDS                                                                      \
+  : [w] "+r"(wt), [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [n] "+r"(groups), \
+    [out] "+r"(out)                                                                         \
+  :                                                                                         \
+  : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13",  \
+    "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", \
+    "v27", "v28", "memory", "cc"
+
+template <bool kQ4>
+void gemm_tile8_g32(const uint8_t* wt, const int8_t* act, int64_t pair_stride, int64_t groups,
+                    float32x4_t* acc) {
+  const int8_t *a0 = act, *a1 = act + pair_stride, *a2 = act + 2 * pair_stride,
+               *a3 = act + 3 * pair_stride;
+  float* out = reinterpret_cast<float*>(acc);
+  if constexpr (kQ4) {
+    __asm__ volatile(EINFER_P8_BODY(EINFER_P8_Q4_WEIGHTS) EINFER_P8_OPERANDS);
+  } else {
+    __asm__ volatile(EINFER_P8_BODY(EINFER_P8_Q8_WEIGHTS) EINFER_P8_OPERANDS);
+  }
 }
 
 template <bool kQ4>
@@ -97,9 +165,16 @@ void gemm(const QuantGemm& p) {
     const uint8_t* wt = p.w + static_cast<size_t>(j0 / 4) * p.w_tile_bytes;
     const int cols = static_cast<int>(p.n - j0 < 4 ? p.n - j0 : 4);
     int64_t i0 = 0;
-    for (; i0 + 6 < p.m; i0 += 8)
-      gemm_tile<kQ4, 4>(p, wt, p.qa + i0 / 2 * pair_stride, p.c + i0 * p.ldc + j0,
-                        static_cast<int>(p.m - i0 < 8 ? p.m - i0 : 8), cols);
+    for (; i0 + 6 < p.m; i0 += 8) {
+      const int tokens = static_cast<int>(p.m - i0 < 8 ? p.m - i0 : 8);
+      if (p.group == 32 && p.groups > 0) {
+        float32x4_t acc[4][2];
+        gemm_tile8_g32<kQ4>(wt, p.qa + i0 / 2 * pair_stride, pair_stride, p.groups, &acc[0][0]);
+        store_pairs<4>(acc, p.c + i0 * p.ldc + j0, p.ldc, tokens, cols);
+      } else {
+        gemm_tile<kQ4, 4>(p, wt, p.qa + i0 / 2 * pair_stride, p.c + i0 * p.ldc + j0, tokens, cols);
+      }
+    }
     for (; i0 < p.m; i0 += 2)
       gemm_tile<kQ4, 1>(p, wt, p.qa + i0 / 2 * pair_stride, p.c + i0 * p.ldc + j0,
                         static_cast<int>(p.m - i0 < 2 ? p.m - i0 : 2), cols);
