@@ -160,16 +160,16 @@ void tile(const QuantGemm& p, const uint8_t* wt, const int8_t* act, float* c, in
 }
 
 // The decode GEMV for groups of 32 in assembly: 4 weight tiles (16 rows) per pass, each tile's
-// blocks read in order through its own post-incremented pointer; per group the token's header
-// and 32 values in one load, its 8 k-steps broadcast once for the 4 tiles. Per group and tile:
-// scales and values in 2 loads (q4; q8 3), 16 smull/smlal(2), the int16 sums widened by
+// blocks read in order through its own post-incremented pointer; per group the token's header and
+// its 8 k-steps, each broadcast to a register (ld4r), in 3 loads for the 4 tiles. Per group and
+// tile: scales and values in 2 loads (q4; q8 3), 16 smull/smlal(2), the int16 sums widened by
 // saddlp/sadalp (q8 every 2 steps, q4 once: 8 products of at most 15 x 127 per lane), one addp
-// to rows, q4's -8 * sum(a) added, then acc += float(isum) * (sw * sa): 35 instructions for q4
-// and 33 for q8 with the broadcasts, where the intrinsics' loops took 91 and 74. Registers:
-// v0-v3 the tiles' float accumulators, v4/v5 int16 sums of rows 0-1 / 2-3, v6/v7 their int32
-// pairs, v8 the nibble mask, v9 -8 * sum(a) in 4 lanes, v10/v11 unpacked nibbles, v16 the header
-// (sa, asum8), v17/v18 the values, v19-v26 the 8 steps broadcast, v27 the scales, v28-v31 the
-// weight registers of a half-group (q4: the raw bytes of both halves).
+// to rows, q4's -8 * sum(a) added, then acc += float(isum) * (sw * sa): about 34 instructions for
+// q4 and 32 for q8, where the intrinsics' loops took 91 and 74. Registers: v0-v3 the tiles' float
+// accumulators, v4/v5 int16 sums of rows 0-1 / 2-3, v6/v7 their int32 pairs, v8 the nibble mask,
+// v9 -8 * sum(a) in 4 lanes, v10/v11 unpacked nibbles, v16 the header (sa, asum8), v19-v26 the 8
+// steps broadcast, v27 the scales, v28-v31 the weight registers of a half-group (q4: the raw bytes
+// of both halves).
 #define EINFER_G16_MUL(OP, W, B) \
   OP " v4.8h, " W ".8b, " B ".8b\n " OP "2 v5.8h, " W ".16b, " B ".16b\n"
 #define EINFER_G16_WIDEN(OP) OP " v6.4s, v4.8h\n " OP " v7.4s, v5.8h\n"
@@ -198,14 +198,13 @@ void tile(const QuantGemm& p, const uint8_t* wt, const int8_t* act, float* c, in
       EINFER_G16_Q4_STEP("smlal", "v30", "v21", "v25")                                      \
           EINFER_G16_Q4_STEP("smlal", "v31", "v22", "v26") EINFER_G16_WIDEN(                \
               "saddlp") "addp v6.4s, v6.4s, v7.4s\n add v6.4s, v6.4s, v9.4s\n" EINFER_G16_END(ACC)
-#define EINFER_G16_BODY(TILE)                                                       \
-  "movi v0.4s, #0\n movi v1.4s, #0\n movi v2.4s, #0\n movi v3.4s, #0\n"             \
-  "movi v8.16b, #0x0f\n"                                                            \
-  "1:\n ld1 {v16.16b, v17.16b, v18.16b}, [%[a]], #48\n dup v9.4s, v16.s[1]\n"       \
-  "dup v19.4s, v17.s[0]\n dup v20.4s, v17.s[1]\n dup v21.4s, v17.s[2]\n"            \
-  "dup v22.4s, v17.s[3]\n dup v23.4s, v18.s[0]\n dup v24.4s, v18.s[1]\n"            \
-  "dup v25.4s, v18.s[2]\n dup v26.4s, v18.s[3]\n" TILE("w0", "v0") TILE("w1", "v1") \
-      TILE("w2", "v2")                                                              \
+#define EINFER_G16_BODY(TILE)                                                              \
+  "movi v0.4s, #0\n movi v1.4s, #0\n movi v2.4s, #0\n movi v3.4s, #0\n"                    \
+  "movi v8.16b, #0x0f\n"                                                                   \
+  "1:\n ldr q16, [%[a]], #16\n dup v9.4s, v16.s[1]\n"                                      \
+  "ld4r {v19.4s, v20.4s, v21.4s, v22.4s}, [%[a]], #16\n"                                   \
+  "ld4r {v23.4s, v24.4s, v25.4s, v26.4s}, [%[a]], #16\n" TILE("w0", "v0") TILE("w1", "v1") \
+      TILE("w2", "v2")                                                                     \
           TILE("w3", "v3") "subs %[n], %[n], #1\n b.ne 1b\n st1 {v0.4s-v3.4s}, [%[c]]\n"
 #define EINFER_G16_OPERANDS                                                                     \
   : [w0] "+r"(w0), [w1] "+r"(w1), [w2] "+r"(w2), [w3] "+r"(w3), [a] "+r"(act), [n] "+r"(groups) \
