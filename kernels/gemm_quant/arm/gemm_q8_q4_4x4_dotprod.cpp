@@ -144,14 +144,15 @@ void gemm_tile(const QuantGemm& p, const uint8_t* wt, const int8_t* act, float* 
   "movi v0.4s, #0\n movi v1.4s, #0\n movi v2.4s, #0\n movi v3.4s, #0\n" \
   "movi v4.4s, #0\n movi v5.4s, #0\n movi v6.4s, #0\n movi v7.4s, #0\n"
 // A group's start: both quads' headers (scales; -8 * sum(a) starting each int32 sum) and the
-// first half of their values, post-incremented through the blocks.
-#define EINFER_T8_GROUP_START                                     \
+// first half of their values, post-incremented through the blocks; the first 64 bytes of weight
+// values, the pointer moved by WINC (q4: %[step], to the next block's values).
+#define EINFER_T8_GROUP_START(WINC)                               \
   "1:\n"                                                          \
   "ldr q30, [%[a0]], #16\n ld1 {v8.16b-v11.16b}, [%[a0]], #64\n"  \
   "ld1 {v16.16b-v19.16b}, [%[a0]], #64\n"                         \
   "ldr q31, [%[a1]], #16\n ld1 {v12.16b-v15.16b}, [%[a1]], #64\n" \
   "ld1 {v20.16b-v23.16b}, [%[a1]], #64\n"                         \
-  "ld1 {v24.16b-v27.16b}, [%[w]], #64\n"
+  "ld1 {v24.16b-v27.16b}, [%[w]], " WINC "\n"
 // The second half of both quads' values.
 #define EINFER_T8_SECOND_HALF \
   "ld1 {v16.16b-v19.16b}, [%[a0]], #64\n ld1 {v20.16b-v23.16b}, [%[a1]], #64\n"
@@ -170,11 +171,12 @@ void gemm_tile(const QuantGemm& p, const uint8_t* wt, const int8_t* act, float* 
 // q4: a weight register from raw register R's low (and) or high (ushr) nibbles into v28.
 #define EINFER_T8_LO(R) "and v28.16b, " R ".16b, v29.16b\n"
 #define EINFER_T8_HI(R) "ushr v28.16b, " R ".16b, #4\n"
-// A group's end: this block's weight scales (OFF bytes back), then per token
+// A group's end: this block's weight scales (OFF bytes back: the weight pointer is at the next
+// block's values already, so no add skips the scales), then per token
 // acc += float(isum) * (sw * sa), and the next group.
 #define EINFER_T8_GROUP_END(OFF)                                                            \
   "ldur q28, [%[w], #" OFF                                                                  \
-  "]\n add %[w], %[w], #16\n"                                                               \
+  "]\n"                                                                                     \
   "scvtf v8.4s, v8.4s\n scvtf v9.4s, v9.4s\n scvtf v10.4s, v10.4s\n scvtf v11.4s, v11.4s\n" \
   "scvtf v12.4s, v12.4s\n scvtf v13.4s, v13.4s\n scvtf v14.4s, v14.4s\n"                    \
   "scvtf v15.4s, v15.4s\n"                                                                  \
@@ -207,27 +209,29 @@ template <bool kQ4>
 void gemm_tile8_g32(const uint8_t* wt, const int8_t* act0, const int8_t* act1, int64_t groups,
                     float* out, int64_t row_bytes) {
   const uint8_t* w = wt + 16;  // the first block's values; its scales come after the sdots
+  const int64_t step = 80;     // the last weight load's post-increment: past the next scales
   if constexpr (kQ4) {
     // One 64-byte load: chunk c's low nibbles are values 4c..4c+3 of the first half, its high
     // nibbles those of the second.
     __asm__ volatile(
-        "movi v29.16b, #0x0f\n" EINFER_T8_ZERO EINFER_T8_GROUP_START EINFER_T8_LO("v24")
+        "movi v29.16b, #0x0f\n" EINFER_T8_ZERO EINFER_T8_GROUP_START("%[step]") EINFER_T8_LO("v24")
             EINFER_T8_SDOTS("v28", "0") EINFER_T8_LO("v25") EINFER_T8_SDOTS("v28", "1")
                 EINFER_T8_LO("v26") EINFER_T8_SDOTS("v28", "2") EINFER_T8_LO("v27") EINFER_T8_SDOTS(
                     "v28", "3") EINFER_T8_SECOND_HALF EINFER_T8_HI("v24")
                     EINFER_T8_SDOTS("v28", "0") EINFER_T8_HI("v25") EINFER_T8_SDOTS("v28", "1")
                         EINFER_T8_HI("v26") EINFER_T8_SDOTS("v28", "2") EINFER_T8_HI("v27")
-                            EINFER_T8_SDOTS("v28", "3") EINFER_T8_GROUP_END("-80") EINFER_T8_STORE
+                            EINFER_T8_SDOTS("v28", "3") EINFER_T8_GROUP_END("-96") EINFER_T8_STORE
         : [w] "+r"(w), [a0] "+r"(act0), [a1] "+r"(act1), [n] "+r"(groups), [out] "+r"(out)
-        : [ld] "r"(row_bytes)
+        : [ld] "r"(row_bytes), [step] "r"(step)
         : EINFER_T8_CLOBBERS);
   } else {
     __asm__ volatile(
-        EINFER_T8_ZERO EINFER_T8_GROUP_START EINFER_T8_HALF(
-            "v24", "v25", "v26", "v27") "ld1 {v24.16b-v27.16b}, [%[w]], #64\n" EINFER_T8_SECOND_HALF
-            EINFER_T8_HALF("v24", "v25", "v26", "v27") EINFER_T8_GROUP_END("-144") EINFER_T8_STORE
+        EINFER_T8_ZERO EINFER_T8_GROUP_START("#64") EINFER_T8_HALF(
+            "v24", "v25", "v26",
+            "v27") "ld1 {v24.16b-v27.16b}, [%[w]], %[step]\n" EINFER_T8_SECOND_HALF
+            EINFER_T8_HALF("v24", "v25", "v26", "v27") EINFER_T8_GROUP_END("-160") EINFER_T8_STORE
         : [w] "+r"(w), [a0] "+r"(act0), [a1] "+r"(act1), [n] "+r"(groups), [out] "+r"(out)
-        : [ld] "r"(row_bytes)
+        : [ld] "r"(row_bytes), [step] "r"(step)
         : EINFER_T8_CLOBBERS);
   }
 }
