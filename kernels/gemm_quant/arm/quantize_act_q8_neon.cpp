@@ -114,14 +114,10 @@ float quantize_group32_chunked(const float* x, int64_t stride, int8_t* dst, int3
   return scale;
 }
 
-}  // namespace
-
-float quantize_group_chunked_neon(const float* x, int32_t n, int32_t group, int chunk,
-                                  int64_t stride, int8_t* dst, int32_t* sum) {
-  if (n == 32 && group == 32) {
-    return chunk == 16 ? quantize_group32_chunked<16>(x, stride, dst, sum)
-                       : quantize_group32_chunked<8>(x, stride, dst, sum);
-  }
+// Any group (a multiple of 16) and n <= group. Out of line, so the group-of-32 path called for
+// every group of every row saves no registers it does not use.
+[[gnu::noinline]] float quantize_group_any(const float* x, int32_t n, int32_t group, int chunk,
+                                           int64_t stride, int8_t* dst, int32_t* sum) {
   float inv = 0.f;
   const float scale = group_scale(x, n, &inv);
   int32x4_t total = vdupq_n_s32(0);
@@ -144,6 +140,17 @@ float quantize_group_chunked_neon(const float* x, int32_t n, int32_t group, int 
   }
   *sum = vaddvq_s32(total);
   return scale;
+}
+
+}  // namespace
+
+float quantize_group_chunked_neon(const float* x, int32_t n, int32_t group, int chunk,
+                                  int64_t stride, int8_t* dst, int32_t* sum) {
+  if (n == 32 && group == 32) {
+    return chunk == 16 ? quantize_group32_chunked<16>(x, stride, dst, sum)
+                       : quantize_group32_chunked<8>(x, stride, dst, sum);
+  }
+  return quantize_group_any(x, n, group, chunk, stride, dst, sum);
 }
 
 }  // namespace einfer::quant_detail
