@@ -331,90 +331,129 @@ void gemv_tiles(const QuantGemm& p, const uint8_t* wt, float* c, int cols) {
 }
 
 // The decode GEMV for groups of 32 in assembly: 4 weight tiles (16 rows) per pass, each tile's
-// blocks read in order through its own post-incremented pointer, the token's block (header and 32
-// values) in one load per group. Per group and tile: the scales and values in 2 loads (q4; q8 3),
-// the int32 sum started at the header's -8 * sum(a) (0 for q8) with one dup, 8 unpacks (q4), 8
-// sdots, then acc += float(isum) * (sw * sa): 22 instructions for q4 and 15 for q8 where the
-// intrinsics' loops took 28 and 23. Registers: v0-v3 the tiles' float accumulators, v4/v5 the
-// int32 sums of the tile pair in flight, v6/v7 their scales, v16 the header (sa, asum8), v17/v18
-// the group's two halves of values, v19 the nibble mask, v20-v27 the pair's weight registers,
-// v28-v31 unpacked nibbles. Tiles go in pairs so two sdot chains overlap.
-#define EINFER_G16_SDOT2(WA, WB, A, L) \
-  "sdot v4.4s, " WA ".16b, " A ".4b[" L "]\n sdot v5.4s, " WB ".16b, " A ".4b[" L "]\n"
-// q4 step L of both halves: the low nibbles against values 4L.. of the first half (v17), the
-// high ones against the second (v18).
-#define EINFER_G16_Q4_STEP(RA, RB, L)                                                       \
-  "and v28.16b, " RA ".16b, v19.16b\n and v29.16b, " RB ".16b, v19.16b\n" EINFER_G16_SDOT2( \
-      "v28", "v29", "v17", L) "ushr v30.16b, " RA ".16b, #4\n ushr v31.16b, " RB            \
-                              ".16b, #4\n" EINFER_G16_SDOT2("v30", "v31", "v18", L)
-// The pair's block start: scales, then the int32 sums started from the header.
-#define EINFER_G16_PAIR_START(WA, WB)         \
-  "ldr q6, [%[" WA "]], #16\n ldr q7, [%[" WB \
-  "]], #16\n"                                 \
-  "ld1 {v20.16b-v23.16b}, [%[" WA             \
-  "]], #64\n"                                 \
-  "ld1 {v24.16b-v27.16b}, [%[" WB             \
-  "]], #64\n"                                 \
-  "dup v4.4s, v16.s[1]\n dup v5.4s, v16.s[1]\n"
-#define EINFER_G16_PAIR_END(AA, AB)                             \
-  "scvtf v4.4s, v4.4s\n scvtf v5.4s, v5.4s\n"                   \
-  "fmul v6.4s, v6.4s, v16.s[0]\n fmul v7.4s, v7.4s, v16.s[0]\n" \
-  "fmla " AA ".4s, v4.4s, v6.4s\n fmla " AB ".4s, v5.4s, v7.4s\n"
-#define EINFER_G16_Q4_PAIR(WA, WB, AA, AB) \
-  EINFER_G16_PAIR_START(WA, WB)            \
-  EINFER_G16_Q4_STEP("v20", "v24", "0")    \
-  EINFER_G16_Q4_STEP("v21", "v25", "1")    \
-  EINFER_G16_Q4_STEP("v22", "v26", "2")    \
-  EINFER_G16_Q4_STEP("v23", "v27", "3") EINFER_G16_PAIR_END(AA, AB)
-// q8: the first half's 4 registers per tile, then the second half's into the same registers.
-#define EINFER_G16_Q8_HALF(A)            \
-  EINFER_G16_SDOT2("v20", "v24", A, "0") \
-  EINFER_G16_SDOT2("v21", "v25", A, "1") \
-  EINFER_G16_SDOT2("v22", "v26", A, "2") EINFER_G16_SDOT2("v23", "v27", A, "3")
-#define EINFER_G16_Q8_PAIR(WA, WB, AA, AB)                              \
-  EINFER_G16_PAIR_START(WA, WB)                                         \
-  EINFER_G16_Q8_HALF("v17")                                             \
-  "ld1 {v20.16b-v23.16b}, [%[" WA                                       \
-  "]], #64\n"                                                           \
-  "ld1 {v24.16b-v27.16b}, [%[" WB "]], #64\n" EINFER_G16_Q8_HALF("v18") \
-      EINFER_G16_PAIR_END(AA, AB)
+// blocks read in order through its own post-incremented pointer, two groups per step. A tile's
+// two blocks (q4 160 bytes, q8 288) come in 3 loads (q8 5) of whole registers whatever the
+// scales' place among them, the token's two blocks (header, 32 values) in 2. Per group and tile:
+// the int32 sum started at the header's -8 * sum(a) (q8 0), 8 unpacks (q4), 8 sdots, then
+// acc += float(isum) * (sw * sa), the two groups in order: 21.5 instructions for q4 and 14.5 for
+// q8 where the intrinsics' loops took 28 and 23. An odd last group goes alone. Registers: v0-v3
+// the tiles' float accumulators, v4/v5 the two groups' int32 sums, v6/v7 unpacked nibbles, v8
+// the nibble mask (q4), v16-v18 / v19-v21 the groups' header (sa, asum8) and two halves of
+// values, the rest the tile's blocks.
+#define EINFER_G2_SDOT(S, W, A, L) "sdot " S ".4s, " W ".16b, " A ".4b[" L "]\n"
+// q4 step L of group 0 (raw register R0, values v17/v18) and group 1 (R1, v20/v21).
+#define EINFER_G2_Q4_STEP(R0, R1, L)                                                         \
+  "and v6.16b, " R0 ".16b, v8.16b\n and v7.16b, " R1                                         \
+  ".16b, v8.16b\n" EINFER_G2_SDOT("v4", "v6", "v17", L)                                      \
+      EINFER_G2_SDOT("v5", "v7", "v20", L) "ushr v6.16b, " R0 ".16b, #4\n ushr v7.16b, " R1  \
+                                           ".16b, #4\n" EINFER_G2_SDOT("v4", "v6", "v18", L) \
+                                               EINFER_G2_SDOT("v5", "v7", "v21", L)
+// acc += float(isum) * (sw * sa) for group 0 (scales S0), then group 1 (S1).
+#define EINFER_G2_END(S0, S1, ACC)                            \
+  "scvtf v4.4s, v4.4s\n scvtf v5.4s, v5.4s\n"                 \
+  "fmul " S0 ".4s, " S0 ".4s, v16.s[0]\n fmul " S1 ".4s, " S1 \
+  ".4s, v19.s[0]\n"                                           \
+  "fmla " ACC ".4s, v4.4s, " S0 ".4s\n fmla " ACC ".4s, v5.4s, " S1 ".4s\n"
+// q4, two blocks: v22 scales 0, v23-v26 values 0, v27 scales 1, v28-v31 values 1.
+#define EINFER_G2_Q4_TILE(W, ACC)                                                    \
+  "ld1 {v22.16b-v25.16b}, [%[" W "]], #64\n ld1 {v26.16b-v29.16b}, [%[" W            \
+  "]], #64\n"                                                                        \
+  "ld1 {v30.16b, v31.16b}, [%[" W                                                    \
+  "]], #32\n"                                                                        \
+  "dup v4.4s, v16.s[1]\n dup v5.4s, v19.s[1]\n" EINFER_G2_Q4_STEP("v23", "v28", "0") \
+      EINFER_G2_Q4_STEP("v24", "v29", "1") EINFER_G2_Q4_STEP("v25", "v30", "2")      \
+          EINFER_G2_Q4_STEP("v26", "v31", "3") EINFER_G2_END("v22", "v27", ACC)
+// q8, two blocks: v22 scales 0, v23-v29 v8 values 0, v9 scales 1, v10-v15 v30 v31 values 1.
+#define EINFER_G2_Q8_STEP(W00, W01, W10, W11, L) \
+  EINFER_G2_SDOT("v4", W00, "v17", L)            \
+  EINFER_G2_SDOT("v5", W10, "v20", L)            \
+  EINFER_G2_SDOT("v4", W01, "v18", L) EINFER_G2_SDOT("v5", W11, "v21", L)
+#define EINFER_G2_Q8_TILE(W, ACC)                                                        \
+  "ld1 {v22.16b-v25.16b}, [%[" W "]], #64\n ld1 {v26.16b-v29.16b}, [%[" W                \
+  "]], #64\n"                                                                            \
+  "ld1 {v8.16b-v11.16b}, [%[" W "]], #64\n ld1 {v12.16b-v15.16b}, [%[" W                 \
+  "]], #64\n"                                                                            \
+  "ld1 {v30.16b, v31.16b}, [%[" W                                                        \
+  "]], #32\n"                                                                            \
+  "movi v4.4s, #0\n movi v5.4s, #0\n" EINFER_G2_Q8_STEP("v23", "v27", "v10", "v14", "0") \
+      EINFER_G2_Q8_STEP("v24", "v28", "v11", "v15", "1")                                 \
+          EINFER_G2_Q8_STEP("v25", "v29", "v12", "v30", "2")                             \
+              EINFER_G2_Q8_STEP("v26", "v8", "v13", "v31", "3") EINFER_G2_END("v22", "v9", ACC)
+// One block alone (an odd last group): group 0's registers of the above.
+#define EINFER_G1_Q4_TILE(W, ACC) \
+  "ldr q22, [%[" W "]], #16\n ld1 {v23.16b-v26.16b}, [%[" W "]], #64\n"                     \
+  "dup v4.4s, v16.s[1]\n"                                                                   \
+  "and v6.16b, v23.16b, v8.16b\n" EINFER_G2_SDOT("v4", "v6", "v17", "0")                    \
+  "and v6.16b, v24.16b, v8.16b\n" EINFER_G2_SDOT("v4", "v6", "v17", "1")                    \
+  "and v6.16b, v25.16b, v8.16b\n" EINFER_G2_SDOT("v4", "v6", "v17", "2")                    \
+  "and v6.16b, v26.16b, v8.16b\n" EINFER_G2_SDOT("v4", "v6", "v17", "3")                    \
+  "ushr v6.16b, v23.16b, #4\n" EINFER_G2_SDOT("v4", "v6", "v18", "0")                       \
+  "ushr v6.16b, v24.16b, #4\n" EINFER_G2_SDOT("v4", "v6", "v18", "1")                       \
+  "ushr v6.16b, v25.16b, #4\n" EINFER_G2_SDOT("v4", "v6", "v18", "2")                       \
+  "ushr v6.16b, v26.16b, #4\n" EINFER_G2_SDOT("v4", "v6", "v18", "3")                       \
+  "scvtf v4.4s, v4.4s\n fmul v22.4s, v22.4s, v16.s[0]\n fmla " ACC ".4s, v4.4s, v22.4s\n"
+#define EINFER_G1_Q8_TILE(W, ACC)                                                                  \
+  "ldr q22, [%[" W "]], #16\n ld1 {v23.16b-v26.16b}, [%[" W                                        \
+  "]], #64\n"                                                                                      \
+  "ld1 {v27.16b-v30.16b}, [%[" W                                                                   \
+  "]], #64\n movi v4.4s, #0\n" EINFER_G2_SDOT("v4", "v23", "v17", "0") EINFER_G2_SDOT(             \
+      "v4", "v24", "v17", "1") EINFER_G2_SDOT("v4", "v25", "v17", "2")                             \
+      EINFER_G2_SDOT("v4", "v26", "v17", "3") EINFER_G2_SDOT("v4", "v27", "v18", "0")              \
+          EINFER_G2_SDOT("v4", "v28", "v18", "1") EINFER_G2_SDOT("v4", "v29", "v18", "2")          \
+              EINFER_G2_SDOT("v4", "v30", "v18",                                                   \
+                             "3") "scvtf v4.4s, v4.4s\n fmul v22.4s, v22.4s, v16.s[0]\n fmla " ACC \
+                                  ".4s, v4.4s, v22.4s\n"
+// Per pass of 4 tiles: the accumulators zeroed, the token's blocks from the first, the groups in
+// pairs then an odd last one, the 16 sums stored; the next pass's tiles start where the 4th ended.
+#define EINFER_G2_BODY(TILE2, TILE1) \
+  "movi v8.16b, #0x0f\n"                                                                  \
+  "0:\n movi v0.4s, #0\n movi v1.4s, #0\n movi v2.4s, #0\n movi v3.4s, #0\n"            \
+  "mov %[a], %[act]\n mov %[left], %[pairs]\n cbz %[left], 2f\n"                         \
+  "1:\n ld1 {v16.16b-v18.16b}, [%[a]], #48\n ld1 {v19.16b-v21.16b}, [%[a]], #48\n"       \
+  TILE2("w0", "v0") TILE2("w1", "v1") TILE2("w2", "v2") TILE2("w3", "v3")                \
+  "subs %[left], %[left], #1\n b.ne 1b\n"                                               \
+  "2:\n cbz %[odd], 3f\n ld1 {v16.16b-v18.16b}, [%[a]], #48\n"                           \
+  TILE1("w0", "v0") TILE1("w1", "v1") TILE1("w2", "v2") TILE1("w3", "v3")                \
+  "3:\n st1 {v0.4s-v3.4s}, [%[c]], #64\n"                                                \
+  "mov %[w0], %[w3]\n add %[w1], %[w0], %[tb]\n add %[w2], %[w1], %[tb]\n"              \
+  "add %[w3], %[w2], %[tb]\n subs %[passes], %[passes], #1\n b.ne 0b\n"
+#define EINFER_G2_OPERANDS                                                                  \
+  : [w0] "+r"(w0), [w1] "+r"(w1), [w2] "+r"(w2), [w3] "+r"(w3), [a] "=&r"(a),               \
+    [left] "=&r"(left), [c] "+r"(c), [passes] "+r"(passes)                                  \
+  : [act] "r"(act), [pairs] "r"(groups / 2), [odd] "r"(groups % 2), [tb] "r"(tile_bytes)    \
+  : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", \
+    "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25",     \
+    "v26", "v27", "v28", "v29", "v30", "v31", "memory", "cc"
 
-// 4 tiles from `wt` (tiles `tile_bytes` apart) against the token's blocks at `act`; the 16 sums
-// to c. groups > 0.
+// `passes` (> 0) passes of 4 tiles from `wt` (tiles `tile_bytes` apart) against the token's
+// blocks at `act`; 16 sums a pass to c on.
 template <bool kQ4>
-void gemv_tiles4_g32(const uint8_t* wt, size_t tile_bytes, const int8_t* act, int64_t groups,
-                     float* c) {
+void gemv_passes4_g32(const uint8_t* wt, size_t tile_bytes, const int8_t* act, int64_t groups,
+                      float* c, int64_t passes) {
   const uint8_t *w0 = wt, *w1 = wt + tile_bytes, *w2 = wt + 2 * tile_bytes,
                 *w3 = wt + 3 * tile_bytes;
-#define EINFER_G16_BODY(PAIR) \
-  "movi v0.4s, #0\n movi v1.4s, #0\n movi v2.4s, #0\n movi v3.4s, #0\n"                 \
-  "movi v19.16b, #0x0f\n"                                                               \
-  "1:\n ld1 {v16.16b, v17.16b, v18.16b}, [%[a]], #48\n" PAIR("w0", "w1", "v0", "v1") \
-      PAIR("w2", "w3", "v2", "v3") "subs %[n], %[n], #1\n b.ne 1b\n"                    \
-                                   "st1 {v0.4s-v3.4s}, [%[c]]\n"
-#define EINFER_G16_OPERANDS                                                                     \
-  : [w0] "+r"(w0), [w1] "+r"(w1), [w2] "+r"(w2), [w3] "+r"(w3), [a] "+r"(act), [n] "+r"(groups) \
-  : [c] "r"(c)                                                                              \
-  : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v16", "v17", "v18", "v19", "v20", "v21", \
-    "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31", "memory", "cc"
+  const int8_t* a;
+  int64_t left;
   if constexpr (kQ4) {
-    __asm__ volatile(EINFER_G16_BODY(EINFER_G16_Q4_PAIR) EINFER_G16_OPERANDS);
+    __asm__ volatile(EINFER_G2_BODY(EINFER_G2_Q4_TILE, EINFER_G1_Q4_TILE) EINFER_G2_OPERANDS);
   } else {
-    __asm__ volatile(EINFER_G16_BODY(EINFER_G16_Q8_PAIR) EINFER_G16_OPERANDS);
+    __asm__ volatile(EINFER_G2_BODY(EINFER_G2_Q8_TILE, EINFER_G1_Q8_TILE) EINFER_G2_OPERANDS);
   }
-#undef EINFER_G16_BODY
-#undef EINFER_G16_OPERANDS
 }
 
 template <bool kQ4>
 void gemv(const QuantGemm& p) {
-  const bool g32 = p.group == 32 && p.groups > 0;
-  gemv_passes(p, [&](auto tiles, const uint8_t* wt, float* c, int cols) {
-    if constexpr (decltype(tiles)::value == 4) {
-      if (g32) return gemv_tiles4_g32<kQ4>(wt, p.w_tile_bytes, p.qa, p.groups, c);
-    }
-    gemv_tiles<kQ4, decltype(tiles)::value>(p, wt, c, cols);
-  });
+  if (p.group != 32 || p.groups <= 0 || p.n < 16) {
+    gemv_passes(p, [&](auto tiles, const uint8_t* wt, float* c, int cols) {
+      gemv_tiles<kQ4, decltype(tiles)::value>(p, wt, c, cols);
+    });
+    return;
+  }
+  const int64_t passes = p.n / 16;
+  gemv_passes4_g32<kQ4>(p.w, p.w_tile_bytes, p.qa, p.groups, p.c, passes);
+  for (int64_t j0 = passes * 16; j0 < p.n; j0 += 4)
+    gemv_tiles<kQ4, 1>(p, p.w + static_cast<size_t>(j0 / 4) * p.w_tile_bytes, p.c + j0,
+                       static_cast<int>(p.n - j0 < 4 ? p.n - j0 : 4));
 }
 
 }  // namespace
