@@ -198,28 +198,36 @@ void tile(const QuantGemm& p, const uint8_t* wt, const int8_t* act, float* c, in
       EINFER_G16_Q4_STEP("smlal", "v30", "v21", "v25")                                      \
           EINFER_G16_Q4_STEP("smlal", "v31", "v22", "v26") EINFER_G16_WIDEN(                \
               "saddlp") "addp v6.4s, v6.4s, v7.4s\n add v6.4s, v6.4s, v9.4s\n" EINFER_G16_END(ACC)
-#define EINFER_G16_BODY(TILE)                                                              \
-  "movi v0.4s, #0\n movi v1.4s, #0\n movi v2.4s, #0\n movi v3.4s, #0\n"                    \
+// Per pass of 4 tiles: the accumulators zeroed, the token's blocks from the first, the 16 sums
+// stored; the next pass's tiles start where the 4th ended.
+#define EINFER_G16_BODY(TILE) \
   "movi v8.16b, #0x0f\n"                                                                   \
-  "1:\n ldr q16, [%[a]], #16\n dup v9.4s, v16.s[1]\n"                                      \
+  "0:\n movi v0.4s, #0\n movi v1.4s, #0\n movi v2.4s, #0\n movi v3.4s, #0\n"             \
+  "mov %[a], %[act]\n mov %[n], %[groups]\n"                                               \
+  "1:\n ldr q16, [%[a]], #16\n dup v9.4s, v16.s[1]\n"                                     \
   "ld4r {v19.4s, v20.4s, v21.4s, v22.4s}, [%[a]], #16\n"                                   \
-  "ld4r {v23.4s, v24.4s, v25.4s, v26.4s}, [%[a]], #16\n" TILE("w0", "v0") TILE("w1", "v1") \
-      TILE("w2", "v2")                                                                     \
-          TILE("w3", "v3") "subs %[n], %[n], #1\n b.ne 1b\n st1 {v0.4s-v3.4s}, [%[c]]\n"
-#define EINFER_G16_OPERANDS                                                                     \
-  : [w0] "+r"(w0), [w1] "+r"(w1), [w2] "+r"(w2), [w3] "+r"(w3), [a] "+r"(act), [n] "+r"(groups) \
-  : [c] "r"(c)                                                                              \
+  "ld4r {v23.4s, v24.4s, v25.4s, v26.4s}, [%[a]], #16\n"                                   \
+  TILE("w0", "v0") TILE("w1", "v1") TILE("w2", "v2") TILE("w3", "v3")                     \
+  "subs %[n], %[n], #1\n b.ne 1b\n st1 {v0.4s-v3.4s}, [%[c]], #64\n"                      \
+  "mov %[w0], %[w3]\n add %[w1], %[w0], %[tb]\n add %[w2], %[w1], %[tb]\n"               \
+  "add %[w3], %[w2], %[tb]\n subs %[passes], %[passes], #1\n b.ne 0b\n"
+#define EINFER_G16_OPERANDS                                                                    \
+  : [w0] "+r"(w0), [w1] "+r"(w1), [w2] "+r"(w2), [w3] "+r"(w3), [a] "=&r"(a), [n] "=&r"(n), \
+    [c] "+r"(c), [passes] "+r"(passes)                                                       \
+  : [act] "r"(act), [groups] "r"(groups), [tb] "r"(tile_bytes)                               \
   : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v16", "v17",  \
     "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", \
     "v31", "memory", "cc"
 
-// 4 tiles from `wt` (tiles `tile_bytes` apart) against the token's blocks at `act`; the 16 sums
-// to c. groups > 0.
+// `passes` (> 0) passes of 4 tiles from `wt` (tiles `tile_bytes` apart) against the token's
+// blocks at `act`; 16 sums a pass to c on. groups > 0.
 template <bool kQ4>
-void gemv_tiles4_g32(const uint8_t* wt, size_t tile_bytes, const int8_t* act, int64_t groups,
-                     float* c) {
+void gemv_passes4_g32(const uint8_t* wt, size_t tile_bytes, const int8_t* act, int64_t groups,
+                      float* c, int64_t passes) {
   const uint8_t *w0 = wt, *w1 = wt + tile_bytes, *w2 = wt + 2 * tile_bytes,
                 *w3 = wt + 3 * tile_bytes;
+  const int8_t* a;
+  int64_t n;
   if constexpr (kQ4) {
     __asm__ volatile(EINFER_G16_BODY(EINFER_G16_Q4_TILE) EINFER_G16_OPERANDS);
   } else {
@@ -304,10 +312,10 @@ void gemm_tile4_g32(const uint8_t* wt, const int8_t* act, int64_t groups, float3
 template <bool kQ4>
 void gemv(const QuantGemm& p) {
   int64_t j0 = 0;
-  if (p.group == 32 && p.groups > 0)
-    for (; j0 + 16 <= p.n; j0 += 16)
-      gemv_tiles4_g32<kQ4>(p.w + static_cast<size_t>(j0 / 4) * p.w_tile_bytes, p.w_tile_bytes, p.qa,
-                           p.groups, p.c + j0);
+  if (p.group == 32 && p.groups > 0 && p.n >= 16) {
+    gemv_passes4_g32<kQ4>(p.w, p.w_tile_bytes, p.qa, p.groups, p.c, p.n / 16);
+    j0 = p.n / 16 * 16;
+  }
   for (; j0 < p.n; j0 += 8) {
     const uint8_t* wt = p.w + static_cast<size_t>(j0 / 4) * p.w_tile_bytes;
     const int64_t left = p.n - j0;

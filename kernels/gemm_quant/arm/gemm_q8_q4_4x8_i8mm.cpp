@@ -305,25 +305,33 @@ void gemv_tiles(const QuantGemm& p, const uint8_t* wt, float* c, int cols) {
   EINFER_G16_Q8_CHUNKS("v17", "v18")                                            \
   "ld1 {v24.16b-v27.16b}, [%[" W "]], #64\n" EINFER_G16_Q8_CHUNKS("v19", "v20") \
       EINFER_G16_TILE_END(ACC)
-#define EINFER_G16_BODY(TILE)                                                              \
-  "movi v0.4s, #0\n movi v1.4s, #0\n movi v2.4s, #0\n movi v3.4s, #0\n"                    \
+// Per pass of 4 tiles: the accumulators zeroed, the token's blocks from the first, the 16 sums
+// stored; the next pass's tiles start where the 4th ended.
+#define EINFER_G16_BODY(TILE) \
   "movi v21.16b, #0x0f\n"                                                                  \
-  "1:\n ldr q16, [%[a]], #16\n ld4r {v17.2d, v18.2d, v19.2d, v20.2d}, [%[a]], #32\n" TILE( \
-      "w0", "v0") TILE("w1", "v1") TILE("w2", "v2")                                        \
-      TILE("w3", "v3") "subs %[n], %[n], #1\n b.ne 1b\n st1 {v0.4s-v3.4s}, [%[c]]\n"
-#define EINFER_G16_OPERANDS                                                                     \
-  : [w0] "+r"(w0), [w1] "+r"(w1), [w2] "+r"(w2), [w3] "+r"(w3), [a] "+r"(act), [n] "+r"(groups) \
-  : [c] "r"(c)                                                                              \
-  : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v16", "v17", "v18", "v19", "v20", "v21", \
+  "0:\n movi v0.4s, #0\n movi v1.4s, #0\n movi v2.4s, #0\n movi v3.4s, #0\n"             \
+  "mov %[a], %[act]\n mov %[n], %[groups]\n"                                               \
+  "1:\n ldr q16, [%[a]], #16\n ld4r {v17.2d, v18.2d, v19.2d, v20.2d}, [%[a]], #32\n"      \
+  TILE("w0", "v0") TILE("w1", "v1") TILE("w2", "v2") TILE("w3", "v3")                     \
+  "subs %[n], %[n], #1\n b.ne 1b\n st1 {v0.4s-v3.4s}, [%[c]], #64\n"                      \
+  "mov %[w0], %[w3]\n add %[w1], %[w0], %[tb]\n add %[w2], %[w1], %[tb]\n"               \
+  "add %[w3], %[w2], %[tb]\n subs %[passes], %[passes], #1\n b.ne 0b\n"
+#define EINFER_G16_OPERANDS                                                                   \
+  : [w0] "+r"(w0), [w1] "+r"(w1), [w2] "+r"(w2), [w3] "+r"(w3), [a] "=&r"(a), [n] "=&r"(n), \
+    [c] "+r"(c), [passes] "+r"(passes)                                                       \
+  : [act] "r"(act), [groups] "r"(groups), [tb] "r"(tile_bytes)                               \
+  : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v16", "v17", "v18", "v19", "v20", "v21",  \
     "v22", "v24", "v25", "v26", "v27", "memory", "cc"
 
-// 4 tiles from `wt` (tiles `tile_bytes` apart) against the token's blocks at `act`; the 16 sums
-// to c. groups > 0.
+// `passes` (> 0) passes of 4 tiles from `wt` (tiles `tile_bytes` apart) against the token's
+// blocks at `act`; 16 sums a pass to c on. groups > 0.
 template <bool kQ4>
-void gemv_tiles4_g32(const uint8_t* wt, size_t tile_bytes, const int8_t* act, int64_t groups,
-                     float* c) {
+void gemv_passes4_g32(const uint8_t* wt, size_t tile_bytes, const int8_t* act, int64_t groups,
+                      float* c, int64_t passes) {
   const uint8_t *w0 = wt, *w1 = wt + tile_bytes, *w2 = wt + 2 * tile_bytes,
                 *w3 = wt + 3 * tile_bytes;
+  const int8_t* a;
+  int64_t n;
   if constexpr (kQ4) {
     __asm__ volatile(EINFER_G16_BODY(EINFER_G16_Q4_TILE) EINFER_G16_OPERANDS);
   } else {
@@ -333,10 +341,15 @@ void gemv_tiles4_g32(const uint8_t* wt, size_t tile_bytes, const int8_t* act, in
 
 template <bool kQ4, int kGroup>
 void gemv_groups(const QuantGemm& p) {
+  if (kGroup == 32 && p.groups > 0 && p.n >= 16) {
+    const int64_t passes = p.n / 16;
+    gemv_passes4_g32<kQ4>(p.w, p.w_tile_bytes, p.qa, p.groups, p.c, passes);
+    for (int64_t j0 = passes * 16; j0 < p.n; j0 += 4)
+      gemv_tiles<kQ4, 1, kGroup>(p, p.w + static_cast<size_t>(j0 / 4) * p.w_tile_bytes, p.c + j0,
+                                 static_cast<int>(p.n - j0 < 4 ? p.n - j0 : 4));
+    return;
+  }
   gemv_passes(p, [&](auto tiles, const uint8_t* wt, float* c, int cols) {
-    if constexpr (kGroup == 32 && decltype(tiles)::value == 4) {
-      if (p.groups > 0) return gemv_tiles4_g32<kQ4>(wt, p.w_tile_bytes, p.qa, p.groups, c);
-    }
     gemv_tiles<kQ4, decltype(tiles)::value, kGroup>(p, wt, c, cols);
   });
 }
