@@ -188,12 +188,22 @@ void gemm_tile(const QuantGemm& p, const uint8_t* wt, const int8_t* act, float* 
   "fmla v3.4s, v11.4s, v19.4s\n fmla v4.4s, v12.4s, v20.4s\n fmla v5.4s, v13.4s, v21.4s\n"  \
   "fmla v6.4s, v14.4s, v22.4s\n fmla v7.4s, v15.4s, v23.4s\n"                               \
   "subs %[n], %[n], #1\n b.ne 1b\n"
-// The 8 rows of 4 floats, `ld` bytes apart.
+// A tile's start: the accumulators zeroed, the weights and group count from the first.
+#define EINFER_T8_TILE_START "0:\n" EINFER_T8_ZERO "mov %[w], %[wt]\n mov %[n], %[groups]\n"
+// The 8 rows of 4 floats, `ld` bytes apart, then the next 8 tokens: their first quad starts where
+// the second quad of these ended.
 #define EINFER_T8_STORE                                                              \
   "str q0, [%[out]]\n str q1, [%[out], %[ld]]\n add %[out], %[out], %[ld], lsl #1\n" \
   "str q2, [%[out]]\n str q3, [%[out], %[ld]]\n add %[out], %[out], %[ld], lsl #1\n" \
   "str q4, [%[out]]\n str q5, [%[out], %[ld]]\n add %[out], %[out], %[ld], lsl #1\n" \
-  "str q6, [%[out]]\n str q7, [%[out], %[ld]]\n"
+  "str q6, [%[out]]\n str q7, [%[out], %[ld]]\n add %[out], %[out], %[ld], lsl #1\n" \
+  "mov %[a0], %[a1]\n add %[a1], %[a1], %[qs]\n subs %[tiles], %[tiles], #1\n b.ne 0b\n"
+#define EINFER_T8_OPERANDS                                                          \
+  : [w] "=&r"(w), [n] "=&r"(n), [a0] "+r"(act0), [a1] "+r"(act1), [out] "+r"(out),          \
+    [tiles] "+r"(tiles)                                                                     \
+  : [wt] "r"(wt + 16), [groups] "r"(groups), [ld] "r"(row_bytes), [step] "r"(step),         \
+    [qs] "r"(quad_stride)                                                                   \
+  : EINFER_T8_CLOBBERS
 #define EINFER_T8_CLOBBERS                                                                       \
   "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14", \
       "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", \
@@ -204,35 +214,32 @@ void gemm_tile(const QuantGemm& p, const uint8_t* wt, const int8_t* act, float* 
 // first group to the last (from intrinsics GCC spilled some every group). Per group: 6 loads of
 // activations (headers and both halves of both quads), 1-2 of weights, 8 unpacks (q4), 64 sdots,
 // the scale, convert and fma of each of the 8 accumulators. `act0`/`act1` are the two quads'
-// first blocks; the 8 rows of 4 floats go to `out`, `row_bytes` apart. groups > 0.
+// first blocks; the 8 rows of 4 floats go to `out`, `row_bytes` apart. `tiles` (> 0) such tiles
+// of 8 tokens one after the other (quads `quad_stride` apart), out on 8 rows each. groups > 0.
 template <bool kQ4>
-void gemm_tile8_g32(const uint8_t* wt, const int8_t* act0, const int8_t* act1, int64_t groups,
-                    float* out, int64_t row_bytes) {
-  const uint8_t* w = wt + 16;  // the first block's values; its scales come after the sdots
-  const int64_t step = 80;     // the last weight load's post-increment: past the next scales
+void gemm_tile8_g32(const uint8_t* wt, const int8_t* act0, int64_t quad_stride, int64_t groups,
+                    float* out, int64_t row_bytes, int64_t tiles) {
+  const int8_t* act1 = act0 + quad_stride;
+  const uint8_t* w;         // the block's values; its scales come after the sdots
+  int64_t n;                // groups left
+  const int64_t step = 80;  // the last weight load's post-increment: past the next scales
   if constexpr (kQ4) {
     // One 64-byte load: chunk c's low nibbles are values 4c..4c+3 of the first half, its high
     // nibbles those of the second.
     __asm__ volatile(
-        "movi v29.16b, #0x0f\n" EINFER_T8_ZERO EINFER_T8_GROUP_START("%[step]") EINFER_T8_LO("v24")
-            EINFER_T8_SDOTS("v28", "0") EINFER_T8_LO("v25") EINFER_T8_SDOTS("v28", "1")
-                EINFER_T8_LO("v26") EINFER_T8_SDOTS("v28", "2") EINFER_T8_LO("v27") EINFER_T8_SDOTS(
-                    "v28", "3") EINFER_T8_SECOND_HALF EINFER_T8_HI("v24")
+        "movi v29.16b, #0x0f\n" EINFER_T8_TILE_START EINFER_T8_GROUP_START("%[step]")
+            EINFER_T8_LO("v24") EINFER_T8_SDOTS("v28", "0") EINFER_T8_LO("v25") EINFER_T8_SDOTS(
+                "v28", "1") EINFER_T8_LO("v26") EINFER_T8_SDOTS("v28", "2") EINFER_T8_LO("v27")
+                EINFER_T8_SDOTS("v28", "3") EINFER_T8_SECOND_HALF EINFER_T8_HI("v24")
                     EINFER_T8_SDOTS("v28", "0") EINFER_T8_HI("v25") EINFER_T8_SDOTS("v28", "1")
                         EINFER_T8_HI("v26") EINFER_T8_SDOTS("v28", "2") EINFER_T8_HI("v27")
-                            EINFER_T8_SDOTS("v28", "3") EINFER_T8_GROUP_END("-96") EINFER_T8_STORE
-        : [w] "+r"(w), [a0] "+r"(act0), [a1] "+r"(act1), [n] "+r"(groups), [out] "+r"(out)
-        : [ld] "r"(row_bytes), [step] "r"(step)
-        : EINFER_T8_CLOBBERS);
+                            EINFER_T8_SDOTS("v28", "3") EINFER_T8_GROUP_END("-96")
+                                EINFER_T8_STORE EINFER_T8_OPERANDS);
   } else {
-    __asm__ volatile(
-        EINFER_T8_ZERO EINFER_T8_GROUP_START("#64") EINFER_T8_HALF(
-            "v24", "v25", "v26",
-            "v27") "ld1 {v24.16b-v27.16b}, [%[w]], %[step]\n" EINFER_T8_SECOND_HALF
-            EINFER_T8_HALF("v24", "v25", "v26", "v27") EINFER_T8_GROUP_END("-160") EINFER_T8_STORE
-        : [w] "+r"(w), [a0] "+r"(act0), [a1] "+r"(act1), [n] "+r"(groups), [out] "+r"(out)
-        : [ld] "r"(row_bytes), [step] "r"(step)
-        : EINFER_T8_CLOBBERS);
+    __asm__ volatile(EINFER_T8_TILE_START EINFER_T8_GROUP_START("#64") EINFER_T8_HALF(
+        "v24", "v25", "v26", "v27") "ld1 {v24.16b-v27.16b}, [%[w]], %[step]\n" EINFER_T8_SECOND_HALF
+                         EINFER_T8_HALF("v24", "v25", "v26", "v27") EINFER_T8_GROUP_END("-160")
+                             EINFER_T8_STORE EINFER_T8_OPERANDS);
   }
 }
 
@@ -243,20 +250,19 @@ void gemm_groups(const QuantGemm& p) {
     const uint8_t* wt = p.w + static_cast<size_t>(j0 / 4) * p.w_tile_bytes;
     const int cols = static_cast<int>(p.n - j0 < 4 ? p.n - j0 : 4);
     int64_t i0 = 0;
+    if (kGroup == 32 && cols == 4 && p.m >= 8) {  // whole tiles of 8 tokens straight into C
+      gemm_tile8_g32<kQ4>(wt, p.qa, quad_stride, p.groups, p.c + j0,
+                          p.ldc * static_cast<int64_t>(sizeof(float)), p.m / 8);
+      i0 = p.m / 8 * 8;
+    }
     for (; i0 + 4 < p.m; i0 += 8) {
       const int tokens = static_cast<int>(p.m - i0 < 8 ? p.m - i0 : 8);
       const int8_t* act = p.qa + i0 / 4 * quad_stride;
       float* c = p.c + i0 * p.ldc + j0;
       if constexpr (kGroup == 32) {
-        if (tokens == 8 && cols == 4) {  // straight into C
-          gemm_tile8_g32<kQ4>(wt, act, act + quad_stride, p.groups, c,
-                              p.ldc * static_cast<int64_t>(sizeof(float)));
-        } else {
-          float32x4_t out[8];
-          gemm_tile8_g32<kQ4>(wt, act, act + quad_stride, p.groups, reinterpret_cast<float*>(out),
-                              16);
-          store_tile<8>(c, p.ldc, out, tokens, cols);
-        }
+        float32x4_t out[8];
+        gemm_tile8_g32<kQ4>(wt, act, quad_stride, p.groups, reinterpret_cast<float*>(out), 16, 1);
+        store_tile<8>(c, p.ldc, out, tokens, cols);
       } else {
         gemm_tile<kQ4, 2, kGroup>(p, wt, act, c, tokens, cols);
       }
