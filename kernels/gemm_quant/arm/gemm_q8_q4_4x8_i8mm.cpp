@@ -105,7 +105,7 @@ void gemm_tile(const QuantGemm& p, const uint8_t* wt, const int8_t* act, float* 
 // the pairs' float accumulators (rows 0-1 and 2-3 of each), v8-v15 the weight registers of
 // chunks 0-3 (rows 0-1, 2-3), v16 the pair's [sa0 sa0 sa1 sa1], v17/v18 its int32 sums, v19-v22
 // its chunks, v23/v24 the paired scales, v25/v26 scale products, v27 the nibble mask, v28 the
-// block's scales. out: the 8 accumulators as they are.
+// block's scales; v16/v17 again the rows of a pair as they are stored.
 #define EINFER_P8_PAIR(A, ACC0, ACC1)                                      \
   "ld1 {v16.16b, v17.16b}, [%[" A "]], #32\n ld1 {v19.16b-v22.16b}, [%[" A \
   "]], #64\n"                                                              \
@@ -128,29 +128,43 @@ void gemm_tile(const QuantGemm& p, const uint8_t* wt, const int8_t* act, float* 
 #define EINFER_P8_Q8_WEIGHTS                                                     \
   "ldr q28, [%[w]], #16\n ld1 {v8.16b, v9.16b, v10.16b, v11.16b}, [%[w]], #64\n" \
   "ld1 {v12.16b, v13.16b, v14.16b, v15.16b}, [%[w]], #64\n"
+// Pair Q's accumulators (A: rows 0-1, B: rows 2-3 of both tokens) to its two rows of C.
+#define EINFER_P8_STORE_PAIR(A, B)                              \
+  "zip1 v16.2d, " A ".2d, " B ".2d\n zip2 v17.2d, " A ".2d, " B \
+  ".2d\n"                                                       \
+  "str q16, [%[out]]\n str q17, [%[out], %[ld]]\n add %[out], %[out], %[ld], lsl #1\n"
+// Per tile of 8 tokens: the accumulators zeroed, the weights from the tile's first block, the
+// groups, the 8 rows stored (`ld` bytes apart); the next tile's pairs start where the 4th ended.
 #define EINFER_P8_BODY(WEIGHTS) \
-  "movi v0.4s, #0\n movi v1.4s, #0\n movi v2.4s, #0\n movi v3.4s, #0\n"                  \
-  "movi v4.4s, #0\n movi v5.4s, #0\n movi v6.4s, #0\n movi v7.4s, #0\n"                  \
-  "movi v27.16b, #0x0f\n"                                                                 \
-  "1:\n" WEIGHTS "dup v23.2d, v28.d[0]\n dup v24.2d, v28.d[1]\n"                          \
+  "movi v27.16b, #0x0f\n"                                                                   \
+  "0:\n movi v0.4s, #0\n movi v1.4s, #0\n movi v2.4s, #0\n movi v3.4s, #0\n"              \
+  "movi v4.4s, #0\n movi v5.4s, #0\n movi v6.4s, #0\n movi v7.4s, #0\n"                   \
+  "mov %[w], %[wt]\n mov %[n], %[groups]\n"                                                 \
+  "1:\n" WEIGHTS "dup v23.2d, v28.d[0]\n dup v24.2d, v28.d[1]\n"                           \
   EINFER_P8_PAIR("a0", "v0", "v1") EINFER_P8_PAIR("a1", "v2", "v3")                        \
   EINFER_P8_PAIR("a2", "v4", "v5") EINFER_P8_PAIR("a3", "v6", "v7")                        \
-  "subs %[n], %[n], #1\n b.ne 1b\n"                                                       \
-  "st1 {v0.4s-v3.4s}, [%[out]], #64\n st1 {v4.4s-v7.4s}, [%[out]]\n"
-#define EINFER_P8_OPERANDS                                                                      \
-  : [w] "+r"(wt), [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [n] "+r"(groups), \
-    [out] "+r"(out)                                                                         \
-  :                                                                                         \
+  "subs %[n], %[n], #1\n b.ne 1b\n"                                                        \
+  EINFER_P8_STORE_PAIR("v0", "v1") EINFER_P8_STORE_PAIR("v2", "v3")                        \
+  EINFER_P8_STORE_PAIR("v4", "v5") EINFER_P8_STORE_PAIR("v6", "v7")                        \
+  "mov %[a0], %[a3]\n add %[a1], %[a0], %[ps]\n add %[a2], %[a1], %[ps]\n"                 \
+  "add %[a3], %[a2], %[ps]\n subs %[tiles], %[tiles], #1\n b.ne 0b\n"
+#define EINFER_P8_OPERANDS                                                                     \
+  : [w] "=&r"(w), [n] "=&r"(n), [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3),  \
+    [out] "+r"(out), [tiles] "+r"(tiles)                                                     \
+  : [wt] "r"(wt), [groups] "r"(groups), [ld] "r"(row_bytes), [ps] "r"(pair_stride)           \
   : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13",  \
     "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", \
     "v27", "v28", "memory", "cc"
 
+// `tiles` (> 0) tiles of 8 tokens (pairs `pair_stride` apart from `act`) x the weight tile at
+// `wt`: each token's 4 rows to out, rows `row_bytes` apart. groups > 0.
 template <bool kQ4>
 void gemm_tile8_g32(const uint8_t* wt, const int8_t* act, int64_t pair_stride, int64_t groups,
-                    float32x4_t* acc) {
+                    float* out, int64_t row_bytes, int64_t tiles) {
   const int8_t *a0 = act, *a1 = act + pair_stride, *a2 = act + 2 * pair_stride,
                *a3 = act + 3 * pair_stride;
-  float* out = reinterpret_cast<float*>(acc);
+  const uint8_t* w;
+  int64_t n;
   if constexpr (kQ4) {
     __asm__ volatile(EINFER_P8_BODY(EINFER_P8_Q4_WEIGHTS) EINFER_P8_OPERANDS);
   } else {
@@ -164,13 +178,20 @@ void gemm(const QuantGemm& p) {
   for (int64_t j0 = 0; j0 < p.n; j0 += 4) {
     const uint8_t* wt = p.w + static_cast<size_t>(j0 / 4) * p.w_tile_bytes;
     const int cols = static_cast<int>(p.n - j0 < 4 ? p.n - j0 : 4);
+    const bool g32 = p.group == 32 && p.groups > 0;
     int64_t i0 = 0;
+    if (g32 && cols == 4 && p.m >= 8) {  // whole tiles of 8 tokens straight into C
+      gemm_tile8_g32<kQ4>(wt, p.qa, pair_stride, p.groups, p.c + j0,
+                          p.ldc * static_cast<int64_t>(sizeof(float)), p.m / 8);
+      i0 = p.m / 8 * 8;
+    }
     for (; i0 + 6 < p.m; i0 += 8) {
       const int tokens = static_cast<int>(p.m - i0 < 8 ? p.m - i0 : 8);
-      if (p.group == 32 && p.groups > 0) {
-        float32x4_t acc[4][2];
-        gemm_tile8_g32<kQ4>(wt, p.qa + i0 / 2 * pair_stride, pair_stride, p.groups, &acc[0][0]);
-        store_pairs<4>(acc, p.c + i0 * p.ldc + j0, p.ldc, tokens, cols);
+      if (g32) {
+        float32x4_t out[8];
+        gemm_tile8_g32<kQ4>(wt, p.qa + i0 / 2 * pair_stride, pair_stride, p.groups,
+                            reinterpret_cast<float*>(out), 16, 1);
+        store_tile<8>(p.c + i0 * p.ldc + j0, p.ldc, out, tokens, cols);
       } else {
         gemm_tile<kQ4, 4>(p, wt, p.qa + i0 / 2 * pair_stride, p.c + i0 * p.ldc + j0, tokens, cols);
       }
