@@ -283,24 +283,32 @@ void gemv_passes4_g32(const uint8_t* wt, size_t tile_bytes, const int8_t* act, i
 #define EINFER_Q4T_Q8_START                                    \
   "ldr q25, [%[w]], #16\n ld1 {v8.16b-v11.16b}, [%[w]], #64\n" \
   "ld1 {v12.16b-v15.16b}, [%[w]], #64\n ldr q24, [%[a]], #80\n"
+// Per quad: the accumulators zeroed, the weights from the tile's first block, the groups, the 4
+// rows stored (`ld` bytes apart); the next quad's blocks follow this one's.
 #define EINFER_Q4T_BODY(START, TOKEN) \
-  "movi v0.4s, #0\n movi v1.4s, #0\n movi v2.4s, #0\n movi v3.4s, #0\n"                     \
-  "movi v27.16b, #0x0f\n"                                                                   \
+  "movi v27.16b, #0x0f\n"                                                                    \
+  "0:\n movi v0.4s, #0\n movi v1.4s, #0\n movi v2.4s, #0\n movi v3.4s, #0\n"               \
+  "mov %[w], %[wt]\n mov %[n], %[groups]\n"                                                  \
   "1:\n" START TOKEN("0", "v0", "v28") TOKEN("1", "v1", "v29") TOKEN("2", "v2", "v30")      \
   TOKEN("3", "v3", "v31") "add %[a], %[a], #64\n subs %[n], %[n], #1\n b.ne 1b\n"           \
-  "st1 {v0.4s-v3.4s}, [%[out]]\n"
+  "str q0, [%[out]]\n str q1, [%[out], %[ld]]\n add %[out], %[out], %[ld], lsl #1\n"         \
+  "str q2, [%[out]]\n str q3, [%[out], %[ld]]\n add %[out], %[out], %[ld], lsl #1\n"         \
+  "subs %[quads], %[quads], #1\n b.ne 0b\n"
 #define EINFER_Q4T_OPERANDS                                                                    \
-  : [w] "+r"(wt), [a] "+r"(act), [n] "+r"(groups)                                               \
-  : [out] "r"(out), [up] "r"(up), [back] "r"(back)                                              \
-  : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13",      \
-    "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26",   \
+  : [w] "=&r"(w), [n] "=&r"(n), [a] "+r"(act), [out] "+r"(out), [quads] "+r"(quads)          \
+  : [wt] "r"(wt), [groups] "r"(groups), [ld] "r"(row_bytes), [up] "r"(up), [back] "r"(back)  \
+  : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13",   \
+    "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26",  \
     "v27", "v28", "v29", "v30", "v31", "memory", "cc"
 
-// The 4 tokens of the quad blocks at `act` x the tile at `wt`: token t's 4 rows to out[t].
-// groups > 0.
+// `quads` (> 0) quads of tokens, their blocks one after the other from `act`, x the tile at
+// `wt`: each token's 4 rows to out, rows `row_bytes` apart. groups > 0.
 template <bool kQ4>
-void gemm_tile4_g32(const uint8_t* wt, const int8_t* act, int64_t groups, float32x4_t* out) {
+void gemm_tile4_g32(const uint8_t* wt, const int8_t* act, int64_t groups, float* out,
+                    int64_t row_bytes, int64_t quads) {
   const int64_t up = 64, back = -48;
+  const uint8_t* w;
+  int64_t n;
   if constexpr (kQ4) {
     __asm__ volatile(EINFER_Q4T_BODY(EINFER_Q4T_Q4_START, EINFER_Q4T_Q4_TOKEN) EINFER_Q4T_OPERANDS);
   } else {
@@ -356,9 +364,16 @@ void gemm(const QuantGemm& p) {
   for (int64_t j0 = 0; j0 < p.n; j0 += 4) {
     const uint8_t* wt = p.w + static_cast<size_t>(j0 / 4) * p.w_tile_bytes;
     const int cols = static_cast<int>(p.n - j0 < 4 ? p.n - j0 : 4);
-    for (int64_t i0 = 0; i0 < p.m; i0 += 4) {
+    int64_t i0 = 0;
+    if (cols == 4 && p.m >= 4) {  // whole quads straight into C
+      gemm_tile4_g32<kQ4>(wt, p.qa, p.groups, p.c + j0, p.ldc * static_cast<int64_t>(sizeof(float)),
+                          p.m / 4);
+      i0 = p.m / 4 * 4;
+    }
+    for (; i0 < p.m; i0 += 4) {
       float32x4_t out[4];
-      gemm_tile4_g32<kQ4>(wt, p.qa + i0 / 4 * block_stride, p.groups, out);
+      gemm_tile4_g32<kQ4>(wt, p.qa + i0 / 4 * block_stride, p.groups, reinterpret_cast<float*>(out),
+                          16, 1);
       store_tile<4>(p.c + i0 * p.ldc + j0, p.ldc, out,
                     static_cast<int>(p.m - i0 < 4 ? p.m - i0 : 4), cols);
     }
