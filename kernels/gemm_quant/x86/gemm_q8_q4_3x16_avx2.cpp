@@ -4,18 +4,22 @@
 // acc = acc + float(isum) * (sa * sw), one multiply and one add (compiled without floating-point
 // contraction, kernels/CMakeLists.txt), groups in order. The AVX-512 VNNI twin is
 // gemm_q8_q4_8x16_avx512vnni.cpp; packing, corrections and loops:
-// kernels/gemm_quant/x86/gemm_quant_lanes_driver.h.
+// kernels/gemm_quant/x86/gemm_quant_lanes_driver.h (q8 has its own loops here, q8_run).
 //
-// maddubs multiplies packed unsigned weight bytes by a broadcast of 4 signed activations and adds
-// pairs into int16 lanes, saturating, so no pair may exceed 32767:
-// - q4: nibbles u <= 15 give pairs <= 2 * 15 * 127 = 3810, and a chunk's 8 quads (30480) fit
-//   int16 before one madd widens them: one maddubs per quad, the -8 sum(a) correction per group.
-// - q8: the sign trick. The tile holds the signed w (K::kQ8Signed); maddubs multiplies |w| (abs;
-//   -128 gives the unsigned 128) by sign(a, w) (a in [-127, 127]: negation is exact), pairs
-//   <= 2 * 128 * 127 = 32512, so each quad is widened at once (madd) into an int32 running sum:
-//   sign, maddubs, madd, add per 32 products, no correction. It replaced two maddubs per quad on
-//   the nibbles of w + 128 in 2 x 16 tiles: +12% q8 prefill on Zen 4 (about 1.13x the f32 GEMM's
-//   model prefill; the loop is bound by vector issue, 4 ops per 32 products, 4 x 16 no faster).
+// What the loop costs on Zen 4 (measured, thread CPU time): maddubs, madd, sign, abs and the
+// float multiplies all issue on the same 2 pipes; integer adds may use all 4 but, fed by a
+// maddubs, take some of those 2 pipes' slots (8 maddubs + 8 dependent adds: 5 cycles, not 4).
+// - q4: maddubs of the nibbles u <= 15 by a broadcast of 4 activations gives int16 pairs <= 2 *
+//   15 * 127 = 3810; a chunk's 8 quads (30480) are summed in int16 and widened once by madd: one
+//   maddubs and one add per 32 products, the -8 sum(a) correction per group.
+// - q8: w + 128 would saturate maddubs. The tile holds w sign-extended to int16, two per lane and
+//   quad, and the activations are widened to int16 once per activation tile for 3 weight tiles;
+//   one madd and one add per 16 products, exact int32 sums, no correction: 4 ops per 32 products,
+//   2 on the multiply pipes. The sign trick it replaced (maddubs of |w| and sign(a, w), pairs
+//   <= 32512 so a madd per quad) needs sign, maddubs, madd (3 on those pipes) and an add; the
+//   nibbles of w + 128 (two maddubs and two adds) need two int16 sums per output and were slower
+//   (4 x 8 tiles). GEMM alone (m = 64 and 128, K 288 / 768, one thread): 127-136 GFLOP/s against
+//   113-118 for the sign trick; the f32 GEMM runs ~100 (4 FMAs per 32 products).
 // Two vectors of weight rows share each activation broadcast (16 lanes measured ~1.35x faster
 // than 8 for q4 on Zen 4).
 #include "kernels/gemm_quant/gemm_quant_internal.h"

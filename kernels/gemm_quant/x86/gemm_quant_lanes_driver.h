@@ -67,7 +67,8 @@ template <bool Q4, Q8Pack Q8>
 inline uint8_t packed_byte(const uint8_t* row, size_t row_bytes, int64_t k, int64_t c, int q,
                            int e) {
   if (!Q4) {
-    const int64_t pos = Q8 == Q8Pack::pairs16 ? 32 * c + 2 * q + e / 2 : act_offset<false>(c, q) + e;
+    const int64_t pos =
+        Q8 == Q8Pack::pairs16 ? 32 * c + 2 * q + e / 2 : act_offset<false>(c, q) + e;
     if (pos >= k) return 0;  // k padding: the activations are zero
     if (Q8 == Q8Pack::offset) return static_cast<uint8_t>(row[pos] ^ 0x80u);
     return e % 2 == 0 ? row[pos] : (row[pos] & 0x80u ? 0xFF : 0);  // low byte, sign extension
@@ -137,8 +138,8 @@ inline int32_t lanes_correction(const QuantGemm& p, int64_t i, int64_t c0, int64
 }
 
 template <class K, bool Q4, int MR>
-void lanes_tile_rows(const QuantGemm& p, const typename K::Pack& t, int64_t i0, int64_t j0,
-                     int nr, int64_t g0, int64_t g1, int64_t c_base, int64_t chunks, int64_t rows) {
+void lanes_tile_rows(const QuantGemm& p, const typename K::Pack& t, int64_t i0, int64_t j0, int nr,
+                     int64_t g0, int64_t g1, int64_t c_base, int64_t chunks, int64_t rows) {
   if constexpr (MR > 1) {
     if (rows < MR) {
       lanes_tile_rows<K, Q4, MR - 1>(p, t, i0, j0, nr, g0, g1, c_base, chunks, rows);
