@@ -182,10 +182,14 @@ TEST_CASE("matmul_quant: every ISA level and extension against the reference") {
   });
 }
 
-TEST_CASE("matmul_quant: exactly representable case gives the exact integer result") {
-  // Each activation group holds +-127 so s_a = 1 and q_a = a exactly; weight scales are powers of
-  // two, so every path must return sum_k a_k w_k exactly (all partial sums are small integers).
-  const int64_t m = 3, n = 4, k = 72;
+namespace {
+
+// Each activation group holds +-127 so s_a = 1 and q_a = a exactly; weight scales are powers of
+// two, so every path must return sum_k a_k w_k exactly (all partial sums are small integers).
+void check_exact_case(int64_t m, int64_t n, int64_t k) {
+  CAPTURE(m);
+  CAPTURE(n);
+  CAPTURE(k);
   const int32_t group = 32;
   std::vector<float> a(static_cast<size_t>(m * k));
   for (int64_t i = 0; i < m; ++i) {
@@ -235,6 +239,30 @@ TEST_CASE("matmul_quant: exactly representable case gives the exact integer resu
       }
     }
   }
+}
+
+}  // namespace
+
+TEST_CASE("matmul_quant: exactly representable case gives the exact integer result") {
+  check_exact_case(3, 4, 72);
+}
+
+TEST_CASE("matmul_quant: the q4 decode GEMV's blocks and tails on every ISA selection") {
+  // The x86 q4 GEMV folds each row's int32 lanes over blocks of 4 steps (256 elements), runs the
+  // steps past the last block one at a time, and ends a row of half a step (k % 64 == 32, the
+  // 15M shape's k = 288) with the 16-byte step of 4 rows at once; rows past the last 4-row pass
+  // take the 1-row path. k: whole blocks (256, 768, 2048), a block and half a step (288), a
+  // block and steps (320, 448), and half a step after them (352, 480), 1-3 bytes past whole
+  // int32s (300); n: 4-row passes and 1-3 rows more.
+  einfer_test::for_each_isa([&](const std::string&) {
+    Rng rng{31};
+    for (int64_t n : {1, 4, 5, 7, 9, 14}) {
+      for (int64_t k : {256, 288, 300, 320, 352, 448, 480, 768, 2048})
+        check_case(DType::q4, 1, n, k, 32, (n + k) % 2 == 0, rng);
+    }
+    for (int64_t n : {5, 13})
+      for (int64_t k : {288, 352, 768}) check_exact_case(1, n, k);
+  });
 }
 
 TEST_CASE("matmul_quant: activation quantization and the even/odd chunk order") {

@@ -163,11 +163,11 @@ void gemm_q4_4x4_avx2(const QuantGemm& p);
 void gemm_q8_4x2_avx2(const QuantGemm& p);
 void gemm_q4_4x2_avx2(const QuantGemm& p);
 // Prefill GEMMs bit-identical to the scalar twin (gemm_q8_q4_3x16_avx2.cpp): q4 3 activation rows
-// x 16 weight rows, q8 2 x 16, in ymm lanes; groups multiple of 32 up to 1024
-// (gemm_3x16_avx2_supports); both read the chunk sums (csum) of the rows.
+// x 16 weight rows in ymm lanes, q8 4 x 16 as int16 pairs; groups multiple of 32 up to 1024
+// (gemm_3x16_avx2_supports); q4 reads the chunk sums (csum) of the rows.
 bool gemm_3x16_avx2_supports(const QuantGemm& p);
 void gemm_q4_3x16_avx2(const QuantGemm& p);
-void gemm_q8_3x16_avx2(const QuantGemm& p);
+void gemm_q8_4x16_avx2(const QuantGemm& p);
 #endif
 #if EINFER_HAS_SIMD && defined(__AVX2__) && defined(__x86_64__) && defined(__GNUC__) && \
     !defined(__clang__)

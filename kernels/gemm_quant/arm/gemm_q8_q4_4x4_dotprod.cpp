@@ -144,14 +144,15 @@ void gemm_tile(const QuantGemm& p, const uint8_t* wt, const int8_t* act, float* 
   "movi v0.4s, #0\n movi v1.4s, #0\n movi v2.4s, #0\n movi v3.4s, #0\n" \
   "movi v4.4s, #0\n movi v5.4s, #0\n movi v6.4s, #0\n movi v7.4s, #0\n"
 // A group's start: both quads' headers (scales; -8 * sum(a) starting each int32 sum) and the
-// first half of their values, post-incremented through the blocks.
-#define EINFER_T8_GROUP_START                                     \
+// first half of their values, post-incremented through the blocks; the first 64 bytes of weight
+// values, the pointer moved by WINC (q4: %[step], to the next block's values).
+#define EINFER_T8_GROUP_START(WINC)                               \
   "1:\n"                                                          \
   "ldr q30, [%[a0]], #16\n ld1 {v8.16b-v11.16b}, [%[a0]], #64\n"  \
   "ld1 {v16.16b-v19.16b}, [%[a0]], #64\n"                         \
   "ldr q31, [%[a1]], #16\n ld1 {v12.16b-v15.16b}, [%[a1]], #64\n" \
   "ld1 {v20.16b-v23.16b}, [%[a1]], #64\n"                         \
-  "ld1 {v24.16b-v27.16b}, [%[w]], #64\n"
+  "ld1 {v24.16b-v27.16b}, [%[w]], " WINC "\n"
 // The second half of both quads' values.
 #define EINFER_T8_SECOND_HALF \
   "ld1 {v16.16b-v19.16b}, [%[a0]], #64\n ld1 {v20.16b-v23.16b}, [%[a1]], #64\n"
@@ -170,11 +171,12 @@ void gemm_tile(const QuantGemm& p, const uint8_t* wt, const int8_t* act, float* 
 // q4: a weight register from raw register R's low (and) or high (ushr) nibbles into v28.
 #define EINFER_T8_LO(R) "and v28.16b, " R ".16b, v29.16b\n"
 #define EINFER_T8_HI(R) "ushr v28.16b, " R ".16b, #4\n"
-// A group's end: this block's weight scales (OFF bytes back), then per token
+// A group's end: this block's weight scales (OFF bytes back: the weight pointer is at the next
+// block's values already, so no add skips the scales), then per token
 // acc += float(isum) * (sw * sa), and the next group.
 #define EINFER_T8_GROUP_END(OFF)                                                            \
   "ldur q28, [%[w], #" OFF                                                                  \
-  "]\n add %[w], %[w], #16\n"                                                               \
+  "]\n"                                                                                     \
   "scvtf v8.4s, v8.4s\n scvtf v9.4s, v9.4s\n scvtf v10.4s, v10.4s\n scvtf v11.4s, v11.4s\n" \
   "scvtf v12.4s, v12.4s\n scvtf v13.4s, v13.4s\n scvtf v14.4s, v14.4s\n"                    \
   "scvtf v15.4s, v15.4s\n"                                                                  \
@@ -186,12 +188,22 @@ void gemm_tile(const QuantGemm& p, const uint8_t* wt, const int8_t* act, float* 
   "fmla v3.4s, v11.4s, v19.4s\n fmla v4.4s, v12.4s, v20.4s\n fmla v5.4s, v13.4s, v21.4s\n"  \
   "fmla v6.4s, v14.4s, v22.4s\n fmla v7.4s, v15.4s, v23.4s\n"                               \
   "subs %[n], %[n], #1\n b.ne 1b\n"
-// The 8 rows of 4 floats, `ld` bytes apart.
+// A tile's start: the accumulators zeroed, the weights and group count from the first.
+#define EINFER_T8_TILE_START "0:\n" EINFER_T8_ZERO "mov %[w], %[wt]\n mov %[n], %[groups]\n"
+// The 8 rows of 4 floats, `ld` bytes apart, then the next 8 tokens: their first quad starts where
+// the second quad of these ended.
 #define EINFER_T8_STORE                                                              \
   "str q0, [%[out]]\n str q1, [%[out], %[ld]]\n add %[out], %[out], %[ld], lsl #1\n" \
   "str q2, [%[out]]\n str q3, [%[out], %[ld]]\n add %[out], %[out], %[ld], lsl #1\n" \
   "str q4, [%[out]]\n str q5, [%[out], %[ld]]\n add %[out], %[out], %[ld], lsl #1\n" \
-  "str q6, [%[out]]\n str q7, [%[out], %[ld]]\n"
+  "str q6, [%[out]]\n str q7, [%[out], %[ld]]\n add %[out], %[out], %[ld], lsl #1\n" \
+  "mov %[a0], %[a1]\n add %[a1], %[a1], %[qs]\n subs %[tiles], %[tiles], #1\n b.ne 0b\n"
+#define EINFER_T8_OPERANDS                                                          \
+  : [w] "=&r"(w), [n] "=&r"(n), [a0] "+r"(act0), [a1] "+r"(act1), [out] "+r"(out),          \
+    [tiles] "+r"(tiles)                                                                     \
+  : [wt] "r"(wt + 16), [groups] "r"(groups), [ld] "r"(row_bytes), [step] "r"(step),         \
+    [qs] "r"(quad_stride)                                                                   \
+  : EINFER_T8_CLOBBERS
 #define EINFER_T8_CLOBBERS                                                                       \
   "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14", \
       "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", \
@@ -202,33 +214,32 @@ void gemm_tile(const QuantGemm& p, const uint8_t* wt, const int8_t* act, float* 
 // first group to the last (from intrinsics GCC spilled some every group). Per group: 6 loads of
 // activations (headers and both halves of both quads), 1-2 of weights, 8 unpacks (q4), 64 sdots,
 // the scale, convert and fma of each of the 8 accumulators. `act0`/`act1` are the two quads'
-// first blocks; the 8 rows of 4 floats go to `out`, `row_bytes` apart. groups > 0.
+// first blocks; the 8 rows of 4 floats go to `out`, `row_bytes` apart. `tiles` (> 0) such tiles
+// of 8 tokens one after the other (quads `quad_stride` apart), out on 8 rows each. groups > 0.
 template <bool kQ4>
-void gemm_tile8_g32(const uint8_t* wt, const int8_t* act0, const int8_t* act1, int64_t groups,
-                    float* out, int64_t row_bytes) {
-  const uint8_t* w = wt + 16;  // the first block's values; its scales come after the sdots
+void gemm_tile8_g32(const uint8_t* wt, const int8_t* act0, int64_t quad_stride, int64_t groups,
+                    float* out, int64_t row_bytes, int64_t tiles) {
+  const int8_t* act1 = act0 + quad_stride;
+  const uint8_t* w;         // the block's values; its scales come after the sdots
+  int64_t n;                // groups left
+  const int64_t step = 80;  // the last weight load's post-increment: past the next scales
   if constexpr (kQ4) {
     // One 64-byte load: chunk c's low nibbles are values 4c..4c+3 of the first half, its high
     // nibbles those of the second.
     __asm__ volatile(
-        "movi v29.16b, #0x0f\n" EINFER_T8_ZERO EINFER_T8_GROUP_START EINFER_T8_LO("v24")
-            EINFER_T8_SDOTS("v28", "0") EINFER_T8_LO("v25") EINFER_T8_SDOTS("v28", "1")
-                EINFER_T8_LO("v26") EINFER_T8_SDOTS("v28", "2") EINFER_T8_LO("v27") EINFER_T8_SDOTS(
-                    "v28", "3") EINFER_T8_SECOND_HALF EINFER_T8_HI("v24")
+        "movi v29.16b, #0x0f\n" EINFER_T8_TILE_START EINFER_T8_GROUP_START("%[step]")
+            EINFER_T8_LO("v24") EINFER_T8_SDOTS("v28", "0") EINFER_T8_LO("v25") EINFER_T8_SDOTS(
+                "v28", "1") EINFER_T8_LO("v26") EINFER_T8_SDOTS("v28", "2") EINFER_T8_LO("v27")
+                EINFER_T8_SDOTS("v28", "3") EINFER_T8_SECOND_HALF EINFER_T8_HI("v24")
                     EINFER_T8_SDOTS("v28", "0") EINFER_T8_HI("v25") EINFER_T8_SDOTS("v28", "1")
                         EINFER_T8_HI("v26") EINFER_T8_SDOTS("v28", "2") EINFER_T8_HI("v27")
-                            EINFER_T8_SDOTS("v28", "3") EINFER_T8_GROUP_END("-80") EINFER_T8_STORE
-        : [w] "+r"(w), [a0] "+r"(act0), [a1] "+r"(act1), [n] "+r"(groups), [out] "+r"(out)
-        : [ld] "r"(row_bytes)
-        : EINFER_T8_CLOBBERS);
+                            EINFER_T8_SDOTS("v28", "3") EINFER_T8_GROUP_END("-96")
+                                EINFER_T8_STORE EINFER_T8_OPERANDS);
   } else {
-    __asm__ volatile(
-        EINFER_T8_ZERO EINFER_T8_GROUP_START EINFER_T8_HALF(
-            "v24", "v25", "v26", "v27") "ld1 {v24.16b-v27.16b}, [%[w]], #64\n" EINFER_T8_SECOND_HALF
-            EINFER_T8_HALF("v24", "v25", "v26", "v27") EINFER_T8_GROUP_END("-144") EINFER_T8_STORE
-        : [w] "+r"(w), [a0] "+r"(act0), [a1] "+r"(act1), [n] "+r"(groups), [out] "+r"(out)
-        : [ld] "r"(row_bytes)
-        : EINFER_T8_CLOBBERS);
+    __asm__ volatile(EINFER_T8_TILE_START EINFER_T8_GROUP_START("#64") EINFER_T8_HALF(
+        "v24", "v25", "v26", "v27") "ld1 {v24.16b-v27.16b}, [%[w]], %[step]\n" EINFER_T8_SECOND_HALF
+                         EINFER_T8_HALF("v24", "v25", "v26", "v27") EINFER_T8_GROUP_END("-160")
+                             EINFER_T8_STORE EINFER_T8_OPERANDS);
   }
 }
 
@@ -239,20 +250,19 @@ void gemm_groups(const QuantGemm& p) {
     const uint8_t* wt = p.w + static_cast<size_t>(j0 / 4) * p.w_tile_bytes;
     const int cols = static_cast<int>(p.n - j0 < 4 ? p.n - j0 : 4);
     int64_t i0 = 0;
+    if (kGroup == 32 && cols == 4 && p.m >= 8) {  // whole tiles of 8 tokens straight into C
+      gemm_tile8_g32<kQ4>(wt, p.qa, quad_stride, p.groups, p.c + j0,
+                          p.ldc * static_cast<int64_t>(sizeof(float)), p.m / 8);
+      i0 = p.m / 8 * 8;
+    }
     for (; i0 + 4 < p.m; i0 += 8) {
       const int tokens = static_cast<int>(p.m - i0 < 8 ? p.m - i0 : 8);
       const int8_t* act = p.qa + i0 / 4 * quad_stride;
       float* c = p.c + i0 * p.ldc + j0;
       if constexpr (kGroup == 32) {
-        if (tokens == 8 && cols == 4) {  // straight into C
-          gemm_tile8_g32<kQ4>(wt, act, act + quad_stride, p.groups, c,
-                              p.ldc * static_cast<int64_t>(sizeof(float)));
-        } else {
-          float32x4_t out[8];
-          gemm_tile8_g32<kQ4>(wt, act, act + quad_stride, p.groups, reinterpret_cast<float*>(out),
-                              16);
-          store_tile<8>(c, p.ldc, out, tokens, cols);
-        }
+        float32x4_t out[8];
+        gemm_tile8_g32<kQ4>(wt, act, quad_stride, p.groups, reinterpret_cast<float*>(out), 16, 1);
+        store_tile<8>(c, p.ldc, out, tokens, cols);
       } else {
         gemm_tile<kQ4, 2, kGroup>(p, wt, act, c, tokens, cols);
       }
@@ -326,11 +336,130 @@ void gemv_tiles(const QuantGemm& p, const uint8_t* wt, float* c, int cols) {
   for (int x = 0; x < kTiles; ++x) store_row(c + 4 * x, acc[x], x + 1 < kTiles ? 4 : cols);
 }
 
+// The decode GEMV for groups of 32 in assembly: 4 weight tiles (16 rows) per pass, each tile's
+// blocks read in order through its own post-incremented pointer, two groups per step. A tile's
+// two blocks (q4 160 bytes, q8 288) come in 3 loads (q8 5) of whole registers whatever the
+// scales' place among them, the token's two blocks (header, 32 values) in 2. Per group and tile:
+// the int32 sum started at the header's -8 * sum(a) (q8 0), 8 unpacks (q4), 8 sdots, then
+// acc += float(isum) * (sw * sa), the two groups in order: 21.5 instructions for q4 and 14.5 for
+// q8 where the intrinsics' loops took 28 and 23. An odd last group goes alone. Registers: v0-v3
+// the tiles' float accumulators, v4/v5 the two groups' int32 sums, v6/v7 unpacked nibbles, v8
+// the nibble mask (q4), v16-v18 / v19-v21 the groups' header (sa, asum8) and two halves of
+// values, the rest the tile's blocks.
+#define EINFER_G2_SDOT(S, W, A, L) "sdot " S ".4s, " W ".16b, " A ".4b[" L "]\n"
+// q4 step L of group 0 (raw register R0, values v17/v18) and group 1 (R1, v20/v21).
+#define EINFER_G2_Q4_STEP(R0, R1, L)                                                         \
+  "and v6.16b, " R0 ".16b, v8.16b\n and v7.16b, " R1                                         \
+  ".16b, v8.16b\n" EINFER_G2_SDOT("v4", "v6", "v17", L)                                      \
+      EINFER_G2_SDOT("v5", "v7", "v20", L) "ushr v6.16b, " R0 ".16b, #4\n ushr v7.16b, " R1  \
+                                           ".16b, #4\n" EINFER_G2_SDOT("v4", "v6", "v18", L) \
+                                               EINFER_G2_SDOT("v5", "v7", "v21", L)
+// acc += float(isum) * (sw * sa) for group 0 (scales S0), then group 1 (S1).
+#define EINFER_G2_END(S0, S1, ACC)                            \
+  "scvtf v4.4s, v4.4s\n scvtf v5.4s, v5.4s\n"                 \
+  "fmul " S0 ".4s, " S0 ".4s, v16.s[0]\n fmul " S1 ".4s, " S1 \
+  ".4s, v19.s[0]\n"                                           \
+  "fmla " ACC ".4s, v4.4s, " S0 ".4s\n fmla " ACC ".4s, v5.4s, " S1 ".4s\n"
+// q4, two blocks: v22 scales 0, v23-v26 values 0, v27 scales 1, v28-v31 values 1.
+#define EINFER_G2_Q4_TILE(W, ACC)                                                    \
+  "ld1 {v22.16b-v25.16b}, [%[" W "]], #64\n ld1 {v26.16b-v29.16b}, [%[" W            \
+  "]], #64\n"                                                                        \
+  "ld1 {v30.16b, v31.16b}, [%[" W                                                    \
+  "]], #32\n"                                                                        \
+  "dup v4.4s, v16.s[1]\n dup v5.4s, v19.s[1]\n" EINFER_G2_Q4_STEP("v23", "v28", "0") \
+      EINFER_G2_Q4_STEP("v24", "v29", "1") EINFER_G2_Q4_STEP("v25", "v30", "2")      \
+          EINFER_G2_Q4_STEP("v26", "v31", "3") EINFER_G2_END("v22", "v27", ACC)
+// q8, two blocks: v22 scales 0, v23-v29 v8 values 0, v9 scales 1, v10-v15 v30 v31 values 1.
+#define EINFER_G2_Q8_STEP(W00, W01, W10, W11, L) \
+  EINFER_G2_SDOT("v4", W00, "v17", L)            \
+  EINFER_G2_SDOT("v5", W10, "v20", L)            \
+  EINFER_G2_SDOT("v4", W01, "v18", L) EINFER_G2_SDOT("v5", W11, "v21", L)
+#define EINFER_G2_Q8_TILE(W, ACC)                                                        \
+  "ld1 {v22.16b-v25.16b}, [%[" W "]], #64\n ld1 {v26.16b-v29.16b}, [%[" W                \
+  "]], #64\n"                                                                            \
+  "ld1 {v8.16b-v11.16b}, [%[" W "]], #64\n ld1 {v12.16b-v15.16b}, [%[" W                 \
+  "]], #64\n"                                                                            \
+  "ld1 {v30.16b, v31.16b}, [%[" W                                                        \
+  "]], #32\n"                                                                            \
+  "movi v4.4s, #0\n movi v5.4s, #0\n" EINFER_G2_Q8_STEP("v23", "v27", "v10", "v14", "0") \
+      EINFER_G2_Q8_STEP("v24", "v28", "v11", "v15", "1")                                 \
+          EINFER_G2_Q8_STEP("v25", "v29", "v12", "v30", "2")                             \
+              EINFER_G2_Q8_STEP("v26", "v8", "v13", "v31", "3") EINFER_G2_END("v22", "v9", ACC)
+// One block alone (an odd last group): group 0's registers of the above.
+#define EINFER_G1_Q4_TILE(W, ACC) \
+  "ldr q22, [%[" W "]], #16\n ld1 {v23.16b-v26.16b}, [%[" W "]], #64\n"                     \
+  "dup v4.4s, v16.s[1]\n"                                                                   \
+  "and v6.16b, v23.16b, v8.16b\n" EINFER_G2_SDOT("v4", "v6", "v17", "0")                    \
+  "and v6.16b, v24.16b, v8.16b\n" EINFER_G2_SDOT("v4", "v6", "v17", "1")                    \
+  "and v6.16b, v25.16b, v8.16b\n" EINFER_G2_SDOT("v4", "v6", "v17", "2")                    \
+  "and v6.16b, v26.16b, v8.16b\n" EINFER_G2_SDOT("v4", "v6", "v17", "3")                    \
+  "ushr v6.16b, v23.16b, #4\n" EINFER_G2_SDOT("v4", "v6", "v18", "0")                       \
+  "ushr v6.16b, v24.16b, #4\n" EINFER_G2_SDOT("v4", "v6", "v18", "1")                       \
+  "ushr v6.16b, v25.16b, #4\n" EINFER_G2_SDOT("v4", "v6", "v18", "2")                       \
+  "ushr v6.16b, v26.16b, #4\n" EINFER_G2_SDOT("v4", "v6", "v18", "3")                       \
+  "scvtf v4.4s, v4.4s\n fmul v22.4s, v22.4s, v16.s[0]\n fmla " ACC ".4s, v4.4s, v22.4s\n"
+#define EINFER_G1_Q8_TILE(W, ACC)                                                                  \
+  "ldr q22, [%[" W "]], #16\n ld1 {v23.16b-v26.16b}, [%[" W                                        \
+  "]], #64\n"                                                                                      \
+  "ld1 {v27.16b-v30.16b}, [%[" W                                                                   \
+  "]], #64\n movi v4.4s, #0\n" EINFER_G2_SDOT("v4", "v23", "v17", "0") EINFER_G2_SDOT(             \
+      "v4", "v24", "v17", "1") EINFER_G2_SDOT("v4", "v25", "v17", "2")                             \
+      EINFER_G2_SDOT("v4", "v26", "v17", "3") EINFER_G2_SDOT("v4", "v27", "v18", "0")              \
+          EINFER_G2_SDOT("v4", "v28", "v18", "1") EINFER_G2_SDOT("v4", "v29", "v18", "2")          \
+              EINFER_G2_SDOT("v4", "v30", "v18",                                                   \
+                             "3") "scvtf v4.4s, v4.4s\n fmul v22.4s, v22.4s, v16.s[0]\n fmla " ACC \
+                                  ".4s, v4.4s, v22.4s\n"
+// Per pass of 4 tiles: the accumulators zeroed, the token's blocks from the first, the groups in
+// pairs then an odd last one, the 16 sums stored; the next pass's tiles start where the 4th ended.
+#define EINFER_G2_BODY(TILE2, TILE1) \
+  "movi v8.16b, #0x0f\n"                                                                  \
+  "0:\n movi v0.4s, #0\n movi v1.4s, #0\n movi v2.4s, #0\n movi v3.4s, #0\n"            \
+  "mov %[a], %[act]\n mov %[left], %[pairs]\n cbz %[left], 2f\n"                         \
+  "1:\n ld1 {v16.16b-v18.16b}, [%[a]], #48\n ld1 {v19.16b-v21.16b}, [%[a]], #48\n"       \
+  TILE2("w0", "v0") TILE2("w1", "v1") TILE2("w2", "v2") TILE2("w3", "v3")                \
+  "subs %[left], %[left], #1\n b.ne 1b\n"                                               \
+  "2:\n cbz %[odd], 3f\n ld1 {v16.16b-v18.16b}, [%[a]], #48\n"                           \
+  TILE1("w0", "v0") TILE1("w1", "v1") TILE1("w2", "v2") TILE1("w3", "v3")                \
+  "3:\n st1 {v0.4s-v3.4s}, [%[c]], #64\n"                                                \
+  "mov %[w0], %[w3]\n add %[w1], %[w0], %[tb]\n add %[w2], %[w1], %[tb]\n"              \
+  "add %[w3], %[w2], %[tb]\n subs %[passes], %[passes], #1\n b.ne 0b\n"
+#define EINFER_G2_OPERANDS                                                                  \
+  : [w0] "+r"(w0), [w1] "+r"(w1), [w2] "+r"(w2), [w3] "+r"(w3), [a] "=&r"(a),               \
+    [left] "=&r"(left), [c] "+r"(c), [passes] "+r"(passes)                                  \
+  : [act] "r"(act), [pairs] "r"(groups / 2), [odd] "r"(groups % 2), [tb] "r"(tile_bytes)    \
+  : "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", \
+    "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25",     \
+    "v26", "v27", "v28", "v29", "v30", "v31", "memory", "cc"
+
+// `passes` (> 0) passes of 4 tiles from `wt` (tiles `tile_bytes` apart) against the token's
+// blocks at `act`; 16 sums a pass to c on.
+template <bool kQ4>
+void gemv_passes4_g32(const uint8_t* wt, size_t tile_bytes, const int8_t* act, int64_t groups,
+                      float* c, int64_t passes) {
+  const uint8_t *w0 = wt, *w1 = wt + tile_bytes, *w2 = wt + 2 * tile_bytes,
+                *w3 = wt + 3 * tile_bytes;
+  const int8_t* a;
+  int64_t left;
+  if constexpr (kQ4) {
+    __asm__ volatile(EINFER_G2_BODY(EINFER_G2_Q4_TILE, EINFER_G1_Q4_TILE) EINFER_G2_OPERANDS);
+  } else {
+    __asm__ volatile(EINFER_G2_BODY(EINFER_G2_Q8_TILE, EINFER_G1_Q8_TILE) EINFER_G2_OPERANDS);
+  }
+}
+
 template <bool kQ4>
 void gemv(const QuantGemm& p) {
-  gemv_passes(p, [&](auto tiles, const uint8_t* wt, float* c, int cols) {
-    gemv_tiles<kQ4, decltype(tiles)::value>(p, wt, c, cols);
-  });
+  if (p.group != 32 || p.groups <= 0 || p.n < 16) {
+    gemv_passes(p, [&](auto tiles, const uint8_t* wt, float* c, int cols) {
+      gemv_tiles<kQ4, decltype(tiles)::value>(p, wt, c, cols);
+    });
+    return;
+  }
+  const int64_t passes = p.n / 16;
+  gemv_passes4_g32<kQ4>(p.w, p.w_tile_bytes, p.qa, p.groups, p.c, passes);
+  for (int64_t j0 = passes * 16; j0 < p.n; j0 += 4)
+    gemv_tiles<kQ4, 1>(p, p.w + static_cast<size_t>(j0 / 4) * p.w_tile_bytes, p.c + j0,
+                       static_cast<int>(p.n - j0 < 4 ? p.n - j0 : 4));
 }
 
 }  // namespace

@@ -77,9 +77,10 @@ inline int8x16_t quantize16(const float* x, float inv) {
 
 namespace {
 
-// The common case, a whole group of 32 in 16-byte chunks: the 32 values stay in registers from
-// the max to the bytes; the clamp is done on int16 after a saturating narrow (the same result:
-// |x * inv| stays far inside int16).
+// The common case, a whole group of 32 in chunks of kChunk (16: single, quad; 8: pair) bytes: the
+// 32 values stay in registers from the max to the bytes; the clamp is done on int16 after a
+// saturating narrow (the same result: |x * inv| stays far inside int16).
+template <int kChunk>
 float quantize_group32_chunked(const float* x, int64_t stride, int8_t* dst, int32_t* sum) {
   const float32x4x4_t a = vld1q_f32_x4(x), b = vld1q_f32_x4(x + 16);
   float32x4_t m0 = vmaxq_f32(vabsq_f32(a.val[0]), vabsq_f32(a.val[1]));
@@ -100,17 +101,23 @@ float quantize_group32_chunked(const float* x, int64_t stride, int8_t* dst, int3
     return vmovn_high_s16(vmovn_s16(h0), h1);
   };
   const int8x16_t q0 = half(a), q1 = half(b);
-  vst1q_s8(dst, q0);
-  vst1q_s8(dst + stride, q1);
+  if constexpr (kChunk == 16) {
+    vst1q_s8(dst, q0);
+    vst1q_s8(dst + stride, q1);
+  } else {
+    vst1_s8(dst, vget_low_s8(q0));
+    vst1_s8(dst + stride, vget_high_s8(q0));
+    vst1_s8(dst + 2 * stride, vget_low_s8(q1));
+    vst1_s8(dst + 3 * stride, vget_high_s8(q1));
+  }
   *sum = vaddlvq_s8(q0) + vaddlvq_s8(q1);
   return scale;
 }
 
-}  // namespace
-
-float quantize_group_chunked_neon(const float* x, int32_t n, int32_t group, int chunk,
-                                  int64_t stride, int8_t* dst, int32_t* sum) {
-  if (n == 32 && group == 32 && chunk == 16) return quantize_group32_chunked(x, stride, dst, sum);
+// Any group (a multiple of 16) and n <= group. Out of line, so the group-of-32 path called for
+// every group of every row saves no registers it does not use.
+[[gnu::noinline]] float quantize_group_any(const float* x, int32_t n, int32_t group, int chunk,
+                                           int64_t stride, int8_t* dst, int32_t* sum) {
   float inv = 0.f;
   const float scale = group_scale(x, n, &inv);
   int32x4_t total = vdupq_n_s32(0);
@@ -133,6 +140,17 @@ float quantize_group_chunked_neon(const float* x, int32_t n, int32_t group, int 
   }
   *sum = vaddvq_s32(total);
   return scale;
+}
+
+}  // namespace
+
+float quantize_group_chunked_neon(const float* x, int32_t n, int32_t group, int chunk,
+                                  int64_t stride, int8_t* dst, int32_t* sum) {
+  if (n == 32 && group == 32) {
+    return chunk == 16 ? quantize_group32_chunked<16>(x, stride, dst, sum)
+                       : quantize_group32_chunked<8>(x, stride, dst, sum);
+  }
+  return quantize_group_any(x, n, group, chunk, stride, dst, sum);
 }
 
 }  // namespace einfer::quant_detail

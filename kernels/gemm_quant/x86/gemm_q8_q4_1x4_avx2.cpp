@@ -13,8 +13,12 @@
 // loads, and RowG32. The weights are one sequential stream (the 4 rows are adjacent),
 // software-prefetched kPrefetchBytes ahead, the scales alike.
 //
+// q4 runs its own row loop (gemv_q4_run in gemm_quant_gemv_driver.h): blocks of 4 steps whose
+// int32 lanes each row folds into its 8 group sums before one convert and one FMA, which took the
+// 15M decode's q4 / q8 ratio from 1.1-1.2 to ~1.4 (docs/bench.md).
+//
 // Bit-level: the int32 group dot products equal the scalar twin's; the float sum runs in another
-// order (8 lanes, then the horizontal add), within tests/test_gemm_quant_dispatch.cpp's bounds.
+// order (8 lanes, then the horizontal add), within tests/test_matmul_quant.cpp's bounds.
 #include "kernels/gemm_quant/gemm_quant_internal.h"
 
 #if EINFER_HAS_SIMD && defined(__AVX2__)
@@ -47,6 +51,17 @@ struct Q8 {
 // The q4 step's dot products with maddubs: four products of unsigned nibbles (<= 15) and int8
 // per int16 lane, |sum| <= 7620, then madd to int32 and the correction.
 struct DotQ4Avx2 {
+  // The step's products without the correction: low nibbles against a[0, 32), high against
+  // a[32, 64).
+  static __m256i step_v(__m256i w, __m256i even, __m256i odd) {
+    const __m256i m = _mm256_set1_epi8(0x0F);
+    const __m256i lo = _mm256_and_si256(w, m), hi = _mm256_and_si256(_mm256_srli_epi16(w, 4), m);
+    const __m256i p16 =
+        _mm256_add_epi16(_mm256_maddubs_epi16(lo, even), _mm256_maddubs_epi16(hi, odd));
+    return _mm256_madd_epi16(p16, _mm256_set1_epi16(1));
+  }
+  static __m256i step(__m256i w, const int8_t* a) { return step_v(w, load32(a), load32(a + 32)); }
+
   static __m256i dot(__m256i lo, __m256i even, __m256i hi, __m256i odd, __m256i neg_corr) {
     const __m256i p16 =
         _mm256_add_epi16(_mm256_maddubs_epi16(lo, even), _mm256_maddubs_epi16(hi, odd));
@@ -60,7 +75,7 @@ void gemv_q8_1x4_avx2(const QuantGemm& p) {
   gemv_run<Q8>(p);
 }
 void gemv_q4_1x4_avx2(const QuantGemm& p) {
-  gemv_run<GemvQ4<DotQ4Avx2>>(p);
+  gemv_q4_run<DotQ4Avx2>(p);
 }
 
 }  // namespace einfer::quant_detail

@@ -1,21 +1,25 @@
 // AVX2 prefill GEMMs of matmul_f32_quant (m > 1) with one ymm lane per weight row, in tiles of 3
-// activation rows x 16 weight rows (two ymm), bit-identical to the scalar int twin
+// (q4) or 4 (q8) activation rows x 16 weight rows (two ymm), bit-identical to the scalar int twin
 // (gemm_q8_q4_1x1_scalar.cpp): each output gets the exact int32 dot product of each group, then
 // acc = acc + float(isum) * (sa * sw), one multiply and one add (compiled without floating-point
 // contraction, kernels/CMakeLists.txt), groups in order. The AVX-512 VNNI twin is
 // gemm_q8_q4_8x16_avx512vnni.cpp; packing, corrections and loops:
-// kernels/gemm_quant/x86/gemm_quant_lanes_driver.h.
+// kernels/gemm_quant/x86/gemm_quant_lanes_driver.h (q8 has its own loops here, q8_run).
 //
-// maddubs multiplies packed unsigned weight bytes by a broadcast of 4 signed activations and adds
-// pairs into int16 lanes, saturating, so no pair may exceed 32767:
-// - q4: nibbles u <= 15 give pairs <= 2 * 15 * 127 = 3810, and a chunk's 8 quads (30480) fit
-//   int16 before one madd widens them: one maddubs per quad, the -8 sum(a) correction per group.
-// - q8: the sign trick. The tile holds the signed w (K::kQ8Signed); maddubs multiplies |w| (abs;
-//   -128 gives the unsigned 128) by sign(a, w) (a in [-127, 127]: negation is exact), pairs
-//   <= 2 * 128 * 127 = 32512, so each quad is widened at once (madd) into an int32 running sum:
-//   sign, maddubs, madd, add per 32 products, no correction. It replaced two maddubs per quad on
-//   the nibbles of w + 128 in 2 x 16 tiles: +12% q8 prefill on Zen 4 (about 1.13x the f32 GEMM's
-//   model prefill; the loop is bound by vector issue, 4 ops per 32 products, 4 x 16 no faster).
+// What the loop costs on Zen 4 (measured, thread CPU time): maddubs, madd, sign, abs and the
+// float multiplies all issue on the same 2 pipes; integer adds may use all 4 but, fed by a
+// maddubs, take some of those 2 pipes' slots (8 maddubs + 8 dependent adds: 5 cycles, not 4).
+// - q4: maddubs of the nibbles u <= 15 by a broadcast of 4 activations gives int16 pairs <= 2 *
+//   15 * 127 = 3810; a chunk's 8 quads (30480) are summed in int16 and widened once by madd: one
+//   maddubs and one add per 32 products, the -8 sum(a) correction per group.
+// - q8: w + 128 would saturate maddubs. The tile holds w sign-extended to int16, two per lane and
+//   quad, and the activations are widened to int16 once per activation tile for 3 weight tiles;
+//   one madd and one add per 16 products, exact int32 sums, no correction: 4 ops per 32 products,
+//   2 on the multiply pipes. The sign trick it replaced (maddubs of |w| and sign(a, w), pairs
+//   <= 32512 so a madd per quad) needs sign, maddubs, madd (3 on those pipes) and an add; the
+//   nibbles of w + 128 (two maddubs and two adds) need two int16 sums per output and were slower
+//   (4 x 8 tiles). GEMM alone (m = 64 and 128, K 288 / 768, one thread): 127-136 GFLOP/s against
+//   113-118 for the sign trick; the f32 GEMM runs ~100 (4 FMAs per 32 products).
 // Two vectors of weight rows share each activation broadcast (16 lanes measured ~1.35x faster
 // than 8 for q4 on Zen 4).
 #include "kernels/gemm_quant/gemm_quant_internal.h"
@@ -29,37 +33,49 @@
 namespace einfer::quant_detail {
 namespace {
 
-// V vectors of 8 weight rows, MR activation rows per tile.
-template <int V, int MRows>
+// 8 rows of 8 dwords -> out[d]: dword d of rows 0..7.
+inline void transpose8x8_epi32(const __m256i (&z)[8], __m256i (&out)[8]) {
+  __m256i t[8], u[8];
+  for (int r = 0; r < 8; r += 2) {
+    t[r] = _mm256_unpacklo_epi32(z[r], z[r + 1]);
+    t[r + 1] = _mm256_unpackhi_epi32(z[r], z[r + 1]);
+  }
+  for (int h = 0; h < 8; h += 4) {
+    u[h] = _mm256_unpacklo_epi64(t[h], t[h + 2]);          // dwords 0 | 4
+    u[h + 1] = _mm256_unpackhi_epi64(t[h], t[h + 2]);      // 1 | 5
+    u[h + 2] = _mm256_unpacklo_epi64(t[h + 1], t[h + 3]);  // 2 | 6
+    u[h + 3] = _mm256_unpackhi_epi64(t[h + 1], t[h + 3]);  // 3 | 7
+  }
+  for (int d = 0; d < 4; ++d) {
+    out[d] = _mm256_permute2x128_si256(u[d], u[d + 4], 0x20);
+    out[d + 4] = _mm256_permute2x128_si256(u[d], u[d + 4], 0x31);
+  }
+}
+
+// V vectors of 8 weight rows, MR activation rows per tile; Quads packed quads per chunk (q4 8, q8
+// 16 int16 pairs). Each instance serves one of q4 / q8.
+template <int V, int MRows, int Quads>
 struct Avx2Lanes {
   static constexpr int kLanes = 8 * V;                      // weight rows per tile
-  static constexpr bool kQ8Signed = true;                   // q8 packed as w itself
+  static constexpr Q8Pack kQ8Pack = Q8Pack::pairs16;        // q8 as int16 pairs
   static constexpr int rows(bool /*q4*/) { return MRows; }  // activation rows per tile
-  using Pack = LanePack<kLanes>;
+  using Pack = LanePack<kLanes, Quads>;
 
-  // kLanes rows of 32 bytes -> 8 quads of w: per 8 rows an 8 x 8 dword transpose.
+  // kLanes rows of 32 bytes -> 16 quads of two int16 w (quad q: elements 2q, 2q + 1): per 8 rows
+  // and 16 elements, a sign extension and an 8 x 8 dword transpose.
   static void transpose_q8(const uint8_t* const* src, uint8_t (*dst)[kLanes][4]) {
 #pragma GCC unroll 8
     for (int v = 0; v < V; ++v) {
-      const uint8_t* const* s8 = src + 8 * v;
-      __m256i t[8], u[8];
-      for (int r = 0; r < 8; r += 2) {
-        const __m256i z0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s8[r]));
-        const __m256i z1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s8[r + 1]));
-        t[r] = _mm256_unpacklo_epi32(z0, z1);
-        t[r + 1] = _mm256_unpackhi_epi32(z0, z1);
-      }
-      for (int h = 0; h < 8; h += 4) {
-        u[h] = _mm256_unpacklo_epi64(t[h], t[h + 2]);          // dwords 0 | 4
-        u[h + 1] = _mm256_unpackhi_epi64(t[h], t[h + 2]);      // 1 | 5
-        u[h + 2] = _mm256_unpacklo_epi64(t[h + 1], t[h + 3]);  // 2 | 6
-        u[h + 3] = _mm256_unpackhi_epi64(t[h + 1], t[h + 3]);  // 3 | 7
-      }
-      for (int d = 0; d < 4; ++d) {
-        _mm256_store_si256(reinterpret_cast<__m256i*>(dst[d][8 * v]),
-                           _mm256_permute2x128_si256(u[d], u[d + 4], 0x20));
-        _mm256_store_si256(reinterpret_cast<__m256i*>(dst[d + 4][8 * v]),
-                           _mm256_permute2x128_si256(u[d], u[d + 4], 0x31));
+      for (int half = 0; half < 2; ++half) {
+        __m256i z[8], out[8];
+        for (int r = 0; r < 8; ++r) {
+          z[r] = _mm256_cvtepi8_epi16(
+              _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[8 * v + r] + 16 * half)));
+        }
+        transpose8x8_epi32(z, out);
+        for (int d = 0; d < 8; ++d) {
+          _mm256_store_si256(reinterpret_cast<__m256i*>(dst[8 * half + d][8 * v]), out[d]);
+        }
       }
     }
   }
@@ -89,46 +105,9 @@ struct Avx2Lanes {
     }
   }
 
-  // Adds chunk c (8 packed quads wq) of rows a[0..MR) to acc: q4 the int16 sums of one maddubs per
-  // quad on the nibbles (before the correction; the caller widens them once per chunk); q8 the
-  // exact int32 dot products, no correction: the packed signed w gives |w| (abs; -128 gives the
-  // unsigned 128), one maddubs multiplies |w| by the activations with w's sign (sign_epi8(a, w);
-  // a in [-127, 127] negates exactly), pairs <= 2 * 128 * 127 = 32512 fit int16, and one madd
-  // widens each quad.
-  template <bool Q4, int MR>
-  static inline __attribute__((always_inline)) void chunk(const uint8_t (*wq)[kLanes][4],
-                                                          const int8_t* const* a, int64_t c,
-                                                          __m256i (*acc)[V]) {
-    const __m256i ones = _mm256_set1_epi16(1);
-#pragma GCC unroll 8
-    for (int q = 0; q < 8; ++q) {
-      __m256i w[V], wa[V];
-#pragma GCC unroll 8
-      for (int v = 0; v < V; ++v) {
-        w[v] = _mm256_load_si256(reinterpret_cast<const __m256i*>(wq[q][8 * v]));
-        wa[v] = Q4 ? w[v] : _mm256_abs_epi8(w[v]);
-      }
-      const int64_t off = act_offset<Q4>(c, q);
-#pragma GCC unroll 8
-      for (int i = 0; i < MR; ++i) {
-        const __m256i av = _mm256_set1_epi32(load_i32(a[i] + off));
-#pragma GCC unroll 8
-        for (int v = 0; v < V; ++v) {
-          if constexpr (Q4) {
-            acc[i][v] = _mm256_add_epi16(acc[i][v], _mm256_maddubs_epi16(w[v], av));
-          } else {
-            const __m256i pr = _mm256_maddubs_epi16(wa[v], _mm256_sign_epi8(av, w[v]));
-            acc[i][v] = _mm256_add_epi32(acc[i][v], _mm256_madd_epi16(pr, ones));
-          }
-          // Keep one running sum per row: GCC would otherwise reassociate the adds into a tree
-          // over all 8 quads and spill the 8 x MR products to the stack.
-          asm("" : "+x"(acc[i][v]));
-        }
-      }
-    }
-  }
-
-  // q4: the exact int32 dot products of chunk c before the correction, widened once.
+  // q4: the int32 sums of chunk c (8 packed quads wq) of rows a[0..MR) before the correction: one
+  // maddubs per quad on the nibbles, summed in int16 over the chunk (<= 8 * 3810 = 30480, exact),
+  // widened once by madd.
   template <int MR>
   static inline __attribute__((always_inline)) void chunk_q4(const uint8_t (*wq)[kLanes][4],
                                                              const int8_t* const* a, int64_t c,
@@ -139,7 +118,26 @@ struct Avx2Lanes {
 #pragma GCC unroll 8
       for (int v = 0; v < V; ++v) lo[i][v] = _mm256_setzero_si256();
     }
-    chunk<true, MR>(wq, a, c, lo);
+#pragma GCC unroll 8
+    for (int q = 0; q < 8; ++q) {
+      __m256i w[V];
+#pragma GCC unroll 8
+      for (int v = 0; v < V; ++v) {
+        w[v] = _mm256_load_si256(reinterpret_cast<const __m256i*>(wq[q][8 * v]));
+      }
+      const int64_t off = act_offset<true>(c, q);
+#pragma GCC unroll 8
+      for (int i = 0; i < MR; ++i) {
+        const __m256i av = _mm256_set1_epi32(load_i32(a[i] + off));
+#pragma GCC unroll 8
+        for (int v = 0; v < V; ++v) {
+          lo[i][v] = _mm256_add_epi16(lo[i][v], _mm256_maddubs_epi16(w[v], av));
+          // Keep one running sum per row: GCC would otherwise reassociate the adds into a tree
+          // over all 8 quads and spill the 8 x MR products to the stack.
+          asm("" : "+x"(lo[i][v]));
+        }
+      }
+    }
 #pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
 #pragma GCC unroll 8
@@ -147,11 +145,60 @@ struct Avx2Lanes {
     }
   }
 
+  // q8: adds the exact int32 dot products of one chunk (16 packed quads of int16 pairs wq) of the
+  // int16 activation rows a[0..MR) (at the chunk) to isum: one madd per pair of elements, no
+  // correction, no saturation (|w a| <= 128 * 127).
+  template <int MR>
+  static inline __attribute__((always_inline)) void chunk_q8(const uint8_t (*wq)[kLanes][4],
+                                                             const int16_t* const* a,
+                                                             __m256i (*isum)[V]) {
+#pragma GCC unroll 16
+    for (int q = 0; q < 16; ++q) {
+      __m256i w[V];
+#pragma GCC unroll 8
+      for (int v = 0; v < V; ++v) {
+        w[v] = _mm256_load_si256(reinterpret_cast<const __m256i*>(wq[q][8 * v]));
+        asm("" : "+x"(w[v]));  // one load per weight vector, not one per row
+      }
+#pragma GCC unroll 8
+      for (int i = 0; i < MR; ++i) {
+        int32_t pair;
+        std::memcpy(&pair, a[i] + 2 * q, 4);
+        const __m256i av = _mm256_set1_epi32(pair);
+#pragma GCC unroll 8
+        for (int v = 0; v < V; ++v) {
+          isum[i][v] = _mm256_add_epi32(isum[i][v], _mm256_madd_epi16(w[v], av));
+          asm("" : "+x"(isum[i][v]));  // one running sum per row, as in chunk_q4
+        }
+      }
+    }
+  }
+
+  // Row stride of the int16 activation rows: a slice and 64 bytes, so that rows do not sit 4 KiB
+  // apart (loads of the same set; measured slower on Zen 4).
+  static constexpr int64_t kA16Stride = kSliceChunks * kChunk + 32;
+
+  // The activation rows i0 .. i0 + rows over chunks [c_base, c_end), sign-extended to int16 for
+  // madd (a store per 16 activations: once per activation tile and kQ8Tiles weight tiles).
+  static void widen_rows(const QuantGemm& p, int64_t i0, int rows, int64_t c_base, int64_t c_end,
+                         int16_t (*dst)[kA16Stride]) {
+    for (int i = 0; i < rows; ++i) {
+      const int8_t* src = p.qa + (i0 + i) * p.kpad + c_base * kChunk;
+      for (int64_t e = 0; e < (c_end - c_base) * kChunk; e += 16) {
+        _mm256_store_si256(
+            reinterpret_cast<__m256i*>(dst[i] + e),
+            _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + e))));
+      }
+    }
+  }
+
   // Rows i0 .. i0 + MR against the packed tile over groups [g0, g1) (chunks from c_base).
+  // q8 reads the rows from a16 (widen_rows over the slice's chunks, from c_base).
   template <bool Q4, int MR>
   static __attribute__((noinline)) void tile(const QuantGemm& p, const Pack& t, int64_t i0,
                                              int64_t j0, int nr, int64_t g0, int64_t g1,
-                                             int64_t c_base, int64_t chunks) {
+                                             int64_t c_base, int64_t chunks,
+                                             const int16_t (*a16)[kA16Stride] = nullptr) {
     __m256i cols[V];
 #pragma GCC unroll 8
     for (int v = 0; v < V; ++v) {
@@ -174,10 +221,10 @@ struct Avx2Lanes {
       lanes_group_chunks(p, g, chunks, &c0, &c1);
       __m256i isum[MR][V];
       if constexpr (Q4) {
-        chunk_q4<MR>(t.w + (c0 - c_base) * 8, a, c0, isum);
+        chunk_q4<MR>(t.w + (c0 - c_base) * Quads, a, c0, isum);
         for (int64_t c = c0 + 1; c < c1; ++c) {  // groups of more than 32
           __m256i part[MR][V];
-          chunk_q4<MR>(t.w + (c - c_base) * 8, a, c, part);
+          chunk_q4<MR>(t.w + (c - c_base) * Quads, a, c, part);
 #pragma GCC unroll 8
           for (int i = 0; i < MR; ++i) {
 #pragma GCC unroll 8
@@ -190,7 +237,12 @@ struct Avx2Lanes {
 #pragma GCC unroll 8
           for (int v = 0; v < V; ++v) isum[i][v] = _mm256_setzero_si256();
         }
-        for (int64_t c = c0; c < c1; ++c) chunk<false, MR>(t.w + (c - c_base) * 8, a, c, isum);
+        for (int64_t c = c0; c < c1; ++c) {
+          const int16_t* ar[MR];
+#pragma GCC unroll 8
+          for (int i = 0; i < MR; ++i) ar[i] = a16[i] + (c - c_base) * kChunk;
+          chunk_q8<MR>(t.w + (c - c_base) * Quads, ar, isum);
+        }
       }
 #pragma GCC unroll 8
       for (int i = 0; i < MR; ++i) {
@@ -219,18 +271,68 @@ struct Avx2Lanes {
   }
 };
 
-using Avx2Tile = Avx2Lanes<2, 3>;  // 3 rows x 16 weight rows: 2 x 3 int16 sums, 2 x 3 float sums
+// q4: 3 rows x 16 weight rows: 2 x 3 int16 sums, 2 x 3 float sums, 2 weight vectors, 1 broadcast.
+using Avx2TileQ4 = Avx2Lanes<2, 3, 8>;
+// q8: 4 rows x 16 weight rows of int16 pairs: 2 x 4 int32 sums in registers (GCC keeps the float
+// sums in memory around the chunk loop); 2-4% faster than 3 x 16 on Zen 4.
+using Avx2TileQ8 = Avx2Lanes<2, 4, 16>;
+// q8 weight tiles packed at once, so that each activation tile is widened once for all of them
+// (widening per weight tile cost ~13% of the GEMM on Zen 4).
+constexpr int kQ8Tiles = 3;
+
+// q8: the tile for `rows` (<= MR) activation rows.
+template <int MR>
+void q8_tile_rows(const QuantGemm& p, const Avx2TileQ8::Pack& t, int64_t i0, int64_t j0, int nr,
+                  int64_t g0, int64_t g1, int64_t c_base, int64_t chunks,
+                  const int16_t (*a16)[Avx2TileQ8::kA16Stride], int rows) {
+  if constexpr (MR > 1) {
+    if (rows < MR) return q8_tile_rows<MR - 1>(p, t, i0, j0, nr, g0, g1, c_base, chunks, a16, rows);
+  }
+  Avx2TileQ8::tile<false, MR>(p, t, i0, j0, nr, g0, g1, c_base, chunks, a16);
+}
+
+// q8: lanes_run's loops, with kQ8Tiles weight tiles per pass over the activation tiles.
+void q8_run(const QuantGemm& p) {
+  using K = Avx2TileQ8;
+  constexpr int kLanes = K::kLanes, kMR = K::rows(false);
+  K::Pack t[kQ8Tiles];
+  alignas(32) int16_t a16[kMR][K::kA16Stride];
+  const int64_t chunks = (p.k + kChunk - 1) / kChunk;
+  const int64_t slice_groups = kSliceChunks * kChunk / p.group;
+  for (int64_t j0 = 0; j0 < p.n; j0 += kQ8Tiles * kLanes) {
+    for (int64_t g0 = 0; g0 < p.groups; g0 += slice_groups) {
+      const int64_t g1 = g0 + slice_groups < p.groups ? g0 + slice_groups : p.groups;
+      int64_t c0 = 0, c_end = 0, unused = 0;
+      lanes_group_chunks(p, g0, chunks, &c0, &unused);
+      lanes_group_chunks(p, g1 - 1, chunks, &unused, &c_end);
+      int nr[kQ8Tiles];
+      for (int u = 0; u < kQ8Tiles; ++u) {
+        const int64_t left = p.n - j0 - u * kLanes;
+        nr[u] = static_cast<int>(left < 0 ? 0 : left < kLanes ? left : kLanes);
+        if (nr[u] > 0) lanes_pack<K, false>(p, j0 + u * kLanes, nr[u], c0, c_end, g0, g1, &t[u]);
+      }
+      for (int64_t i0 = 0; i0 < p.m; i0 += kMR) {
+        const int rows = static_cast<int>(p.m - i0 < kMR ? p.m - i0 : kMR);
+        K::widen_rows(p, i0, rows, c0, c_end, a16);
+        for (int u = 0; u < kQ8Tiles && nr[u] > 0; ++u) {
+          const int64_t j = j0 + u * kLanes;
+          q8_tile_rows<kMR>(p, t[u], i0, j, nr[u], g0, g1, c0, chunks, a16, rows);
+        }
+      }
+    }
+  }
+}
 
 }  // namespace
 
 bool gemm_3x16_avx2_supports(const QuantGemm& p) {
   return lanes_supports(p);
 }
-void gemm_q8_3x16_avx2(const QuantGemm& p) {
-  lanes_run<Avx2Tile, false>(p);
+void gemm_q8_4x16_avx2(const QuantGemm& p) {
+  q8_run(p);
 }
 void gemm_q4_3x16_avx2(const QuantGemm& p) {
-  lanes_run<Avx2Tile, true>(p);
+  lanes_run<Avx2TileQ4, true>(p);
 }
 
 }  // namespace einfer::quant_detail

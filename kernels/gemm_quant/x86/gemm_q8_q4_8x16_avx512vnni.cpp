@@ -33,7 +33,7 @@ namespace {
 
 struct Vnni16 {
   static constexpr int kLanes = 16;                     // weight rows per tile
-  static constexpr bool kQ8Signed = false;              // q8 packed as w + 128
+  static constexpr Q8Pack kQ8Pack = Q8Pack::offset;     // q8 packed as w + 128
   static constexpr int rows(bool /*q4*/) { return 8; }  // activation rows per tile
   using Pack = LanePack<kLanes>;
   // 16 rows of 32 bytes (q8 chunk) -> 8 quads [row][4 bytes]: rows r and r + 8 share a register, a

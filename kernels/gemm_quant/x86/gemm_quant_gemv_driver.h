@@ -10,6 +10,8 @@
 // last_partial)` = acc + the step's scaled dot products of weight row bytes w in 8 lanes;
 // last_partial: the step runs past the row's last group (q4, an odd group count).
 //
+// q4 has its own row loop, gemv_q4_run (below): GemvQ4's step only runs the steps past its blocks.
+//
 // Everything here has internal linkage: each including file compiles it for its own ISA.
 #pragma once
 
@@ -157,6 +159,149 @@ struct GemvQ4 {
     return _mm256_fmadd_ps(_mm256_cvtepi32_ps(d), _mm256_mul_ps(swv, a.sa), acc);
   }
 };
+
+// The q4 GEMV's own row loop (gemv_q4_run): 4 rows per pass in blocks of 4 steps (8 groups). A
+// row's 4 step vectors hold 4 int32 partial sums per group; they fold with unpacks and adds (not
+// hadd: 2 cycles each on Zen 4) into its 8 group sums, less the 8 corrections, then one convert and
+// one FMA with the 8 scale products: one FMA per row and 8 groups instead of one per 2, the FMA
+// ports left to the dot products. Steps past the last whole block take GemvQ4's per-step path; a
+// row ending in half a step (K = 288) takes one 16-byte step per row, the 4 rows folded alike.
+// Dot provides step_v (a 32-byte step against activation vectors: 8 lanes, 4 per group, no
+// correction) and step (the same from activations in memory).
+
+// [sum of the 4 lanes of each 128-bit half of d0, d1, d2, d3]: lanes [d0.lo d1.lo d2.lo d3.lo |
+// d0.hi d1.hi d2.hi d3.hi].
+inline __m256i fold4_epi32(__m256i d0, __m256i d1, __m256i d2, __m256i d3) {
+  const __m256i x01 =
+      _mm256_add_epi32(_mm256_unpacklo_epi32(d0, d1), _mm256_unpackhi_epi32(d0, d1));
+  const __m256i x23 =
+      _mm256_add_epi32(_mm256_unpacklo_epi32(d2, d3), _mm256_unpackhi_epi32(d2, d3));
+  return _mm256_add_epi32(_mm256_unpacklo_epi64(x01, x23), _mm256_unpackhi_epi64(x01, x23));
+}
+// The 4 rows' horizontal sums [r0 r1 r2 r3]: each row's lanes summed as ((0+2)+(1+3)) +
+// ((4+6)+(5+7)).
+inline __m128 fold4_ps(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
+  const __m256 x01 = _mm256_add_ps(_mm256_unpacklo_ps(a0, a1), _mm256_unpackhi_ps(a0, a1));
+  const __m256 x23 = _mm256_add_ps(_mm256_unpacklo_ps(a2, a3), _mm256_unpackhi_ps(a2, a3));
+  const __m256 y =
+      _mm256_add_ps(_mm256_shuffle_ps(x01, x23, 0x44), _mm256_shuffle_ps(x01, x23, 0xEE));
+  return _mm_add_ps(_mm256_castps256_ps128(y), _mm256_extractf128_ps(y, 1));
+}
+
+constexpr auto kHint = _MM_HINT_T1;
+inline void prefetch2(const char* p, int64_t at) {
+  _mm_prefetch(p + at, kHint);
+  _mm_prefetch(p + at + 64, kHint);
+}
+
+// acc + the block's 8 group dot products of one row, scaled: w the row's 128 bytes of the block,
+// a its 256 activations (4 steps of even then odd), sw the row's 8 scales.
+template <class Dot>
+[[gnu::always_inline]] inline __m256 q4_block(__m256 acc, const uint8_t* w, const int8_t* a,
+                                              const float* sw, __m256 sa, __m256i csum) {
+  const __m256i y =
+      fold4_epi32(Dot::step(load32(w), a), Dot::step(load32(w + 32), a + 64),
+                  Dot::step(load32(w + 64), a + 128), Dot::step(load32(w + 96), a + 192));
+  // y = [g0 g2 g4 g6 | g1 g3 g5 g7]: to natural order, less 8 sum(a) of each group.
+  const __m256i g = _mm256_sub_epi32(
+      _mm256_permutevar8x32_epi32(y, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)), csum);
+  return _mm256_fmadd_ps(_mm256_cvtepi32_ps(g), _mm256_mul_ps(_mm256_loadu_ps(sw), sa), acc);
+}
+
+template <class Dot>
+void gemv_q4_run(const QuantGemm& p) {
+  using Q = GemvQ4<Dot>;
+  const int64_t steps = (p.k + Q::kStep - 1) / Q::kStep;
+  const int64_t full_steps = p.k / Q::kStep;
+  const int64_t blocks = full_steps / 4;
+  const int64_t rb = static_cast<int64_t>(p.w_row_bytes), gs = p.groups;
+  // A last step of exactly one whole group (16 bytes, K = 288): the 4-row half step below.
+  const bool half_tail = full_steps < steps && rb - full_steps * 32 == 16;
+  const int64_t pass_bytes = 4 * rb, pass_scale_bytes = 4 * gs * 4;
+  const int64_t passes_ahead = kPrefetchBytes / pass_bytes > 0 ? kPrefetchBytes / pass_bytes : 1;
+  const int64_t scale_ahead = passes_ahead * pass_scale_bytes;
+  int64_t j = 0;
+  for (; j + 4 <= p.n; j += 4) {
+    const uint8_t* const w = p.w + j * rb;
+    const float* const sw = p.sw + j * gs;
+    // Prefetch kPrefetchBytes ahead (scales as many passes ahead), two lines per row and block
+    // spread over the pass (bunched, they stalled the demand loads from DRAM), the pass's last
+    // lines after its blocks: the pass's pace exactly, whatever the row length.
+    const char* pf = reinterpret_cast<const char*>(w) + kPrefetchBytes;
+    const char* pf_s = reinterpret_cast<const char*>(sw) + scale_ahead;
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0, acc2 = acc0, acc3 = acc0;
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int8_t* const a = p.qa + b * 4 * Q::kStep;
+      const __m256 sa = _mm256_loadu_ps(p.sa + 8 * b);
+      const __m256i csum = load32(p.csum + 8 * b);
+      const uint8_t* const wb = w + b * 128;
+      prefetch2(pf, 0);
+      acc0 = q4_block<Dot>(acc0, wb, a, sw + 8 * b, sa, csum);
+      prefetch2(pf, 128);
+      acc1 = q4_block<Dot>(acc1, wb + rb, a, sw + gs + 8 * b, sa, csum);
+      prefetch2(pf, 256);
+      acc2 = q4_block<Dot>(acc2, wb + 2 * rb, a, sw + 2 * gs + 8 * b, sa, csum);
+      prefetch2(pf, 384);
+      acc3 = q4_block<Dot>(acc3, wb + 3 * rb, a, sw + 3 * gs + 8 * b, sa, csum);
+      prefetch2(pf_s, 0);
+      pf += 512;
+      pf_s += 128;
+    }
+    for (const char* const end = reinterpret_cast<const char*>(w) + kPrefetchBytes + pass_bytes;
+         pf < end; pf += 64)
+      _mm_prefetch(pf, kHint);
+    for (const char* const end = reinterpret_cast<const char*>(sw) + scale_ahead + pass_scale_bytes;
+         pf_s < end; pf_s += 64)
+      _mm_prefetch(pf_s, kHint);
+    for (int64_t s = blocks * 4; s < full_steps; ++s) {
+      const typename Q::A a = Q::load_a(p, s, false);
+      const uint8_t* const ws = w + s * 32;
+      acc0 = Q::fma_dot(acc0, load32(ws), a, sw, s, false);
+      acc1 = Q::fma_dot(acc1, load32(ws + rb), a, sw + gs, s, false);
+      acc2 = Q::fma_dot(acc2, load32(ws + 2 * rb), a, sw + 2 * gs, s, false);
+      acc3 = Q::fma_dot(acc3, load32(ws + 3 * rb), a, sw + 3 * gs, s, false);
+    }
+    __m128 tail = _mm_setzero_ps();
+    if (half_tail) {
+      const int64_t g = 2 * full_steps;
+      const __m256i even = _mm256_broadcastsi128_si256(
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(p.qa + full_steps * 64)));
+      const __m256i odd = _mm256_broadcastsi128_si256(
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(p.qa + full_steps * 64 + 32)));
+      // Two rows' 16 bytes in one vector: [row b0 | row b1], 4 lanes each.
+      auto two = [&](const uint8_t* b0, const uint8_t* b1) {
+        const __m256i v = _mm256_inserti128_si256(
+            _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b0))),
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(b1)), 1);
+        return Dot::step_v(v, even, odd);
+      };
+      const uint8_t* const wt = w + full_steps * 32;
+      const __m256i d01 = two(wt, wt + rb), d23 = two(wt + 2 * rb, wt + 3 * rb);
+      // [r0 r2 r0 r2 | r1 r3 r1 r3] (pairs of lanes, then halves), then [r0 r1 r2 r3].
+      __m256i x =
+          _mm256_add_epi32(_mm256_unpacklo_epi32(d01, d23), _mm256_unpackhi_epi32(d01, d23));
+      x = _mm256_add_epi32(x, _mm256_shuffle_epi32(x, 0x4E));
+      const __m128i t = _mm_sub_epi32(
+          _mm_unpacklo_epi32(_mm256_castsi256_si128(x), _mm256_extracti128_si256(x, 1)),
+          _mm_set1_epi32(p.csum[g]));
+      const __m128 swv = _mm_setr_ps(sw[g], sw[gs + g], sw[2 * gs + g], sw[3 * gs + g]);
+      tail = _mm_mul_ps(_mm_cvtepi32_ps(t), _mm_mul_ps(swv, _mm_set1_ps(p.sa[g])));
+    } else if (full_steps < steps) {
+      const bool last_partial = p.groups < (full_steps + 1) * 2;
+      const typename Q::A a = Q::load_a(p, full_steps, last_partial);
+      const uint8_t* const ws = w + full_steps * 32;
+      const int64_t rest = rb - full_steps * 32;
+      acc0 = Q::fma_dot(acc0, load_tail(ws, rest), a, sw, full_steps, last_partial);
+      acc1 = Q::fma_dot(acc1, load_tail(ws + rb, rest), a, sw + gs, full_steps, last_partial);
+      acc2 =
+          Q::fma_dot(acc2, load_tail(ws + 2 * rb, rest), a, sw + 2 * gs, full_steps, last_partial);
+      acc3 =
+          Q::fma_dot(acc3, load_tail(ws + 3 * rb, rest), a, sw + 3 * gs, full_steps, last_partial);
+    }
+    _mm_storeu_ps(p.c + j, _mm_add_ps(fold4_ps(acc0, acc1, acc2, acc3), tail));
+  }
+  for (; j < p.n; ++j) gemv_rows<Q, 1>(p, j, full_steps, steps);
+}
 
 }  // namespace
 }  // namespace einfer::quant_detail

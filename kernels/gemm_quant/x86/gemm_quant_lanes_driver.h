@@ -4,19 +4,21 @@
 // activation offsets, the packing of partial chunks and scales, and the loops over weight tiles,
 // K slices and activation tiles.
 //
-// A weight tile of K::kLanes rows is packed per K slice into [chunk * 8 + quad][lane][4 bytes] of
-// unsigned bytes: q8 w + 128 (xor 0x80; the signed w itself when K::kQ8Signed), q4 the nibble u.
-// Each 32-element chunk's 8 quads sit together in the order of the activations they meet: natural
-// for q8, and for q4 the even/odd order of permute_blocks_even_odd64 (the low nibbles of 4 weight
-// bytes meet 4 consecutive activations of a 64-block's first half, the high nibbles 4 of its second
-// half). The kernels start each group's int32 sums from the negated correction (q8: 128 sum(a) = 16
-// csum; q4: 8 sum(a) = csum, from the dispatcher's chunk sums) and end at the exact dot products; a
-// q8 tile of signed w (K::kQ8Signed, the AVX2 sign trick) needs no correction.
+// A weight tile of K::kLanes rows is packed per K slice into [chunk * quads + quad][lane][4 bytes]
+// of unsigned bytes: q4 the nibble u (8 quads per chunk); q8 w + 128 (Q8Pack::offset, 8 quads),
+// or w sign-extended to int16, two per quad (Q8Pack::pairs16, 16 quads: quad q meets activations
+// 2q and 2q + 1 of the chunk), for AVX2's int16 madd. Each 32-element
+// chunk's quads sit together in the order of the activations they meet: natural for q8, and for
+// q4 the even/odd order of permute_blocks_even_odd64 (the low nibbles of 4 weight bytes meet 4
+// consecutive activations of a 64-block's first half, the high nibbles 4 of its second half). The
+// kernels start each group's int32 sums from the negated correction (q8: 128 sum(a) = 16 csum;
+// q4: 8 sum(a) = csum, from the dispatcher's chunk sums) and end at the exact dot products; the
+// int16 pairs need no correction.
 //
-// The ISA file provides K: kLanes, kQ8Signed, rows(q4) (activation rows per tile),
-// transpose_q8(src, dst) (kLanes rows of 32 bytes -> 8 packed quads) and transpose_q4(src, dst)
-// (kLanes rows of 16 bytes
-// -> 8 packed quads of nibbles), and tile<Q4, MR>(p, t, i0, j0, nr, g0, g1, c_base, chunks).
+// The ISA file provides K: kLanes, kQ8Pack, Pack (LanePack<kLanes, quads per chunk>), rows(q4)
+// (activation rows per tile), transpose_q8(src, dst) (kLanes rows of 32 bytes -> a chunk's packed
+// quads) and transpose_q4(src, dst) (kLanes rows of 16 bytes -> 8 packed quads of nibbles), and
+// tile<Q4, MR>(p, t, i0, j0, nr, g0, g1, c_base, chunks). A K may implement only one of q4 / q8.
 //
 // Everything here has internal linkage: each including file compiles it for its own ISA.
 #pragma once
@@ -31,10 +33,14 @@ namespace {
 
 constexpr int64_t kSliceChunks = 32;  // 32-element chunks per packed K slice (groups <= 1024)
 
-template <int Lanes>
+// How a q8 tile holds w (see the top).
+enum class Q8Pack { offset, pairs16 };
+
+template <int Lanes, int Quads = 8>
 struct LanePack {
-  alignas(64) uint8_t w[kSliceChunks * 8][Lanes][4];  // [chunk * 8 + quad][lane][byte]
-  alignas(64) float sw[kSliceChunks][Lanes];          // [group in slice][lane]
+  static constexpr int kQuads = Quads;                    // packed quads per 32-element chunk
+  alignas(64) uint8_t w[kSliceChunks * Quads][Lanes][4];  // [chunk * Quads + quad][lane][byte]
+  alignas(64) float sw[kSliceChunks][Lanes];              // [group in slice][lane]
 };
 
 inline bool lanes_supports(const QuantGemm& p) {
@@ -54,27 +60,38 @@ inline int32_t load_i32(const int8_t* a) {
   return v;
 }
 
-// The packed byte of weight row `row` (row_bytes bytes, k elements) meeting activation byte `pos`.
-template <bool Q4, bool Q8Signed>
-inline uint8_t packed_byte(const uint8_t* row, size_t row_bytes, int64_t k, int64_t pos) {
-  if (!Q4) return pos < k ? static_cast<uint8_t>(Q8Signed ? row[pos] : row[pos] ^ 0x80u) : 0;
-  const int64_t b = pos / 64, q = pos % 64;
-  const int64_t byte = 32 * b + (q < 32 ? q : q - 32);
+// The packed byte e (0..3) of quad q of chunk c of weight row `row` (row_bytes bytes, k
+// elements): q4 and Q8Pack::offset the byte meeting activation act_offset(c, q) + e; for
+// Q8Pack::pairs16 byte e of the two little-endian int16 w meeting activations 32 c + 2 q, + 1.
+template <bool Q4, Q8Pack Q8>
+inline uint8_t packed_byte(const uint8_t* row, size_t row_bytes, int64_t k, int64_t c, int q,
+                           int e) {
+  if (!Q4) {
+    const int64_t pos =
+        Q8 == Q8Pack::pairs16 ? 32 * c + 2 * q + e / 2 : act_offset<false>(c, q) + e;
+    if (pos >= k) return 0;  // k padding: the activations are zero
+    if (Q8 == Q8Pack::offset) return static_cast<uint8_t>(row[pos] ^ 0x80u);
+    return e % 2 == 0 ? row[pos] : (row[pos] & 0x80u ? 0xFF : 0);  // low byte, sign extension
+  }
+  const int64_t pos = act_offset<true>(c, q) + e;
+  const int64_t b = pos / 64, r = pos % 64;
+  const int64_t byte = 32 * b + (r < 32 ? r : r - 32);
   if (static_cast<size_t>(byte) >= row_bytes) return 0;  // k padding: the activations are zero
-  return static_cast<uint8_t>(q < 32 ? row[byte] & 0x0F : row[byte] >> 4);
+  return static_cast<uint8_t>(r < 32 ? row[byte] & 0x0F : row[byte] >> 4);
 }
 
 // Packs weight rows j0 .. j0 + nr (the rest of the tile zero) over chunks [c0, c1) and the scales
 // of groups [g0, g1).
 template <class K, bool Q4>
 void lanes_pack(const QuantGemm& p, int64_t j0, int nr, int64_t c0, int64_t c1, int64_t g0,
-                int64_t g1, LanePack<K::kLanes>* t) {
+                int64_t g1, typename K::Pack* t) {
   constexpr int kLanes = K::kLanes;
+  constexpr int kQuads = Q4 ? 8 : K::Pack::kQuads;
   const size_t rb = p.w_row_bytes;
   alignas(64) static constexpr uint8_t kZeros[32] = {};  // the rows past n
   const uint8_t* base = p.w + static_cast<size_t>(j0) * rb;
   for (int64_t c = c0; c < c1; ++c) {
-    uint8_t(*dst)[kLanes][4] = t->w + (c - c0) * 8;
+    uint8_t(*dst)[kLanes][4] = t->w + (c - c0) * kQuads;
     // Bytes of row data the chunk reads: q8 32 from 32c, q4 16 from 32 (c / 2) + 16 (c % 2).
     const size_t off =
         Q4 ? static_cast<size_t>(32 * (c >> 1) + 16 * (c & 1)) : static_cast<size_t>(32 * c);
@@ -88,12 +105,10 @@ void lanes_pack(const QuantGemm& p, int64_t j0, int nr, int64_t c0, int64_t c1, 
       }
       continue;
     }
-    for (int q = 0; q < 8; ++q) {  // the row's last, partial chunk
+    for (int q = 0; q < kQuads; ++q) {  // the row's last, partial chunk
       for (int r = 0; r < kLanes; ++r) {
         for (int e = 0; e < 4; ++e) {
-          dst[q][r][e] = r < nr ? packed_byte<Q4, K::kQ8Signed>(base + r * rb, rb, p.k,
-                                                                act_offset<Q4>(c, q) + e)
-                                : 0;
+          dst[q][r][e] = r < nr ? packed_byte<Q4, K::kQ8Pack>(base + r * rb, rb, p.k, c, q, e) : 0;
         }
       }
     }
@@ -123,8 +138,8 @@ inline int32_t lanes_correction(const QuantGemm& p, int64_t i, int64_t c0, int64
 }
 
 template <class K, bool Q4, int MR>
-void lanes_tile_rows(const QuantGemm& p, const LanePack<K::kLanes>& t, int64_t i0, int64_t j0,
-                     int nr, int64_t g0, int64_t g1, int64_t c_base, int64_t chunks, int64_t rows) {
+void lanes_tile_rows(const QuantGemm& p, const typename K::Pack& t, int64_t i0, int64_t j0, int nr,
+                     int64_t g0, int64_t g1, int64_t c_base, int64_t chunks, int64_t rows) {
   if constexpr (MR > 1) {
     if (rows < MR) {
       lanes_tile_rows<K, Q4, MR - 1>(p, t, i0, j0, nr, g0, g1, c_base, chunks, rows);
@@ -138,7 +153,7 @@ void lanes_tile_rows(const QuantGemm& p, const LanePack<K::kLanes>& t, int64_t i
 // activation tiles; a slice after the first continues the sums stored in C.
 template <class K, bool Q4>
 void lanes_run(const QuantGemm& p) {
-  LanePack<K::kLanes> t;
+  typename K::Pack t;
   const int64_t chunks = (p.k + kChunk - 1) / kChunk;
   const int64_t slice_groups = kSliceChunks * kChunk / p.group;
   for (int64_t j0 = 0; j0 < p.n; j0 += K::kLanes) {
