@@ -39,14 +39,15 @@ Status run(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c
                        "matmul_f32_gguf: K must be a multiple of the block", block, k);
   if ((m > 1 && lda < k) || (m > 1 && ldc < n))
     return make_status(StatusCode::shape_mismatch, "matmul_f32_gguf: lda/ldc too small");
-  // Interleaved layouts (runtime/layout.h): q4_k / q6_k tiles of 4 rows, left out of rows-only
-  // builds (firmware).
+    // Interleaved layouts (runtime/layout.h): q4_k / q6_k tiles of 4 rows, left out of rows-only
+    // builds (firmware).
+#if EINFER_LAYOUTS
   const bool tiled = layout_interleaved(w.layout);
-  if (kLayoutsBuilt && w.layout != WeightLayout::rows &&
-      (!tiled || layout_fit_error(w.dtype, w.layout, 0)))
+  if (w.layout != WeightLayout::rows && (!tiled || layout_fit_error(w.dtype, w.layout, 0)))
     return make_status(StatusCode::invalid_argument,
                        "matmul_f32_gguf: the weight's layout does not fit its block type",
                        static_cast<int64_t>(w.layout), static_cast<int64_t>(w.dtype));
+#endif
   if (m == 0 || n == 0) return ok_status();
   if (!a || !c || !w.data)
     return make_status(StatusCode::invalid_argument, "matmul_f32_gguf: null data pointer");
@@ -101,7 +102,8 @@ Status run(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c
       return;
     }
 #endif
-    if constexpr (kLayoutsBuilt) {
+#if EINFER_LAYOUTS  // left out of rows-only builds entirely (firmware size)
+    {
       if (tiled) {
         // One tile (4 rows, their superblocks interleaved) per pass against up to 4 activation
         // rows; j0 is a multiple of 16, so every pass starts a tile.
@@ -123,6 +125,7 @@ Status run(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c
         return;
       }
     }
+#endif
     if (rows) {
       // Four weight rows per pass, read from memory once and kept in L1 while every activation
       // row (up to four per call) meets them; a short last group repeats its last row.
