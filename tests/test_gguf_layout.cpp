@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "kernels/gguf/gguf.h"
-#include "test_pool.h"
+#include "tests/gguf_test_util.h"
 #include "tests/isa_levels.h"
 
 #if EINFER_HAS_PACK_LIB
@@ -115,7 +115,7 @@ TEST_CASE(
         std::vector<float> a(m * k);
         for (float& x : a) x = normal(rng);
         std::vector<unsigned char> scratch(matmul_gguf_scratch_bytes(m, k));
-        std::vector<float> got(m * n), twin(m * n), generic(m * n), threaded(m * n);
+        std::vector<float> got(m * n), twin(m * n), generic(m * n);
         REQUIRE(
             matmul_f32_gguf(a.data(), k, m, w, got.data(), n, scratch.data(), scratch.size()).ok());
         REQUIRE(scalar::matmul_f32_gguf(a.data(), k, m, rows, twin.data(), n, scratch.data(),
@@ -126,14 +126,7 @@ TEST_CASE(
                     .ok());
         CHECK(std::memcmp(got.data(), twin.data(), got.size() * sizeof(float)) == 0);
         CHECK(std::memcmp(generic.data(), twin.data(), got.size() * sizeof(float)) == 0);
-        for (int threads : {2, 3}) {
-          einfer_test::TestPool pool(threads);
-          const Threads th = pool.threads();
-          REQUIRE(matmul_f32_gguf(a.data(), k, m, w, threaded.data(), n, scratch.data(),
-                                  scratch.size(), &th)
-                      .ok());
-          CHECK(std::memcmp(got.data(), threaded.data(), got.size() * sizeof(float)) == 0);
-        }
+        einfer_test::check_gguf_same_bits_threaded(a.data(), k, m, w, n, got, scratch);
       }
     });
   }

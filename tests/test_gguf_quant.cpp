@@ -18,7 +18,7 @@
 
 #include "kernels/gguf/gguf.h"
 #include "kernels/gguf/gguf_quant_internal.h"
-#include "test_pool.h"
+#include "tests/gguf_test_util.h"
 #include "tests/isa_levels.h"
 
 #if EINFER_HAS_PACK_LIB
@@ -201,21 +201,14 @@ TEST_CASE(
         std::vector<float> a(m * k);
         for (float& x : a) x = normal(rng);
         std::vector<unsigned char> scratch(matmul_gguf_scratch_bytes(m, k));
-        std::vector<float> best(m * n), twin(m * n), threaded(m * n);
+        std::vector<float> best(m * n), twin(m * n);
         REQUIRE(matmul_f32_gguf(a.data(), k, m, w, best.data(), n, scratch.data(), scratch.size())
                     .ok());
         REQUIRE(scalar::matmul_f32_gguf(a.data(), k, m, w, twin.data(), n, scratch.data(),
                                         scratch.size())
                     .ok());
         CHECK(std::memcmp(best.data(), twin.data(), best.size() * sizeof(float)) == 0);
-        for (int threads : {2, 3}) {
-          einfer_test::TestPool pool(threads);
-          const Threads th = pool.threads();
-          REQUIRE(matmul_f32_gguf(a.data(), k, m, w, threaded.data(), n, scratch.data(),
-                                  scratch.size(), &th)
-                      .ok());
-          CHECK(std::memcmp(best.data(), threaded.data(), best.size() * sizeof(float)) == 0);
-        }
+        einfer_test::check_gguf_same_bits_threaded(a.data(), k, m, w, n, best, scratch);
       }
     });
   }
