@@ -4,7 +4,7 @@
 // acc = acc + float(isum) * (sa * sw), one multiply and one add (compiled without floating-point
 // contraction, kernels/CMakeLists.txt), groups in order. The AVX-512 VNNI twin is
 // gemm_q8_q4_8x16_avx512vnni.cpp; packing, corrections and loops:
-// kernels/gemm_quant/x86/gemm_quant_lanes_driver.h (q8 has its own loops here, q8_run).
+// kernels/gemm_quant/x86/gemm_quant_lanes_driver.h.
 //
 // What the loop costs on Zen 4 (measured, thread CPU time): maddubs, madd, sign, abs and the
 // float multiplies all issue on the same 2 pipes; integer adds may use all 4 but, fed by a
@@ -27,6 +27,8 @@
 #if EINFER_HAS_SIMD && defined(__AVX2__)
 
 #include <immintrin.h>
+
+#include <type_traits>
 
 #include "kernels/gemm_quant/x86/gemm_quant_lanes_driver.h"
 
@@ -178,27 +180,41 @@ struct Avx2Lanes {
   // apart (loads of the same set; measured slower on Zen 4).
   static constexpr int64_t kA16Stride = kSliceChunks * kChunk + 32;
 
+  // q8 (the instance with int16 pairs): 3 weight tiles packed a pass, so that each activation tile
+  // is widened to int16 once for all of them (widening per weight tile cost ~13% of the GEMM on Zen
+  // 4); q4 reads the activations in place, one weight tile a pass.
+  static constexpr bool kWidens = Quads == 16;
+  static constexpr int kTilesPerPass = kWidens ? 3 : 1;
+  struct Widened {
+    alignas(32) int16_t a[MRows][kA16Stride];
+  };
+  using Rows = std::conditional_t<kWidens, Widened, NoRows>;
+
   // The activation rows i0 .. i0 + rows over chunks [c_base, c_end), sign-extended to int16 for
-  // madd (a store per 16 activations: once per activation tile and kQ8Tiles weight tiles).
-  static void widen_rows(const QuantGemm& p, int64_t i0, int rows, int64_t c_base, int64_t c_end,
-                         int16_t (*dst)[kA16Stride]) {
-    for (int i = 0; i < rows; ++i) {
-      const int8_t* src = p.qa + (i0 + i) * p.kpad + c_base * kChunk;
-      for (int64_t e = 0; e < (c_end - c_base) * kChunk; e += 16) {
-        _mm256_store_si256(
-            reinterpret_cast<__m256i*>(dst[i] + e),
-            _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + e))));
+  // madd (a store per 16 activations: once per activation tile and kTilesPerPass weight tiles).
+  template <bool Q4>
+  static void prepare_rows(const QuantGemm& p, int64_t i0, int rows, int64_t c_base, int64_t c_end,
+                           Rows* out) {
+    if constexpr (kWidens) {
+      for (int i = 0; i < rows; ++i) {
+        const int8_t* src = p.qa + (i0 + i) * p.kpad + c_base * kChunk;
+        for (int64_t e = 0; e < (c_end - c_base) * kChunk; e += 16) {
+          _mm256_store_si256(
+              reinterpret_cast<__m256i*>(out->a[i] + e),
+              _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + e))));
+        }
       }
+    } else {
+      (void)p, (void)i0, (void)rows, (void)c_base, (void)c_end, (void)out;
     }
   }
 
   // Rows i0 .. i0 + MR against the packed tile over groups [g0, g1) (chunks from c_base).
-  // q8 reads the rows from a16 (widen_rows over the slice's chunks, from c_base).
+  // q8 reads the rows widened by prepare_rows over the slice's chunks, from c_base.
   template <bool Q4, int MR>
   static __attribute__((noinline)) void tile(const QuantGemm& p, const Pack& t, int64_t i0,
                                              int64_t j0, int nr, int64_t g0, int64_t g1,
-                                             int64_t c_base, int64_t chunks,
-                                             const int16_t (*a16)[kA16Stride] = nullptr) {
+                                             int64_t c_base, int64_t chunks, const Rows& prepared) {
     __m256i cols[V];
 #pragma GCC unroll 8
     for (int v = 0; v < V; ++v) {
@@ -240,7 +256,7 @@ struct Avx2Lanes {
         for (int64_t c = c0; c < c1; ++c) {
           const int16_t* ar[MR];
 #pragma GCC unroll 8
-          for (int i = 0; i < MR; ++i) ar[i] = a16[i] + (c - c_base) * kChunk;
+          for (int i = 0; i < MR; ++i) ar[i] = prepared.a[i] + (c - c_base) * kChunk;
           chunk_q8<MR>(t.w + (c - c_base) * Quads, ar, isum);
         }
       }
@@ -276,60 +292,13 @@ using Avx2TileQ4 = Avx2Lanes<2, 3, 8>;
 // q8: 4 rows x 16 weight rows of int16 pairs: 2 x 4 int32 sums in registers (GCC keeps the float
 // sums in memory around the chunk loop); 2-4% faster than 3 x 16 on Zen 4.
 using Avx2TileQ8 = Avx2Lanes<2, 4, 16>;
-// q8 weight tiles packed at once, so that each activation tile is widened once for all of them
-// (widening per weight tile cost ~13% of the GEMM on Zen 4).
-constexpr int kQ8Tiles = 3;
-
-// q8: the tile for `rows` (<= MR) activation rows.
-template <int MR>
-void q8_tile_rows(const QuantGemm& p, const Avx2TileQ8::Pack& t, int64_t i0, int64_t j0, int nr,
-                  int64_t g0, int64_t g1, int64_t c_base, int64_t chunks,
-                  const int16_t (*a16)[Avx2TileQ8::kA16Stride], int rows) {
-  if constexpr (MR > 1) {
-    if (rows < MR) return q8_tile_rows<MR - 1>(p, t, i0, j0, nr, g0, g1, c_base, chunks, a16, rows);
-  }
-  Avx2TileQ8::tile<false, MR>(p, t, i0, j0, nr, g0, g1, c_base, chunks, a16);
-}
-
-// q8: lanes_run's loops, with kQ8Tiles weight tiles per pass over the activation tiles.
-void q8_run(const QuantGemm& p) {
-  using K = Avx2TileQ8;
-  constexpr int kLanes = K::kLanes, kMR = K::rows(false);
-  K::Pack t[kQ8Tiles];
-  alignas(32) int16_t a16[kMR][K::kA16Stride];
-  const int64_t chunks = (p.k + kChunk - 1) / kChunk;
-  const int64_t slice_groups = kSliceChunks * kChunk / p.group;
-  for (int64_t j0 = 0; j0 < p.n; j0 += kQ8Tiles * kLanes) {
-    for (int64_t g0 = 0; g0 < p.groups; g0 += slice_groups) {
-      const int64_t g1 = g0 + slice_groups < p.groups ? g0 + slice_groups : p.groups;
-      int64_t c0 = 0, c_end = 0, unused = 0;
-      lanes_group_chunks(p, g0, chunks, &c0, &unused);
-      lanes_group_chunks(p, g1 - 1, chunks, &unused, &c_end);
-      int nr[kQ8Tiles];
-      for (int u = 0; u < kQ8Tiles; ++u) {
-        const int64_t left = p.n - j0 - u * kLanes;
-        nr[u] = static_cast<int>(left < 0 ? 0 : left < kLanes ? left : kLanes);
-        if (nr[u] > 0) lanes_pack<K, false>(p, j0 + u * kLanes, nr[u], c0, c_end, g0, g1, &t[u]);
-      }
-      for (int64_t i0 = 0; i0 < p.m; i0 += kMR) {
-        const int rows = static_cast<int>(p.m - i0 < kMR ? p.m - i0 : kMR);
-        K::widen_rows(p, i0, rows, c0, c_end, a16);
-        for (int u = 0; u < kQ8Tiles && nr[u] > 0; ++u) {
-          const int64_t j = j0 + u * kLanes;
-          q8_tile_rows<kMR>(p, t[u], i0, j, nr[u], g0, g1, c0, chunks, a16, rows);
-        }
-      }
-    }
-  }
-}
-
 }  // namespace
 
 bool gemm_3x16_avx2_supports(const QuantGemm& p) {
   return lanes_supports(p);
 }
 void gemm_q8_4x16_avx2(const QuantGemm& p) {
-  q8_run(p);
+  lanes_run<Avx2TileQ8, false>(p);
 }
 void gemm_q4_3x16_avx2(const QuantGemm& p) {
   lanes_run<Avx2TileQ4, true>(p);

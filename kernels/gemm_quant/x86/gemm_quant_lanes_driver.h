@@ -18,7 +18,11 @@
 // The ISA file provides K: kLanes, kQ8Pack, Pack (LanePack<kLanes, quads per chunk>), rows(q4)
 // (activation rows per tile), transpose_q8(src, dst) (kLanes rows of 32 bytes -> a chunk's packed
 // quads) and transpose_q4(src, dst) (kLanes rows of 16 bytes -> 8 packed quads of nibbles), and
-// tile<Q4, MR>(p, t, i0, j0, nr, g0, g1, c_base, chunks). A K may implement only one of q4 / q8.
+// tile<Q4, MR>(p, t, i0, j0, nr, g0, g1, c_base, chunks, rows). A K may implement only one of q4 /
+// q8. K also says how many weight tiles one pass packs (kTilesPerPass) and what it prepares once
+// per activation tile for all of them: Rows, filled by prepare_rows<Q4>(p, i0, rows, c0, c1, &rows)
+// and handed to tile (NoRows and a no-op for a K that reads the activations in place; AVX2 q8
+// widens them to int16 there).
 //
 // Everything here has internal linkage: each including file compiles it for its own ISA.
 #pragma once
@@ -32,6 +36,9 @@ namespace einfer::quant_detail {
 namespace {
 
 constexpr int64_t kSliceChunks = 32;  // 32-element chunks per packed K slice (groups <= 1024)
+
+// What a K that reads the activations in place prepares per activation tile: nothing.
+struct NoRows {};
 
 // How a q8 tile holds w (see the top).
 enum class Q8Pack { offset, pairs16 };
@@ -139,33 +146,47 @@ inline int32_t lanes_correction(const QuantGemm& p, int64_t i, int64_t c0, int64
 
 template <class K, bool Q4, int MR>
 void lanes_tile_rows(const QuantGemm& p, const typename K::Pack& t, int64_t i0, int64_t j0, int nr,
-                     int64_t g0, int64_t g1, int64_t c_base, int64_t chunks, int64_t rows) {
+                     int64_t g0, int64_t g1, int64_t c_base, int64_t chunks, int64_t rows,
+                     const typename K::Rows& prepared) {
   if constexpr (MR > 1) {
     if (rows < MR) {
-      lanes_tile_rows<K, Q4, MR - 1>(p, t, i0, j0, nr, g0, g1, c_base, chunks, rows);
+      lanes_tile_rows<K, Q4, MR - 1>(p, t, i0, j0, nr, g0, g1, c_base, chunks, rows, prepared);
       return;
     }
   }
-  K::template tile<Q4, MR>(p, t, i0, j0, nr, g0, g1, c_base, chunks);
+  K::template tile<Q4, MR>(p, t, i0, j0, nr, g0, g1, c_base, chunks, prepared);
 }
 
-// Weight tiles outside (a packed slice stays in L1 for every activation tile), K slices, then
-// activation tiles; a slice after the first continues the sums stored in C.
+// Weight tiles outside (K::kTilesPerPass packed slices stay in L1 for every activation tile), K
+// slices, then activation tiles, each prepared once for the pass's weight tiles; a slice after the
+// first continues the sums stored in C.
 template <class K, bool Q4>
 void lanes_run(const QuantGemm& p) {
-  typename K::Pack t;
+  constexpr int kTiles = K::kTilesPerPass, kLanes = K::kLanes, kMR = K::rows(Q4);
+  typename K::Pack t[kTiles];
+  typename K::Rows prepared;
   const int64_t chunks = (p.k + kChunk - 1) / kChunk;
   const int64_t slice_groups = kSliceChunks * kChunk / p.group;
-  for (int64_t j0 = 0; j0 < p.n; j0 += K::kLanes) {
-    const int nr = static_cast<int>(p.n - j0 < K::kLanes ? p.n - j0 : K::kLanes);
+  for (int64_t j0 = 0; j0 < p.n; j0 += kTiles * kLanes) {
+    int nr[kTiles];
+    for (int u = 0; u < kTiles; ++u) {
+      const int64_t left = p.n - j0 - u * kLanes;
+      nr[u] = static_cast<int>(left < 0 ? 0 : left < kLanes ? left : kLanes);
+    }
     for (int64_t g0 = 0; g0 < p.groups; g0 += slice_groups) {
       const int64_t g1 = g0 + slice_groups < p.groups ? g0 + slice_groups : p.groups;
       const int64_t c0 = g0 * p.group / kChunk;
       const int64_t c1 = g1 * p.group / kChunk < chunks ? g1 * p.group / kChunk : chunks;
-      lanes_pack<K, Q4>(p, j0, nr, c0, c1, g0, g1, &t);
-      constexpr int kMR = K::rows(Q4);
+      for (int u = 0; u < kTiles && nr[u] > 0; ++u)
+        lanes_pack<K, Q4>(p, j0 + u * kLanes, nr[u], c0, c1, g0, g1, &t[u]);
       for (int64_t i0 = 0; i0 < p.m; i0 += kMR) {
-        lanes_tile_rows<K, Q4, kMR>(p, t, i0, j0, nr, g0, g1, c0, chunks, p.m - i0);
+        const int64_t rows = p.m - i0;
+        K::template prepare_rows<Q4>(p, i0, static_cast<int>(rows < kMR ? rows : kMR), c0, c1,
+                                     &prepared);
+        for (int u = 0; u < kTiles && nr[u] > 0; ++u) {
+          lanes_tile_rows<K, Q4, kMR>(p, t[u], i0, j0 + u * kLanes, nr[u], g0, g1, c0, chunks, rows,
+                                      prepared);
+        }
       }
     }
   }
