@@ -49,23 +49,12 @@ struct Q8 {
 };
 
 // The q4 step's dot products with maddubs: four products of unsigned nibbles (<= 15) and int8
-// per int16 lane, |sum| <= 7620, then madd to int32 and the correction.
+// per int16 lane, |sum| <= 7620, then madd to int32, plus `start`.
 struct DotQ4Avx2 {
-  // The step's products without the correction: low nibbles against a[0, 32), high against
-  // a[32, 64).
-  static __m256i step_v(__m256i w, __m256i even, __m256i odd) {
-    const __m256i m = _mm256_set1_epi8(0x0F);
-    const __m256i lo = _mm256_and_si256(w, m), hi = _mm256_and_si256(_mm256_srli_epi16(w, 4), m);
+  static __m256i dot(__m256i lo, __m256i even, __m256i hi, __m256i odd, __m256i start) {
     const __m256i p16 =
         _mm256_add_epi16(_mm256_maddubs_epi16(lo, even), _mm256_maddubs_epi16(hi, odd));
-    return _mm256_madd_epi16(p16, _mm256_set1_epi16(1));
-  }
-  static __m256i step(__m256i w, const int8_t* a) { return step_v(w, load32(a), load32(a + 32)); }
-
-  static __m256i dot(__m256i lo, __m256i even, __m256i hi, __m256i odd, __m256i neg_corr) {
-    const __m256i p16 =
-        _mm256_add_epi16(_mm256_maddubs_epi16(lo, even), _mm256_maddubs_epi16(hi, odd));
-    return _mm256_add_epi32(_mm256_madd_epi16(p16, _mm256_set1_epi16(1)), neg_corr);
+    return _mm256_add_epi32(_mm256_madd_epi16(p16, _mm256_set1_epi16(1)), start);
   }
 };
 

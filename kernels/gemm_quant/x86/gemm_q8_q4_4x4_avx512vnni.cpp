@@ -74,19 +74,11 @@ struct Q4 {
   static __m256 scale(const float* prod, int j) { return prefill_scale_two_blocks(prod, j); }
 };
 
-// Decode (m == 1) q4 step: two vpdpbusd, no int16 stage; step_v / step for gemv_q4_run's blocks
-// (no correction: subtracted after the fold), dot for the steps past them (from the step's
-// negated correction).
+// Decode (m == 1) q4 step (gemm_quant_gemv_driver.h, q4_dot): two vpdpbusd from `start`, no int16
+// stage.
 struct DotQ4Vnni {
-  static __m256i step_v(__m256i w, __m256i even, __m256i odd) {
-    const __m256i m = _mm256_set1_epi8(0x0F);
-    const __m256i lo = _mm256_and_si256(w, m), hi = _mm256_and_si256(_mm256_srli_epi16(w, 4), m);
-    return _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), lo, even), hi, odd);
-  }
-  static __m256i step(__m256i w, const int8_t* a) { return step_v(w, load32(a), load32(a + 32)); }
-
-  static __m256i dot(__m256i lo, __m256i even, __m256i hi, __m256i odd, __m256i neg_corr) {
-    return _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(neg_corr, lo, even), hi, odd);
+  static __m256i dot(__m256i lo, __m256i even, __m256i hi, __m256i odd, __m256i start) {
+    return _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(start, lo, even), hi, odd);
   }
 };
 

@@ -119,6 +119,16 @@ void gemv_run(const QuantGemm& p) {
   for (; j < p.n; ++j) gemv_rows<Q, 1>(p, j, full_steps, steps);
 }
 
+// start + the products of a q4 step's 32 bytes w: the low nibbles (even elements) against `even`,
+// the high nibbles (odd elements) against `odd`; 8 int32 lanes, 4 per group (Dot::dot: the ISA's
+// unsigned x signed byte dot products, exact in int32).
+template <class Dot>
+inline __m256i q4_dot(__m256i w, __m256i even, __m256i odd, __m256i start) {
+  const __m256i m = _mm256_set1_epi8(0x0F);
+  return Dot::dot(_mm256_and_si256(w, m), even, _mm256_and_si256(_mm256_srli_epi16(w, 4), m), odd,
+                  start);
+}
+
 // q4: a step is 32 bytes = 64 elements = groups 2s and 2s + 1, the activations stored as the
 // block's 32 even then 32 odd elements (permute_blocks_even_odd64), so the low nibbles (even
 // elements) and the high nibbles (odd elements) of the 32 bytes meet their activations without a
@@ -147,9 +157,7 @@ struct GemvQ4 {
   }
   static __m256 fma_dot(__m256 acc, __m256i w, const A& a, const float* sw, int64_t s,
                         bool last_partial) {
-    const __m256i m = _mm256_set1_epi8(0x0F);
-    const __m256i lo = _mm256_and_si256(w, m), hi = _mm256_and_si256(_mm256_srli_epi16(w, 4), m);
-    const __m256i d = Dot::dot(lo, a.even, hi, a.odd, a.neg_corr);
+    const __m256i d = q4_dot<Dot>(w, a.even, a.odd, a.neg_corr);
     const __m128 two =
         last_partial
             ? _mm_load_ss(sw + 2 * s)
@@ -166,8 +174,7 @@ struct GemvQ4 {
 // one FMA with the 8 scale products: one FMA per row and 8 groups instead of one per 2, the FMA
 // ports left to the dot products. Steps past the last whole block take GemvQ4's per-step path; a
 // row ending in half a step (K = 288) takes one 16-byte step per row, the 4 rows folded alike.
-// Dot provides step_v (a 32-byte step against activation vectors: 8 lanes, 4 per group, no
-// correction) and step (the same from activations in memory).
+// The blocks' steps start from zero (q4_dot), the corrections subtracted after the fold.
 
 // [sum of the 4 lanes of each 128-bit half of d0, d1, d2, d3]: lanes [d0.lo d1.lo d2.lo d3.lo |
 // d0.hi d1.hi d2.hi d3.hi].
@@ -194,14 +201,19 @@ inline void prefetch2(const char* p, int64_t at) {
   _mm_prefetch(p + at + 64, kHint);
 }
 
+// One step of a block: 32 weight bytes at w against the 64 activations at a (even, then odd).
+template <class Dot>
+inline __m256i q4_step(const uint8_t* w, const int8_t* a) {
+  return q4_dot<Dot>(load32(w), load32(a), load32(a + 32), _mm256_setzero_si256());
+}
+
 // acc + the block's 8 group dot products of one row, scaled: w the row's 128 bytes of the block,
 // a its 256 activations (4 steps of even then odd), sw the row's 8 scales.
 template <class Dot>
 [[gnu::always_inline]] inline __m256 q4_block(__m256 acc, const uint8_t* w, const int8_t* a,
                                               const float* sw, __m256 sa, __m256i csum) {
-  const __m256i y =
-      fold4_epi32(Dot::step(load32(w), a), Dot::step(load32(w + 32), a + 64),
-                  Dot::step(load32(w + 64), a + 128), Dot::step(load32(w + 96), a + 192));
+  const __m256i y = fold4_epi32(q4_step<Dot>(w, a), q4_step<Dot>(w + 32, a + 64),
+                                q4_step<Dot>(w + 64, a + 128), q4_step<Dot>(w + 96, a + 192));
   // y = [g0 g2 g4 g6 | g1 g3 g5 g7]: to natural order, less 8 sum(a) of each group.
   const __m256i g = _mm256_sub_epi32(
       _mm256_permutevar8x32_epi32(y, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)), csum);
@@ -273,7 +285,7 @@ void gemv_q4_run(const QuantGemm& p) {
         const __m256i v = _mm256_inserti128_si256(
             _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b0))),
             _mm_loadu_si128(reinterpret_cast<const __m128i*>(b1)), 1);
-        return Dot::step_v(v, even, odd);
+        return q4_dot<Dot>(v, even, odd, _mm256_setzero_si256());
       };
       const uint8_t* const wt = w + full_steps * 32;
       const __m256i d01 = two(wt, wt + rb), d23 = two(wt + 2 * rb, wt + 3 * rb);
