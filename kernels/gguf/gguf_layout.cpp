@@ -8,20 +8,17 @@ namespace einfer {
 
 namespace {
 
-// Copies row r's GGUF block into (to_tile) or out of a (tile, superblock) block, field by field.
-void move_block(DType dtype, uint8_t* tile_block, uint8_t* row_block, int32_t r, bool to_tile) {
+// Copies row r's GGUF block into a (tile, superblock) block (to_tile) or back out of one, field by
+// field: `from` is the source block of either kind, `to` the destination.
+void move_block(DType dtype, int32_t r, bool to_tile, const uint8_t* from, uint8_t* to) {
   KquantField f[4] = {};
   const int32_t n = kquant_layout_fields(dtype, f);
   for (int32_t i = 0; i < n; ++i) {
     const int32_t c = f[i].size < 4 ? f[i].size : 4;
     for (int32_t o = 0; o < f[i].size; o += c) {
-      uint8_t* t = tile_block + 4 * f[i].start + o * 4 + r * c;
-      uint8_t* b = row_block + f[i].start + o;
-      if (to_tile) {
-        std::memcpy(t, b, static_cast<size_t>(c));
-      } else {
-        std::memcpy(b, t, static_cast<size_t>(c));
-      }
+      const int32_t in_tile = 4 * f[i].start + o * 4 + r * c, in_row = f[i].start + o;
+      std::memcpy(to + (to_tile ? in_tile : in_row), from + (to_tile ? in_row : in_tile),
+                  static_cast<size_t>(c));
     }
   }
 }
@@ -51,14 +48,14 @@ Status gguf_to_layout(DType dtype, const void* rows, int64_t n, int64_t k, Weigh
     const uint8_t* row = static_cast<const uint8_t*>(rows) + static_cast<size_t>(j) * nb * bytes;
     uint8_t* tile = static_cast<uint8_t*>(out) + static_cast<uint64_t>(j / tile_rows) * nb * block;
     for (int64_t i = 0; i < nb; ++i)
-      move_block(dtype, tile + i * block, const_cast<uint8_t*>(row + i * bytes),
-                 static_cast<int32_t>(j % tile_rows), true);
+      move_block(dtype, static_cast<int32_t>(j % tile_rows), true, row + i * bytes,
+                 tile + i * block);
   }
   return ok_status();
 }
 
 void gguf_block_from_layout(DType dtype, const uint8_t* block, int32_t r, uint8_t* out) {
-  move_block(dtype, const_cast<uint8_t*>(block), out, r, false);
+  move_block(dtype, r, false, block, out);
 }
 
 void dequantize_row_gguf_view(const TensorView& w, int64_t row, float* out) {
