@@ -13,6 +13,8 @@
 //          a row (K not a multiple of G) is zero-padded to G values.
 //          4x4: sdot on Arm (lane = row: 4 rows x 4 bytes is one 128-bit register), any NEON core.
 //          4x8: SMMLA on Arm i8mm cores (a register holds 2 rows x 8 bytes, the operand shape).
+//          8x4: x86 AVX2 / AVX-512 VNNI (lane = row: 8 rows x 4 bytes is one 256-bit register,
+//               each int32 lane one row's sum, the 8 rows' scales one 32-byte load).
 // 4x4 of GGUF K-quants (q4_k, q6_k; their superblocks of 256 elements are kept whole): tiles of 4
 //          rows (the last padded with zero rows, whose blocks are all zero bytes: d = 0), each tile
 //          cut into its superblocks; each (tile, superblock) is one block of 4 x the GGUF block's
@@ -43,8 +45,9 @@ enum class WeightLayout : uint32_t {
   rows = 0,
   i4x4 = 1,  // "4x4"
   i4x8 = 2,  // "4x8"
+  i8x4 = 3,  // "8x4"
 };
-inline constexpr uint32_t kWeightLayoutCount = 3;
+inline constexpr uint32_t kWeightLayoutCount = 4;
 
 // Rows per tile (R) and values per row per chunk (B); rows: 1 and 0.
 constexpr int32_t layout_tile_rows(WeightLayout l) {
@@ -52,6 +55,8 @@ constexpr int32_t layout_tile_rows(WeightLayout l) {
     case WeightLayout::i4x4:
     case WeightLayout::i4x8:
       return 4;
+    case WeightLayout::i8x4:
+      return 8;
     default:
       return 1;
   }
@@ -59,6 +64,7 @@ constexpr int32_t layout_tile_rows(WeightLayout l) {
 constexpr int32_t layout_chunk(WeightLayout l) {
   switch (l) {
     case WeightLayout::i4x4:
+    case WeightLayout::i8x4:
       return 4;
     case WeightLayout::i4x8:
       return 8;
@@ -70,7 +76,7 @@ constexpr bool layout_interleaved(WeightLayout l) {
   return kLayoutsBuilt && l != WeightLayout::rows;
 }
 
-// "rows", "4x4", "4x8"; "?" for an unknown value.
+// "rows", "4x4", "4x8", "8x4"; "?" for an unknown value.
 constexpr const char* layout_name(WeightLayout l) {
   switch (l) {
     case WeightLayout::rows:
@@ -79,6 +85,8 @@ constexpr const char* layout_name(WeightLayout l) {
       return "4x4";
     case WeightLayout::i4x8:
       return "4x8";
+    case WeightLayout::i8x4:
+      return "8x4";
   }
   return "?";
 }

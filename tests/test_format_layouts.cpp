@@ -128,7 +128,7 @@ TEST_CASE("format layouts: malformed layout records are refused, naming the prob
   // Every record's layout field at extreme values is refused (or a valid layout of a fitting size).
   int refused = 0;
   for (uint32_t r = 0; r < count; ++r)
-    for (uint32_t v : {3u, 0x7FFFFFFFu, 0xFFFFFFFFu}) {
+    for (uint32_t v : {kWeightLayoutCount, 0x7FFFFFFFu, 0xFFFFFFFFu}) {
       std::vector<uint8_t> x = v4;
       set_field<uint32_t>(x, kRec + r * 80 + 36, v);
       reseal(x);
@@ -152,7 +152,7 @@ TEST_CASE("format layouts: the packer refuses a layout that does not fit, or not
 }
 
 TEST_CASE("format layouts: logits do not depend on the layout, on every ISA selection") {
-  // 4x4 and 4x8 agree bit for bit on every level, and with rows on the scalar level.
+  // 4x4, 4x8 and 8x4 agree bit for bit on every level, and with rows on the scalar level.
   // Hidden 200 with groups of 32: a last group of 8, zero-padded in the blocks; vocab 1003: a
   // last tile of 3 rows.
   pack::SyntheticSpec spec = pack::parse_synthetic_spec(
@@ -160,9 +160,9 @@ TEST_CASE("format layouts: logits do not depend on the layout, on every ISA sele
   for (DType dt : {DType::q8, DType::q4}) {
     spec.dtype = dt;
     const pack::EinImage rows = pack::make_synthetic_image(spec);
-    std::vector<uint8_t> bytes[3];
+    std::vector<uint8_t> bytes[kWeightLayoutCount];
     bytes[0] = pack::write_ein(rows);
-    for (int l = 1; l < 3; ++l) {
+    for (uint32_t l = 1; l < kWeightLayoutCount; ++l) {
       pack::EinImage img = rows;
       pack::apply_layout(&img, static_cast<WeightLayout>(l), true, nullptr);
       bytes[l] = pack::write_ein(img);
@@ -177,9 +177,12 @@ TEST_CASE("format layouts: logits do not depend on the layout, on every ISA sele
         CHECK(std::memcmp(want.data(), rows_scalar.data(), want.size() * 4) == 0);
       }
       CAPTURE(dtype_name(dt));
-      const std::vector<float> got = logits(bytes[2]);
-      REQUIRE(got.size() == want.size());
-      CHECK(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)) == 0);
+      for (uint32_t l = 2; l < kWeightLayoutCount; ++l) {
+        CAPTURE(layout_name(static_cast<WeightLayout>(l)));
+        const std::vector<float> got = logits(bytes[l]);
+        REQUIRE(got.size() == want.size());
+        CHECK(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)) == 0);
+      }
     });
   }
 }

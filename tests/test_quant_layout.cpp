@@ -21,7 +21,8 @@ namespace {
 
 using einfer_test::Rng;
 
-constexpr WeightLayout kInterleaved[] = {WeightLayout::i4x4, WeightLayout::i4x8};
+constexpr WeightLayout kInterleaved[] = {WeightLayout::i4x4, WeightLayout::i4x8,
+                                         WeightLayout::i8x4};
 
 // A rows-layout matrix: quantized floats, or raw random bytes (q8 -128, q4 padding nibbles that
 // are not 8) with random scales.

@@ -131,7 +131,8 @@ TEST_CASE("threads: logits are bit-identical for 1, 2 and 3 workers") {
   };
   for (auto [dtype, kv_heads, layout] :
        {Case{DType::q8, 3, WeightLayout::i4x4}, Case{DType::q4, 2, WeightLayout::i4x4},
-        Case{DType::q8, 2, WeightLayout::i4x8}, Case{DType::q4, 3, WeightLayout::i4x8}}) {
+        Case{DType::q8, 2, WeightLayout::i4x8}, Case{DType::q4, 3, WeightLayout::i4x8},
+        Case{DType::q8, 2, WeightLayout::i8x4}, Case{DType::q4, 3, WeightLayout::i8x4}}) {
     CAPTURE(kv_heads);
     check_worker_counts(
         synthetic(dtype, kv_heads, ArchFamily::unspecified, 2, layout),

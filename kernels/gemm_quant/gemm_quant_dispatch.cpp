@@ -402,7 +402,8 @@ void run_kernel(const quant_detail::QuantGemm& p, DType dtype) {
 // interleaved layout's tile rows.
 constexpr int64_t kColumnAlign = 16;
 static_assert(kColumnAlign % layout_tile_rows(WeightLayout::i4x4) == 0 &&
-              kColumnAlign % layout_tile_rows(WeightLayout::i4x8) == 0);
+              kColumnAlign % layout_tile_rows(WeightLayout::i4x8) == 0 &&
+              kColumnAlign % layout_tile_rows(WeightLayout::i8x4) == 0);
 
 }  // namespace
 

@@ -2,7 +2,7 @@
 // flat .ein format (docs/format.md), inspects .ein files and emits them as C (model.c + model.h).
 //
 //   einfer-pack INPUT -o OUT.ein [--dtype f32|f16|bf16|q8|q4] [--group 32|64] [-z TOKENIZER]
-//               [--target CPU | --layout rows|4x4|4x8]
+//               [--target CPU | --layout rows|4x4|4x8|8x4]
 //               [--emit-c OUT.c] [--arch torch-encoder|torch-transformer --heads H [--activation
 //               relu|gelu]
 //               [--norm-first] [--causal] [--eps E]] [run options]
@@ -140,8 +140,9 @@ int run(int argc, char** argv) {
   }
   p.option({"--layout"}, &layout_arg, "NAME",
            "q8/q4 weight layout, overriding --target's: rows, 4x4 (4 rows interleaved 4 bytes "
-           "at a time: Arm NEON/sdot), 4x8 (8 bytes: Arm i8mm)")
-      .choices({"rows", "4x4", "4x8"});
+           "at a time: Arm NEON/sdot), 4x8 (8 bytes: Arm i8mm), 8x4 (8 rows, 4 bytes: x86 "
+           "AVX2/AVX-512 VNNI)")
+      .choices({"rows", "4x4", "4x8", "8x4"});
   p.option(
       {"-z", "--tokenizer"}, &tokenizer, "FILE",
       "tokenizer to embed: llama2.c tokenizer.bin, SentencePiece tokenizer.model, Hugging Face "
