@@ -192,7 +192,7 @@ void quantize_row(const float* a, int64_t k, int32_t group, int8_t* qa, float* s
 #if EINFER_LAYOUT_SIMD
 // Row i of A (null: a zero row past m) into its blocks of blocked order kOrder
 // (gemm_quant_internal.h): the token's values in chunks of 16 (single, quad) or 8 (pair) bytes,
-// its scale and -8 * sum (q4; 0 for q8) in the header.
+// its scale and -8 * sum (q4; 0 for q8) in the header (single: also -128 * sum).
 template <ActOrder kOrder>
 void quantize_row_blocked(const float* a, int64_t i, int64_t k, int32_t group, bool q4,
                           int8_t* base, int64_t groups) {
@@ -228,7 +228,7 @@ void quantize_row_blocked(const float* a, int64_t i, int64_t k, int32_t group, b
     float* hs = reinterpret_cast<float*>(blk);
     int32_t* hi = reinterpret_cast<int32_t*>(blk) + (kOrder == ActOrder::single ? 1 : 4);
     if constexpr (kOrder == ActOrder::single) {
-      const int32_t h[3] = {asum8, 0, 0};
+      const int32_t h[3] = {asum8, -128 * sum, 0};
       hs[0] = sa;
       std::memcpy(hi, h, sizeof h);
     } else if constexpr (kOrder == ActOrder::quad) {

@@ -63,17 +63,17 @@ void chunk_sums_times8(const int8_t* qa, int64_t kpad, int32_t* csum);
 //   act_block_bytes at qa + (block * groups + g) * act_block_bytes: a header, then the block's
 //   values of the group, zero-padded past k (and zero tokens past m). q4 needs isum = dot(u, a) - 8
 //   sum(a) for the unsigned nibbles u: the header's asum8 = -8 * sum(a) is the group's starting
-//   int32 sum (0 for q8).
-//     single  header [sa, asum8, 0, 0], values [G]                      (GEMV)
+//   int32 sum (0 for q8); asum128 = -128 * sum(a) starts the x86 VNNI q8 GEMV's (w + 128).
+//     single  header [sa, asum8, asum128, 0], values [G]                (GEMV)
 //     quad    header [sa x 4][asum8 of each token in 4 lanes: 4 x 4], values [G/16][4 tokens][16]
 //             (sdot GEMM, lane = row: one 64-byte load starts the 4 tokens' row sums)
 //     pair    header [sa0 sa0 sa1 sa1][asum8: same], values [G/8][2 tokens][8]  (SMMLA operand)
 enum class ActOrder : uint8_t { natural, even_odd, single, quad, pair };
 
 // Whether this build has SIMD kernels for interleaved layouts (and so the blocked orders):
-// AArch64 today. Elsewhere (x86 until its kernels land, armv7, Cortex-M) the generic kernel runs
-// every layout from natural rows and the blocked code is left out (firmware size).
-#if EINFER_HAS_SIMD && defined(__aarch64__)
+// AArch64 and x86 AVX2 (the 8x4 GEMVs). Elsewhere (armv7, Cortex-M) the generic kernel runs every
+// layout from natural rows and the blocked code is left out (firmware size).
+#if EINFER_HAS_SIMD && (defined(__aarch64__) || defined(__AVX2__))
 #define EINFER_LAYOUT_SIMD 1
 #else
 #define EINFER_LAYOUT_SIMD 0
@@ -81,7 +81,8 @@ enum class ActOrder : uint8_t { natural, even_odd, single, quad, pair };
 // The scratch is sized alike by every level of one build (EINFER_SIMD, not the level's
 // EINFER_HAS_SIMD), so any level's kernels fit in scratch another level sized: room for the blocked
 // orders where a level may have those kernels, for the AVX2 chunk sums on x86-64.
-#if defined(EINFER_SIMD) && EINFER_SIMD && defined(__aarch64__) && EINFER_LAYOUTS
+#if defined(EINFER_SIMD) && EINFER_SIMD && (defined(__aarch64__) || defined(__x86_64__)) && \
+    EINFER_LAYOUTS
 #define EINFER_BLOCKED_SCRATCH 1
 #else
 #define EINFER_BLOCKED_SCRATCH 0
@@ -217,6 +218,16 @@ void gemv_q8_4x4_neon(const QuantGemm& p);  // smull/smlal + sadalp (Cortex-A53/
 void gemv_q4_4x4_neon(const QuantGemm& p);
 void gemm_q8_4x4_neon(const QuantGemm& p);
 void gemm_q4_4x4_neon(const QuantGemm& p);
+#endif
+#if EINFER_HAS_SIMD && defined(__AVX2__)
+// 8x4 layout decode GEMVs (gemv_8x4_driver.h): 8 rows in ymm lanes, maddubs (AVX2) or vpdpbusd
+// (AVX-512 VNNI: call only when isa_extension_enabled(IsaExtension::avx512vnni); GCC builds).
+void gemv_q8_8x4_avx2(const QuantGemm& p);
+void gemv_q4_8x4_avx2(const QuantGemm& p);
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+void gemv_q8_8x4_avx512vnni(const QuantGemm& p);
+void gemv_q4_8x4_avx512vnni(const QuantGemm& p);
+#endif
 #endif
 #if EINFER_HAS_SIMD && defined(__aarch64__) && defined(__ARM_FEATURE_MATMUL_INT8)
 void gemv_q8_4x8_i8mm(const QuantGemm& p);  // smmla, 2 rows x 8 bytes per operand

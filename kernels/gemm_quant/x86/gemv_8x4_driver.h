@@ -1,0 +1,91 @@
+// Private to kernels/gemm_quant/: the tile loop of the x86 decode GEMVs of the 8x4 weight layout
+// (runtime/layout.h, WeightLayout::i8x4; gemv_q8_q4_8x4_avx2.cpp, gemv_q8_q4_8x4_avx512vnni.cpp),
+// bit-identical to gemm_q8/q4_interleaved_scalar.
+//
+// A block of the layout (one tile of 8 rows, one group) is 8 f32 scales, then the group's values
+// as [chunk][8 rows][4 bytes]: one 256-bit load is 4 bytes of each of the 8 rows, so int32 lane r
+// of a dot product with the chunk's 4 activation bytes broadcast is row r's partial sum, and a
+// group's chunks add up lane by lane into the 8 rows' exact group sums, with no horizontal step.
+// q4 byte b of a row's chunk c holds element 4c + b in its low nibble and G/2 + 4c + b in its high
+// nibble. The activations come in ActOrder::single blocks (gemm_quant_internal.h): per group a
+// header [sa, -8 sum(a), -128 sum(a), 0] and the group's G values.
+//
+// Per (tile, group) the ISA file's Dot::group(values, activation block, G) returns the 8 rows'
+// exact int32 sums, and the float step is the twin's, lane by lane: acc = acc + float(isum) *
+// (sa * sw), a multiply and an add, two roundings (this file's includers are compiled with
+// -ffp-contract=off, kernels/CMakeLists.txt). Two tiles run side by side so that one tile's
+// dot-product chains overlap the other's. The last tile of a column range may hold fewer than 8
+// real rows: only those are stored.
+//
+// Everything here has internal linkage: each including file compiles it for its own ISA.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/gemm_quant/gemm_quant_internal.h"
+
+namespace einfer::quant_detail {
+namespace {
+
+inline __m256i load32_8x4(const void* p) {
+  return _mm256_loadu_si256(static_cast<const __m256i*>(p));
+}
+// The 4 bytes at p in every int32 lane.
+inline __m256i broadcast4(const void* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return _mm256_set1_epi32(v);
+}
+
+// acc + float(isum) * (sa * sw) in 8 lanes: the scalar twin's group step (group_fma on x86).
+inline __m256 group_step_8x4(__m256 acc, __m256i isum, const int8_t* ab, const uint8_t* block) {
+  const __m256 s = _mm256_mul_ps(_mm256_broadcast_ss(reinterpret_cast<const float*>(ab)),
+                                 _mm256_loadu_ps(reinterpret_cast<const float*>(block)));
+  return _mm256_add_ps(acc, _mm256_mul_ps(_mm256_cvtepi32_ps(isum), s));
+}
+
+inline void store_rows_8x4(float* c, __m256 acc, int64_t live) {
+  if (live >= 8) {
+    _mm256_storeu_ps(c, acc);
+  } else {
+    const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(live)),
+                                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    _mm256_maskstore_ps(c, mask, acc);
+  }
+}
+
+// C[0, n) of the m == 1 product, tiles of 8 rows. kQ4: 4 G (q4) or 8 G (q8) value bytes a block.
+template <class Dot, bool kQ4>
+void gemv_8x4_run(const QuantGemm& p) {
+  const int32_t g = p.group;
+  const size_t block = 32 + static_cast<size_t>(kQ4 ? 4 : 8) * static_cast<size_t>(g);
+  const size_t tile = p.w_tile_bytes;
+  const int64_t abb = p.act_block_bytes;
+  int64_t j0 = 0;
+  for (; j0 + 8 < p.n; j0 += 16) {  // two tiles, the second with at least one real row
+    const uint8_t* b0 = p.w + static_cast<size_t>(j0 / 8) * tile;
+    const uint8_t* b1 = b0 + tile;
+    const int8_t* ab = p.qa;
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0;
+    for (int64_t gi = 0; gi < p.groups; ++gi, b0 += block, b1 += block, ab += abb) {
+      acc0 = group_step_8x4(acc0, Dot::group(b0 + 32, ab, g), ab, b0);
+      acc1 = group_step_8x4(acc1, Dot::group(b1 + 32, ab, g), ab, b1);
+    }
+    store_rows_8x4(p.c + j0, acc0, 8);
+    store_rows_8x4(p.c + j0 + 8, acc1, p.n - j0 - 8);
+  }
+  if (j0 < p.n) {
+    const uint8_t* b0 = p.w + static_cast<size_t>(j0 / 8) * tile;
+    const int8_t* ab = p.qa;
+    __m256 acc0 = _mm256_setzero_ps();
+    for (int64_t gi = 0; gi < p.groups; ++gi, b0 += block, ab += abb)
+      acc0 = group_step_8x4(acc0, Dot::group(b0 + 32, ab, g), ab, b0);
+    store_rows_8x4(p.c + j0, acc0, p.n - j0);
+  }
+}
+
+}  // namespace
+}  // namespace einfer::quant_detail

@@ -1,0 +1,72 @@
+// AVX-512 VNNI decode GEMVs (m == 1) of the 8x4 weight layout, bit-identical to
+// gemm_q8/q4_interleaved_scalar: the tile loop and float step are gemv_8x4_driver.h's, this file
+// has the group's int32 dot products of 8 rows (lane = row) with vpdpbusd on ymm, which adds four
+// unsigned x signed byte products to each int32 lane without an int16 stage:
+// - q4: the low nibbles (and 0x0F) against the group's first half of activations, in a sum
+//   started from the header's -8 sum(a); the high nibbles left in place (and 0xF0, 16 u) against
+//   the second half, in a second sum that is exactly 16 times theirs, shifted back right by 4.
+//   Four instructions per 32 weight bytes, no shift per chunk.
+// - q8: the weights turned unsigned, w + 128 (xor 0x80), against the activations in one vpdpbusd
+//   per chunk, from the header's -128 sum(a): dot(w + 128, a) - 128 sum(a) = dot(w, a).
+// The 4 activation bytes of a chunk are a 32-bit broadcast (EVEX embedded broadcast).
+//
+// The rest of the build may target plain x86-64-v3: this file compiles its kernels for AVX-512
+// VNNI with a target pragma, and gemm_quant_dispatch.cpp calls them only when the ISA selection
+// includes the avx512vnni extension. GCC only (clang has no `#pragma GCC target`).
+#include "kernels/gemm_quant/gemm_quant_internal.h"
+
+#if EINFER_HAS_SIMD && defined(__AVX2__) && defined(__x86_64__) && defined(__GNUC__) && \
+    !defined(__clang__)
+
+#include <immintrin.h>
+
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512vnni")
+
+#include "kernels/gemm_quant/x86/gemv_8x4_driver.h"
+
+namespace einfer::quant_detail {
+namespace {
+
+struct Q4Vnni {
+  static __m256i group(const uint8_t* v, const int8_t* ab, int32_t g) {
+    const int8_t* a = ab + 16;
+    const int32_t half = g / 2;
+    const __m256i m = _mm256_set1_epi8(0x0F);
+    __m256i lo = broadcast4(ab + 4), hi = _mm256_setzero_si256();
+    for (int32_t c = 0; c < g / 8; ++c, v += 32, a += 4) {
+      const __m256i w = load32_8x4(v);
+      lo = _mm256_dpbusd_epi32(lo, _mm256_and_si256(w, m), broadcast4(a));
+      hi = _mm256_dpbusd_epi32(hi, _mm256_andnot_si256(m, w), broadcast4(a + half));
+    }
+    return _mm256_add_epi32(lo, _mm256_srai_epi32(hi, 4));
+  }
+};
+
+struct Q8Vnni {
+  static __m256i group(const uint8_t* v, const int8_t* ab, int32_t g) {
+    const int8_t* a = ab + 16;
+    const __m256i x80 = _mm256_set1_epi8(-128);
+    __m256i s0 = broadcast4(ab + 8), s1 = _mm256_setzero_si256();  // even and odd chunks
+    for (int32_t c = 0; c < g / 4; c += 2, v += 64, a += 8) {
+      s0 = _mm256_dpbusd_epi32(s0, _mm256_xor_si256(load32_8x4(v), x80), broadcast4(a));
+      s1 = _mm256_dpbusd_epi32(s1, _mm256_xor_si256(load32_8x4(v + 32), x80), broadcast4(a + 4));
+    }
+    return _mm256_add_epi32(s0, s1);
+  }
+};
+
+}  // namespace
+
+void gemv_q8_8x4_avx512vnni(const QuantGemm& p) {
+  gemv_8x4_run<Q8Vnni, false>(p);
+}
+void gemv_q4_8x4_avx512vnni(const QuantGemm& p) {
+  gemv_8x4_run<Q4Vnni, true>(p);
+}
+
+}  // namespace einfer::quant_detail
+
+#pragma GCC pop_options
+
+#endif
