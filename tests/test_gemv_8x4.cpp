@@ -83,7 +83,7 @@ TEST_CASE("gemv 8x4: bit for bit the generic kernel, every ISA selection, K, n a
           if (group > 32 && k != 200 && k != 768) continue;  // larger groups: a few K suffice
           for (int64_t n : {1, 7, 8, 9, 16, 17, 33})
             for (bool raw : {false, true}) {
-              CAPTURE(dtype_name(dt));
+              CAPTURE(std::string(dtype_name(dt)));
               CAPTURE(group);
               CAPTURE(k);
               CAPTURE(n);
@@ -170,7 +170,7 @@ TEST_CASE("gemv 8x4: extreme bytes against full-scale activations stay exact") {
             for (int64_t e = 0; e < k; ++e)
               a[static_cast<size_t>(e)] = sign != 0 ? 2.f * static_cast<float>(sign)
                                                     : (e % 2 == 0 ? 2.f : -2.f);
-            CAPTURE(dtype_name(dt));
+            CAPTURE(std::string(dtype_name(dt)));
             CAPTURE(group);
             CAPTURE(static_cast<int>(byte));
             CAPTURE(sign);
