@@ -88,16 +88,17 @@ TEST_CASE("gemv 8x4: bit for bit the generic kernel, every ISA selection, K, n a
               CAPTURE(k);
               CAPTURE(n);
               CAPTURE(raw);
-              const einfer_test::QWeights rows = einfer_test::make_weights(dt, n, k, group, raw, rng);
+              const einfer_test::QWeights rows =
+                  einfer_test::make_weights(dt, n, k, group, raw, rng);
               const Laid8x4 laid = lay_out_8x4(rows);
               const std::vector<float> a = activations(k, rng);
               const std::vector<float> want = generic(a, laid.view);
               const size_t sb = matmul_quant_scratch_bytes(1, k, group);
               std::vector<uint8_t> scratch(sb + 5);
               std::vector<float> c(static_cast<size_t>(n + 8), -7.f);
-              REQUIRE(matmul_f32_quant(a.data(), k, 1, laid.view, c.data(), n, scratch.data() + 5,
-                                       sb)
-                          .ok());
+              REQUIRE(
+                  matmul_f32_quant(a.data(), k, 1, laid.view, c.data(), n, scratch.data() + 5, sb)
+                      .ok());
               CHECK(same_bits(c, want));
             }
         }
@@ -138,9 +139,9 @@ TEST_CASE("gemv 8x4: column ranges of threads give the one-thread bits") {
         CAPTURE(t);
         const Threads threads{nullptr, t, run_tasks_reversed};
         std::vector<float> c(static_cast<size_t>(n + 8), -7.f);
-        REQUIRE(matmul_f32_quant(a.data(), k, 1, laid.view, c.data(), n, scratch.data(), sb,
-                                 &threads)
-                    .ok());
+        REQUIRE(
+            matmul_f32_quant(a.data(), k, 1, laid.view, c.data(), n, scratch.data(), sb, &threads)
+                .ok());
         CHECK(same_bits(c, want));
       }
       // The two-step form: quantize, then columns [16, 48) and [48, n) separately.
@@ -168,8 +169,8 @@ TEST_CASE("gemv 8x4: extreme bytes against full-scale activations stay exact") {
             const Laid8x4 laid = lay_out_8x4(rows);
             std::vector<float> a(static_cast<size_t>(k));
             for (int64_t e = 0; e < k; ++e)
-              a[static_cast<size_t>(e)] = sign != 0 ? 2.f * static_cast<float>(sign)
-                                                    : (e % 2 == 0 ? 2.f : -2.f);
+              a[static_cast<size_t>(e)] =
+                  sign != 0 ? 2.f * static_cast<float>(sign) : (e % 2 == 0 ? 2.f : -2.f);
             CAPTURE(std::string(dtype_name(dt)));
             CAPTURE(group);
             CAPTURE(static_cast<int>(byte));
