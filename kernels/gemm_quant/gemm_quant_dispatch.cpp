@@ -6,6 +6,10 @@
 #include <cmath>
 #include <cstring>
 
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
 #include "kernels/gemm_quant/gemm_quant_internal.h"
 #include "kernels/isa/isa.h"
 #include "kernels/quant/quant.h"
@@ -190,6 +194,20 @@ void quantize_row(const float* a, int64_t k, int32_t group, int8_t* qa, float* s
 }
 
 #if EINFER_LAYOUT_SIMD
+#if EINFER_HAS_SIMD && defined(__AVX2__)
+// The sum of n int8 (n a multiple of 16): sums of absolute differences of x + 128 against zero.
+int32_t sum_int8_x16(const int8_t* x, int32_t n) {
+  __m128i acc = _mm_setzero_si128();
+  for (int32_t e = 0; e < n; e += 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x + e));
+    acc = _mm_add_epi64(acc,
+                        _mm_sad_epu8(_mm_xor_si128(v, _mm_set1_epi8(-128)), _mm_setzero_si128()));
+  }
+  acc = _mm_add_epi64(acc, _mm_unpackhi_epi64(acc, acc));
+  return _mm_cvtsi128_si32(acc) - 128 * n;
+}
+#endif
+
 // Row i of A (null: a zero row past m) into its blocks of blocked order kOrder
 // (gemm_quant_internal.h): the token's values in chunks of 16 (single, quad) or 8 (pair) bytes,
 // its scale and -8 * sum (q4; 0 for q8) in the header (single: also -128 * sum).
@@ -217,12 +235,23 @@ void quantize_row_blocked(const float* a, int64_t i, int64_t k, int32_t group, b
       for (int32_t c = 0; c < group / kChunk; ++c) std::memset(blk + at + c * kStride, 0, kChunk);
     }
 #else
-    int8_t tmp[256];
-    if (a != nullptr) quantize_row(a + g * group, len, group, tmp, &sa);
-    std::memset(tmp + (a != nullptr ? len : 0), 0, static_cast<size_t>(group - (a ? len : 0)));
-    for (int32_t e = 0; e < group; ++e) sum += tmp[e];
-    for (int32_t c = 0; c < group / kChunk; ++c)
-      std::memcpy(blk + at + c * kStride, tmp + c * kChunk, static_cast<size_t>(kChunk));
+#if EINFER_HAS_SIMD && defined(__AVX2__)
+    if constexpr (kOrder == ActOrder::single) {  // the x86 GEMVs: straight into place
+      int8_t* dst = blk + 16;
+      const int32_t n = a != nullptr ? len : 0;
+      if (n > 0) quantize_row(a + g * group, len, group, dst, &sa);
+      std::memset(dst + n, 0, static_cast<size_t>(group - n));
+      sum = sum_int8_x16(dst, group);
+    } else
+#endif
+    {
+      int8_t tmp[256];
+      if (a != nullptr) quantize_row(a + g * group, len, group, tmp, &sa);
+      std::memset(tmp + (a != nullptr ? len : 0), 0, static_cast<size_t>(group - (a ? len : 0)));
+      for (int32_t e = 0; e < group; ++e) sum += tmp[e];
+      for (int32_t c = 0; c < group / kChunk; ++c)
+        std::memcpy(blk + at + c * kStride, tmp + c * kChunk, static_cast<size_t>(kChunk));
+    }
 #endif
     const int32_t asum8 = q4 ? -8 * sum : 0;
     float* hs = reinterpret_cast<float*>(blk);

@@ -10,12 +10,13 @@
 // nibble. The activations come in ActOrder::single blocks (gemm_quant_internal.h): per group a
 // header [sa, -8 sum(a), -128 sum(a), 0] and the group's G values.
 //
-// Per (tile, group) the ISA file's Dot::group(values, activation block, G) returns the 8 rows'
-// exact int32 sums, and the float step is the twin's, lane by lane: acc = acc + float(isum) *
-// (sa * sw), a multiply and an add, two roundings (this file's includers are compiled with
-// -ffp-contract=off, kernels/CMakeLists.txt). Two tiles run side by side so that one tile's
-// dot-product chains overlap the other's. The last tile of a column range may hold fewer than 8
-// real rows: only those are stored.
+// Per group the ISA file's Dot::group<kG, kT>(values, tile bytes, activation block, G, isum)
+// returns the exact int32 sums of the 8 rows of kT tiles (2, or 1 for a last odd tile), which
+// share the activations' broadcasts; kG is the group size when known at compile time (32, 64: the
+// chunk loops unroll), else 0. The float step is the twin's, lane by lane: acc = acc + float(isum)
+// * (sa * sw), a multiply and an add, two roundings (the includers are compiled with
+// -ffp-contract=off, kernels/CMakeLists.txt). The last tile of a column range may hold fewer than
+// 8 real rows: only those are stored.
 //
 // Everything here has internal linkage: each including file compiles it for its own ISA.
 #pragma once
@@ -57,14 +58,6 @@ inline void store_rows_8x4(float* c, __m256 acc, int64_t live) {
   }
 }
 
-constexpr int64_t kPrefetch8x4 = 8192;  // bytes ahead, as kPrefetchBytes of the rows GEMVs
-
-// Prefetches the lines of [p, p + bytes) (the same block of the pass that many bytes ahead).
-inline void prefetch_block_8x4(const uint8_t* p, size_t bytes) {
-  for (size_t o = 0; o < bytes; o += 64)
-    _mm_prefetch(reinterpret_cast<const char*>(p + o), _MM_HINT_T0);
-}
-
 // C[0, n) of the m == 1 product, tiles of 8 rows; kG the group size when known at compile time
 // (the chunk loops unroll), else 0 and p.group. kQ4: 4 G (q4) or 8 G (q8) value bytes a block.
 template <class Dot, bool kQ4, int32_t kG>
@@ -73,19 +66,26 @@ void gemv_8x4_tiles(const QuantGemm& p) {
   const size_t block = 32 + static_cast<size_t>(kQ4 ? 4 : 8) * static_cast<size_t>(g);
   const size_t tile = p.w_tile_bytes;
   const int64_t abb = p.act_block_bytes;
-  // Software prefetch whole passes (2 tiles) ahead, at least kPrefetch8x4 bytes: the L3-resident
-  // classifier ran at half the rows GEMV's rate without it.
+  // Software prefetch, one stream over the pass (2 tiles) whole passes and at least kAhead bytes
+  // on, 2 blocks' lines a group: the pass's pace. Measured on 32000 x 288 matrices (the 15M
+  // classifier, from L3; and 3 times as many rows, from DRAM): without it the 8x4 GEMVs ran at
+  // 1/3 (DRAM) to 9/10 (L3) of the rows GEMVs' rate; prefetching each tile's block alone (two
+  // streams) made DRAM slower still; q8 gained most from L2 prefetches 16 KB ahead, q4 from L1
+  // prefetches 8 KB ahead.
+  constexpr size_t kAhead = kQ4 ? 8192 : 16384;
   const size_t pass = 2 * tile;
-  const size_t ahead = (kPrefetch8x4 + pass - 1) / pass * pass;
+  const size_t ahead = (kAhead + pass - 1) / pass * pass;
   int64_t j0 = 0;
   for (; j0 + 8 < p.n; j0 += 16) {  // two tiles, the second with at least one real row
     const uint8_t* b0 = p.w + static_cast<size_t>(j0 / 8) * tile;
     const uint8_t* b1 = b0 + tile;
     const int8_t* ab = p.qa;
     __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0;
+    const char* pf = reinterpret_cast<const char*>(b0) + ahead;
+    const char* pf_end = pf;
     for (int64_t gi = 0; gi < p.groups; ++gi, b0 += block, b1 += block, ab += abb) {
-      prefetch_block_8x4(b0 + ahead, block);
-      prefetch_block_8x4(b1 + ahead, block);
+      for (pf_end += 2 * block; pf < pf_end; pf += 64)
+        _mm_prefetch(pf, kQ4 ? _MM_HINT_T0 : _MM_HINT_T1);
       __m256i isum[2];
       Dot::template group<kG, 2>(b0 + 32, tile, ab, g, isum);
       acc0 = group_step_8x4(acc0, isum[0], ab, b0);
