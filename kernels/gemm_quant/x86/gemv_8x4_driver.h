@@ -66,13 +66,12 @@ void gemv_8x4_tiles(const QuantGemm& p) {
   const size_t block = 32 + static_cast<size_t>(kQ4 ? 4 : 8) * static_cast<size_t>(g);
   const size_t tile = p.w_tile_bytes;
   const int64_t abb = p.act_block_bytes;
-  // Software prefetch, one stream over the pass (2 tiles) whole passes and at least kAhead bytes
-  // on, 2 blocks' lines a group: the pass's pace. Measured on 32000 x 288 matrices (the 15M
-  // classifier, from L3; and 3 times as many rows, from DRAM): without it the 8x4 GEMVs ran at
-  // 1/3 (DRAM) to 9/10 (L3) of the rows GEMVs' rate; prefetching each tile's block alone (two
-  // streams) made DRAM slower still; q8 gained most from L2 prefetches 16 KB ahead, q4 from L1
-  // prefetches 8 KB ahead.
-  constexpr size_t kAhead = kQ4 ? 8192 : 16384;
+  // Software prefetch into L2, one stream over the pass (2 tiles) whole passes and at least kAhead
+  // bytes on, 2 blocks' lines a group: the pass's pace. Measured (one thread, Zen 4) on 32000 x
+  // 288 matrices (the 15M classifier, from L3) and 32000 x 2048 (from DRAM): without it the 8x4
+  // GEMVs ran at 1/3 (DRAM) to 9/10 (L3) of the rows GEMVs' rate; prefetching each tile's
+  // blocks (two streams) or into L1 (T0) was slower from DRAM; q8 likes it further ahead.
+  constexpr size_t kAhead = kQ4 ? 8192 : 32768;
   const size_t pass = 2 * tile;
   const size_t ahead = (kAhead + pass - 1) / pass * pass;
   int64_t j0 = 0;
@@ -84,8 +83,7 @@ void gemv_8x4_tiles(const QuantGemm& p) {
     const char* pf = reinterpret_cast<const char*>(b0) + ahead;
     const char* pf_end = pf;
     for (int64_t gi = 0; gi < p.groups; ++gi, b0 += block, b1 += block, ab += abb) {
-      for (pf_end += 2 * block; pf < pf_end; pf += 64)
-        _mm_prefetch(pf, kQ4 ? _MM_HINT_T0 : _MM_HINT_T1);
+      for (pf_end += 2 * block; pf < pf_end; pf += 64) _mm_prefetch(pf, _MM_HINT_T1);
       __m256i isum[2];
       Dot::template group<kG, 2>(b0 + 32, tile, ab, g, isum);
       acc0 = group_step_8x4(acc0, isum[0], ab, b0);
