@@ -11,12 +11,12 @@
 // header [sa, -8 sum(a), -128 sum(a), 0] and the group's G values.
 //
 // Per group the ISA file's Dot::group<kG, kT>(values, tile bytes, activation block, G, isum)
-// returns the exact int32 sums of the 8 rows of kT tiles (2, or 1 for a last odd tile), which
-// share the activations' broadcasts; kG is the group size when known at compile time (32, 64: the
-// chunk loops unroll), else 0. The float step is the twin's, lane by lane: acc = acc + float(isum)
-// * (sa * sw), a multiply and an add, two roundings (the includers are compiled with
-// -ffp-contract=off, kernels/CMakeLists.txt). The last tile of a column range may hold fewer than
-// 8 real rows: only those are stored.
+// returns the exact int32 sums of the 8 rows of kT tiles (q4: 2 a pass, sharing the activations'
+// broadcasts; q8: 1); kG is the group size when known at compile time (32, 64: the chunk loops
+// unroll), else 0. The float step is the twin's, lane by lane: acc = acc + float(isum) * (sa *
+// sw), a multiply and an add, two roundings (the includers are compiled with -ffp-contract=off,
+// kernels/CMakeLists.txt). The last tile of a column range may hold fewer than 8 real rows: only
+// those are stored.
 //
 // Everything here has internal linkage: each including file compiles it for its own ISA.
 #pragma once
@@ -58,62 +58,60 @@ inline void store_rows_8x4(float* c, __m256 acc, int64_t live) {
   }
 }
 
-// C[0, n) of the m == 1 product, tiles of 8 rows; kG the group size when known at compile time
-// (the chunk loops unroll), else 0 and p.group. kQ4: 4 G (q4) or 8 G (q8) value bytes a block.
-template <class Dot, bool kQ4, int32_t kG>
+// Tiles [j0, j0 + 8 kT) of C (the last may hold fewer than 8 real rows), prefetching `ahead`
+// bytes on if kPrefetch.
+template <class Dot, int32_t kG, int kT, bool kPrefetch>
+inline void gemv_8x4_pass(const QuantGemm& p, int64_t j0, int32_t g, size_t block, size_t ahead) {
+  const size_t tile = p.w_tile_bytes;
+  const uint8_t* b = p.w + static_cast<size_t>(j0 / 8) * tile;
+  const int8_t* ab = p.qa;
+  __m256 acc[kT];
+  for (int t = 0; t < kT; ++t) acc[t] = _mm256_setzero_ps();
+  const char* pf = reinterpret_cast<const char*>(b) + ahead;
+  const char* pf_end = pf;
+  for (int64_t gi = 0; gi < p.groups; ++gi, b += block, ab += p.act_block_bytes) {
+    if constexpr (kPrefetch)
+      for (pf_end += kT * block; pf < pf_end; pf += 64) _mm_prefetch(pf, _MM_HINT_T1);
+    __m256i isum[kT];
+    Dot::template group<kG, kT>(b + 32, tile, ab, g, isum);
+    for (int t = 0; t < kT; ++t) acc[t] = group_step_8x4(acc[t], isum[t], ab, b + t * tile);
+  }
+  for (int t = 0; t < kT; ++t) store_rows_8x4(p.c + j0 + 8 * t, acc[t], p.n - j0 - 8 * t);
+}
+
+// C[0, n) of the m == 1 product, kT tiles of 8 rows a pass; kG the group size when known at
+// compile time (the chunk loops unroll), else 0 and p.group. kQ4: 4 G (q4) or 8 G (q8) value
+// bytes a block.
+//
+// Software prefetch into L2, one stream over the pass whole passes and at least kAhead bytes on,
+// kT blocks' lines a group: the pass's pace. q4 takes 2 tiles a pass (they share the activation
+// broadcasts: q4 is compute-bound from L3), q8 one (one stream: with 2 a DRAM-bound q8 GEMV lost
+// ~15%). Measured (one thread, Zen 4, CPU time) on 32000 x 288 matrices (the 15M classifier, from
+// L3) and 32000 x 2048 (from DRAM, 2 MB pages): without prefetch the 8x4 GEMVs ran at 1/3 (DRAM)
+// to 9/10 (L3) of the rows GEMVs' rate; per-tile prefetch streams or L1 prefetches (T0) were
+// slower from DRAM; q8 likes it further ahead.
+template <class Dot, bool kQ4, int32_t kG, int kT>
 void gemv_8x4_tiles(const QuantGemm& p) {
   const int32_t g = kG > 0 ? kG : p.group;
   const size_t block = 32 + static_cast<size_t>(kQ4 ? 4 : 8) * static_cast<size_t>(g);
-  const size_t tile = p.w_tile_bytes;
-  const int64_t abb = p.act_block_bytes;
-  // Software prefetch into L2, one stream over the pass (2 tiles) whole passes and at least kAhead
-  // bytes on, 2 blocks' lines a group: the pass's pace. Measured (one thread, Zen 4) on 32000 x
-  // 288 matrices (the 15M classifier, from L3) and 32000 x 2048 (from DRAM): without it the 8x4
-  // GEMVs ran at 1/3 (DRAM) to 9/10 (L3) of the rows GEMVs' rate; prefetching each tile's
-  // blocks (two streams) or into L1 (T0) was slower from DRAM; q8 likes it further ahead.
   constexpr size_t kAhead = kQ4 ? 8192 : 32768;
-  const size_t pass = 2 * tile;
+  const size_t pass = kT * p.w_tile_bytes;
   const size_t ahead = (kAhead + pass - 1) / pass * pass;
   int64_t j0 = 0;
-  for (; j0 + 8 < p.n; j0 += 16) {  // two tiles, the second with at least one real row
-    const uint8_t* b0 = p.w + static_cast<size_t>(j0 / 8) * tile;
-    const uint8_t* b1 = b0 + tile;
-    const int8_t* ab = p.qa;
-    __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0;
-    const char* pf = reinterpret_cast<const char*>(b0) + ahead;
-    const char* pf_end = pf;
-    for (int64_t gi = 0; gi < p.groups; ++gi, b0 += block, b1 += block, ab += abb) {
-      for (pf_end += 2 * block; pf < pf_end; pf += 64) _mm_prefetch(pf, _MM_HINT_T1);
-      __m256i isum[2];
-      Dot::template group<kG, 2>(b0 + 32, tile, ab, g, isum);
-      acc0 = group_step_8x4(acc0, isum[0], ab, b0);
-      acc1 = group_step_8x4(acc1, isum[1], ab, b1);
-    }
-    store_rows_8x4(p.c + j0, acc0, 8);
-    store_rows_8x4(p.c + j0 + 8, acc1, p.n - j0 - 8);
-  }
-  if (j0 < p.n) {
-    const uint8_t* b0 = p.w + static_cast<size_t>(j0 / 8) * tile;
-    const int8_t* ab = p.qa;
-    __m256 acc0 = _mm256_setzero_ps();
-    for (int64_t gi = 0; gi < p.groups; ++gi, b0 += block, ab += abb) {
-      __m256i isum[1];
-      Dot::template group<kG, 1>(b0 + 32, tile, ab, g, isum);
-      acc0 = group_step_8x4(acc0, isum[0], ab, b0);
-    }
-    store_rows_8x4(p.c + j0, acc0, p.n - j0);
-  }
+  for (; j0 + 8 * (kT - 1) < p.n; j0 += 8 * kT)  // the last tile with at least one real row
+    gemv_8x4_pass<Dot, kG, kT, true>(p, j0, g, block, ahead);
+  for (; j0 < p.n; j0 += 8) gemv_8x4_pass<Dot, kG, 1, false>(p, j0, g, block, ahead);
 }
 
 template <class Dot, bool kQ4>
 void gemv_8x4_run(const QuantGemm& p) {
   switch (p.group) {
     case 32:
-      return gemv_8x4_tiles<Dot, kQ4, 32>(p);
+      return gemv_8x4_tiles < Dot, kQ4, 32, kQ4 ? 2 : 1 > (p);
     case 64:
-      return gemv_8x4_tiles<Dot, kQ4, 64>(p);
+      return gemv_8x4_tiles < Dot, kQ4, 64, kQ4 ? 2 : 1 > (p);
     default:
-      return gemv_8x4_tiles<Dot, kQ4, 0>(p);
+      return gemv_8x4_tiles < Dot, kQ4, 0, kQ4 ? 2 : 1 > (p);
   }
 }
 
