@@ -169,6 +169,13 @@ bool gemm_3x16_avx2_supports(const QuantGemm& p);
 void gemm_q4_3x16_avx2(const QuantGemm& p);
 void gemm_q8_4x16_avx2(const QuantGemm& p);
 #endif
+#if EINFER_HAS_SIMD && defined(__AVX2__)
+// The same prefill GEMMs on the 8x4 weight layout (the tiles packed from its blocks without
+// transposes, activations in natural order), bit-identical to gemm_q8/q4_interleaved_scalar;
+// the groups of gemm_3x16_avx2_supports.
+void gemm_q8_8x4l_4x16_avx2(const QuantGemm& p);
+void gemm_q4_8x4l_3x16_avx2(const QuantGemm& p);
+#endif
 #if EINFER_HAS_SIMD && defined(__AVX2__) && defined(__x86_64__) && defined(__GNUC__) && \
     !defined(__clang__)
 // The same prefill GEMM on AVX-512 VNNI (vpdpbusd on ymm), compiled for it whatever the build's
@@ -190,6 +197,14 @@ void gemm_q8_8x16_avx512vnni(const QuantGemm& p);
 void gemm_q4_8x16_avx512vnni(const QuantGemm& p);
 void gemm_q8_16x16_amx(const QuantGemm& p);
 void gemm_q4_16x16_amx(const QuantGemm& p);
+#endif
+#if EINFER_HAS_SIMD && defined(__AVX2__) && defined(__x86_64__) && defined(__GNUC__) && \
+    !defined(__clang__)
+// The 8x16 AVX-512 VNNI prefill GEMMs on the 8x4 weight layout (as the AVX2 ones above; the groups
+// of gemm_8x16_avx512vnni_supports); call only when
+// isa_extension_enabled(IsaExtension::avx512vnni).
+void gemm_q8_8x4l_8x16_avx512vnni(const QuantGemm& p);
+void gemm_q4_8x4l_8x16_avx512vnni(const QuantGemm& p);
 #endif
 #if EINFER_HAS_SIMD && defined(__ARM_NEON)
 void gemm_q8_4x1_neon(const QuantGemm& p);  // sdot with __ARM_FEATURE_DOTPROD, else vmull/vpadal
