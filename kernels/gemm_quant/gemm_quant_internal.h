@@ -71,8 +71,8 @@ void chunk_sums_times8(const int8_t* qa, int64_t kpad, int32_t* csum);
 enum class ActOrder : uint8_t { natural, even_odd, single, quad, pair };
 
 // Whether this build has SIMD kernels for interleaved layouts (and so the blocked orders):
-// AArch64 today. Elsewhere (x86 until its kernels land, armv7, Cortex-M) the generic kernel runs
-// every layout from natural rows and the blocked code is left out (firmware size).
+// AArch64 today. Elsewhere the blocked code is left out (firmware size): x86's 8x4 prefill tiles
+// read natural rows, and the generic kernel runs every other layout and shape from them.
 #if EINFER_HAS_SIMD && defined(__aarch64__)
 #define EINFER_LAYOUT_SIMD 1
 #else
