@@ -449,3 +449,50 @@ TEST_CASE("matmul_quant: the exact prefill GEMMs equal the scalar int twin bit f
     }
   });
 }
+
+TEST_CASE("matmul_quant: the x86 decode GEMVs equal their lane-order scalar twin bit for bit") {
+  // gemv_q8/q4_1x4_{avx2,avx512vnni} sum each row in 8 float lanes (q4: blocks of 8 groups, steps
+  // of 2, a last half step) and add the lanes at the end; gemv_q8/q4_1x4_lanes_scalar does the
+  // same operations in plain C++. k: one group, partial groups (40, 300, 1000), whole blocks
+  // (256, 768, 2048), a block and half a step (288), a block and steps (320, 448), half a step
+  // after them (352, 480); n: 4-row passes and the 1-row path after them.
+  int checked = 0;
+  bool avx2 = false;  // an AVX2 selection ran: the GEMVs must have been compared
+  einfer_test::for_each_isa([&](const std::string& isa) {
+    CAPTURE(isa);
+    avx2 = avx2 || isa.rfind("avx2", 0) == 0;
+    Rng rng{47};
+    for (DType dt : {DType::q8, DType::q4}) {
+      for (int64_t k : {32, 40, 64, 96, 256, 288, 300, 320, 352, 448, 480, 768, 1000, 2048}) {
+        const std::string kernel =
+            matmul_quant_kernel_name(dt, WeightLayout::rows, k, 32, 1, nullptr);
+        if (kernel.rfind("gemv_q8_1x4_", 0) != 0 && kernel.rfind("gemv_q4_1x4_", 0) != 0) continue;
+        for (int64_t n : {1, 3, 4, 5, 7, 9, 14, 33}) {
+          CAPTURE(kernel);
+          CAPTURE(k);
+          CAPTURE(n);
+          QWeights w = make_weights(dt, n, k, 32, (n + k) % 2 == 0, rng);
+          if (dt == DType::q8) {  // -128 (GGUF Q8_0 imports may hold it)
+            for (size_t b = 0; b < w.data.size(); b += 5) w.data[b] = 0x80;
+          }
+          std::vector<float> a(static_cast<size_t>(k));
+          for (auto& x : a) x = rng.uniform() * 2.f;
+          const size_t sb = matmul_quant_scratch_bytes(1, k, 32);
+          std::vector<uint8_t> scratch(sb);
+          std::vector<float> c(static_cast<size_t>(n), -1.f), twin(c);
+          REQUIRE(matmul_f32_quant(a.data(), k, 1, w.view, c.data(), n, scratch.data(), sb).ok());
+          REQUIRE(
+              scalar::matmul_f32_quant_gemv_lanes(a.data(), w.view, twin.data(), scratch.data(), sb)
+                  .ok());
+          CHECK(std::memcmp(c.data(), twin.data(), c.size() * sizeof(float)) == 0);
+          ++checked;
+        }
+      }
+    }
+  });
+  if (avx2) {
+    CHECK(checked > 0);
+  } else {
+    MESSAGE("no AVX2 selection on this build or CPU: the x86 decode GEMVs do not run here");
+  }
+}

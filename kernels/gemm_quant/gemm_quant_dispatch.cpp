@@ -545,6 +545,20 @@ Status matmul_f32_quant_int8(const float* a, int64_t lda, int64_t m, const Tenso
   return ok_status();
 }
 
+Status matmul_f32_quant_gemv_lanes(const float* a, const TensorView& w, float* c, void* scratch,
+                                   size_t scratch_bytes) {
+  if (layout_interleaved(w.layout) || w.group_size != 32)
+    return make_status(StatusCode::invalid_argument,
+                       "matmul_f32_quant_gemv_lanes: rows layout with groups of 32 only");
+  quant_detail::QuantGemm p{};
+  EINFER_TRY(
+      prepare(a, w.shape[1], 1, w, c, w.shape[0], scratch, scratch_bytes, true, nullptr, &p));
+  if (p.n == 0) return ok_status();
+  (w.dtype == DType::q8 ? quant_detail::gemv_q8_1x4_lanes_scalar
+                        : quant_detail::gemv_q4_1x4_lanes_scalar)(p);
+  return ok_status();
+}
+
 namespace {
 // Element e of row j of W (any layout) and its group's scale.
 int weight_value(const TensorView& w, int64_t j, int64_t e, float* scale) {

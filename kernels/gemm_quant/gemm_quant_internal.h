@@ -147,6 +147,12 @@ inline float group_fma(float acc, int32_t isum, float s) {
 #endif
 }
 
+// The scalar twin of the x86 decode GEMVs gemv_q8/q4_1x4_{avx2,avx512vnni} (groups of 32, rows
+// layout, m == 1): their float operations in their order, from natural-order activations
+// (gemm_q8_q4_1x4_lanes_scalar.cpp). Tests only: scalar::matmul_f32_quant_gemv_lanes.
+void gemv_q8_1x4_lanes_scalar(const QuantGemm& p);
+void gemv_q4_1x4_lanes_scalar(const QuantGemm& p);
+
 // Whether the SIMD kernels of this build handle this group size (else the scalar int path runs).
 bool simd_supports_group(bool q4, int32_t group);
 

@@ -17,8 +17,10 @@
 // int32 lanes each row folds into its 8 group sums before one convert and one FMA, which took the
 // 15M decode's q4 / q8 ratio from 1.1-1.2 to ~1.4 (docs/bench.md).
 //
-// Bit-level: the int32 group dot products equal the scalar twin's; the float sum runs in another
-// order (8 lanes, then the horizontal add), within tests/test_matmul_quant.cpp's bounds.
+// Bit-level: the int32 group dot products equal the rows twin's; the float sum runs in another
+// order (8 lanes, then the horizontal add), fixed and written out in plain C++ by the lane-order
+// twin gemm_q8_q4_1x4_lanes_scalar.cpp, which this kernel and its AVX-512 VNNI sibling equal bit
+// for bit (tests/test_matmul_quant.cpp).
 #include "kernels/gemm_quant/gemm_quant_internal.h"
 
 #if EINFER_HAS_SIMD && defined(__AVX2__)

@@ -12,6 +12,9 @@
 //
 // q4 has its own row loop, gemv_q4_run (below): GemvQ4's step only runs the steps past its blocks.
 //
+// The float operations and their order are those of gemm_q8_q4_1x4_lanes_scalar.cpp, the scalar
+// twin the kernels are tested against bit for bit: change one, change both.
+//
 // Everything here has internal linkage: each including file compiles it for its own ISA.
 #pragma once
 
