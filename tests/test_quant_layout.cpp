@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
+#include <string>
 #include <vector>
 
 #include "kernels/gemm_quant/gemm_quant.h"
@@ -287,6 +289,69 @@ TEST_CASE("quant_layout: the two-step and row-block forms give the one-shot bits
           CHECK(std::memcmp(c3.data() + i * 14, want.data() + i * n + 16, 14 * 4) == 0);
       }
   });
+}
+
+TEST_CASE("quant_layout: the 8x4 prefill GEMMs equal the interleaved scalar twin bit for bit") {
+  // x86 AVX2 and AVX-512 VNNI pick lane-per-row tiles packed from the 8x4 blocks for m > 1
+  // (gemm_q8_q4_3x16_avx2.cpp, gemm_q8_q4_8x16_avx512vnni.cpp); every element of the product
+  // must be gemm_q8/q4_interleaved_scalar's. Shapes: row tails of the 3-, 4- and 8-row tiles,
+  // column tails of 8-row layout tiles and 16-lane kernel tiles (n = 8, 9: a lone layout tile;
+  // 1003: a last tile of 3 rows), K with a partial group (200) and several K slices (> 1024
+  // elements).
+  const int64_t ms[] = {2, 3, 8, 9, 17, 64, 130};
+  const int64_t ks[] = {32, 64, 200, 288, 768};
+  const int64_t ns[] = {8, 9, 16, 17, 48, 1003};
+  struct Shape {
+    int64_t m, n, k;
+    int32_t group;
+  };
+  std::vector<Shape> shapes;
+  for (size_t im = 0; im < std::size(ms); ++im)
+    for (size_t ik = 0; ik < std::size(ks); ++ik)
+      for (size_t d :
+           {size_t{0}, size_t{3}})  // two of the n values per (m, k), all of them in turn
+        shapes.push_back({ms[im], ns[(im + ik + d) % std::size(ns)], ks[ik], 32});
+  for (const Shape& s : {Shape{9, 40, 2500, 64}, Shape{13, 20, 3000, 1024}, Shape{8, 16, 270, 96},
+                         Shape{17, 33, 300, 64}, Shape{5, 24, 64, 16}})
+    shapes.push_back(s);
+  Rng rng{0x8a4};
+  for (DType dt : {DType::q8, DType::q4})
+    for (const Shape& s : shapes)
+      for (bool raw : {false, true}) {
+        if (layout_fit_error(dt, WeightLayout::i8x4, s.group) != nullptr) continue;
+        CAPTURE(dtype_name(dt));
+        CAPTURE(s.m);
+        CAPTURE(s.n);
+        CAPTURE(s.k);
+        CAPTURE(s.group);
+        CAPTURE(raw);
+        const Laid laid = lay_out(make_rows(dt, s.n, s.k, s.group, raw, rng), WeightLayout::i8x4);
+        const int64_t lda = s.k + 1, ldc = s.n + 3;
+        const std::vector<float> a = random_a(s.m, lda, rng);
+        const size_t sb = matmul_quant_scratch_bytes(s.m, s.k, s.group);
+        std::vector<uint8_t> scratch(sb + 1);
+        std::vector<float> want(static_cast<size_t>(s.m * ldc), -7.f);
+        REQUIRE(scalar::matmul_f32_quant_int8(a.data(), lda, s.m, laid.view, want.data(), ldc,
+                                              scratch.data() + 1, sb)
+                    .ok());
+        einfer_test::for_each_isa([&](const std::string& isa) {
+          const char* kernel =
+              matmul_quant_kernel_name(dt, WeightLayout::i8x4, s.k, s.group, s.m, nullptr);
+          CAPTURE(std::string(kernel));
+#if defined(__x86_64__)
+          // The shapes above are all the 8x4 kernels' on an AVX2 selection (not vacuous).
+          if (isa.rfind("avx2", 0) == 0 && s.group % 32 == 0)
+            CHECK(std::strstr(kernel, "_8x4l_") != nullptr);
+#else
+          (void)isa;
+#endif
+          std::vector<float> c(want.size(), -7.f);
+          REQUIRE(
+              matmul_f32_quant(a.data(), lda, s.m, laid.view, c.data(), ldc, scratch.data() + 1, sb)
+                  .ok());
+          CHECK(same_bits(c, want));
+        });
+      }
 }
 
 namespace {

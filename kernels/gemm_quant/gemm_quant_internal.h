@@ -71,8 +71,9 @@ void chunk_sums_times8(const int8_t* qa, int64_t kpad, int32_t* csum);
 enum class ActOrder : uint8_t { natural, even_odd, single, quad, pair };
 
 // Whether this build has SIMD kernels for interleaved layouts (and so the blocked orders):
-// AArch64 and x86 AVX2 (the 8x4 GEMVs). Elsewhere (armv7, Cortex-M) the generic kernel runs every
-// layout from natural rows and the blocked code is left out (firmware size).
+// AArch64 and x86 AVX2 (the 8x4 GEMVs read the single order; x86's 8x4 prefill tiles read natural
+// rows). Elsewhere (armv7, Cortex-M) the generic kernel runs every layout from natural rows and the
+// blocked code is left out (firmware size).
 #if EINFER_HAS_SIMD && (defined(__aarch64__) || defined(__AVX2__))
 #define EINFER_LAYOUT_SIMD 1
 #else
@@ -176,6 +177,13 @@ bool gemm_3x16_avx2_supports(const QuantGemm& p);
 void gemm_q4_3x16_avx2(const QuantGemm& p);
 void gemm_q8_4x16_avx2(const QuantGemm& p);
 #endif
+#if EINFER_HAS_SIMD && defined(__AVX2__)
+// The same prefill GEMMs on the 8x4 weight layout (the tiles packed from its blocks without
+// transposes, activations in natural order), bit-identical to gemm_q8/q4_interleaved_scalar;
+// the groups of gemm_3x16_avx2_supports.
+void gemm_q8_8x4l_4x16_avx2(const QuantGemm& p);
+void gemm_q4_8x4l_3x16_avx2(const QuantGemm& p);
+#endif
 #if EINFER_HAS_SIMD && defined(__AVX2__) && defined(__x86_64__) && defined(__GNUC__) && \
     !defined(__clang__)
 // The same prefill GEMM on AVX-512 VNNI (vpdpbusd on ymm), compiled for it whatever the build's
@@ -197,6 +205,14 @@ void gemm_q8_8x16_avx512vnni(const QuantGemm& p);
 void gemm_q4_8x16_avx512vnni(const QuantGemm& p);
 void gemm_q8_16x16_amx(const QuantGemm& p);
 void gemm_q4_16x16_amx(const QuantGemm& p);
+#endif
+#if EINFER_HAS_SIMD && defined(__AVX2__) && defined(__x86_64__) && defined(__GNUC__) && \
+    !defined(__clang__)
+// The 8x16 AVX-512 VNNI prefill GEMMs on the 8x4 weight layout (as the AVX2 ones above; the groups
+// of gemm_8x16_avx512vnni_supports); call only when
+// isa_extension_enabled(IsaExtension::avx512vnni).
+void gemm_q8_8x4l_8x16_avx512vnni(const QuantGemm& p);
+void gemm_q4_8x4l_8x16_avx512vnni(const QuantGemm& p);
 #endif
 #if EINFER_HAS_SIMD && defined(__ARM_NEON)
 void gemm_q8_4x1_neon(const QuantGemm& p);  // sdot with __ARM_FEATURE_DOTPROD, else vmull/vpadal

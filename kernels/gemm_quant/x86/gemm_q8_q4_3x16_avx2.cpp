@@ -22,6 +22,11 @@
 //   113-118 for the sign trick; the f32 GEMM runs ~100 (4 FMAs per 32 products).
 // Two vectors of weight rows share each activation broadcast (16 lanes measured ~1.35x faster
 // than 8 for q4 on Zen 4).
+//
+// The same tiles read the 8x4 weight layout (gemm_q8_8x4l_4x16_avx2, gemm_q4_8x4l_3x16_avx2, equal
+// to the interleaved scalar twin): a layout chunk of 8 rows x 4 bytes is one ymm of the tile, so a
+// slice is packed without transposes (q8 widened to int16 pairs, q4 split into nibbles), and q4
+// reads the activations in natural order.
 #include "kernels/gemm_quant/gemm_quant_internal.h"
 
 #if EINFER_HAS_SIMD && defined(__AVX2__)
@@ -56,9 +61,10 @@ inline void transpose8x8_epi32(const __m256i (&z)[8], __m256i (&out)[8]) {
 
 // V vectors of 8 weight rows, MR activation rows per tile; Quads packed quads per chunk (q4 8, q8
 // 16 int16 pairs). Each instance serves one of q4 / q8.
-template <int V, int MRows, int Quads>
+template <int V, int MRows, int Quads, LaneSource S>
 struct Avx2Lanes {
   static constexpr int kLanes = 8 * V;                      // weight rows per tile
+  static constexpr LaneSource kSource = S;                  // rows (transposed) or 8x4 blocks
   static constexpr Q8Pack kQ8Pack = Q8Pack::pairs16;        // q8 as int16 pairs
   static constexpr int rows(bool /*q4*/) { return MRows; }  // activation rows per tile
   using Pack = LanePack<kLanes, Quads>;
@@ -127,7 +133,7 @@ struct Avx2Lanes {
       for (int v = 0; v < V; ++v) {
         w[v] = _mm256_load_si256(reinterpret_cast<const __m256i*>(wq[q][8 * v]));
       }
-      const int64_t off = act_offset<true>(c, q);
+      const int64_t off = lanes_act_offset<Avx2Lanes, true>(c, q);
 #pragma GCC unroll 8
       for (int i = 0; i < MR; ++i) {
         const __m256i av = _mm256_set1_epi32(load_i32(a[i] + off));
@@ -288,20 +294,28 @@ struct Avx2Lanes {
 };
 
 // q4: 3 rows x 16 weight rows: 2 x 3 int16 sums, 2 x 3 float sums, 2 weight vectors, 1 broadcast.
-using Avx2TileQ4 = Avx2Lanes<2, 3, 8>;
+template <LaneSource S>
+using Avx2TileQ4 = Avx2Lanes<2, 3, 8, S>;
 // q8: 4 rows x 16 weight rows of int16 pairs: 2 x 4 int32 sums in registers (GCC keeps the float
 // sums in memory around the chunk loop); 2-4% faster than 3 x 16 on Zen 4.
-using Avx2TileQ8 = Avx2Lanes<2, 4, 16>;
+template <LaneSource S>
+using Avx2TileQ8 = Avx2Lanes<2, 4, 16, S>;
 }  // namespace
 
 bool gemm_3x16_avx2_supports(const QuantGemm& p) {
   return lanes_supports(p);
 }
 void gemm_q8_4x16_avx2(const QuantGemm& p) {
-  lanes_run<Avx2TileQ8, false>(p);
+  lanes_run<Avx2TileQ8<LaneSource::rows>, false>(p);
 }
 void gemm_q4_3x16_avx2(const QuantGemm& p) {
-  lanes_run<Avx2TileQ4, true>(p);
+  lanes_run<Avx2TileQ4<LaneSource::rows>, true>(p);
+}
+void gemm_q8_8x4l_4x16_avx2(const QuantGemm& p) {
+  lanes_run<Avx2TileQ8<LaneSource::i8x4>, false>(p);
+}
+void gemm_q4_8x4l_3x16_avx2(const QuantGemm& p) {
+  lanes_run<Avx2TileQ4<LaneSource::i8x4>, true>(p);
 }
 
 }  // namespace einfer::quant_detail

@@ -14,6 +14,11 @@
 // - q4: the nibble u itself: dot(u, a) = dot(u - 8, a) + 8 sum(a);
 // the accumulator of each (row, group) starts from the negated correction, so it ends at the exact
 // dot product. Packing, corrections and loops: kernels/gemm_quant/x86/gemm_quant_lanes_driver.h.
+//
+// The same tiles read the 8x4 weight layout (gemm_q8/q4_8x4l_8x16_avx512vnni, equal to the
+// interleaved scalar twin, whose bits are the rows twin's): two 8-row layout tiles side by side
+// are the [quad][16 rows][4 bytes] tile the transposes build from rows, so packing a slice is a
+// copy with the offset (q4: the nibble split), and q4 reads the activations in natural order.
 #include "kernels/gemm_quant/gemm_quant_internal.h"
 
 #if EINFER_HAS_SIMD && defined(__AVX2__) && defined(__x86_64__) && defined(__GNUC__) && \
@@ -31,8 +36,10 @@
 namespace einfer::quant_detail {
 namespace {
 
+template <LaneSource S>
 struct Vnni16 {
   static constexpr int kLanes = 16;                     // weight rows per tile
+  static constexpr LaneSource kSource = S;              // rows (transposed) or 8x4 blocks
   static constexpr Q8Pack kQ8Pack = Q8Pack::offset;     // q8 packed as w + 128
   static constexpr int rows(bool /*q4*/) { return 8; }  // activation rows per tile
   using Pack = LanePack<kLanes>;
@@ -118,7 +125,7 @@ struct Vnni16 {
         const uint8_t(*wq)[kLanes][4] = t.w + (c - c_base) * 8;
         for (int q = 0; q < 8; ++q) {
           const __m512i wv = _mm512_load_si512(wq[q]);
-          const int64_t off = act_offset<Q4>(c, q);
+          const int64_t off = lanes_act_offset<Vnni16, Q4>(c, q);
 #pragma GCC unroll 8
           for (int i = 0; i < MR; ++i) {
             isum[i] = _mm512_dpbusd_epi32(isum[i], wv, _mm512_set1_epi32(load_i32(a[i] + off)));
@@ -143,10 +150,16 @@ bool gemm_8x16_avx512vnni_supports(const QuantGemm& p) {
   return lanes_supports(p);
 }
 void gemm_q8_8x16_avx512vnni(const QuantGemm& p) {
-  lanes_run<Vnni16, false>(p);
+  lanes_run<Vnni16<LaneSource::rows>, false>(p);
 }
 void gemm_q4_8x16_avx512vnni(const QuantGemm& p) {
-  lanes_run<Vnni16, true>(p);
+  lanes_run<Vnni16<LaneSource::rows>, true>(p);
+}
+void gemm_q8_8x4l_8x16_avx512vnni(const QuantGemm& p) {
+  lanes_run<Vnni16<LaneSource::i8x4>, false>(p);
+}
+void gemm_q4_8x4l_8x16_avx512vnni(const QuantGemm& p) {
+  lanes_run<Vnni16<LaneSource::i8x4>, true>(p);
 }
 
 }  // namespace einfer::quant_detail

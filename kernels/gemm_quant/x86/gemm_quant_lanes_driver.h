@@ -1,31 +1,41 @@
-// Private to kernels/gemm_quant/: the ISA-independent parts of the x86 prefill GEMMs that keep one
-// weight row per vector lane and equal the scalar int twin (gemm_q8_q4_1x1_scalar.cpp) bit for
-// bit (gemm_q8_q4_8x16_avx512vnni.cpp, gemm_q8_q4_3x16_avx2.cpp): the packed weight tile, the
-// activation offsets, the packing of partial chunks and scales, and the loops over weight tiles,
-// K slices and activation tiles.
+// Private to kernels/gemm_quant/: the parts of the x86 prefill GEMMs that keep one weight row per
+// vector lane and equal the scalar int twins bit for bit (gemm_q8_q4_8x16_avx512vnni.cpp,
+// gemm_q8_q4_3x16_avx2.cpp): the packed weight tile, the activation offsets, the packing of
+// weight tiles from either layout they read, and the loops over weight tiles, K slices and
+// activation tiles.
 //
 // A weight tile of K::kLanes rows is packed per K slice into [chunk * quads + quad][lane][4 bytes]
 // of unsigned bytes: q4 the nibble u (8 quads per chunk); q8 w + 128 (Q8Pack::offset, 8 quads),
 // or w sign-extended to int16, two per quad (Q8Pack::pairs16, 16 quads: quad q meets activations
-// 2q and 2q + 1 of the chunk), for AVX2's int16 madd. Each 32-element
-// chunk's quads sit together in the order of the activations they meet: natural for q8, and for
-// q4 the even/odd order of permute_blocks_even_odd64 (the low nibbles of 4 weight bytes meet 4
-// consecutive activations of a 64-block's first half, the high nibbles 4 of its second half). The
-// kernels start each group's int32 sums from the negated correction (q8: 128 sum(a) = 16 csum;
-// q4: 8 sum(a) = csum, from the dispatcher's chunk sums) and end at the exact dot products; the
-// int16 pairs need no correction.
+// 2q and 2q + 1 of the chunk), for AVX2's int16 madd. Each 32-element chunk's quads sit together
+// in the order of the activations they meet. Where they come from is K::kSource:
+// - LaneSource::rows, the rows layout (lanes_pack): K's transposes turn 16 or 32 bytes of each
+//   row into quads. q8 meets the activations in natural order, q4 in the even/odd order of
+//   permute_blocks_even_odd64 (the low nibbles of 4 weight bytes meet 4 consecutive activations
+//   of a 64-block's first half, the high nibbles 4 of its second half).
+// - LaneSource::i8x4, the 8x4 layout (lanes_pack_8x4): a layout chunk (8 rows x 4 bytes) is
+//   already a quad of 8 lanes, so packing is a copy with the unsigned offset (or the int16
+//   widening); q4 puts a group's low nibbles (its first half) before its high nibbles (its second
+//   half), so every quad meets its 4 activations in natural order, q8 and q4 alike.
+// The kernels start each group's int32 sums from the negated correction (q8: 128 sum(a) = 16 csum;
+// q4: 8 sum(a) = csum, from the dispatcher's chunk sums, which do not depend on the order) and end
+// at the exact dot products; the int16 pairs need no correction.
 //
-// The ISA file provides K: kLanes, kQ8Pack, Pack (LanePack<kLanes, quads per chunk>), rows(q4)
-// (activation rows per tile), transpose_q8(src, dst) (kLanes rows of 32 bytes -> a chunk's packed
-// quads) and transpose_q4(src, dst) (kLanes rows of 16 bytes -> 8 packed quads of nibbles), and
-// tile<Q4, MR>(p, t, i0, j0, nr, g0, g1, c_base, chunks, rows). A K may implement only one of q4 /
-// q8. K also says how many weight tiles one pass packs (kTilesPerPass) and what it prepares once
-// per activation tile for all of them: Rows, filled by prepare_rows<Q4>(p, i0, rows, c0, c1, &rows)
+// The ISA file provides K: kLanes, kSource, kQ8Pack, Pack (LanePack<kLanes, quads per chunk>),
+// rows(q4) (activation rows per tile), for LaneSource::rows transpose_q8(src, dst) (kLanes rows of
+// 32 bytes -> a chunk's packed quads) and transpose_q4(src, dst) (kLanes rows of 16 bytes -> 8
+// packed quads of nibbles), and tile<Q4, MR>(p, t, i0, j0, nr, g0, g1, c_base, chunks, rows),
+// which reads the activations at lanes_act_offset<K, Q4>. A K may implement only one of q4 / q8.
+// K also says how many weight tiles one pass packs (kTilesPerPass) and what it prepares once per
+// activation tile for all of them: Rows, filled by prepare_rows<Q4>(p, i0, rows, c0, c1, &rows)
 // and handed to tile (NoRows and a no-op for a K that reads the activations in place; AVX2 q8
 // widens them to int16 there).
 //
-// Everything here has internal linkage: each including file compiles it for its own ISA.
+// Everything here has internal linkage: each including file compiles it for its own ISA (AVX2 at
+// least).
 #pragma once
+
+#include <immintrin.h>
 
 #include <cstdint>
 #include <cstring>
@@ -40,8 +50,9 @@ constexpr int64_t kSliceChunks = 32;  // 32-element chunks per packed K slice (g
 // What a K that reads the activations in place prepares per activation tile: nothing.
 struct NoRows {};
 
-// How a q8 tile holds w (see the top).
+// How a q8 tile holds w, and which layout the tiles are packed from (see the top).
 enum class Q8Pack { offset, pairs16 };
+enum class LaneSource { rows, i8x4 };
 
 template <int Lanes, int Quads = 8>
 struct LanePack {
@@ -54,11 +65,17 @@ inline bool lanes_supports(const QuantGemm& p) {
   return p.group % kChunk == 0 && p.group <= kSliceChunks * kChunk;
 }
 
-// Byte offset in an activation row of quad t (0..7) of 32-element chunk c.
-template <bool Q4>
+// Byte offset in an activation row of quad t (0..7) of 32-element chunk c: natural order, or
+// the even/odd order of permute_blocks_even_odd64.
+template <bool EvenOdd>
 inline int64_t act_offset(int64_t c, int t) {
-  if (!Q4) return 32 * c + 4 * t;
+  if (!EvenOdd) return 32 * c + 4 * t;
   return 64 * (c >> 1) + 16 * (c & 1) + 4 * t + (t >= 4 ? 16 : 0);
+}
+// The same for the quads of kernel K: only q4 tiles packed from the rows layout read even/odd.
+template <class K, bool Q4>
+inline int64_t lanes_act_offset(int64_t c, int t) {
+  return act_offset < Q4 && K::kSource == LaneSource::rows > (c, t);
 }
 
 inline int32_t load_i32(const int8_t* a) {
@@ -127,6 +144,58 @@ void lanes_pack(const QuantGemm& p, int64_t j0, int nr, int64_t c0, int64_t c1, 
   }
 }
 
+// Packs the 8x4 layout's tiles of weight rows j0 .. j0 + nr (K::kLanes / 8 layout tiles; a tile
+// past n zero) over groups [g0, g1) (see the top). A block is 8 scales, then the group's chunks of
+// 8 rows x 4 bytes: one 256-bit load each, no transposes. Rows past n inside the last tile are the
+// layout's zero rows.
+template <class K, bool Q4>
+void lanes_pack_8x4(const QuantGemm& p, int64_t j0, int nr, int64_t g0, int64_t g1,
+                    typename K::Pack* t) {
+  constexpr int kLanes = K::kLanes;
+  constexpr bool kPairs = !Q4 && K::kQ8Pack == Q8Pack::pairs16;
+  const int64_t chunks = p.group / (Q4 ? 8 : 4);             // layout chunks per block
+  const int64_t quads = Q4 || kPairs ? 2 * chunks : chunks;  // packed quads per group
+  const size_t block = 32 + static_cast<size_t>(chunks) * 32;
+  const __m256i low4 = _mm256_set1_epi8(0x0F), flip = _mm256_set1_epi8(-128);
+  // int16 pairs of 4 rows [r0 (e0 e1) r0 (e2 e3) r1 ..] -> [r0 (e0 e1) .. r3 (e0 e1) | r0 (e2 e3)
+  // ..]
+  const __m256i pairs = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+  for (int lane = 0; lane < kLanes; lane += 8) {
+    if (nr <= lane) {  // no layout tile here
+      for (int64_t g = g0; g < g1; ++g) {
+        std::memset(t->sw[g - g0] + lane, 0, 32);
+        for (int64_t q = 0; q < quads; ++q) std::memset(t->w[(g - g0) * quads + q][lane], 0, 32);
+      }
+      continue;
+    }
+    const uint8_t* tile = p.w + static_cast<size_t>((j0 + lane) / 8) * p.w_tile_bytes;
+    for (int64_t g = g0; g < g1; ++g) {
+      const uint8_t* b = tile + static_cast<size_t>(g) * block;
+      std::memcpy(t->sw[g - g0] + lane, b, 32);
+      uint8_t(*dst)[kLanes][4] = t->w + (g - g0) * quads;
+      for (int64_t c = 0; c < chunks; ++c) {
+        const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 32 + 32 * c));
+        if constexpr (Q4) {
+          _mm256_store_si256(reinterpret_cast<__m256i*>(dst[c][lane]), _mm256_and_si256(x, low4));
+          _mm256_store_si256(reinterpret_cast<__m256i*>(dst[chunks + c][lane]),
+                             _mm256_and_si256(_mm256_srli_epi16(x, 4), low4));
+        } else if constexpr (kPairs) {
+          const __m256i lo = _mm256_permutevar8x32_epi32(
+              _mm256_cvtepi8_epi16(_mm256_castsi256_si128(x)), pairs);  // rows 0-3
+          const __m256i hi = _mm256_permutevar8x32_epi32(
+              _mm256_cvtepi8_epi16(_mm256_extracti128_si256(x, 1)), pairs);  // rows 4-7
+          _mm256_store_si256(reinterpret_cast<__m256i*>(dst[2 * c][lane]),
+                             _mm256_permute2x128_si256(lo, hi, 0x20));
+          _mm256_store_si256(reinterpret_cast<__m256i*>(dst[2 * c + 1][lane]),
+                             _mm256_permute2x128_si256(lo, hi, 0x31));
+        } else {
+          _mm256_store_si256(reinterpret_cast<__m256i*>(dst[c][lane]), _mm256_xor_si256(x, flip));
+        }
+      }
+    }
+  }
+}
+
 // Chunks [c0, c1) of group g (the last group may end early, with k).
 inline void lanes_group_chunks(const QuantGemm& p, int64_t g, int64_t chunks, int64_t* c0,
                                int64_t* c1) {
@@ -177,8 +246,13 @@ void lanes_run(const QuantGemm& p) {
       const int64_t g1 = g0 + slice_groups < p.groups ? g0 + slice_groups : p.groups;
       const int64_t c0 = g0 * p.group / kChunk;
       const int64_t c1 = g1 * p.group / kChunk < chunks ? g1 * p.group / kChunk : chunks;
-      for (int u = 0; u < kTiles && nr[u] > 0; ++u)
-        lanes_pack<K, Q4>(p, j0 + u * kLanes, nr[u], c0, c1, g0, g1, &t[u]);
+      for (int u = 0; u < kTiles && nr[u] > 0; ++u) {
+        if constexpr (K::kSource == LaneSource::rows) {
+          lanes_pack<K, Q4>(p, j0 + u * kLanes, nr[u], c0, c1, g0, g1, &t[u]);
+        } else {
+          lanes_pack_8x4<K, Q4>(p, j0 + u * kLanes, nr[u], g0, g1, &t[u]);
+        }
+      }
       for (int64_t i0 = 0; i0 < p.m; i0 += kMR) {
         const int64_t rows = p.m - i0;
         K::template prepare_rows<Q4>(p, i0, static_cast<int>(rows < kMR ? rows : kMR), c0, c1,
