@@ -154,11 +154,11 @@ namespace {
 
 const std::string kQ4km = std::string(EINFER_TEST_DATA_DIR) + "/gguf_quant/tiny_q4_k_m.gguf";
 
-std::vector<uint8_t> pack_q4km(bool interleaved) {
+std::vector<uint8_t> pack_q4km(bool interleaved, WeightLayout layout = WeightLayout::i4x4) {
   const pack::SourceModel src = pack::import_gguf(pack::read_file(kQ4km));
   pack::EinImage img =
       pack::pack_source(src, src.config.weight_dtype, src.config.group_size, nullptr);
-  if (interleaved) pack::apply_gguf_layout(&img, WeightLayout::i4x4, nullptr);
+  if (interleaved) pack::apply_gguf_layout(&img, layout, nullptr);
   return pack::write_ein(img);
 }
 
@@ -250,3 +250,14 @@ TEST_CASE("gguf layout: malformed interleaved K-quant records are refused, namin
   }
 }
 #endif  // EINFER_HAS_PACK_LIB
+
+#if EINFER_HAS_PACK_LIB
+TEST_CASE("gguf layout: x86's 8x4 leaves a Q4_K_M model's block weights in rows") {
+  // --target x86-64 (8x4) on a K-quant import: x86 reads K-quants in rows, so nothing moves.
+  const std::vector<uint8_t> rows = pack_q4km(false), x86 = pack_q4km(true, WeightLayout::i8x4);
+  CHECK(!records_of(x86, DType::q4_k, 0).empty());
+  CHECK(records_of(x86, DType::q4_k, 1).empty());
+  CHECK(records_of(x86, DType::q4_k, 3).empty());
+  CHECK(x86 == rows);
+}
+#endif

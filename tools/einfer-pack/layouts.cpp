@@ -28,15 +28,16 @@ const std::vector<LayoutTarget>& layout_targets() {
       {"neoverse-v1", "4x8", "as arm64-i8mm"},
       {"armv7", "rows", "32-bit Arm Linux (NEON)"},
       {"cortex-m", "rows", "Cortex-M4/M7/M33/M55/M85 (flash images)"},
-      {"x86-64", "rows", "x86-64 (SSE2, AVX2, AVX-512)"},
+      {"x86-64", "8x4", "x86-64 with AVX2 or AVX-512 VNNI (q8 weights stay in rows)", "rows"},
   };
   return targets;
 }
 
-WeightLayout target_layout(const std::string& target) {
+WeightLayout target_layout(const std::string& target, DType dtype) {
   std::string known;
   for (const LayoutTarget& t : layout_targets()) {
-    if (target == t.name) return parse_layout(t.layout);
+    if (target == t.name)
+      return parse_layout(dtype == DType::q8 && t.q8_layout != nullptr ? t.q8_layout : t.layout);
     known += known.empty() ? "" : ", ";
     known += t.name;
   }
@@ -79,6 +80,10 @@ bool kquant_takes_layout(const EinImage& image, const PackedTensor& t, WeightLay
 // dotprod core); the other block types (q8_0, q5_0 ... fallbacks) stay in rows.
 void apply_gguf_layout(EinImage* image, WeightLayout layout, std::string* note) {
   if (!layout_interleaved(layout)) return;
+  if (layout == WeightLayout::i8x4) {  // x86: its K-quant kernels read rows
+    if (note) *note = "GGUF blocks: no 8x4 layout for block weights; they stay in rows";
+    return;
+  }
   const WeightLayout k = WeightLayout::i4x4;
   int moved = 0, kept = 0;
   for (PackedTensor& t : image->tensors) {

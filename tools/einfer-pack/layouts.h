@@ -15,13 +15,17 @@ struct LayoutTarget {
   const char* name;    // what --target takes
   const char* layout;  // its default layout (layout_name)
   const char* cpus;    // the CPUs it stands for, for --help and docs
+  // The default for q8 weights where it differs (nullptr: `layout`). x86-64 keeps q8 in rows:
+  // its 8x4 decode GEMV is faster from cache but slower from DRAM (docs/format.md).
+  const char* q8_layout = nullptr;
 };
 
 // Every target einfer-pack knows, the default ("generic") first.
 const std::vector<LayoutTarget>& layout_targets();
 
-// The default layout of `target`; throws PackError naming the known targets otherwise.
-WeightLayout target_layout(const std::string& target);
+// The default layout of `target` for weights of `dtype`; throws PackError naming the known targets
+// otherwise.
+WeightLayout target_layout(const std::string& target, DType dtype);
 
 // --layout NAME; throws PackError naming the known layouts otherwise.
 WeightLayout parse_layout(const std::string& name);
@@ -32,7 +36,8 @@ WeightLayout parse_layout(const std::string& name);
 void apply_layout(EinImage* image, WeightLayout layout, bool required, std::string* note);
 
 // GGUF-native images: puts the q4_k / q6_k matrices in 4x4 (their one interleaved layout) when
-// `layout` is interleaved; the other block types stay in rows (*note counts both).
+// `layout` is an Arm one (4x4, 4x8); the other block types stay in rows (*note counts both). x86's
+// 8x4 leaves them all in rows (the x86 K-quant kernels read rows).
 void apply_gguf_layout(EinImage* image, WeightLayout layout, std::string* note);
 
 }  // namespace einfer::pack
