@@ -28,16 +28,15 @@ const std::vector<LayoutTarget>& layout_targets() {
       {"neoverse-v1", "4x8", "as arm64-i8mm"},
       {"armv7", "rows", "32-bit Arm Linux (NEON)"},
       {"cortex-m", "rows", "Cortex-M4/M7/M33/M55/M85 (flash images)"},
-      {"x86-64", "8x4", "x86-64 with AVX2 or AVX-512 VNNI (q8 weights stay in rows)", "rows"},
+      {"x86-64", "8x4", "x86-64 with AVX2 or AVX-512 VNNI"},
   };
   return targets;
 }
 
-WeightLayout target_layout(const std::string& target, DType dtype) {
+WeightLayout target_layout(const std::string& target) {
   std::string known;
   for (const LayoutTarget& t : layout_targets()) {
-    if (target == t.name)
-      return parse_layout(dtype == DType::q8 && t.q8_layout != nullptr ? t.q8_layout : t.layout);
+    if (target == t.name) return parse_layout(t.layout);
     known += known.empty() ? "" : ", ";
     known += t.name;
   }

@@ -15,17 +15,13 @@ struct LayoutTarget {
   const char* name;    // what --target takes
   const char* layout;  // its default layout (layout_name)
   const char* cpus;    // the CPUs it stands for, for --help and docs
-  // The default for q8 weights where it differs (nullptr: `layout`). x86-64 keeps q8 in rows:
-  // its 8x4 decode GEMV is faster from cache but slower from DRAM (docs/format.md).
-  const char* q8_layout = nullptr;
 };
 
 // Every target einfer-pack knows, the default ("generic") first.
 const std::vector<LayoutTarget>& layout_targets();
 
-// The default layout of `target` for weights of `dtype`; throws PackError naming the known targets
-// otherwise.
-WeightLayout target_layout(const std::string& target, DType dtype);
+// The default layout of `target`; throws PackError naming the known targets otherwise.
+WeightLayout target_layout(const std::string& target);
 
 // --layout NAME; throws PackError naming the known layouts otherwise.
 WeightLayout parse_layout(const std::string& name);

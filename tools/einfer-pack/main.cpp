@@ -131,8 +131,7 @@ int run(int argc, char** argv) {
     std::string targets;
     for (const LayoutTarget& t : layout_targets()) {
       targets += targets.empty() ? "" : ", ";
-      targets += std::string(t.name) + " (" + t.layout +
-                 (t.q8_layout ? std::string("; q8 ") + t.q8_layout : std::string()) + ")";
+      targets += std::string(t.name) + " (" + t.layout + ")";
     }
     p.option({"--target"}, &target_arg, "CPU",
              "the CPU the image is for; picks the q8/q4 weight layout its kernels read fastest "
@@ -297,9 +296,9 @@ int run(int argc, char** argv) {
 
   EinImage image = pack_source(source, dtype, group, progress_bar);
   // The weight layout: --layout, else the --target's default (docs/format.md, "Weight layouts").
-  const WeightLayout layout =
-      !layout_arg.empty() ? parse_layout(layout_arg)
-                          : target_layout(target_arg.empty() ? "generic" : target_arg, dtype);
+  const WeightLayout layout = !layout_arg.empty()
+                                  ? parse_layout(layout_arg)
+                                  : target_layout(target_arg.empty() ? "generic" : target_arg);
   if (layout_interleaved(layout) && dtype_is_gguf_block(dtype)) {
     std::string note;
     apply_gguf_layout(&image, layout, &note);

@@ -83,23 +83,25 @@ inline void gemv_8x4_pass(const QuantGemm& p, int64_t j0, int32_t g, size_t bloc
 // compile time (the chunk loops unroll), else 0 and p.group. kQ4: 4 G (q4) or 8 G (q8) value
 // bytes a block.
 //
-// Software prefetch into L2, one stream over the pass whole passes and at least kAhead bytes on,
-// kT blocks' lines a group: the pass's pace. q4 takes 2 tiles a pass (they share the activation
-// broadcasts: q4 is compute-bound from L3), q8 one (one stream: with 2 a DRAM-bound q8 GEMV lost
-// ~15%). Measured (one thread, Zen 4, CPU time) on 32000 x 288 matrices (the 15M classifier, from
-// L3) and 32000 x 2048 (from DRAM, 2 MB pages): without prefetch the 8x4 GEMVs ran at 1/3 (DRAM)
-// to 9/10 (L3) of the rows GEMVs' rate; per-tile prefetch streams or L1 prefetches (T0) were
-// slower from DRAM; q8 likes it further ahead.
+// One tile a pass, no software prefetch: the weights are then one sequential stream, which the
+// hardware prefetchers follow well. Two tiles a pass (q4's two sharing the activation broadcasts)
+// are two streams 'tile' bytes apart, which they follow badly: with software prefetch into L2 at
+// the pass's pace they were 10% faster from L3 (VNNI q4) but 25-40% slower from DRAM, and a
+// software prefetch of the one stream cost 25-40% from DRAM and L3 alike. Measured (one thread,
+// Zen 4, CPU time, AVX2 and AVX-512 VNNI alike) on 32000 x 768 (8 copies cycled: DRAM, 2 MB or 4
+// KB pages) and 2048 x 768 (8 copies: L3): q8 from DRAM 1200 -> 850 us (rows 900-1000), q4 620
+// -> 450 us (rows 510-575); from L3 q8 23 -> 21 us (rows 29), q4 16.6 -> 18.2 us (rows 23). kT
+// and the prefetch remain parameters for other CPUs' measurements.
 template <class Dot, bool kQ4, int32_t kG, int kT>
 void gemv_8x4_tiles(const QuantGemm& p) {
   const int32_t g = kG > 0 ? kG : p.group;
   const size_t block = 32 + static_cast<size_t>(kQ4 ? 4 : 8) * static_cast<size_t>(g);
-  constexpr size_t kAhead = kQ4 ? 8192 : 32768;
+  constexpr size_t kAhead = 8192;
   const size_t pass = kT * p.w_tile_bytes;
   const size_t ahead = (kAhead + pass - 1) / pass * pass;
   int64_t j0 = 0;
   for (; j0 + 8 * (kT - 1) < p.n; j0 += 8 * kT)  // the last tile with at least one real row
-    gemv_8x4_pass<Dot, kG, kT, true>(p, j0, g, block, ahead);
+    gemv_8x4_pass<Dot, kG, kT, false>(p, j0, g, block, ahead);
   for (; j0 < p.n; j0 += 8) gemv_8x4_pass<Dot, kG, 1, false>(p, j0, g, block, ahead);
 }
 
@@ -107,11 +109,11 @@ template <class Dot, bool kQ4>
 void gemv_8x4_run(const QuantGemm& p) {
   switch (p.group) {
     case 32:
-      return gemv_8x4_tiles < Dot, kQ4, 32, kQ4 ? 2 : 1 > (p);
+      return gemv_8x4_tiles<Dot, kQ4, 32, 1>(p);
     case 64:
-      return gemv_8x4_tiles < Dot, kQ4, 64, kQ4 ? 2 : 1 > (p);
+      return gemv_8x4_tiles<Dot, kQ4, 64, 1>(p);
     default:
-      return gemv_8x4_tiles < Dot, kQ4, 0, kQ4 ? 2 : 1 > (p);
+      return gemv_8x4_tiles<Dot, kQ4, 0, 1>(p);
   }
 }
 
