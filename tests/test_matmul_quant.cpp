@@ -450,6 +450,7 @@ TEST_CASE("matmul_quant: the exact prefill GEMMs equal the scalar int twin bit f
   });
 }
 
+#if defined(__x86_64__)
 TEST_CASE("matmul_quant: the x86 decode GEMVs equal their lane-order scalar twin bit for bit") {
   // gemv_q8/q4_1x4_{avx2,avx512vnni} sum each row in 8 float lanes (q4: blocks of 8 groups, steps
   // of 2, a last half step) and add the lanes at the end; gemv_q8/q4_1x4_lanes_scalar does the
@@ -496,3 +497,4 @@ TEST_CASE("matmul_quant: the x86 decode GEMVs equal their lane-order scalar twin
     MESSAGE("no AVX2 selection on this build or CPU: the x86 decode GEMVs do not run here");
   }
 }
+#endif  // __x86_64__

@@ -59,12 +59,14 @@ namespace scalar {
 Status matmul_f32_quant_int8(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c,
                              int64_t ldc, void* scratch, size_t scratch_bytes);
 
+#if defined(__x86_64__)
 // The scalar twin of the x86 decode GEMVs (gemv_q8/q4_1x4_avx2 and _avx512vnni: m == 1, groups
 // of 32, rows layout): the same int8 activations and int32 lane sums, and the same float
 // operations in the same order (8 lanes per row, then their sum), so those kernels equal it bit
-// for bit. For tests; w must be q8 or q4 in rows with groups of 32.
+// for bit. For tests, on x86-64 builds only; w must be q8 or q4 in rows with groups of 32.
 Status matmul_f32_quant_gemv_lanes(const float* a, const TensorView& w, float* c, void* scratch,
                                    size_t scratch_bytes);
+#endif
 
 // Reference: dequantizes W row by row and multiplies in float (no activation quantization).
 void matmul_f32_quant_reference(const float* a, int64_t lda, int64_t m, const TensorView& w,

@@ -574,6 +574,7 @@ Status matmul_f32_quant_int8(const float* a, int64_t lda, int64_t m, const Tenso
   return ok_status();
 }
 
+#if defined(__x86_64__)  // the x86 GEMVs' twin: tests only, kept out of firmware
 Status matmul_f32_quant_gemv_lanes(const float* a, const TensorView& w, float* c, void* scratch,
                                    size_t scratch_bytes) {
   if (layout_interleaved(w.layout) || w.group_size != 32)
@@ -587,6 +588,7 @@ Status matmul_f32_quant_gemv_lanes(const float* a, const TensorView& w, float* c
                         : quant_detail::gemv_q4_1x4_lanes_scalar)(p);
   return ok_status();
 }
+#endif
 
 namespace {
 // Element e of row j of W (any layout) and its group's scale.
