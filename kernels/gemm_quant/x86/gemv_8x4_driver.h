@@ -10,11 +10,10 @@
 // nibble. The activations come in ActOrder::single blocks (gemm_quant_internal.h): per group a
 // header [sa, -8 sum(a), -128 sum(a), 0] and the group's G values.
 //
-// Per group the ISA file's Dot::group<kG, kT>(values, tile bytes, activation block, G, isum)
-// returns the exact int32 sums of the 8 rows of kT tiles (q4: 2 a pass, sharing the activations'
-// broadcasts; q8: 1); kG is the group size when known at compile time (32, 64: the chunk loops
-// unroll), else 0. The float step is the twin's, lane by lane: acc = acc + float(isum) * (sa *
-// sw), a multiply and an add, two roundings (the includers are compiled with -ffp-contract=off,
+// Per group the ISA file's Dot::group<kG>(values, activation block, G) returns the exact int32
+// sums of the tile's 8 rows; kG is the group size when known at compile time (32, 64: the chunk
+// loops unroll), else 0. The float step is the twin's, lane by lane: acc = acc + float(isum) * (sa
+// * sw), a multiply and an add, two roundings (the includers are compiled with -ffp-contract=off,
 // kernels/CMakeLists.txt). The last tile of a column range may hold fewer than 8 real rows: only
 // those are stored.
 //
@@ -58,62 +57,41 @@ inline void store_rows_8x4(float* c, __m256 acc, int64_t live) {
   }
 }
 
-// Tiles [j0, j0 + 8 kT) of C (the last may hold fewer than 8 real rows), prefetching `ahead`
-// bytes on if kPrefetch.
-template <class Dot, int32_t kG, int kT, bool kPrefetch>
-inline void gemv_8x4_pass(const QuantGemm& p, int64_t j0, int32_t g, size_t block, size_t ahead) {
-  const size_t tile = p.w_tile_bytes;
-  const uint8_t* b = p.w + static_cast<size_t>(j0 / 8) * tile;
-  const int8_t* ab = p.qa;
-  __m256 acc[kT];
-  for (int t = 0; t < kT; ++t) acc[t] = _mm256_setzero_ps();
-  const char* pf = reinterpret_cast<const char*>(b) + ahead;
-  const char* pf_end = pf;
-  for (int64_t gi = 0; gi < p.groups; ++gi, b += block, ab += p.act_block_bytes) {
-    if constexpr (kPrefetch)
-      for (pf_end += kT * block; pf < pf_end; pf += 64) _mm_prefetch(pf, _MM_HINT_T1);
-    __m256i isum[kT];
-    Dot::template group<kG, kT>(b + 32, tile, ab, g, isum);
-    for (int t = 0; t < kT; ++t) acc[t] = group_step_8x4(acc[t], isum[t], ab, b + t * tile);
-  }
-  for (int t = 0; t < kT; ++t) store_rows_8x4(p.c + j0 + 8 * t, acc[t], p.n - j0 - 8 * t);
-}
-
-// C[0, n) of the m == 1 product, kT tiles of 8 rows a pass; kG the group size when known at
-// compile time (the chunk loops unroll), else 0 and p.group. kQ4: 4 G (q4) or 8 G (q8) value
-// bytes a block.
+// C[0, n) of the m == 1 product, one tile of 8 rows a pass (the last may hold fewer real rows);
+// kG the group size when known at compile time, else 0 and p.group. kQ4: 4 G (q4) or 8 G (q8)
+// value bytes a block.
 //
-// One tile a pass, no software prefetch: the weights are then one sequential stream, which the
+// One tile a pass and no software prefetch: the weights are then one sequential stream, which the
 // hardware prefetchers follow well. Two tiles a pass (q4's two sharing the activation broadcasts)
-// are two streams 'tile' bytes apart, which they follow badly: with software prefetch into L2 at
-// the pass's pace they were 10% faster from L3 (VNNI q4) but 25-40% slower from DRAM, and a
-// software prefetch of the one stream cost 25-40% from DRAM and L3 alike. Measured (one thread,
-// Zen 4, CPU time, AVX2 and AVX-512 VNNI alike) on 32000 x 768 (8 copies cycled: DRAM, 2 MB or 4
-// KB pages) and 2048 x 768 (8 copies: L3): q8 from DRAM 1200 -> 850 us (rows 900-1000), q4 620
-// -> 450 us (rows 510-575); from L3 q8 23 -> 21 us (rows 29), q4 16.6 -> 18.2 us (rows 23). kT
-// and the prefetch remain parameters for other CPUs' measurements.
-template <class Dot, bool kQ4, int32_t kG, int kT>
+// are two streams a tile apart, which they follow badly: with software prefetch into L2 at the
+// pass's pace they were 10% faster from L3 (VNNI q4) but 25-40% slower from DRAM, and a software
+// prefetch of the one stream cost 25-40% from DRAM and L3 alike. Measured (one thread, Zen 4, CPU
+// time, AVX2 and AVX-512 VNNI alike) on 32000 x 768 (8 copies cycled: DRAM, 2 MB or 4 KB pages)
+// and 2048 x 768 (8 copies: L3): q8 from DRAM 1200 -> 850 us (rows 900-1000), q4 620 -> 450 us
+// (rows 510-575); from L3 q8 23 -> 21 us (rows 29), q4 16.6 -> 18.2 us (rows 23).
+template <class Dot, bool kQ4, int32_t kG>
 void gemv_8x4_tiles(const QuantGemm& p) {
   const int32_t g = kG > 0 ? kG : p.group;
   const size_t block = 32 + static_cast<size_t>(kQ4 ? 4 : 8) * static_cast<size_t>(g);
-  constexpr size_t kAhead = 8192;
-  const size_t pass = kT * p.w_tile_bytes;
-  const size_t ahead = (kAhead + pass - 1) / pass * pass;
-  int64_t j0 = 0;
-  for (; j0 + 8 * (kT - 1) < p.n; j0 += 8 * kT)  // the last tile with at least one real row
-    gemv_8x4_pass<Dot, kG, kT, false>(p, j0, g, block, ahead);
-  for (; j0 < p.n; j0 += 8) gemv_8x4_pass<Dot, kG, 1, false>(p, j0, g, block, ahead);
+  const uint8_t* b = p.w;
+  for (int64_t j0 = 0; j0 < p.n; j0 += 8) {
+    const int8_t* ab = p.qa;
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t gi = 0; gi < p.groups; ++gi, b += block, ab += p.act_block_bytes)
+      acc = group_step_8x4(acc, Dot::template group<kG>(b + 32, ab, g), ab, b);
+    store_rows_8x4(p.c + j0, acc, p.n - j0);
+  }
 }
 
 template <class Dot, bool kQ4>
 void gemv_8x4_run(const QuantGemm& p) {
   switch (p.group) {
     case 32:
-      return gemv_8x4_tiles<Dot, kQ4, 32, 1>(p);
+      return gemv_8x4_tiles<Dot, kQ4, 32>(p);
     case 64:
-      return gemv_8x4_tiles<Dot, kQ4, 64, 1>(p);
+      return gemv_8x4_tiles<Dot, kQ4, 64>(p);
     default:
-      return gemv_8x4_tiles<Dot, kQ4, 0, 1>(p);
+      return gemv_8x4_tiles<Dot, kQ4, 0>(p);
   }
 }
 

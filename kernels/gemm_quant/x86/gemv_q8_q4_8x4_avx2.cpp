@@ -17,59 +17,52 @@
 namespace einfer::quant_detail {
 namespace {
 
-// Each group function computes kT tiles' group (blocks `tile` bytes apart) at once, so the tiles
-// share the activations' broadcasts; isum[t] gets tile t's 8 row sums.
+// Each group function returns the tile's 8 row sums of one group (v: its values, ab: its
+// activation block).
 struct Q4Avx2 {
-  template <int32_t kG, int kT>
-  static void group(const uint8_t* v, size_t tile, const int8_t* ab, int32_t g_runtime,
-                    __m256i* isum) {
+  template <int32_t kG>
+  static __m256i group(const uint8_t* v, const int8_t* ab, int32_t g_runtime) {
     const int32_t g = kG > 0 ? kG : g_runtime;
     const int8_t* a = ab + 16;
     const int32_t half = g / 2;
     const __m256i m = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
-    for (int t = 0; t < kT; ++t) isum[t] = broadcast4(ab + 4);
+    __m256i isum = broadcast4(ab + 4);
 #pragma GCC unroll 8
     for (int32_t c0 = 0; c0 < g / 8; c0 += 4, v += 128, a += 16) {  // g / 8 chunks, 4 at a time
-      __m256i s16[kT];
-      for (int t = 0; t < kT; ++t) s16[t] = _mm256_setzero_si256();
+      __m256i s16 = _mm256_setzero_si256();
       for (int c = 0; c < 4; ++c) {
-        const __m256i al = broadcast4(a + 4 * c), ah = broadcast4(a + half + 4 * c);
-        for (int t = 0; t < kT; ++t) {
-          const __m256i w = load32_8x4(v + t * tile + 32 * c);
-          s16[t] = _mm256_add_epi16(s16[t], _mm256_maddubs_epi16(_mm256_and_si256(w, m), al));
-          s16[t] = _mm256_add_epi16(
-              s16[t], _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(w, 4), m), ah));
-        }
+        const __m256i w = load32_8x4(v + 32 * c);
+        s16 = _mm256_add_epi16(s16,
+                               _mm256_maddubs_epi16(_mm256_and_si256(w, m), broadcast4(a + 4 * c)));
+        s16 =
+            _mm256_add_epi16(s16, _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(w, 4), m),
+                                                       broadcast4(a + half + 4 * c)));
       }
-      for (int t = 0; t < kT; ++t)
-        isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(s16[t], ones));
+      isum = _mm256_add_epi32(isum, _mm256_madd_epi16(s16, ones));
     }
+    return isum;
   }
 };
 
 struct Q8Avx2 {
-  template <int32_t kG, int kT>
-  static void group(const uint8_t* v, size_t tile, const int8_t* ab, int32_t g_runtime,
-                    __m256i* isum) {
+  template <int32_t kG>
+  static __m256i group(const uint8_t* v, const int8_t* ab, int32_t g_runtime) {
     const int32_t g = kG > 0 ? kG : g_runtime;
     const int8_t* a = ab + 16;
     const __m256i ones = _mm256_set1_epi16(1);
-    __m256i s0[kT], s1[kT];  // even and odd chunks (g / 4 is even)
-    for (int t = 0; t < kT; ++t) s0[t] = s1[t] = _mm256_setzero_si256();
+    __m256i s0 = _mm256_setzero_si256(), s1 = s0;  // even and odd chunks (g / 4 is even)
 #pragma GCC unroll 8
     for (int32_t c = 0; c < g / 4; c += 2, v += 64, a += 8) {
       const __m256i a0 = broadcast4(a), a1 = broadcast4(a + 4);
-      for (int t = 0; t < kT; ++t) {
-        const __m256i w0 = load32_8x4(v + t * tile), w1 = load32_8x4(v + t * tile + 32);
-        s0[t] = _mm256_add_epi32(
-            s0[t], _mm256_madd_epi16(
-                       _mm256_maddubs_epi16(_mm256_abs_epi8(w0), _mm256_sign_epi8(a0, w0)), ones));
-        s1[t] = _mm256_add_epi32(
-            s1[t], _mm256_madd_epi16(
-                       _mm256_maddubs_epi16(_mm256_abs_epi8(w1), _mm256_sign_epi8(a1, w1)), ones));
-      }
+      const __m256i w0 = load32_8x4(v), w1 = load32_8x4(v + 32);
+      s0 = _mm256_add_epi32(
+          s0, _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(w0), _mm256_sign_epi8(a0, w0)),
+                                ones));
+      s1 = _mm256_add_epi32(
+          s1, _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(w1), _mm256_sign_epi8(a1, w1)),
+                                ones));
     }
-    for (int t = 0; t < kT; ++t) isum[t] = _mm256_add_epi32(s0[t], s1[t]);
+    return _mm256_add_epi32(s0, s1);
   }
 };
 

@@ -28,59 +28,44 @@
 namespace einfer::quant_detail {
 namespace {
 
-// Each group function computes kT tiles' group (blocks `tile` bytes apart) at once, so the tiles
-// share the activations' broadcasts; isum[t] gets tile t's 8 row sums.
-// Even and odd chunks go to separate sums: the chains of dependent vpdpbusd stay short (2 for a
-// group of 32), or the group's convert waited on them with the scheduler full.
+// Each group function returns the tile's 8 row sums of one group (v: its values, ab: its
+// activation block). Even and odd chunks go to separate sums: the chains of dependent vpdpbusd
+// stay short (2 for a group of 32), or the group's convert waited on them with the scheduler full.
 struct Q4Vnni {
-  template <int32_t kG, int kT>
-  static void group(const uint8_t* v, size_t tile, const int8_t* ab, int32_t g_runtime,
-                    __m256i* isum) {
+  template <int32_t kG>
+  static __m256i group(const uint8_t* v, const int8_t* ab, int32_t g_runtime) {
     const int32_t g = kG > 0 ? kG : g_runtime;
     const int8_t* a = ab + 16;
     const int32_t half = g / 2;
     const __m256i m = _mm256_set1_epi8(0x0F), zero = _mm256_setzero_si256();
-    __m256i lo0[kT], lo1[kT], hi0[kT], hi1[kT];
-    for (int t = 0; t < kT; ++t) lo0[t] = broadcast4(ab + 4), lo1[t] = hi0[t] = hi1[t] = zero;
+    __m256i lo0 = broadcast4(ab + 4), lo1 = zero, hi0 = zero, hi1 = zero;
 #pragma GCC unroll 4
     for (int32_t c = 0; c < g / 8; c += 2, v += 64, a += 8) {  // g / 8 chunks, 2 at a time
-      const __m256i al0 = broadcast4(a), ah0 = broadcast4(a + half);
-      const __m256i al1 = broadcast4(a + 4), ah1 = broadcast4(a + half + 4);
-      for (int t = 0; t < kT; ++t) {
-        const __m256i w0 = load32_8x4(v + t * tile), w1 = load32_8x4(v + t * tile + 32);
-        lo0[t] = _mm256_dpbusd_epi32(lo0[t], _mm256_and_si256(w0, m), al0);
-        hi0[t] = _mm256_dpbusd_epi32(hi0[t], _mm256_andnot_si256(m, w0), ah0);
-        lo1[t] = _mm256_dpbusd_epi32(lo1[t], _mm256_and_si256(w1, m), al1);
-        hi1[t] = _mm256_dpbusd_epi32(hi1[t], _mm256_andnot_si256(m, w1), ah1);
-      }
+      const __m256i w0 = load32_8x4(v), w1 = load32_8x4(v + 32);
+      lo0 = _mm256_dpbusd_epi32(lo0, _mm256_and_si256(w0, m), broadcast4(a));
+      hi0 = _mm256_dpbusd_epi32(hi0, _mm256_andnot_si256(m, w0), broadcast4(a + half));
+      lo1 = _mm256_dpbusd_epi32(lo1, _mm256_and_si256(w1, m), broadcast4(a + 4));
+      hi1 = _mm256_dpbusd_epi32(hi1, _mm256_andnot_si256(m, w1), broadcast4(a + half + 4));
     }
-    for (int t = 0; t < kT; ++t)
-      isum[t] = _mm256_add_epi32(_mm256_add_epi32(lo0[t], lo1[t]),
-                                 _mm256_srai_epi32(_mm256_add_epi32(hi0[t], hi1[t]), 4));
+    return _mm256_add_epi32(_mm256_add_epi32(lo0, lo1),
+                            _mm256_srai_epi32(_mm256_add_epi32(hi0, hi1), 4));
   }
 };
 
 struct Q8Vnni {
-  template <int32_t kG, int kT>
-  static void group(const uint8_t* v, size_t tile, const int8_t* ab, int32_t g_runtime,
-                    __m256i* isum) {
+  template <int32_t kG>
+  static __m256i group(const uint8_t* v, const int8_t* ab, int32_t g_runtime) {
     const int32_t g = kG > 0 ? kG : g_runtime;
     const int8_t* a = ab + 16;
     const __m256i x80 = _mm256_set1_epi8(-128), zero = _mm256_setzero_si256();
-    __m256i s[4][kT];  // chunks 4i + q in s[q] (g / 4 is a multiple of 4)
-    for (int t = 0; t < kT; ++t) s[0][t] = broadcast4(ab + 8), s[1][t] = s[2][t] = s[3][t] = zero;
+    __m256i s[4] = {broadcast4(ab + 8), zero, zero, zero};  // chunks 4i + q in s[q]
 #pragma GCC unroll 4
-    for (int32_t c = 0; c < g / 4; c += 4, v += 128, a += 16) {
-      for (int q = 0; q < 4; ++q) {
-        const __m256i aq = broadcast4(a + 4 * q);
-        for (int t = 0; t < kT; ++t)
-          s[q][t] = _mm256_dpbusd_epi32(
-              s[q][t], _mm256_xor_si256(load32_8x4(v + t * tile + 32 * q), x80), aq);
-      }
+    for (int32_t c = 0; c < g / 4; c += 4, v += 128, a += 16) {  // g / 4 is a multiple of 4
+      for (int q = 0; q < 4; ++q)
+        s[q] = _mm256_dpbusd_epi32(s[q], _mm256_xor_si256(load32_8x4(v + 32 * q), x80),
+                                   broadcast4(a + 4 * q));
     }
-    for (int t = 0; t < kT; ++t)
-      isum[t] =
-          _mm256_add_epi32(_mm256_add_epi32(s[0][t], s[1][t]), _mm256_add_epi32(s[2][t], s[3][t]));
+    return _mm256_add_epi32(_mm256_add_epi32(s[0], s[1]), _mm256_add_epi32(s[2], s[3]));
   }
 };
 
