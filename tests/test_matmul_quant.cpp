@@ -1,6 +1,9 @@
 // matmul_f32_quant (SIMD microkernels where the build has them) against the scalar int path and the
 // float dequantizing reference, over odd shapes, tails, strided A/C and both weight encodings.
 #include <doctest/doctest.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include <cfloat>
 #include <cmath>
@@ -367,7 +370,7 @@ TEST_CASE("matmul_quant: bad arguments get a clear status") {
   TensorView w = make_view(DType::q8, wq, {2, 32});
   w.scales = ws;
   w.group_size = 32;
-  alignas(64) uint8_t scratch[512];
+  alignas(64) uint8_t scratch[1024];
   const size_t need = matmul_quant_scratch_bytes(2, 32, 32);
   REQUIRE(need <= sizeof scratch);
   CHECK(matmul_f32_quant(a, 32, 2, w, c, 2, scratch, need).ok());
@@ -394,60 +397,120 @@ TEST_CASE("matmul_quant: the exact prefill GEMMs equal the scalar int twin bit f
   // the scalar int path's: q8 and q4, groups of 32 to 1024, k tails inside a chunk and inside a
   // group, several K slices (k > 1024), column tails of the 8- and 16-lane tiles and row tails of
   // the 4- and 8-row tiles.
-  einfer_test::for_each_isa([&](const std::string& name) {
-    if (std::string(isa_name()).rfind("avx2", 0) != 0 || isa_extension_enabled(IsaExtension::amx)) {
-      return;
-    }
-    CAPTURE(name);
-    Rng rng{23};
-    struct Shape {
-      int64_t m, n, k;
-      int32_t group;
-    };
-    const Shape shapes[] = {{2, 1, 32, 32},       {9, 17, 288, 32},   {17, 33, 300, 64},
-                            {8, 16, 270, 96},     {23, 40, 1000, 32}, {5, 31, 2500, 64},
-                            {13, 20, 3000, 1024}, {128, 48, 768, 32}, {3, 5, 33, 32}};
-    for (DType dt : {DType::q8, DType::q4}) {
-      for (const Shape& s : shapes) {
-        CAPTURE(dtype_name(dt));
-        CAPTURE(s.m);
-        CAPTURE(s.n);
-        CAPTURE(s.k);
-        CAPTURE(s.group);
-        QWeights w = make_weights(dt, s.n, s.k, s.group, (s.n + s.k) % 2 == 0, rng);
-        if (dt == DType::q8) {  // -128, which GGUF Q8_0 imports may hold (the AVX2 |w| edge)
-          for (size_t b = 0; b < w.data.size(); b += 7) w.data[b] = 0x80;
-        }
-        std::vector<float> a(static_cast<size_t>(s.m * s.k));
-        for (auto& x : a) x = rng.uniform() * 2.f;
-        const size_t sb = matmul_quant_scratch_bytes(s.m, s.k, s.group);
-        std::vector<uint8_t> scratch(sb);
-        std::vector<float> c(static_cast<size_t>(s.m * s.n)), ci(c), cc(c), cr(c);
-        REQUIRE(
-            matmul_f32_quant(a.data(), s.k, s.m, w.view, c.data(), s.n, scratch.data(), sb).ok());
-        // Column blocks of 16 and row blocks of 4, as the threaded forms split them.
-        REQUIRE(matmul_quant_rows(a.data(), s.k, s.m, w.view, 0, s.m, scratch.data(), sb).ok());
-        for (int64_t j0 = 0; j0 < s.n; j0 += 16) {
-          const int64_t j1 = j0 + 16 < s.n ? j0 + 16 : s.n;
-          REQUIRE(
-              matmul_quant_columns(s.m, w.view, cc.data(), s.n, j0, j1, scratch.data(), sb).ok());
-        }
-        for (int64_t r0 = 0; r0 < s.m; r0 += 4) {
-          int64_t r1 = r0 + 4 < s.m ? r0 + 4 : s.m;
-          if (s.m - r1 == 1) r1 = s.m;  // no lone last row (it would take the GEMV)
-          REQUIRE(
-              matmul_quant_row_block(s.m, w.view, cr.data(), s.n, r0, r1, scratch.data(), sb).ok());
-          r0 = r1 - 4;
-        }
-        REQUIRE(scalar::matmul_f32_quant_int8(a.data(), s.k, s.m, w.view, ci.data(), s.n,
-                                              scratch.data(), sb)
-                    .ok());
-        CHECK(std::memcmp(c.data(), ci.data(), c.size() * sizeof(float)) == 0);
-        CHECK(std::memcmp(cc.data(), ci.data(), c.size() * sizeof(float)) == 0);
-        CHECK(std::memcmp(cr.data(), ci.data(), c.size() * sizeof(float)) == 0);
+  // AVX2 q8 adds its madd results as integers or as floats (IsaTuning::x86_float_add_accumulate),
+  // so the selections run with each, and with MXCSR flushing denormals (the float form must fall
+  // back: its sums are denormal floats).
+  const bool tuned = isa_tuning_enabled(IsaTuning::x86_float_add_accumulate);
+  struct Mode {
+    bool fadd;
+    unsigned mxcsr_or;
+  };
+  const Mode modes[] = {{false, 0u}, {true, 0u}, {true, 0x8040u}};
+  for (const Mode mode : modes) {
+    isa_set_tuning(IsaTuning::x86_float_add_accumulate, mode.fadd);
+    CAPTURE(mode.fadd);
+    CAPTURE(mode.mxcsr_or);
+    einfer_test::for_each_isa([&](const std::string& name) {
+      if (std::string(isa_name()).rfind("avx2", 0) != 0 ||
+          isa_extension_enabled(IsaExtension::amx)) {
+        return;
       }
-    }
-  });
+      CAPTURE(name);
+      Rng rng{23};
+      struct Shape {
+        int64_t m, n, k;
+        int32_t group;
+      };
+      const Shape shapes[] = {{2, 1, 32, 32},       {9, 17, 288, 32},   {17, 33, 300, 64},
+                              {8, 16, 270, 96},     {23, 40, 1000, 32}, {5, 31, 2500, 64},
+                              {13, 20, 3000, 1024}, {128, 48, 768, 32}, {3, 5, 33, 32}};
+      for (DType dt : {DType::q8, DType::q4}) {
+        for (const Shape& s : shapes) {
+          CAPTURE(dtype_name(dt));
+          CAPTURE(s.m);
+          CAPTURE(s.n);
+          CAPTURE(s.k);
+          CAPTURE(s.group);
+          QWeights w = make_weights(dt, s.n, s.k, s.group, (s.n + s.k) % 2 == 0, rng);
+          if (dt == DType::q8) {  // -128, which GGUF Q8_0 imports may hold (the AVX2 |w| edge)
+            for (size_t b = 0; b < w.data.size(); b += 7) w.data[b] = 0x80;
+          }
+          std::vector<float> a(static_cast<size_t>(s.m * s.k));
+          for (auto& x : a) x = rng.uniform() * 2.f;
+          const size_t sb = matmul_quant_scratch_bytes(s.m, s.k, s.group);
+          std::vector<uint8_t> scratch(sb);
+          std::vector<float> c(static_cast<size_t>(s.m * s.n)), ci(c), cc(c), cr(c);
+#if defined(__x86_64__)
+          const unsigned mxcsr = _mm_getcsr();
+          _mm_setcsr(mxcsr | mode.mxcsr_or);
+#endif
+          REQUIRE(
+              matmul_f32_quant(a.data(), s.k, s.m, w.view, c.data(), s.n, scratch.data(), sb).ok());
+          // Column blocks of 16 and row blocks of 4, as the threaded forms split them.
+          REQUIRE(matmul_quant_rows(a.data(), s.k, s.m, w.view, 0, s.m, scratch.data(), sb).ok());
+          for (int64_t j0 = 0; j0 < s.n; j0 += 16) {
+            const int64_t j1 = j0 + 16 < s.n ? j0 + 16 : s.n;
+            REQUIRE(
+                matmul_quant_columns(s.m, w.view, cc.data(), s.n, j0, j1, scratch.data(), sb).ok());
+          }
+          for (int64_t r0 = 0; r0 < s.m; r0 += 4) {
+            int64_t r1 = r0 + 4 < s.m ? r0 + 4 : s.m;
+            if (s.m - r1 == 1) r1 = s.m;  // no lone last row (it would take the GEMV)
+            REQUIRE(matmul_quant_row_block(s.m, w.view, cr.data(), s.n, r0, r1, scratch.data(), sb)
+                        .ok());
+            r0 = r1 - 4;
+          }
+          REQUIRE(scalar::matmul_f32_quant_int8(a.data(), s.k, s.m, w.view, ci.data(), s.n,
+                                                scratch.data(), sb)
+                      .ok());
+#if defined(__x86_64__)
+          _mm_setcsr(mxcsr);
+#endif
+          CHECK(std::memcmp(c.data(), ci.data(), c.size() * sizeof(float)) == 0);
+          CHECK(std::memcmp(cc.data(), ci.data(), c.size() * sizeof(float)) == 0);
+          CHECK(std::memcmp(cr.data(), ci.data(), c.size() * sizeof(float)) == 0);
+        }
+      }
+    });
+  }
+  isa_set_tuning(IsaTuning::x86_float_add_accumulate, tuned);
+}
+
+TEST_CASE("matmul_quant: AVX2 q8 float-add sums at their bound (groups of 256, extreme values)") {
+  // With w + 128 = 255 and a + 128 = 255 every madd gives 2 * 255 * 255; a group of 256 sums 128
+  // of them to 16646400, just below 2^24, where the float form is still exact. Its opposite
+  // extreme, w = -128 against a = -127, adds zeros. Both forms must give the twin's bits.
+  const bool tuned = isa_tuning_enabled(IsaTuning::x86_float_add_accumulate);
+  for (const bool fadd : {false, true}) {
+    isa_set_tuning(IsaTuning::x86_float_add_accumulate, fadd);
+    einfer_test::for_each_isa([&](const std::string& name) {
+      CAPTURE(name);
+      CAPTURE(fadd);
+      for (const int32_t group : {32, 256}) {
+        for (const int sign : {1, -1}) {
+          const int64_t m = 6, n = 16, k = 512;
+          std::vector<uint8_t> wq(static_cast<size_t>(n * k), sign > 0 ? 127 : 0x80);
+          std::vector<float> ws(static_cast<size_t>(n * (k / group)), 0.5f);
+          TensorView w = make_view(DType::q8, wq.data(), {n, k});
+          w.scales = ws.data();
+          w.group_size = group;
+          std::vector<float> a(static_cast<size_t>(m * k), static_cast<float>(sign) * 3.f);
+          const size_t sb = matmul_quant_scratch_bytes(m, k, group);
+          std::vector<uint8_t> scratch(sb);
+          std::vector<float> c(static_cast<size_t>(m * n)), ci(c);
+          REQUIRE(matmul_f32_quant(a.data(), k, m, w, c.data(), n, scratch.data(), sb).ok());
+          REQUIRE(scalar::matmul_f32_quant_int8(a.data(), k, m, w, ci.data(), n, scratch.data(), sb)
+                      .ok());
+          CHECK(std::memcmp(c.data(), ci.data(), c.size() * sizeof(float)) == 0);
+          // The exact value: each product is 127 * 127 (or 128 * 127) times the scales.
+          CHECK(c[0] == doctest::Approx(static_cast<double>(k) * (sign > 0 ? 127 : 128) * 127 *
+                                        0.5 * (3.0 / 127))
+                            .epsilon(1e-5));
+        }
+      }
+    });
+  }
+  isa_set_tuning(IsaTuning::x86_float_add_accumulate, tuned);
 }
 
 #if defined(__x86_64__)

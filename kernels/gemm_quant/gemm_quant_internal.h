@@ -68,7 +68,17 @@ void chunk_sums_times8(const int8_t* qa, int64_t kpad, int32_t* csum);
 //     quad    header [sa x 4][asum8 of each token in 4 lanes: 4 x 4], values [G/16][4 tokens][16]
 //             (sdot GEMM, lane = row: one 64-byte load starts the 4 tokens' row sums)
 //     pair    header [sa0 sa0 sa1 sa1][asum8: same], values [G/8][2 tokens][8]  (SMMLA operand)
-enum class ActOrder : uint8_t { natural, even_odd, single, quad, pair };
+//   wide16  natural rows as a + 128 in int16 (1..255), row i at (int16_t*)qa + i *
+//           wide16_stride(kpad), zero past k; in csum's row i, per group g, 128 * sum(a + 128)
+//           (a group's, not a chunk's): the AVX2 q8 prefill tiles, whose madd takes int16 pairs
+//           of non-negative operands (x86-64 only).
+enum class ActOrder : uint8_t { natural, even_odd, single, quad, pair, wide16 };
+
+// Row stride (int16 elements) of ActOrder::wide16: kpad and 32, so that rows a power of two long
+// do not sit 4 KiB apart (loads of the same L1 set, measured slower on Zen 4).
+constexpr int64_t wide16_stride(int64_t kpad) {
+  return kpad + 32;
+}
 
 // Whether this build has SIMD kernels for interleaved layouts (and so the blocked orders):
 // AArch64 and x86 AVX2 (the 8x4 GEMVs read the single order; x86's 8x4 prefill tiles read natural

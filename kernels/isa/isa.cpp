@@ -76,6 +76,7 @@ struct X86Features {
   bool avxvnni = false;     // VEX-encoded VNNI (CPUID 7.1 EAX bit 4) on an avx2-level CPU
   bool amx = false;  // AMX-TILE + AMX-INT8 with tile state enabled (and, on Linux, permitted),
                      // on an avx512vnni CPU (the AMX kernel's scaling is AVX-512)
+  bool amd = false;  // vendor AuthenticAMD or HygonGenuine (Zen cores)
 };
 
 // Linux hands out the AMX tile data state only to a process that asks (arch_prctl
@@ -92,6 +93,10 @@ bool amx_permitted() {
 X86Features read_x86_features() {
   X86Features f;
   unsigned a = 0, b = 0, c = 0, d = 0;
+  if (__get_cpuid(0, &a, &b, &c, &d)) {  // vendor string in EBX, EDX, ECX
+    f.amd = (b == 0x68747541u && d == 0x69746e65u && c == 0x444d4163u) ||  // "AuthenticAMD"
+            (b == 0x6f677948u && d == 0x6e65476eu && c == 0x656e6975u);    // "HygonGenuine"
+  }
   if (!__get_cpuid(1, &a, &b, &c, &d)) return f;
   const bool fma = (c >> 12) & 1u, osxsave = (c >> 27) & 1u, avx = (c >> 28) & 1u,
              f16c = (c >> 29) & 1u;
@@ -316,6 +321,44 @@ bool isa_extension_supported(int level, int ext) {
 
 bool isa_dispatches() {
   return EINFER_ISA_DISPATCH != 0;
+}
+
+namespace {
+// The tuning bits, -1 until first read (constant-initialized: no static constructor).
+std::atomic<int> g_tuning{-1};
+
+int default_tuning() {
+  int bits = 0;
+#if EINFER_SIMD && defined(__x86_64__)
+  if (x86_features().amd) bits |= static_cast<int>(IsaTuning::x86_float_add_accumulate);
+#endif
+  const char* fadd = std::getenv("EINFER_X86_FADD");
+  if (fadd != nullptr && (std::strcmp(fadd, "0") == 0 || std::strcmp(fadd, "1") == 0)) {
+    const int bit = static_cast<int>(IsaTuning::x86_float_add_accumulate);
+    bits = fadd[0] == '1' ? bits | bit : bits & ~bit;
+  }
+  return bits;
+}
+
+int tuning_bits() {
+  int bits = g_tuning.load(std::memory_order_acquire);
+  if (bits < 0) {
+    int expected = -1;
+    g_tuning.compare_exchange_strong(expected, default_tuning(), std::memory_order_acq_rel);
+    bits = g_tuning.load(std::memory_order_acquire);
+  }
+  return bits;
+}
+}  // namespace
+
+bool isa_tuning_enabled(IsaTuning tuning) {
+  return (tuning_bits() & static_cast<int>(tuning)) != 0;
+}
+
+void isa_set_tuning(IsaTuning tuning, bool on) {
+  const int bits = tuning_bits();
+  const int bit = static_cast<int>(tuning);
+  g_tuning.store(on ? bits | bit : bits & ~bit, std::memory_order_release);
 }
 
 #if EINFER_ISA_DISPATCH

@@ -68,4 +68,19 @@ bool isa_extension_supported(int level, int ext);
 // Whether this build selects kernels at run time.
 bool isa_dispatches();
 
+// Tuning: exact alternatives a kernel takes by microarchitecture rather than by instruction set.
+//   x86_float_add_accumulate: the AVX2 q8 prefill tiles (gemm_q8_6x16_avx2, gemm_q8_8x4l_6x16_avx2)
+//   add their int32 madd results with vaddps on the bit patterns instead of vpaddd: their operands
+//   are offset to be non-negative, and non-negative int32 below 2^24 read as floats (denormal or
+//   the lowest binade) add exactly, giving the integer sum's bits. On AMD Zen 4 a vpaddd fed by a
+//   madd measured 5 cycles per 8 madds, vaddps 4 (the float adds have pipes of their own); Intel
+//   cores add floats on the multiply ports. Default: on for AMD and Hygon CPUs, off elsewhere;
+//   the environment variable EINFER_X86_FADD=0|1 overrides it (read once). The kernels fall back to
+//   vpaddd whenever MXCSR flushes denormals (DAZ or FTZ, e.g. a -ffast-math host program).
+enum class IsaTuning : unsigned { x86_float_add_accumulate = 1u };
+bool isa_tuning_enabled(IsaTuning tuning);
+// Sets a tuning for this process (tests and benchmarks compare both forms); not synchronized with
+// kernels running on other threads.
+void isa_set_tuning(IsaTuning tuning, bool on);
+
 }  // namespace einfer

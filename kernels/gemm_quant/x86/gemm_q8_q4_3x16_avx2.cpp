@@ -36,6 +36,7 @@
 #include <type_traits>
 
 #include "kernels/gemm_quant/x86/gemm_quant_lanes_driver.h"
+#include "kernels/isa/isa.h"
 
 namespace einfer::quant_detail {
 namespace {
@@ -61,8 +62,9 @@ inline void transpose8x8_epi32(const __m256i (&z)[8], __m256i (&out)[8]) {
 
 // V vectors of 8 weight rows, MR activation rows per tile; Quads packed quads per chunk (q4 8, q8
 // 16 int16 pairs). Each instance serves one of q4 / q8.
-template <int V, int MRows, int Quads, LaneSource S>
+template <int V, int MRows, int Quads, LaneSource S, bool Fadd = false>
 struct Avx2Lanes {
+  static constexpr bool kFadd = Fadd;                       // q8: float adds of the madd results
   static constexpr int kLanes = 8 * V;                      // weight rows per tile
   static constexpr LaneSource kSource = S;                  // rows (transposed) or 8x4 blocks
   static constexpr Q8Pack kQ8Pack = Q8Pack::pairs16;        // q8 as int16 pairs
@@ -76,9 +78,10 @@ struct Avx2Lanes {
     for (int v = 0; v < V; ++v) {
       for (int half = 0; half < 2; ++half) {
         __m256i z[8], out[8];
-        for (int r = 0; r < 8; ++r) {
-          z[r] = _mm256_cvtepi8_epi16(
-              _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[8 * v + r] + 16 * half)));
+        for (int r = 0; r < 8; ++r) {  // w + 128
+          z[r] = _mm256_cvtepu8_epi16(_mm_xor_si128(
+              _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[8 * v + r] + 16 * half)),
+              _mm_set1_epi8(-128)));
         }
         transpose8x8_epi32(z, out);
         for (int d = 0; d < 8; ++d) {
@@ -153,13 +156,15 @@ struct Avx2Lanes {
     }
   }
 
-  // q8: adds the exact int32 dot products of one chunk (16 packed quads of int16 pairs wq) of the
-  // int16 activation rows a[0..MR) (at the chunk) to isum: one madd per pair of elements, no
-  // correction, no saturation (|w a| <= 128 * 127).
+  // q8: adds one chunk (16 packed quads of int16 pairs u = w + 128, wq) of the activation rows a +
+  // 128 (a[0..MR), at the chunk) to the sums S: one madd per pair of elements, each <= 2 * 255 *
+  // 255, so S stays exact and non-negative (int32; as floats below 2^24, groups <= 256). kFadd adds
+  // the madd results as floats, vaddps on their bit patterns (see
+  // IsaTuning::x86_float_add_accumulate).
   template <int MR>
   static inline __attribute__((always_inline)) void chunk_q8(const uint8_t (*wq)[kLanes][4],
                                                              const int16_t* const* a,
-                                                             __m256i (*isum)[V]) {
+                                                             __m256i (*sum)[V]) {
 #pragma GCC unroll 16
     for (int q = 0; q < 16; ++q) {
       __m256i w[V];
@@ -175,52 +180,109 @@ struct Avx2Lanes {
         const __m256i av = _mm256_set1_epi32(pair);
 #pragma GCC unroll 8
         for (int v = 0; v < V; ++v) {
-          isum[i][v] = _mm256_add_epi32(isum[i][v], _mm256_madd_epi16(w[v], av));
-          asm("" : "+x"(isum[i][v]));  // one running sum per row, as in chunk_q4
+          const __m256i prod = _mm256_madd_epi16(w[v], av);
+          if constexpr (kFadd) {
+            sum[i][v] = _mm256_castps_si256(
+                _mm256_add_ps(_mm256_castsi256_ps(sum[i][v]), _mm256_castsi256_ps(prod)));
+          } else {
+            sum[i][v] = _mm256_add_epi32(sum[i][v], prod);
+          }
+          asm("" : "+x"(sum[i][v]));  // one running sum per row, as in chunk_q4
         }
       }
     }
   }
 
-  // Row stride of the int16 activation rows: a slice and 64 bytes, so that rows do not sit 4 KiB
-  // apart (loads of the same set; measured slower on Zen 4).
-  static constexpr int64_t kA16Stride = kSliceChunks * kChunk + 32;
-
-  // q8 (the instance with int16 pairs): 3 weight tiles packed a pass, so that each activation tile
-  // is widened to int16 once for all of them (widening per weight tile cost ~13% of the GEMM on Zen
-  // 4); q4 reads the activations in place, one weight tile a pass.
-  static constexpr bool kWidens = Quads == 16;
-  static constexpr int kTilesPerPass = kWidens ? 3 : 1;
-  struct Widened {
-    alignas(32) int16_t a[MRows][kA16Stride];
-  };
-  using Rows = std::conditional_t<kWidens, Widened, NoRows>;
-
-  // The activation rows i0 .. i0 + rows over chunks [c_base, c_end), sign-extended to int16 for
-  // madd (a store per 16 activations: once per activation tile and kTilesPerPass weight tiles).
+  // q8 reads the activations as the quantization left them, sign-extended to int16
+  // (ActOrder::wide16): 3 weight tiles a pass, so that an activation tile is read from L1 by all
+  // of them; q4 reads the int8 rows in place, one weight tile a pass.
+  static constexpr int kTilesPerPass = Quads == 16 ? 1 : 1;
+  using Rows = NoRows;
   template <bool Q4>
-  static void prepare_rows(const QuantGemm& p, int64_t i0, int rows, int64_t c_base, int64_t c_end,
-                           Rows* out) {
-    if constexpr (kWidens) {
-      for (int i = 0; i < rows; ++i) {
-        const int8_t* src = p.qa + (i0 + i) * p.kpad + c_base * kChunk;
-        for (int64_t e = 0; e < (c_end - c_base) * kChunk; e += 16) {
-          _mm256_store_si256(
-              reinterpret_cast<__m256i*>(out->a[i] + e),
-              _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + e))));
+  static void prepare_rows(const QuantGemm&, int64_t, int, int64_t, int64_t, Rows*) {}
+
+  // q8: rows i0 .. i0 + MR of the wide16 activations against the packed tile over groups
+  // [g0, g1) (chunks from c_base): per group the sums S of chunk_q8, then S - 128 sum(w) - 128
+  // sum(a + 128) is the exact dot product, and the float step is the twin's.
+  template <int MR>
+  static __attribute__((noinline)) void tile_q8(const QuantGemm& p, const Pack& t, int64_t i0,
+                                                int64_t j0, int nr, int64_t g0, int64_t g1,
+                                                int64_t c_base, int64_t chunks) {
+    __m256i cols[V];
+#pragma GCC unroll 8
+    for (int v = 0; v < V; ++v) {
+      cols[v] = _mm256_cmpgt_epi32(_mm256_set1_epi32(nr - 8 * v),
+                                   _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    }
+    __m256 acc[MR][V];
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) {
+#pragma GCC unroll 8
+      for (int v = 0; v < V; ++v) {
+        acc[i][v] = g0 == 0 ? _mm256_setzero_ps()
+                            : _mm256_maskload_ps(p.c + (i0 + i) * p.ldc + j0 + 8 * v, cols[v]);
+      }
+    }
+    const int64_t stride16 = wide16_stride(p.kpad), gstride = p.kpad / kChunk;
+    const int16_t* a = reinterpret_cast<const int16_t*>(p.qa) + i0 * stride16 + c_base * kChunk;
+    const int32_t* gsum = p.csum + i0 * gstride;
+    const float* sa = p.sa + i0 * p.groups;
+    const uint8_t(*w)[kLanes][4] = t.w;
+    for (int64_t g = g0; g < g1; ++g) {
+      int64_t c0 = 0, c1 = 0;
+      lanes_group_chunks(p, g, chunks, &c0, &c1);
+      __m256i sum[MR][V];
+#pragma GCC unroll 8
+      for (int i = 0; i < MR; ++i) {
+#pragma GCC unroll 8
+        for (int v = 0; v < V; ++v) sum[i][v] = _mm256_setzero_si256();
+      }
+      for (int64_t c = c0; c < c1; ++c) {
+        const int16_t* ar[MR];
+#pragma GCC unroll 8
+        for (int i = 0; i < MR; ++i) ar[i] = a + i * stride16;
+        chunk_q8<MR>(w, ar, sum);
+        w += Quads;
+        a += kChunk;
+      }
+      const int64_t gi = g - g0;
+#pragma GCC unroll 8
+      for (int i = 0; i < MR; ++i) {
+        const __m256i ca = _mm256_set1_epi32(gsum[i * gstride + g]);
+        const __m256 sai = _mm256_set1_ps(sa[i * p.groups + g]);
+#pragma GCC unroll 8
+        for (int v = 0; v < V; ++v) {
+          const __m256i tw = _mm256_load_si256(reinterpret_cast<const __m256i*>(t.tw[gi] + 8 * v));
+          const __m256 d =
+              _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_sub_epi32(sum[i][v], tw), ca));
+          const __m256 prod = _mm256_mul_ps(sai, _mm256_load_ps(t.sw[gi] + 8 * v));
+          acc[i][v] = _mm256_add_ps(acc[i][v], _mm256_mul_ps(d, prod));
         }
       }
-    } else {
-      (void)p, (void)i0, (void)rows, (void)c_base, (void)c_end, (void)out;
+    }
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) {
+#pragma GCC unroll 8
+      for (int v = 0; v < V; ++v) {
+        float* out = p.c + (i0 + i) * p.ldc + j0 + 8 * v;
+        if (nr >= 8 * (v + 1)) {
+          _mm256_storeu_ps(out, acc[i][v]);
+        } else {
+          _mm256_maskstore_ps(out, cols[v], acc[i][v]);
+        }
+      }
     }
   }
 
   // Rows i0 .. i0 + MR against the packed tile over groups [g0, g1) (chunks from c_base).
-  // q8 reads the rows widened by prepare_rows over the slice's chunks, from c_base.
   template <bool Q4, int MR>
   static __attribute__((noinline)) void tile(const QuantGemm& p, const Pack& t, int64_t i0,
                                              int64_t j0, int nr, int64_t g0, int64_t g1,
-                                             int64_t c_base, int64_t chunks, const Rows& prepared) {
+                                             int64_t c_base, int64_t chunks, const Rows&) {
+    if constexpr (!Q4) {
+      tile_q8<MR>(p, t, i0, j0, nr, g0, g1, c_base, chunks);
+      return;
+    }
     __m256i cols[V];
 #pragma GCC unroll 8
     for (int v = 0; v < V; ++v) {
@@ -229,6 +291,8 @@ struct Avx2Lanes {
     }
     __m256 acc[MR][V];
     const int8_t* a[MR];
+    const int16_t* const a16 = reinterpret_cast<const int16_t*>(p.qa);  // q8: ActOrder::wide16
+    const int64_t stride16 = wide16_stride(p.kpad);
 #pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
 #pragma GCC unroll 8
@@ -262,13 +326,22 @@ struct Avx2Lanes {
         for (int64_t c = c0; c < c1; ++c) {
           const int16_t* ar[MR];
 #pragma GCC unroll 8
-          for (int i = 0; i < MR; ++i) ar[i] = prepared.a[i] + (c - c_base) * kChunk;
+          for (int i = 0; i < MR; ++i) ar[i] = a16 + (i0 + i) * stride16 + c * kChunk;
           chunk_q8<MR>(t.w + (c - c_base) * Quads, ar, isum);
+        }
+#pragma GCC unroll 8
+        for (int v = 0; v < V; ++v) {  // S - 128 sum(w): the offset of the activations remains
+          const __m256i tw =
+              _mm256_load_si256(reinterpret_cast<const __m256i*>(t.tw[g - g0] + 8 * v));
+#pragma GCC unroll 8
+          for (int i = 0; i < MR; ++i) isum[i][v] = _mm256_sub_epi32(isum[i][v], tw);
         }
       }
 #pragma GCC unroll 8
       for (int i = 0; i < MR; ++i) {
-        const __m256i corr = _mm256_set1_epi32(Q4 ? lanes_correction<true>(p, i0 + i, c0, c1) : 0);
+        // q4: - 8 sum(a); q8: - 128 sum(a + 128) (the wide16 chunk sums)
+        const __m256i corr = _mm256_set1_epi32(Q4 ? lanes_correction<true>(p, i0 + i, c0, c1)
+                                                  : -wide16_sum(p, i0 + i, g));
         const __m256 sa = _mm256_set1_ps(p.sa[(i0 + i) * p.groups + g]);
 #pragma GCC unroll 8
         for (int v = 0; v < V; ++v) {
@@ -298,21 +371,36 @@ template <LaneSource S>
 using Avx2TileQ4 = Avx2Lanes<2, 3, 8, S>;
 // q8: 4 rows x 16 weight rows of int16 pairs: 2 x 4 int32 sums in registers (GCC keeps the float
 // sums in memory around the chunk loop); 2-4% faster than 3 x 16 on Zen 4.
-template <LaneSource S>
-using Avx2TileQ8 = Avx2Lanes<2, 4, 16, S>;
+template <LaneSource S, bool Fadd>
+using Avx2TileQ8 = Avx2Lanes<2, 6, 16, S, Fadd>;
+
+// Whether this call may add the q8 madd results as floats: the tuning, groups whose sums stay
+// below 2^24 (<= 256: 128 madds of <= 130050), and an MXCSR that keeps denormals (no DAZ, FTZ).
+bool q8_float_add(const QuantGemm& p) {
+  return p.group <= 256 && (_mm_getcsr() & 0x8040u) == 0 &&
+         isa_tuning_enabled(IsaTuning::x86_float_add_accumulate);
+}
 }  // namespace
 
 bool gemm_3x16_avx2_supports(const QuantGemm& p) {
   return lanes_supports(p);
 }
 void gemm_q8_4x16_avx2(const QuantGemm& p) {
-  lanes_run<Avx2TileQ8<LaneSource::rows>, false>(p);
+  if (q8_float_add(p)) {
+    lanes_run<Avx2TileQ8<LaneSource::rows, true>, false>(p);
+  } else {
+    lanes_run<Avx2TileQ8<LaneSource::rows, false>, false>(p);
+  }
 }
 void gemm_q4_3x16_avx2(const QuantGemm& p) {
   lanes_run<Avx2TileQ4<LaneSource::rows>, true>(p);
 }
 void gemm_q8_8x4l_4x16_avx2(const QuantGemm& p) {
-  lanes_run<Avx2TileQ8<LaneSource::i8x4>, false>(p);
+  if (q8_float_add(p)) {
+    lanes_run<Avx2TileQ8<LaneSource::i8x4, true>, false>(p);
+  } else {
+    lanes_run<Avx2TileQ8<LaneSource::i8x4, false>, false>(p);
+  }
 }
 void gemm_q4_8x4l_3x16_avx2(const QuantGemm& p) {
   lanes_run<Avx2TileQ4<LaneSource::i8x4>, true>(p);

@@ -6,7 +6,7 @@
 //
 // A weight tile of K::kLanes rows is packed per K slice into [chunk * quads + quad][lane][4 bytes]
 // of unsigned bytes: q4 the nibble u (8 quads per chunk); q8 w + 128 (Q8Pack::offset, 8 quads),
-// or w sign-extended to int16, two per quad (Q8Pack::pairs16, 16 quads: quad q meets activations
+// or w + 128 widened to int16, two per quad (Q8Pack::pairs16, 16 quads: quad q meets activations
 // 2q and 2q + 1 of the chunk), for AVX2's int16 madd. Each 32-element chunk's quads sit together
 // in the order of the activations they meet. Where they come from is K::kSource:
 // - LaneSource::rows, the rows layout (lanes_pack): K's transposes turn 16 or 32 bytes of each
@@ -19,7 +19,9 @@
 //   half), so every quad meets its 4 activations in natural order, q8 and q4 alike.
 // The kernels start each group's int32 sums from the negated correction (q8: 128 sum(a) = 16 csum;
 // q4: 8 sum(a) = csum, from the dispatcher's chunk sums, which do not depend on the order) and end
-// at the exact dot products; the int16 pairs need no correction.
+// at the exact dot products. The int16 pairs hold u = w + 128 and meet a + 128 (ActOrder::wide16),
+// so every product and sum is non-negative; their sum S gives the dot product as S - 128 sum(a +
+// 128) (the wide16 chunk sums) - 128 sum(w) (tw, packed beside the scales).
 //
 // The ISA file provides K: kLanes, kSource, kQ8Pack, Pack (LanePack<kLanes, quads per chunk>),
 // rows(q4) (activation rows per tile), for LaneSource::rows transpose_q8(src, dst) (kLanes rows of
@@ -59,6 +61,8 @@ struct LanePack {
   static constexpr int kQuads = Quads;                    // packed quads per 32-element chunk
   alignas(64) uint8_t w[kSliceChunks * Quads][Lanes][4];  // [chunk * Quads + quad][lane][byte]
   alignas(64) float sw[kSliceChunks][Lanes];              // [group in slice][lane]
+  // Q8Pack::pairs16: 128 * the sum of the lane's w over the group, [group in slice][lane].
+  alignas(64) int32_t tw[Quads == 16 ? kSliceChunks : 1][Lanes];
 };
 
 inline bool lanes_supports(const QuantGemm& p) {
@@ -95,13 +99,47 @@ inline uint8_t packed_byte(const uint8_t* row, size_t row_bytes, int64_t k, int6
         Q8 == Q8Pack::pairs16 ? 32 * c + 2 * q + e / 2 : act_offset<false>(c, q) + e;
     if (pos >= k) return 0;  // k padding: the activations are zero
     if (Q8 == Q8Pack::offset) return static_cast<uint8_t>(row[pos] ^ 0x80u);
-    return e % 2 == 0 ? row[pos] : (row[pos] & 0x80u ? 0xFF : 0);  // low byte, sign extension
+    return e % 2 == 0 ? static_cast<uint8_t>(row[pos] ^ 0x80u) : 0;  // w + 128, little-endian
   }
   const int64_t pos = act_offset<true>(c, q) + e;
   const int64_t b = pos / 64, r = pos % 64;
   const int64_t byte = 32 * b + (r < 32 ? r : r - 32);
   if (static_cast<size_t>(byte) >= row_bytes) return 0;  // k padding: the activations are zero
   return static_cast<uint8_t>(r < 32 ? row[byte] & 0x0F : row[byte] >> 4);
+}
+
+// Chunks [c0, c1) of group g (the last group may end early, with k).
+inline void lanes_group_chunks(const QuantGemm& p, int64_t g, int64_t chunks, int64_t* c0,
+                               int64_t* c1) {
+  *c0 = g * p.group / kChunk;
+  const int64_t end = (g + 1) * p.group / kChunk;
+  *c1 = end < chunks ? end : chunks;
+}
+
+// Q8Pack::pairs16 from the rows layout: tw of groups [g0, g1) from the packed pairs u = w + 128
+// (chunks from c0): 128 (sum(u) - 128 * count) = 128 sum(w) per lane, count the positions before
+// k (the packing leaves u = 0 past it).
+template <class K>
+void lanes_pack_tw(const QuantGemm& p, int64_t g0, int64_t g1, int64_t c0, typename K::Pack* t) {
+  constexpr int kLanes = K::kLanes;
+  const int64_t chunks = (p.k + kChunk - 1) / kChunk;
+  const __m256i ones = _mm256_set1_epi16(1);
+  for (int64_t g = g0; g < g1; ++g) {
+    int64_t gc0 = 0, gc1 = 0;
+    lanes_group_chunks(p, g, chunks, &gc0, &gc1);
+    const int64_t end = gc1 * kChunk < p.k ? gc1 * kChunk : p.k;
+    const __m256i off = _mm256_set1_epi32(static_cast<int32_t>(128 * (end - gc0 * kChunk)));
+    for (int lane = 0; lane < kLanes; lane += 8) {
+      __m256i sum = _mm256_setzero_si256();
+      for (int64_t q = (gc0 - c0) * 16; q < (gc1 - c0) * 16; ++q) {
+        sum = _mm256_add_epi32(
+            sum, _mm256_madd_epi16(
+                     _mm256_load_si256(reinterpret_cast<const __m256i*>(t->w[q][lane])), ones));
+      }
+      _mm256_store_si256(reinterpret_cast<__m256i*>(t->tw[g - g0] + lane),
+                         _mm256_slli_epi32(_mm256_sub_epi32(sum, off), 7));
+    }
+  }
 }
 
 // Packs weight rows j0 .. j0 + nr (the rest of the tile zero) over chunks [c0, c1) and the scales
@@ -142,6 +180,7 @@ void lanes_pack(const QuantGemm& p, int64_t j0, int nr, int64_t c0, int64_t c1, 
       t->sw[g - g0][r] = r < nr ? p.sw[(j0 + r) * p.groups + g] : 0.f;
     }
   }
+  if constexpr (!Q4 && K::kQ8Pack == Q8Pack::pairs16) lanes_pack_tw<K>(p, g0, g1, c0, t);
 }
 
 // Packs the 8x4 layout's tiles of weight rows j0 .. j0 + nr (K::kLanes / 8 layout tiles; a tile
@@ -164,6 +203,7 @@ void lanes_pack_8x4(const QuantGemm& p, int64_t j0, int nr, int64_t g0, int64_t 
     if (nr <= lane) {  // no layout tile here
       for (int64_t g = g0; g < g1; ++g) {
         std::memset(t->sw[g - g0] + lane, 0, 32);
+        if constexpr (kPairs) std::memset(t->tw[g - g0] + lane, 0, 32);
         for (int64_t q = 0; q < quads; ++q) std::memset(t->w[(g - g0) * quads + q][lane], 0, 32);
       }
       continue;
@@ -173,17 +213,24 @@ void lanes_pack_8x4(const QuantGemm& p, int64_t j0, int nr, int64_t g0, int64_t 
       const uint8_t* b = tile + static_cast<size_t>(g) * block;
       std::memcpy(t->sw[g - g0] + lane, b, 32);
       uint8_t(*dst)[kLanes][4] = t->w + (g - g0) * quads;
+      __m256i wsum = _mm256_setzero_si256();  // pairs16: sum(w) per row (lane), padding w = 0
       for (int64_t c = 0; c < chunks; ++c) {
         const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 32 + 32 * c));
+        if constexpr (kPairs) {
+          wsum =
+              _mm256_add_epi32(wsum, _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), x),
+                                                       _mm256_set1_epi16(1)));
+        }
         if constexpr (Q4) {
           _mm256_store_si256(reinterpret_cast<__m256i*>(dst[c][lane]), _mm256_and_si256(x, low4));
           _mm256_store_si256(reinterpret_cast<__m256i*>(dst[chunks + c][lane]),
                              _mm256_and_si256(_mm256_srli_epi16(x, 4), low4));
         } else if constexpr (kPairs) {
+          const __m256i u = _mm256_xor_si256(x, flip);  // w + 128
           const __m256i lo = _mm256_permutevar8x32_epi32(
-              _mm256_cvtepi8_epi16(_mm256_castsi256_si128(x)), pairs);  // rows 0-3
+              _mm256_cvtepu8_epi16(_mm256_castsi256_si128(u)), pairs);  // rows 0-3
           const __m256i hi = _mm256_permutevar8x32_epi32(
-              _mm256_cvtepi8_epi16(_mm256_extracti128_si256(x, 1)), pairs);  // rows 4-7
+              _mm256_cvtepu8_epi16(_mm256_extracti128_si256(u, 1)), pairs);  // rows 4-7
           _mm256_store_si256(reinterpret_cast<__m256i*>(dst[2 * c][lane]),
                              _mm256_permute2x128_si256(lo, hi, 0x20));
           _mm256_store_si256(reinterpret_cast<__m256i*>(dst[2 * c + 1][lane]),
@@ -192,16 +239,12 @@ void lanes_pack_8x4(const QuantGemm& p, int64_t j0, int nr, int64_t g0, int64_t 
           _mm256_store_si256(reinterpret_cast<__m256i*>(dst[c][lane]), _mm256_xor_si256(x, flip));
         }
       }
+      if constexpr (kPairs) {
+        _mm256_store_si256(reinterpret_cast<__m256i*>(t->tw[g - g0] + lane),
+                           _mm256_slli_epi32(wsum, 7));
+      }
     }
   }
-}
-
-// Chunks [c0, c1) of group g (the last group may end early, with k).
-inline void lanes_group_chunks(const QuantGemm& p, int64_t g, int64_t chunks, int64_t* c0,
-                               int64_t* c1) {
-  *c0 = g * p.group / kChunk;
-  const int64_t end = (g + 1) * p.group / kChunk;
-  *c1 = end < chunks ? end : chunks;
 }
 
 // The negated correction of activation row i over chunks [c0, c1) (see the top).
@@ -211,6 +254,11 @@ inline int32_t lanes_correction(const QuantGemm& p, int64_t i, int64_t c0, int64
   int32_t corr = 0;
   for (int64_t c = c0; c < c1; ++c) corr += cs[c];
   return Q4 ? -corr : -16 * corr;
+}
+
+// 128 sum(a + 128) of activation row i over group g (ActOrder::wide16's group sums).
+inline int32_t wide16_sum(const QuantGemm& p, int64_t i, int64_t g) {
+  return p.csum[i * (p.kpad / kChunk) + g];
 }
 
 template <class K, bool Q4, int MR>
@@ -253,10 +301,32 @@ void lanes_run(const QuantGemm& p) {
           lanes_pack_8x4<K, Q4>(p, j0 + u * kLanes, nr[u], g0, g1, &t[u]);
         }
       }
-      for (int64_t i0 = 0; i0 < p.m; i0 += kMR) {
-        const int64_t rows = p.m - i0;
-        K::template prepare_rows<Q4>(p, i0, static_cast<int>(rows < kMR ? rows : kMR), c0, c1,
-                                     &prepared);
+      // The next pass's weights, a few lines per activation tile, so that its packing reads
+      // them from L1/L2 (the model's weights come from L3 or DRAM once per prefill).
+      const char* next = nullptr;
+      int64_t next_lines = 0, per_tile = 0;
+      if (g0 == 0 && j0 + kTiles * kLanes < p.n) {
+        const int64_t rows_next = p.n - j0 - kTiles * kLanes < kTiles * kLanes
+                                      ? p.n - j0 - kTiles * kLanes
+                                      : kTiles * kLanes;
+        if constexpr (K::kSource == LaneSource::rows) {
+          next = reinterpret_cast<const char*>(p.w + (j0 + kTiles * kLanes) * p.w_row_bytes);
+          next_lines = static_cast<int64_t>(rows_next * p.w_row_bytes + 63) / 64;
+        } else {
+          next = reinterpret_cast<const char*>(p.w + (j0 + kTiles * kLanes) / 8 * p.w_tile_bytes);
+          next_lines = static_cast<int64_t>((rows_next + 7) / 8 * p.w_tile_bytes + 63) / 64;
+        }
+        const int64_t tiles = (p.m + kMR - 1) / kMR;
+        per_tile = (next_lines + tiles - 1) / tiles;
+      }
+      for (int64_t i0 = 0, rows = 0; i0 < p.m; i0 += rows) {
+        for (int64_t l = 0; l < per_tile && next_lines > 0; ++l, --next_lines, next += 64)
+          _mm_prefetch(next, _MM_HINT_T0);
+        // The last kMR + r rows with r < kMR / 2 go in two tiles of half that: a tile of r rows
+        // leaves most of its registers idle (AVX2 q8: 128 rows = 20 x 6 + 2 x 4, not 21 x 6 + 2).
+        const int64_t left = p.m - i0;
+        rows = left > kMR && left - kMR < kMR / 2 ? left / 2 : left < kMR ? left : kMR;
+        K::template prepare_rows<Q4>(p, i0, static_cast<int>(rows), c0, c1, &prepared);
         for (int u = 0; u < kTiles && nr[u] > 0; ++u) {
           lanes_tile_rows<K, Q4, kMR>(p, t[u], i0, j0 + u * kLanes, nr[u], g0, g1, c0, chunks, rows,
                                       prepared);
