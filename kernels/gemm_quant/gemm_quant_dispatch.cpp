@@ -289,6 +289,10 @@ void quantize_rows_blocked(const float* a, int64_t lda, int64_t k, int32_t group
 // whole groups at a time through a stack buffer (groups <= 1024 here).
 void quantize_row_wide16(const float* a, int64_t k, int32_t group, int64_t kpad, int16_t* dst,
                          float* sa, int32_t* gsum) {
+  if (quant_detail::quantize_activations_q8_wide16_avx2(a, k, group, dst, sa, gsum)) {
+    std::memset(dst + k, 0, static_cast<size_t>(quant_detail::wide16_stride(kpad) - k) * 2);
+    return;
+  }
   alignas(32) int8_t tmp[1024];
   const int64_t step = 1024 / group * group;
   const __m256i bias = _mm256_set1_epi16(128);

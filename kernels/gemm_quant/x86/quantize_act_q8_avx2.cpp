@@ -31,19 +31,24 @@ inline float max_lanes(__m256 v) {
   return _mm_cvtss_f32(m4);
 }
 
-// x * inv rounded to nearest even, clamped to [-127, 127], narrowed: 8 elements to qg.
-inline void quantize8(const float* x, __m256 vinv, int8_t* qg) {
+// x * inv rounded to nearest even, clamped to [-127, 127]: 8 elements in int32 lanes.
+inline __m256i quantize8_i32(const float* x, __m256 vinv) {
   const __m256i lo = _mm256_set1_epi32(-127), hi = _mm256_set1_epi32(127);
-  __m256i r = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x), vinv));
-  r = _mm256_max_epi32(_mm256_min_epi32(r, hi), lo);
+  const __m256i r = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x), vinv));
+  return _mm256_max_epi32(_mm256_min_epi32(r, hi), lo);
+}
+
+// The same, narrowed: 8 elements to qg.
+inline void quantize8(const float* x, __m256 vinv, int8_t* qg) {
+  const __m256i r = quantize8_i32(x, vinv);
   const __m128i w16 = _mm_packs_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
   _mm_storel_epi64(reinterpret_cast<__m128i*>(qg), _mm_packs_epi16(w16, w16));
 }
 
-// Whole groups of a multiple of 8 elements (k % group == 0): the three passes.
-void quantize_whole_groups(const float* a, int64_t groups, int32_t group, int8_t* qa, float* sa) {
+// Passes 1 and 2 of the whole-group quantization: every group's scale sa[g] and inverse inv[g].
+void group_scales(const float* a, int64_t groups, int32_t group, float* sa, float* inv) {
   const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
-  alignas(32) float amax[kMaxBatchedGroups], inv[kMaxBatchedGroups];
+  alignas(32) float amax[kMaxBatchedGroups];
   for (int64_t gi = 0; gi < groups; ++gi) {
     const float* ag = a + gi * group;
     __m256 vmax = _mm256_and_ps(_mm256_loadu_ps(ag), abs_mask);
@@ -62,20 +67,51 @@ void quantize_whole_groups(const float* a, int64_t groups, int32_t group, int8_t
         _mm256_and_ps(_mm256_div_ps(am, v127), _mm256_cmp_ps(am, least, _CMP_GE_OQ));
     const __m256 positive = _mm256_cmp_ps(scale, zero, _CMP_GT_OQ);
     _mm256_storeu_ps(sa + gi, scale);
-    _mm256_store_ps(inv + gi, _mm256_and_ps(_mm256_div_ps(one, scale), positive));
+    _mm256_storeu_ps(inv + gi, _mm256_and_ps(_mm256_div_ps(one, scale), positive));
   }
   for (; gi < groups; ++gi) {
     const float scale = activation_scale(amax[gi]);
     sa[gi] = scale;
     inv[gi] = scale > 0.f ? 1.f / scale : 0.f;
   }
-  for (gi = 0; gi < groups; ++gi) {
+}
+
+// Whole groups of a multiple of 8 elements (k % group == 0): the three passes.
+void quantize_whole_groups(const float* a, int64_t groups, int32_t group, int8_t* qa, float* sa) {
+  alignas(32) float inv[kMaxBatchedGroups];
+  group_scales(a, groups, group, sa, inv);
+  for (int64_t gi = 0; gi < groups; ++gi) {
     const __m256 vinv = _mm256_set1_ps(inv[gi]);
     for (int32_t e = 0; e < group; e += 8) quantize8(a + gi * group + e, vinv, qa + gi * group + e);
   }
 }
 
 }  // namespace
+
+bool quantize_activations_q8_wide16_avx2(const float* a, int64_t k, int32_t group, int16_t* dst,
+                                         float* sa, int32_t* gsum) {
+  if (group % 8 != 0 || k % group != 0 || k / group > kMaxBatchedGroups) return false;
+  const int64_t groups = k / group;
+  alignas(32) float inv[kMaxBatchedGroups];
+  group_scales(a, groups, group, sa, inv);
+  const __m128i bias = _mm_set1_epi16(128);
+  for (int64_t gi = 0; gi < groups; ++gi) {
+    const __m256 vinv = _mm256_set1_ps(inv[gi]);
+    __m256i sum = _mm256_setzero_si256();
+    for (int32_t e = 0; e < group; e += 8) {
+      const __m256i r = quantize8_i32(a + gi * group + e, vinv);
+      sum = _mm256_add_epi32(sum, r);
+      const __m128i w16 =
+          _mm_packs_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + gi * group + e), _mm_add_epi16(w16, bias));
+    }
+    __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(sum), _mm256_extracti128_si256(sum, 1));
+    s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0x4E));
+    s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0xB1));
+    gsum[gi] = 128 * (_mm_cvtsi128_si32(s4) + 128 * group);
+  }
+  return true;
+}
 
 void quantize_activations_q8_avx2(const float* a, int64_t k, int32_t group, int8_t* qa, float* sa) {
   if (group % 8 == 0 && k % group == 0 && k / group <= kMaxBatchedGroups) {
