@@ -28,6 +28,16 @@
 namespace einfer::quant_detail {
 namespace {
 
+// acc + the dot products of u (unsigned bytes) with the 4 signed activation bytes at a, broadcast
+// by the instruction itself (EVEX {1to8}): GCC emits a separate vpbroadcastd for the intrinsic
+// form, a dispatched operation per dot product.
+inline __m256i dpbusd_bcast(__m256i acc, __m256i u, const int8_t* a) {
+  asm("vpdpbusd %2%{1to8%}, %1, %0"
+      : "+v"(acc)
+      : "v"(u), "m"(*reinterpret_cast<const int32_t*>(a)));
+  return acc;
+}
+
 // Each group function returns the tile's 8 row sums of one group (v: its values, ab: its
 // activation block). Even and odd chunks go to separate sums: the chains of dependent vpdpbusd
 // stay short (2 for a group of 32), or the group's convert waited on them with the scheduler full.
@@ -41,11 +51,12 @@ struct Q4Vnni {
     __m256i lo0 = broadcast4(ab + 4), lo1 = zero, hi0 = zero, hi1 = zero;
 #pragma GCC unroll 4
     for (int32_t c = 0; c < g / 8; c += 2, v += 64, a += 8) {  // g / 8 chunks, 2 at a time
-      const __m256i w0 = load32_8x4(v), w1 = load32_8x4(v + 32);
-      lo0 = _mm256_dpbusd_epi32(lo0, _mm256_and_si256(w0, m), broadcast4(a));
-      hi0 = _mm256_dpbusd_epi32(hi0, _mm256_andnot_si256(m, w0), broadcast4(a + half));
-      lo1 = _mm256_dpbusd_epi32(lo1, _mm256_and_si256(w1, m), broadcast4(a + 4));
-      hi1 = _mm256_dpbusd_epi32(hi1, _mm256_andnot_si256(m, w1), broadcast4(a + half + 4));
+      __m256i w0 = load32_8x4(v), w1 = load32_8x4(v + 32);
+      asm("" : "+v"(w0), "+v"(w1));  // one load each, not one per mask
+      lo0 = dpbusd_bcast(lo0, _mm256_and_si256(w0, m), a);
+      hi0 = dpbusd_bcast(hi0, _mm256_andnot_si256(m, w0), a + half);
+      lo1 = dpbusd_bcast(lo1, _mm256_and_si256(w1, m), a + 4);
+      hi1 = dpbusd_bcast(hi1, _mm256_andnot_si256(m, w1), a + half + 4);
     }
     return _mm256_add_epi32(_mm256_add_epi32(lo0, lo1),
                             _mm256_srai_epi32(_mm256_add_epi32(hi0, hi1), 4));
@@ -62,8 +73,7 @@ struct Q8Vnni {
 #pragma GCC unroll 4
     for (int32_t c = 0; c < g / 4; c += 4, v += 128, a += 16) {  // g / 4 is a multiple of 4
       for (int q = 0; q < 4; ++q)
-        s[q] = _mm256_dpbusd_epi32(s[q], _mm256_xor_si256(load32_8x4(v + 32 * q), x80),
-                                   broadcast4(a + 4 * q));
+        s[q] = dpbusd_bcast(s[q], _mm256_xor_si256(load32_8x4(v + 32 * q), x80), a + 4 * q);
     }
     return _mm256_add_epi32(_mm256_add_epi32(s[0], s[1]), _mm256_add_epi32(s[2], s[3]));
   }
