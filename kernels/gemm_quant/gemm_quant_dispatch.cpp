@@ -285,7 +285,8 @@ void quantize_rows_blocked(const float* a, int64_t lda, int64_t k, int32_t group
 
 #if EINFER_HAS_SIMD && defined(__AVX2__)
 // Row a (k values) quantized like quantize_row, into dst as a + 128 in int16 (ActOrder::wide16),
-// zero past k up to the row stride, and its group sums gsum[g] = 128 * sum(a + 128) over group g:
+// zero past k up to the row stride, and gsum[g] = wide16_offset(group) + 128 * sum(a + 128) over
+// group g:
 // whole groups at a time through a stack buffer (groups <= 1024 here).
 void quantize_row_wide16(const float* a, int64_t k, int32_t group, int64_t kpad, int16_t* dst,
                          float* sa, int32_t* gsum) {
@@ -320,7 +321,7 @@ void quantize_row_wide16(const float* a, int64_t k, int32_t group, int64_t kpad,
     __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(s32), _mm256_extracti128_si256(s32, 1));
     s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0x4E));
     s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0xB1));
-    gsum[g] = 128 * _mm_cvtsi128_si32(s4);
+    gsum[g] = quant_detail::wide16_offset(group) + 128 * _mm_cvtsi128_si32(s4);
   }
 }
 #endif

@@ -69,15 +69,21 @@ void chunk_sums_times8(const int8_t* qa, int64_t kpad, int32_t* csum);
 //             (sdot GEMM, lane = row: one 64-byte load starts the 4 tokens' row sums)
 //     pair    header [sa0 sa0 sa1 sa1][asum8: same], values [G/8][2 tokens][8]  (SMMLA operand)
 //   wide16  natural rows as a + 128 in int16 (1..255), row i at (int16_t*)qa + i *
-//           wide16_stride(kpad), zero past k; in csum's row i, per group g, 128 * sum(a + 128)
-//           (a group's, not a chunk's): the AVX2 q8 prefill tiles, whose madd takes int16 pairs
-//           of non-negative operands (x86-64 only).
+//           wide16_stride(kpad), zero past k; in csum's row i, per group g, wide16_offset(G) +
+//           128 * sum(a + 128) (a group's, not a chunk's): the AVX2 q8 prefill tiles, whose madd
+//           takes int16 pairs of non-negative operands (x86-64 only).
 enum class ActOrder : uint8_t { natural, even_odd, single, quad, pair, wide16 };
 
 // Row stride (int16 elements) of ActOrder::wide16: kpad and 32, so that rows a power of two long
 // do not sit 4 KiB apart (loads of the same L1 set, measured slower on Zen 4).
 constexpr int64_t wide16_stride(int64_t kpad) {
   return kpad + 32;
+}
+// The offset T of a group's starting sums in the AVX2 q8 prefill tiles: 128 * 128 per element, so
+// that T - 128 sum(w) >= 0 (gemm_q8_q4_3x16_avx2.cpp). The wide16 group sums hold T + 128 sum(a +
+// 128).
+constexpr int32_t wide16_offset(int32_t group) {
+  return 16384 * group;
 }
 
 // Whether this build has SIMD kernels for interleaved layouts (and so the blocked orders):
@@ -172,8 +178,8 @@ bool simd_supports_group(bool q4, int32_t group);
 // quantize_activations_q8 in AVX2 lanes (quantize_act_q8_avx2.cpp), same bytes and scales.
 void quantize_activations_q8_avx2(const float* a, int64_t k, int32_t group, int8_t* qa, float* sa);
 // The same values for ActOrder::wide16, in one pass fewer: a + 128 as int16 into dst, and per group
-// gsum[g] = 128 * sum(a + 128). Whole groups only: false (nothing written) unless group % 8 == 0,
-// k % group == 0 and k / group <= 512.
+// gsum[g] = wide16_offset(group) + 128 * sum(a + 128). Whole groups only: false (nothing written)
+// unless group % 8 == 0, k % group == 0 and k / group <= 512.
 bool quantize_activations_q8_wide16_avx2(const float* a, int64_t k, int32_t group, int16_t* dst,
                                          float* sa, int32_t* gsum);
 // GEMV for groups of 32, 4 weight rows per pass: q8 when K is not whole blocks of 8 groups, q4.

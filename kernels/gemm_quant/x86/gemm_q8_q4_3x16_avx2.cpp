@@ -157,10 +157,11 @@ struct Avx2Lanes {
   }
 
   // q8: adds one chunk (16 packed quads of int16 pairs u = w + 128, wq) of the activation rows a +
-  // 128 (a[0..MR), at the chunk) to the sums S: one madd per pair of elements, each <= 2 * 255 *
-  // 255, so S stays exact and non-negative (int32; as floats below 2^24, groups <= 256). kFadd adds
-  // the madd results as floats, vaddps on their bit patterns (see
-  // IsaTuning::x86_float_add_accumulate).
+  // 128 (a[0..MR), at the chunk) to the sums S: one madd per pair of elements, each non-negative.
+  // From the group's start T - 128 sum(w) (T = 16384 G), each element adds at most 16384 - 128 w
+  // + (w + 128) 255 <= 65153 (w = 127), so S < 2^24 for groups <= 256 and the partial sums only
+  // grow: exact in int32, and as floats. kFadd adds the madd results as floats, vaddps on their
+  // bit patterns (see IsaTuning::x86_float_add_accumulate).
   template <int MR>
   static inline __attribute__((always_inline)) void chunk_q8(const uint8_t (*wq)[kLanes][4],
                                                              const int16_t* const* a,
@@ -202,8 +203,9 @@ struct Avx2Lanes {
   static void prepare_rows(const QuantGemm&, int64_t, int, int64_t, int64_t, Rows*) {}
 
   // q8: rows i0 .. i0 + MR of the wide16 activations against the packed tile over groups
-  // [g0, g1) (chunks from c_base): per group the sums S of chunk_q8, then S - 128 sum(w) - 128
-  // sum(a + 128) is the exact dot product, and the float step is the twin's.
+  // [g0, g1) (chunks from c_base): per group the sums S of chunk_q8 from the packed starts s0, then
+  // S - (T + 128 sum(a + 128)) (the wide16 group sums) is the exact dot product, and the float
+  // step is the twin's.
   template <int MR>
   static __attribute__((noinline)) void tile_q8(const QuantGemm& p, const Pack& t, int64_t i0,
                                                 int64_t j0, int nr, int64_t g0, int64_t g1,
@@ -231,11 +233,13 @@ struct Avx2Lanes {
     for (int64_t g = g0; g < g1; ++g) {
       int64_t c0 = 0, c1 = 0;
       lanes_group_chunks(p, g, chunks, &c0, &c1);
+      const int64_t gi = g - g0;
       __m256i sum[MR][V];
 #pragma GCC unroll 8
-      for (int i = 0; i < MR; ++i) {
+      for (int v = 0; v < V; ++v) {  // T - 128 sum(w) (see the top)
+        const __m256i s0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(t.s0[gi] + 8 * v));
 #pragma GCC unroll 8
-        for (int v = 0; v < V; ++v) sum[i][v] = _mm256_setzero_si256();
+        for (int i = 0; i < MR; ++i) sum[i][v] = s0;
       }
       for (int64_t c = c0; c < c1; ++c) {
         const int16_t* ar[MR];
@@ -245,16 +249,13 @@ struct Avx2Lanes {
         w += Quads;
         a += kChunk;
       }
-      const int64_t gi = g - g0;
 #pragma GCC unroll 8
       for (int i = 0; i < MR; ++i) {
-        const __m256i ca = _mm256_set1_epi32(gsum[i * gstride + g]);
+        const __m256i ca = _mm256_set1_epi32(gsum[i * gstride + g]);  // T + 128 sum(a + 128)
         const __m256 sai = _mm256_set1_ps(sa[i * p.groups + g]);
 #pragma GCC unroll 8
         for (int v = 0; v < V; ++v) {
-          const __m256i tw = _mm256_load_si256(reinterpret_cast<const __m256i*>(t.tw[gi] + 8 * v));
-          const __m256 d =
-              _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_sub_epi32(sum[i][v], tw), ca));
+          const __m256 d = _mm256_cvtepi32_ps(_mm256_sub_epi32(sum[i][v], ca));
           const __m256 prod = _mm256_mul_ps(sai, _mm256_load_ps(t.sw[gi] + 8 * v));
           acc[i][v] = _mm256_add_ps(acc[i][v], _mm256_mul_ps(d, prod));
         }
@@ -281,8 +282,16 @@ struct Avx2Lanes {
                                              int64_t c_base, int64_t chunks, const Rows&) {
     if constexpr (!Q4) {
       tile_q8<MR>(p, t, i0, j0, nr, g0, g1, c_base, chunks);
-      return;
+    } else {
+      tile_q4<MR>(p, t, i0, j0, nr, g0, g1, c_base, chunks);
     }
+  }
+
+  // q4: rows i0 .. i0 + MR (int8, in place) against the packed tile over groups [g0, g1).
+  template <int MR>
+  static __attribute__((noinline)) void tile_q4(const QuantGemm& p, const Pack& t, int64_t i0,
+                                                int64_t j0, int nr, int64_t g0, int64_t g1,
+                                                int64_t c_base, int64_t chunks) {
     __m256i cols[V];
 #pragma GCC unroll 8
     for (int v = 0; v < V; ++v) {
@@ -291,8 +300,6 @@ struct Avx2Lanes {
     }
     __m256 acc[MR][V];
     const int8_t* a[MR];
-    const int16_t* const a16 = reinterpret_cast<const int16_t*>(p.qa);  // q8: ActOrder::wide16
-    const int64_t stride16 = wide16_stride(p.kpad);
 #pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
 #pragma GCC unroll 8
@@ -306,42 +313,20 @@ struct Avx2Lanes {
       int64_t c0 = 0, c1 = 0;
       lanes_group_chunks(p, g, chunks, &c0, &c1);
       __m256i isum[MR][V];
-      if constexpr (Q4) {
-        chunk_q4<MR>(t.w + (c0 - c_base) * Quads, a, c0, isum);
-        for (int64_t c = c0 + 1; c < c1; ++c) {  // groups of more than 32
-          __m256i part[MR][V];
-          chunk_q4<MR>(t.w + (c - c_base) * Quads, a, c, part);
-#pragma GCC unroll 8
-          for (int i = 0; i < MR; ++i) {
-#pragma GCC unroll 8
-            for (int v = 0; v < V; ++v) isum[i][v] = _mm256_add_epi32(isum[i][v], part[i][v]);
-          }
-        }
-      } else {
+      chunk_q4<MR>(t.w + (c0 - c_base) * Quads, a, c0, isum);
+      for (int64_t c = c0 + 1; c < c1; ++c) {  // groups of more than 32
+        __m256i part[MR][V];
+        chunk_q4<MR>(t.w + (c - c_base) * Quads, a, c, part);
 #pragma GCC unroll 8
         for (int i = 0; i < MR; ++i) {
 #pragma GCC unroll 8
-          for (int v = 0; v < V; ++v) isum[i][v] = _mm256_setzero_si256();
-        }
-        for (int64_t c = c0; c < c1; ++c) {
-          const int16_t* ar[MR];
-#pragma GCC unroll 8
-          for (int i = 0; i < MR; ++i) ar[i] = a16 + (i0 + i) * stride16 + c * kChunk;
-          chunk_q8<MR>(t.w + (c - c_base) * Quads, ar, isum);
-        }
-#pragma GCC unroll 8
-        for (int v = 0; v < V; ++v) {  // S - 128 sum(w): the offset of the activations remains
-          const __m256i tw =
-              _mm256_load_si256(reinterpret_cast<const __m256i*>(t.tw[g - g0] + 8 * v));
-#pragma GCC unroll 8
-          for (int i = 0; i < MR; ++i) isum[i][v] = _mm256_sub_epi32(isum[i][v], tw);
+          for (int v = 0; v < V; ++v) isum[i][v] = _mm256_add_epi32(isum[i][v], part[i][v]);
         }
       }
 #pragma GCC unroll 8
       for (int i = 0; i < MR; ++i) {
-        // q4: - 8 sum(a); q8: - 128 sum(a + 128) (the wide16 chunk sums)
-        const __m256i corr = _mm256_set1_epi32(Q4 ? lanes_correction<true>(p, i0 + i, c0, c1)
-                                                  : -wide16_sum(p, i0 + i, g));
+        const __m256i corr =
+            _mm256_set1_epi32(lanes_correction<true>(p, i0 + i, c0, c1));  // -8 sum(a)
         const __m256 sa = _mm256_set1_ps(p.sa[(i0 + i) * p.groups + g]);
 #pragma GCC unroll 8
         for (int v = 0; v < V; ++v) {

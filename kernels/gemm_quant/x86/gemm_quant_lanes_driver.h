@@ -20,8 +20,9 @@
 // The kernels start each group's int32 sums from the negated correction (q8: 128 sum(a) = 16 csum;
 // q4: 8 sum(a) = csum, from the dispatcher's chunk sums, which do not depend on the order) and end
 // at the exact dot products. The int16 pairs hold u = w + 128 and meet a + 128 (ActOrder::wide16),
-// so every product and sum is non-negative; their sum S gives the dot product as S - 128 sum(a +
-// 128) (the wide16 chunk sums) - 128 sum(w) (tw, packed beside the scales).
+// so every product is non-negative; a group's sums start from s0 = T - 128 sum(w) >= 0 (packed
+// beside the scales, T = wide16_offset(G)) and end at S, and S - (T + 128 sum(a + 128)) (the
+// wide16 group sums) is the dot product.
 //
 // The ISA file provides K: kLanes, kSource, kQ8Pack, Pack (LanePack<kLanes, quads per chunk>),
 // rows(q4) (activation rows per tile), for LaneSource::rows transpose_q8(src, dst) (kLanes rows of
@@ -61,8 +62,9 @@ struct LanePack {
   static constexpr int kQuads = Quads;                    // packed quads per 32-element chunk
   alignas(64) uint8_t w[kSliceChunks * Quads][Lanes][4];  // [chunk * Quads + quad][lane][byte]
   alignas(64) float sw[kSliceChunks][Lanes];              // [group in slice][lane]
-  // Q8Pack::pairs16: 128 * the sum of the lane's w over the group, [group in slice][lane].
-  alignas(64) int32_t tw[Quads == 16 ? kSliceChunks : 1][Lanes];
+  // Q8Pack::pairs16: the group's starting sums T - 128 sum(w) of the lane's w (T =
+  // wide16_offset(group)), [group in slice][lane].
+  alignas(64) int32_t s0[Quads == 16 ? kSliceChunks : 1][Lanes];
 };
 
 inline bool lanes_supports(const QuantGemm& p) {
@@ -116,11 +118,11 @@ inline void lanes_group_chunks(const QuantGemm& p, int64_t g, int64_t chunks, in
   *c1 = end < chunks ? end : chunks;
 }
 
-// Q8Pack::pairs16 from the rows layout: tw of groups [g0, g1) from the packed pairs u = w + 128
-// (chunks from c0): 128 (sum(u) - 128 * count) = 128 sum(w) per lane, count the positions before
-// k (the packing leaves u = 0 past it).
+// Q8Pack::pairs16 from the rows layout: the starting sums s0 of groups [g0, g1) from the packed
+// pairs u = w + 128 (chunks from c0): T - 128 (sum(u) - 128 * count) = T - 128 sum(w) per lane,
+// count the positions before k (the packing leaves u = 0 past it).
 template <class K>
-void lanes_pack_tw(const QuantGemm& p, int64_t g0, int64_t g1, int64_t c0, typename K::Pack* t) {
+void lanes_pack_s0(const QuantGemm& p, int64_t g0, int64_t g1, int64_t c0, typename K::Pack* t) {
   constexpr int kLanes = K::kLanes;
   const int64_t chunks = (p.k + kChunk - 1) / kChunk;
   const __m256i ones = _mm256_set1_epi16(1);
@@ -136,8 +138,9 @@ void lanes_pack_tw(const QuantGemm& p, int64_t g0, int64_t g1, int64_t c0, typen
             sum, _mm256_madd_epi16(
                      _mm256_load_si256(reinterpret_cast<const __m256i*>(t->w[q][lane])), ones));
       }
-      _mm256_store_si256(reinterpret_cast<__m256i*>(t->tw[g - g0] + lane),
-                         _mm256_slli_epi32(_mm256_sub_epi32(sum, off), 7));
+      _mm256_store_si256(reinterpret_cast<__m256i*>(t->s0[g - g0] + lane),
+                         _mm256_sub_epi32(_mm256_set1_epi32(wide16_offset(p.group)),
+                                          _mm256_slli_epi32(_mm256_sub_epi32(sum, off), 7)));
     }
   }
 }
@@ -180,7 +183,7 @@ void lanes_pack(const QuantGemm& p, int64_t j0, int nr, int64_t c0, int64_t c1, 
       t->sw[g - g0][r] = r < nr ? p.sw[(j0 + r) * p.groups + g] : 0.f;
     }
   }
-  if constexpr (!Q4 && K::kQ8Pack == Q8Pack::pairs16) lanes_pack_tw<K>(p, g0, g1, c0, t);
+  if constexpr (!Q4 && K::kQ8Pack == Q8Pack::pairs16) lanes_pack_s0<K>(p, g0, g1, c0, t);
 }
 
 // Packs the 8x4 layout's tiles of weight rows j0 .. j0 + nr (K::kLanes / 8 layout tiles; a tile
@@ -203,7 +206,7 @@ void lanes_pack_8x4(const QuantGemm& p, int64_t j0, int nr, int64_t g0, int64_t 
     if (nr <= lane) {  // no layout tile here
       for (int64_t g = g0; g < g1; ++g) {
         std::memset(t->sw[g - g0] + lane, 0, 32);
-        if constexpr (kPairs) std::memset(t->tw[g - g0] + lane, 0, 32);
+        if constexpr (kPairs) std::memset(t->s0[g - g0] + lane, 0, 32);
         for (int64_t q = 0; q < quads; ++q) std::memset(t->w[(g - g0) * quads + q][lane], 0, 32);
       }
       continue;
@@ -240,8 +243,9 @@ void lanes_pack_8x4(const QuantGemm& p, int64_t j0, int nr, int64_t g0, int64_t 
         }
       }
       if constexpr (kPairs) {
-        _mm256_store_si256(reinterpret_cast<__m256i*>(t->tw[g - g0] + lane),
-                           _mm256_slli_epi32(wsum, 7));
+        _mm256_store_si256(reinterpret_cast<__m256i*>(t->s0[g - g0] + lane),
+                           _mm256_sub_epi32(_mm256_set1_epi32(wide16_offset(p.group)),
+                                            _mm256_slli_epi32(wsum, 7)));
       }
     }
   }
@@ -254,11 +258,6 @@ inline int32_t lanes_correction(const QuantGemm& p, int64_t i, int64_t c0, int64
   int32_t corr = 0;
   for (int64_t c = c0; c < c1; ++c) corr += cs[c];
   return Q4 ? -corr : -16 * corr;
-}
-
-// 128 sum(a + 128) of activation row i over group g (ActOrder::wide16's group sums).
-inline int32_t wide16_sum(const QuantGemm& p, int64_t i, int64_t g) {
-  return p.csum[i * (p.kpad / kChunk) + g];
 }
 
 template <class K, bool Q4, int MR>
