@@ -192,17 +192,18 @@ void gemm_q4_4x4_avx2(const QuantGemm& p);
 void gemm_q8_4x2_avx2(const QuantGemm& p);
 void gemm_q4_4x2_avx2(const QuantGemm& p);
 // Prefill GEMMs bit-identical to the scalar twin (gemm_q8_q4_3x16_avx2.cpp): q4 3 activation rows
-// x 16 weight rows in ymm lanes, q8 4 x 16 as int16 pairs; groups multiple of 32 up to 1024
-// (gemm_3x16_avx2_supports); q4 reads the chunk sums (csum) of the rows.
+// x 16 weight rows in ymm lanes, q8 6 x 16 as int16 pairs (activations in ActOrder::wide16);
+// groups multiple of 32 up to 1024 (gemm_3x16_avx2_supports); q4 reads the chunk sums (csum) of
+// the rows.
 bool gemm_3x16_avx2_supports(const QuantGemm& p);
 void gemm_q4_3x16_avx2(const QuantGemm& p);
-void gemm_q8_4x16_avx2(const QuantGemm& p);
+void gemm_q8_6x16_avx2(const QuantGemm& p);
 #endif
 #if EINFER_HAS_SIMD && defined(__AVX2__)
 // The same prefill GEMMs on the 8x4 weight layout (the tiles packed from its blocks without
 // transposes, activations in natural order), bit-identical to gemm_q8/q4_interleaved_scalar;
 // the groups of gemm_3x16_avx2_supports.
-void gemm_q8_8x4l_4x16_avx2(const QuantGemm& p);
+void gemm_q8_8x4l_6x16_avx2(const QuantGemm& p);
 void gemm_q4_8x4l_3x16_avx2(const QuantGemm& p);
 #endif
 #if EINFER_HAS_SIMD && defined(__AVX2__) && defined(__x86_64__) && defined(__GNUC__) && \

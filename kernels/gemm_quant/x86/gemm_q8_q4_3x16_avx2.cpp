@@ -1,29 +1,35 @@
 // AVX2 prefill GEMMs of matmul_f32_quant (m > 1) with one ymm lane per weight row, in tiles of 3
-// (q4) or 4 (q8) activation rows x 16 weight rows (two ymm), bit-identical to the scalar int twin
+// (q4) or 6 (q8) activation rows x 16 weight rows (two ymm), bit-identical to the scalar int twin
 // (gemm_q8_q4_1x1_scalar.cpp): each output gets the exact int32 dot product of each group, then
 // acc = acc + float(isum) * (sa * sw), one multiply and one add (compiled without floating-point
 // contraction, kernels/CMakeLists.txt), groups in order. The AVX-512 VNNI twin is
-// gemm_q8_q4_8x16_avx512vnni.cpp; packing, corrections and loops:
+// gemm_q8_q4_8x16_avx512vnni.cpp; packing and loops:
 // kernels/gemm_quant/x86/gemm_quant_lanes_driver.h.
 //
 // What the loop costs on Zen 4 (measured, thread CPU time): maddubs, madd, sign, abs and the
-// float multiplies all issue on the same 2 pipes; integer adds may use all 4 but, fed by a
-// maddubs, take some of those 2 pipes' slots (8 maddubs + 8 dependent adds: 5 cycles, not 4).
+// float multiplies issue on 2 pipes; integer adds may use all 4, but an add fed by a madd or
+// maddubs takes some of those 2 pipes' slots (8 madds + 8 dependent vpaddd: 5 cycles, not 4; with
+// independent adds 4). A float add (vaddps) fed by a madd does not: 8 madds + 8 vaddps in 6 x 16
+// tiles run 4.2 cycles.
 // - q4: maddubs of the nibbles u <= 15 by a broadcast of 4 activations gives int16 pairs <= 2 *
 //   15 * 127 = 3810; a chunk's 8 quads (30480) are summed in int16 and widened once by madd: one
 //   maddubs and one add per 32 products, the -8 sum(a) correction per group.
-// - q8: w + 128 would saturate maddubs. The tile holds w sign-extended to int16, two per lane and
-//   quad, and the activations are widened to int16 once per activation tile for 3 weight tiles;
-//   one madd and one add per 16 products, exact int32 sums, no correction: 4 ops per 32 products,
-//   2 on the multiply pipes. The sign trick it replaced (maddubs of |w| and sign(a, w), pairs
-//   <= 32512 so a madd per quad) needs sign, maddubs, madd (3 on those pipes) and an add; the
-//   nibbles of w + 128 (two maddubs and two adds) need two int16 sums per output and were slower
-//   (4 x 8 tiles). GEMM alone (m = 64 and 128, K 288 / 768, one thread): 127-136 GFLOP/s against
-//   113-118 for the sign trick; the f32 GEMM runs ~100 (4 FMAs per 32 products).
+// - q8: w + 128 would saturate maddubs, and an exact int8 x int8 form without VNNI needs two
+//   multiply-pipe operations per 32 products (the f32 GEMM: four FMAs). The tile holds u = w + 128
+//   as int16, two per lane and quad; the activations come quantized as a + 128 in int16
+//   (ActOrder::wide16): one madd per 16 products, every product non-negative. A group's sums
+//   start from s0 = T - 128 sum(w) (packed) and end at S; S - (T + 128 sum(a + 128)) (the wide16
+//   group sums) is the dot product. So S is a non-negative int32 below 2^24 (chunk_q8), and on AMD
+//   (IsaTuning::x86_float_add_accumulate) the madd results are added as floats on their bit
+//   patterns, which is exact there: denormals and the lowest binade add like integers. Elsewhere,
+//   or with MXCSR flushing denormals, vpaddd. 6 x 16: 12 sums, 2 weight vectors, a broadcast and a
+//   temporary fill the 16 registers; 4 x 16 left the float adds' latency exposed (5.1 cycles).
+//   GEMM alone (m = 128, 15M shapes, one thread, Zen 4): 135-143 GFLOP/s with float adds against
+//   ~105 for the f32 GEMM; before (w sign-extended, a widened per pass, vpaddd, 4 x 16) 132-141.
 // Two vectors of weight rows share each activation broadcast (16 lanes measured ~1.35x faster
 // than 8 for q4 on Zen 4).
 //
-// The same tiles read the 8x4 weight layout (gemm_q8_8x4l_4x16_avx2, gemm_q4_8x4l_3x16_avx2, equal
+// The same tiles read the 8x4 weight layout (gemm_q8_8x4l_6x16_avx2, gemm_q4_8x4l_3x16_avx2, equal
 // to the interleaved scalar twin): a layout chunk of 8 rows x 4 bytes is one ymm of the tile, so a
 // slice is packed without transposes (q8 widened to int16 pairs, q4 split into nibbles), and q4
 // reads the activations in natural order.
@@ -194,10 +200,10 @@ struct Avx2Lanes {
     }
   }
 
-  // q8 reads the activations as the quantization left them, sign-extended to int16
-  // (ActOrder::wide16): 3 weight tiles a pass, so that an activation tile is read from L1 by all
-  // of them; q4 reads the int8 rows in place, one weight tile a pass.
-  static constexpr int kTilesPerPass = Quads == 16 ? 1 : 1;
+  // q8 reads the activations as the quantization left them (ActOrder::wide16), q4 the int8 rows
+  // in place; one weight tile a pass (15M q8: 3 tiles a pass, sharing each activation tile in L1,
+  // measured 2% slower in the model).
+  static constexpr int kTilesPerPass = 1;
   using Rows = NoRows;
   template <bool Q4>
   static void prepare_rows(const QuantGemm&, int64_t, int, int64_t, int64_t, Rows*) {}
@@ -354,13 +360,13 @@ struct Avx2Lanes {
 // q4: 3 rows x 16 weight rows: 2 x 3 int16 sums, 2 x 3 float sums, 2 weight vectors, 1 broadcast.
 template <LaneSource S>
 using Avx2TileQ4 = Avx2Lanes<2, 3, 8, S>;
-// q8: 4 rows x 16 weight rows of int16 pairs: 2 x 4 int32 sums in registers (GCC keeps the float
-// sums in memory around the chunk loop); 2-4% faster than 3 x 16 on Zen 4.
+// q8: 6 rows x 16 weight rows of int16 pairs: 2 x 6 sums in registers, the float sums in memory
+// (see the top).
 template <LaneSource S, bool Fadd>
 using Avx2TileQ8 = Avx2Lanes<2, 6, 16, S, Fadd>;
 
 // Whether this call may add the q8 madd results as floats: the tuning, groups whose sums stay
-// below 2^24 (<= 256: 128 madds of <= 130050), and an MXCSR that keeps denormals (no DAZ, FTZ).
+// below 2^24 (<= 256, chunk_q8), and an MXCSR that keeps denormals (neither DAZ nor FTZ).
 bool q8_float_add(const QuantGemm& p) {
   return p.group <= 256 && (_mm_getcsr() & 0x8040u) == 0 &&
          isa_tuning_enabled(IsaTuning::x86_float_add_accumulate);
@@ -370,7 +376,7 @@ bool q8_float_add(const QuantGemm& p) {
 bool gemm_3x16_avx2_supports(const QuantGemm& p) {
   return lanes_supports(p);
 }
-void gemm_q8_4x16_avx2(const QuantGemm& p) {
+void gemm_q8_6x16_avx2(const QuantGemm& p) {
   if (q8_float_add(p)) {
     lanes_run<Avx2TileQ8<LaneSource::rows, true>, false>(p);
   } else {
@@ -380,7 +386,7 @@ void gemm_q8_4x16_avx2(const QuantGemm& p) {
 void gemm_q4_3x16_avx2(const QuantGemm& p) {
   lanes_run<Avx2TileQ4<LaneSource::rows>, true>(p);
 }
-void gemm_q8_8x4l_4x16_avx2(const QuantGemm& p) {
+void gemm_q8_8x4l_6x16_avx2(const QuantGemm& p) {
   if (q8_float_add(p)) {
     lanes_run<Avx2TileQ8<LaneSource::i8x4, true>, false>(p);
   } else {
