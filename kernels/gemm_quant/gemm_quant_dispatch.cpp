@@ -605,8 +605,10 @@ Status matmul_quant_row_block(int64_t m, const TensorView& w, float* c, int64_t 
   quant_detail::QuantGemm part = make_gemm(s, w, m, c, ldc);
   if (part.act_block_bytes > 0)  // blocked: r0 is a multiple of 4, so it starts a token block
     part.qa += r0 / quant_detail::act_block_rows(part.order) * groups * part.act_block_bytes;
+#if EINFER_CHUNK_SUM_SCRATCH  // x86-64: the AVX2 q8 prefill's int16 rows
   else if (part.order == ActOrder::wide16)
     part.qa += r0 * quant_detail::wide16_stride(kpad) * 2;
+#endif
   else
     part.qa += r0 * kpad;
   part.sa += r0 * groups;
