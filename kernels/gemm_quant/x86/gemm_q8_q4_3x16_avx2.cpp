@@ -208,6 +208,49 @@ struct Avx2Lanes {
   template <bool Q4>
   static void prepare_rows(const QuantGemm&, int64_t, int, int64_t, int64_t, Rows*) {}
 
+  // The tile's float sums: zero for the first K slice, else C's (masked to the nr live rows).
+  template <int MR>
+  static inline __attribute__((always_inline)) void load_acc(const QuantGemm& p, int64_t i0,
+                                                             int64_t j0, int64_t g0,
+                                                             const __m256i (&cols)[V],
+                                                             __m256 (&acc)[MR][V]) {
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) {
+#pragma GCC unroll 8
+      for (int v = 0; v < V; ++v) {
+        acc[i][v] = g0 == 0 ? _mm256_setzero_ps()
+                            : _mm256_maskload_ps(p.c + (i0 + i) * p.ldc + j0 + 8 * v, cols[v]);
+      }
+    }
+  }
+  // C's rows i0 .. i0 + MR, columns j0 .. j0 + nr, from the float sums.
+  template <int MR>
+  static inline __attribute__((always_inline)) void store_acc(const QuantGemm& p, int64_t i0,
+                                                              int64_t j0, int nr,
+                                                              const __m256i (&cols)[V],
+                                                              const __m256 (&acc)[MR][V]) {
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) {
+#pragma GCC unroll 8
+      for (int v = 0; v < V; ++v) {
+        float* out = p.c + (i0 + i) * p.ldc + j0 + 8 * v;
+        if (nr >= 8 * (v + 1)) {
+          _mm256_storeu_ps(out, acc[i][v]);
+        } else {
+          _mm256_maskstore_ps(out, cols[v], acc[i][v]);
+        }
+      }
+    }
+  }
+  // cols[v]: all ones in the lanes of live weight rows (< nr).
+  static inline void live_lanes(int nr, __m256i (&cols)[V]) {
+#pragma GCC unroll 8
+    for (int v = 0; v < V; ++v) {
+      cols[v] = _mm256_cmpgt_epi32(_mm256_set1_epi32(nr - 8 * v),
+                                   _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    }
+  }
+
   // q8: rows i0 .. i0 + MR of the wide16 activations against the packed tile over groups
   // [g0, g1) (chunks from c_base): per group the sums S of chunk_q8 from the packed starts s0, then
   // S - (T + 128 sum(a + 128)) (the wide16 group sums) is the exact dot product, and the float
@@ -217,20 +260,9 @@ struct Avx2Lanes {
                                                 int64_t j0, int nr, int64_t g0, int64_t g1,
                                                 int64_t c_base, int64_t chunks) {
     __m256i cols[V];
-#pragma GCC unroll 8
-    for (int v = 0; v < V; ++v) {
-      cols[v] = _mm256_cmpgt_epi32(_mm256_set1_epi32(nr - 8 * v),
-                                   _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-    }
+    live_lanes(nr, cols);
     __m256 acc[MR][V];
-#pragma GCC unroll 8
-    for (int i = 0; i < MR; ++i) {
-#pragma GCC unroll 8
-      for (int v = 0; v < V; ++v) {
-        acc[i][v] = g0 == 0 ? _mm256_setzero_ps()
-                            : _mm256_maskload_ps(p.c + (i0 + i) * p.ldc + j0 + 8 * v, cols[v]);
-      }
-    }
+    load_acc<MR>(p, i0, j0, g0, cols, acc);
     const int64_t stride16 = wide16_stride(p.kpad), gstride = p.kpad / kChunk;
     const int16_t* a = reinterpret_cast<const int16_t*>(p.qa) + i0 * stride16 + c_base * kChunk;
     const int32_t* gsum = p.csum + i0 * gstride;
@@ -267,18 +299,7 @@ struct Avx2Lanes {
         }
       }
     }
-#pragma GCC unroll 8
-    for (int i = 0; i < MR; ++i) {
-#pragma GCC unroll 8
-      for (int v = 0; v < V; ++v) {
-        float* out = p.c + (i0 + i) * p.ldc + j0 + 8 * v;
-        if (nr >= 8 * (v + 1)) {
-          _mm256_storeu_ps(out, acc[i][v]);
-        } else {
-          _mm256_maskstore_ps(out, cols[v], acc[i][v]);
-        }
-      }
-    }
+    store_acc<MR>(p, i0, j0, nr, cols, acc);
   }
 
   // Rows i0 .. i0 + MR against the packed tile over groups [g0, g1) (chunks from c_base).
@@ -299,22 +320,12 @@ struct Avx2Lanes {
                                                 int64_t j0, int nr, int64_t g0, int64_t g1,
                                                 int64_t c_base, int64_t chunks) {
     __m256i cols[V];
-#pragma GCC unroll 8
-    for (int v = 0; v < V; ++v) {
-      cols[v] = _mm256_cmpgt_epi32(_mm256_set1_epi32(nr - 8 * v),
-                                   _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-    }
+    live_lanes(nr, cols);
     __m256 acc[MR][V];
+    load_acc<MR>(p, i0, j0, g0, cols, acc);
     const int8_t* a[MR];
 #pragma GCC unroll 8
-    for (int i = 0; i < MR; ++i) {
-#pragma GCC unroll 8
-      for (int v = 0; v < V; ++v) {
-        acc[i][v] = g0 == 0 ? _mm256_setzero_ps()
-                            : _mm256_maskload_ps(p.c + (i0 + i) * p.ldc + j0 + 8 * v, cols[v]);
-      }
-      a[i] = p.qa + (i0 + i) * p.kpad;
-    }
+    for (int i = 0; i < MR; ++i) a[i] = p.qa + (i0 + i) * p.kpad;
     for (int64_t g = g0; g < g1; ++g) {
       int64_t c0 = 0, c1 = 0;
       lanes_group_chunks(p, g, chunks, &c0, &c1);
@@ -342,18 +353,7 @@ struct Avx2Lanes {
         }
       }
     }
-#pragma GCC unroll 8
-    for (int i = 0; i < MR; ++i) {
-#pragma GCC unroll 8
-      for (int v = 0; v < V; ++v) {
-        float* out = p.c + (i0 + i) * p.ldc + j0 + 8 * v;
-        if (nr >= 8 * (v + 1)) {
-          _mm256_storeu_ps(out, acc[i][v]);
-        } else {
-          _mm256_maskstore_ps(out, cols[v], acc[i][v]);
-        }
-      }
-    }
+    store_acc<MR>(p, i0, j0, nr, cols, acc);
   }
 };
 
