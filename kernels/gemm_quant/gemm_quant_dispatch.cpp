@@ -283,49 +283,6 @@ void quantize_rows_blocked(const float* a, int64_t lda, int64_t k, int32_t group
 }
 #endif  // EINFER_LAYOUT_SIMD
 
-#if EINFER_HAS_SIMD && defined(__AVX2__)
-// Row a (k values) quantized like quantize_row, into dst as a + 128 in int16 (ActOrder::wide16),
-// zero past k up to the row stride, and gsum[g] = wide16_offset(group) + 128 * sum(a + 128) over
-// group g:
-// whole groups at a time through a stack buffer (groups <= 1024 here).
-void quantize_row_wide16(const float* a, int64_t k, int32_t group, int64_t kpad, int16_t* dst,
-                         float* sa, int32_t* gsum) {
-  if (quant_detail::quantize_activations_q8_wide16_avx2(a, k, group, dst, sa, gsum)) {
-    std::memset(dst + k, 0, static_cast<size_t>(quant_detail::wide16_stride(kpad) - k) * 2);
-    return;
-  }
-  alignas(32) int8_t tmp[1024];
-  const int64_t step = 1024 / group * group;
-  const __m256i bias = _mm256_set1_epi16(128);
-  for (int64_t e0 = 0; e0 < k; e0 += step) {
-    const int64_t len = k - e0 < step ? k - e0 : step;
-    quantize_row(a + e0, len, group, tmp, sa + e0 / group);
-    int64_t e = 0;
-    for (; e + 16 <= len; e += 16) {
-      const __m256i x =
-          _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(tmp + e)));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + e0 + e), _mm256_add_epi16(x, bias));
-    }
-    for (; e < len; ++e) dst[e0 + e] = static_cast<int16_t>(tmp[e] + 128);
-  }
-  std::memset(dst + k, 0, static_cast<size_t>(quant_detail::wide16_stride(kpad) - k) * 2);
-  const __m256i ones = _mm256_set1_epi16(1);
-  for (int64_t g = 0; g * group < k; ++g) {
-    __m256i s32 = _mm256_setzero_si256();
-    const int64_t end = (g + 1) * group < k ? (g + 1) * group : k;
-    for (int64_t e = g * group; e < end; e += 16) {  // zero from k to the stride
-      s32 = _mm256_add_epi32(
-          s32,
-          _mm256_madd_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(dst + e)), ones));
-    }
-    __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(s32), _mm256_extracti128_si256(s32, 1));
-    s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0x4E));
-    s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0xB1));
-    gsum[g] = quant_detail::wide16_offset(group) + 128 * _mm_cvtsi128_si32(s4);
-  }
-}
-#endif
-
 // Quantizes rows [r0, r1) of A (m rows in all) into the scratch layout `s` in the order `order`.
 void quantize_row_range(const float* a, int64_t lda, int64_t k, int32_t group, bool q4,
                         ActOrder order, const ScratchLayout& s, int64_t kpad, int64_t groups,
@@ -339,12 +296,13 @@ void quantize_row_range(const float* a, int64_t lda, int64_t k, int32_t group, b
     case ActOrder::pair:
       return quantize_rows_blocked<ActOrder::pair>(a, lda, k, group, q4, s.qa, groups, m, r0, r1);
 #if EINFER_HAS_SIMD && defined(__AVX2__)
-    case ActOrder::wide16:
+    case ActOrder::wide16:  // int16 rows, zero from k to the stride
       for (int64_t i = r0; i < r1; ++i) {
-        quantize_row_wide16(
-            a + i * lda, k, group, kpad,
-            reinterpret_cast<int16_t*>(s.qa) + i * quant_detail::wide16_stride(kpad),
-            s.sa + i * groups, s.csum + i * (kpad / quant_detail::kChunk));
+        int16_t* row = reinterpret_cast<int16_t*>(s.qa) + i * quant_detail::wide16_stride(kpad);
+        quant_detail::quantize_activations_q8_wide16_avx2(
+            a + i * lda, k, group, row, s.sa + i * groups,
+            s.csum + i * (kpad / quant_detail::kChunk));
+        std::memset(row + k, 0, static_cast<size_t>(quant_detail::wide16_stride(kpad) - k) * 2);
       }
       return;
 #endif

@@ -177,10 +177,10 @@ bool simd_supports_group(bool q4, int32_t group);
 #if EINFER_HAS_SIMD && defined(__AVX2__)
 // quantize_activations_q8 in AVX2 lanes (quantize_act_q8_avx2.cpp), same bytes and scales.
 void quantize_activations_q8_avx2(const float* a, int64_t k, int32_t group, int8_t* qa, float* sa);
-// The same values for ActOrder::wide16, in one pass fewer: a + 128 as int16 into dst, and per group
-// gsum[g] = wide16_offset(group) + 128 * sum(a + 128). Whole groups only: false (nothing written)
-// unless group % 8 == 0, k % group == 0 and k / group <= 512.
-bool quantize_activations_q8_wide16_avx2(const float* a, int64_t k, int32_t group, int16_t* dst,
+// The same values for ActOrder::wide16 (group <= 1024): a + 128 as int16 into dst[0, k), and per
+// group gsum[g] = wide16_offset(group) + 128 * sum(a + 128); whole groups of a multiple of 8 in one
+// pass fewer than quantizing to int8 and widening.
+void quantize_activations_q8_wide16_avx2(const float* a, int64_t k, int32_t group, int16_t* dst,
                                          float* sa, int32_t* gsum);
 // GEMV for groups of 32, 4 weight rows per pass: q8 when K is not whole blocks of 8 groups, q4.
 void gemv_q8_1x4_avx2(const QuantGemm& p);

@@ -200,14 +200,6 @@ struct Avx2Lanes {
     }
   }
 
-  // q8 reads the activations as the quantization left them (ActOrder::wide16), q4 the int8 rows
-  // in place; one weight tile a pass (15M q8: 3 tiles a pass, sharing each activation tile in L1,
-  // measured 2% slower in the model).
-  static constexpr int kTilesPerPass = 1;
-  using Rows = NoRows;
-  template <bool Q4>
-  static void prepare_rows(const QuantGemm&, int64_t, int, int64_t, int64_t, Rows*) {}
-
   // The tile's float sums: zero for the first K slice, else C's (masked to the nr live rows).
   template <int MR>
   static inline __attribute__((always_inline)) void load_acc(const QuantGemm& p, int64_t i0,
@@ -306,7 +298,7 @@ struct Avx2Lanes {
   template <bool Q4, int MR>
   static __attribute__((noinline)) void tile(const QuantGemm& p, const Pack& t, int64_t i0,
                                              int64_t j0, int nr, int64_t g0, int64_t g1,
-                                             int64_t c_base, int64_t chunks, const Rows&) {
+                                             int64_t c_base, int64_t chunks) {
     if constexpr (!Q4) {
       tile_q8<MR>(p, t, i0, j0, nr, g0, g1, c_base, chunks);
     } else {
@@ -365,11 +357,16 @@ using Avx2TileQ4 = Avx2Lanes<2, 3, 8, S>;
 template <LaneSource S, bool Fadd>
 using Avx2TileQ8 = Avx2Lanes<2, 6, 16, S, Fadd>;
 
-// Whether this call may add the q8 madd results as floats: the tuning, groups whose sums stay
-// below 2^24 (<= 256, chunk_q8), and an MXCSR that keeps denormals (neither DAZ nor FTZ).
-bool q8_float_add(const QuantGemm& p) {
-  return p.group <= 256 && (_mm_getcsr() & 0x8040u) == 0 &&
-         isa_tuning_enabled(IsaTuning::x86_float_add_accumulate);
+// q8 adds its madd results as floats when the tuning says so, the group's sums stay below 2^24
+// (<= 256, chunk_q8) and MXCSR keeps denormals (neither DAZ nor FTZ); else as integers.
+template <LaneSource S>
+void run_q8(const QuantGemm& p) {
+  if (p.group <= 256 && (_mm_getcsr() & 0x8040u) == 0 &&
+      isa_tuning_enabled(IsaTuning::x86_float_add_accumulate)) {
+    lanes_run<Avx2TileQ8<S, true>, false>(p);
+  } else {
+    lanes_run<Avx2TileQ8<S, false>, false>(p);
+  }
 }
 }  // namespace
 
@@ -377,21 +374,13 @@ bool gemm_3x16_avx2_supports(const QuantGemm& p) {
   return lanes_supports(p);
 }
 void gemm_q8_6x16_avx2(const QuantGemm& p) {
-  if (q8_float_add(p)) {
-    lanes_run<Avx2TileQ8<LaneSource::rows, true>, false>(p);
-  } else {
-    lanes_run<Avx2TileQ8<LaneSource::rows, false>, false>(p);
-  }
+  run_q8<LaneSource::rows>(p);
 }
 void gemm_q4_3x16_avx2(const QuantGemm& p) {
   lanes_run<Avx2TileQ4<LaneSource::rows>, true>(p);
 }
 void gemm_q8_8x4l_6x16_avx2(const QuantGemm& p) {
-  if (q8_float_add(p)) {
-    lanes_run<Avx2TileQ8<LaneSource::i8x4, true>, false>(p);
-  } else {
-    lanes_run<Avx2TileQ8<LaneSource::i8x4, false>, false>(p);
-  }
+  run_q8<LaneSource::i8x4>(p);
 }
 void gemm_q4_8x4l_3x16_avx2(const QuantGemm& p) {
   lanes_run<Avx2TileQ4<LaneSource::i8x4>, true>(p);

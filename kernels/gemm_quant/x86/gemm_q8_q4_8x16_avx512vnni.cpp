@@ -95,16 +95,10 @@ struct Vnni16 {
     }
   }
 
-  // One weight tile a pass; the activations are read in place (int8).
-  static constexpr int kTilesPerPass = 1;
-  using Rows = NoRows;
-  template <bool Q4>
-  static void prepare_rows(const QuantGemm&, int64_t, int, int64_t, int64_t, Rows*) {}
-
   // Rows i0 .. i0 + MR against the packed tile over groups [g0, g1) (chunks from c_base).
   template <bool Q4, int MR>
   static void tile(const QuantGemm& p, const Pack& t, int64_t i0, int64_t j0, int nr, int64_t g0,
-                   int64_t g1, int64_t c_base, int64_t chunks, const Rows&) {
+                   int64_t g1, int64_t c_base, int64_t chunks) {
     const __mmask16 cols = static_cast<__mmask16>((1u << nr) - 1u);
     __m512 acc[MR];
     const int8_t* a[MR];

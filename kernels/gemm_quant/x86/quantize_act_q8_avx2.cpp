@@ -88,29 +88,44 @@ void quantize_whole_groups(const float* a, int64_t groups, int32_t group, int8_t
 
 }  // namespace
 
-bool quantize_activations_q8_wide16_avx2(const float* a, int64_t k, int32_t group, int16_t* dst,
+void quantize_activations_q8_wide16_avx2(const float* a, int64_t k, int32_t group, int16_t* dst,
                                          float* sa, int32_t* gsum) {
-  if (group % 8 != 0 || k % group != 0 || k / group > kMaxBatchedGroups) return false;
-  const int64_t groups = k / group;
-  alignas(32) float inv[kMaxBatchedGroups];
-  group_scales(a, groups, group, sa, inv);
-  const __m128i bias = _mm_set1_epi16(128);
-  for (int64_t gi = 0; gi < groups; ++gi) {
-    const __m256 vinv = _mm256_set1_ps(inv[gi]);
-    __m256i sum = _mm256_setzero_si256();
-    for (int32_t e = 0; e < group; e += 8) {
-      const __m256i r = quantize8_i32(a + gi * group + e, vinv);
-      sum = _mm256_add_epi32(sum, r);
-      const __m128i w16 =
-          _mm_packs_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + gi * group + e), _mm_add_epi16(w16, bias));
+  if (group % 8 == 0 && k % group == 0 && k / group <= kMaxBatchedGroups) {
+    const int64_t groups = k / group;
+    alignas(32) float inv[kMaxBatchedGroups];
+    group_scales(a, groups, group, sa, inv);
+    const __m128i bias = _mm_set1_epi16(128);
+    for (int64_t gi = 0; gi < groups; ++gi) {
+      const __m256 vinv = _mm256_set1_ps(inv[gi]);
+      __m256i sum = _mm256_setzero_si256();
+      for (int32_t e = 0; e < group; e += 8) {
+        const __m256i r = quantize8_i32(a + gi * group + e, vinv);
+        sum = _mm256_add_epi32(sum, r);
+        const __m128i w16 =
+            _mm_packs_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + gi * group + e),
+                         _mm_add_epi16(w16, bias));
+      }
+      __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(sum), _mm256_extracti128_si256(sum, 1));
+      s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0x4E));
+      s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0xB1));
+      gsum[gi] = wide16_offset(group) + 128 * (_mm_cvtsi128_si32(s4) + 128 * group);
     }
-    __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(sum), _mm256_extracti128_si256(sum, 1));
-    s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0x4E));
-    s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0xB1));
-    gsum[gi] = wide16_offset(group) + 128 * (_mm_cvtsi128_si32(s4) + 128 * group);
+    return;
   }
-  return true;
+  // Other shapes (a last partial group, more groups than the batch): group by group through the
+  // int8 path, widened in scalar code (groups <= 1024: the wide16 kernels' limit).
+  alignas(32) int8_t tmp[1024];
+  for (int64_t g0 = 0, gi = 0; g0 < k; g0 += group, ++gi) {
+    const int64_t len = k - g0 < group ? k - g0 : group;
+    quantize_activations_q8_avx2(a + g0, len, group, tmp, sa + gi);
+    int32_t sum = 0;
+    for (int64_t e = 0; e < len; ++e) {
+      dst[g0 + e] = static_cast<int16_t>(tmp[e] + 128);
+      sum += tmp[e];
+    }
+    gsum[gi] = wide16_offset(group) + 128 * (sum + 128 * static_cast<int32_t>(len));
+  }
 }
 
 void quantize_activations_q8_avx2(const float* a, int64_t k, int32_t group, int8_t* qa, float* sa) {
