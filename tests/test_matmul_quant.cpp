@@ -477,9 +477,10 @@ TEST_CASE("matmul_quant: the exact prefill GEMMs equal the scalar int twin bit f
 }
 
 TEST_CASE("matmul_quant: AVX2 q8 float-add sums at their bound (groups of 256, extreme values)") {
-  // With w + 128 = 255 and a + 128 = 255 every madd gives 2 * 255 * 255; a group of 256 sums 128
-  // of them to 16646400, just below 2^24, where the float form is still exact. Its opposite
-  // extreme, w = -128 against a = -127, adds zeros. Both forms must give the twin's bits.
+  // With w + 128 = 255 and a + 128 = 255 every madd gives 2 * 255 * 255; a group of 256 starts
+  // from T - 128 sum(w) = 32768 and adds 128 of them: 16679168, just below 2^24, where the float
+  // form is still exact. Its opposite extreme, w = -128 against a = -127, adds zeros to the
+  // largest start (8388608). Both forms must give the twin's bits.
   const bool tuned = isa_tuning_enabled(IsaTuning::x86_float_add_accumulate);
   for (const bool fadd : {false, true}) {
     isa_set_tuning(IsaTuning::x86_float_add_accumulate, fadd);
