@@ -53,7 +53,6 @@ struct Q8 {
 // The q4 step's dot products with maddubs: four products of unsigned nibbles (<= 15) and int8
 // per int16 lane, |sum| <= 7620, then madd to int32, plus `start`.
 struct DotQ4Avx2 {
-  static constexpr int kPassRows = 4;  // 16 ymm registers
   static __m256i dot(__m256i lo, __m256i even, __m256i hi, __m256i odd, __m256i start) {
     const __m256i p16 =
         _mm256_add_epi16(_mm256_maddubs_epi16(lo, even), _mm256_maddubs_epi16(hi, odd));

@@ -77,7 +77,6 @@ struct Q4 {
 // Decode (m == 1) q4 step (gemm_quant_gemv_driver.h, q4_dot): two vpdpbusd from `start`, no int16
 // stage.
 struct DotQ4Vnni {
-  static constexpr int kPassRows = 8;  // 32 ymm registers (gemv_q4_run)
   static __m256i dot(__m256i lo, __m256i even, __m256i hi, __m256i odd, __m256i start) {
     return _mm256_dpbusd_epi32(_mm256_dpbusd_epi32(start, lo, even), hi, odd);
   }
