@@ -256,7 +256,7 @@ TEST_CASE("matmul_quant: the q4 decode GEMV's blocks and tails on every ISA sele
   // 15M shape's k = 288) with the 16-byte step of 4 rows at once; rows past the last 4-row pass
   // take the 1-row path. k: whole blocks (256, 768, 2048), a block and half a step (288), a
   // block and steps (320, 448), and half a step after them (352, 480), 1-3 bytes past whole
-  // int32s (300); n: 8- and 4-row passes (9, 13, 14) and 1-3 rows more.
+  // int32s (300); n: 8-row passes where K < 512 (9, 13, 14), 4-row ones and 1-3 rows more.
   einfer_test::for_each_isa([&](const std::string&) {
     Rng rng{31};
     for (int64_t n : {1, 4, 5, 7, 9, 14}) {

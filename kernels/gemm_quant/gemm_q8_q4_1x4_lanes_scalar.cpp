@@ -8,8 +8,8 @@
 //   q8, per step s (one group of 32 bytes): lane l += fma(float(d_l), sw(s) * sa(s)), where d_l is
 //      the exact int32 dot of bytes 4l .. 4l+3 of the step (a 4-byte lane of vpdpbusd, or of
 //      maddubs + madd);
-//   q4, 4-row passes (the kernels' 8-row passes are two of them, the same bits): per block of
-//   4 steps (8 groups) lane i += fma(float(isum(8b + i)),
+//   q4, 4-row passes (the kernels' 8-row passes at K < 512 are two of them, the same bits): per
+//   block of 4 steps (8 groups) lane i += fma(float(isum(8b + i)),
 //      sw * sa); per step past the blocks (2 groups, lanes 0-3 the first, 4-7 the second) the
 //      4-byte lane dots as q8, the group's -8 sum(a) correction in its first lane; a last half
 //      step (16 bytes: one group) added after the lane sum as float(isum) * (sw * sa);

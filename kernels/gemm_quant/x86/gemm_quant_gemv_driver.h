@@ -171,14 +171,14 @@ struct GemvQ4 {
   }
 };
 
-// The q4 GEMV's own row loop (gemv_q4_run): 8 rows per pass (4 for the rest, q4_pass) in blocks
-// of 4 steps (8 groups). A
-// row's 4 step vectors hold 4 int32 partial sums per group; they fold with unpacks and adds (not
-// hadd: 2 cycles each on Zen 4) into its 8 group sums, less the 8 corrections, then one convert and
-// one FMA with the 8 scale products: one FMA per row and 8 groups instead of one per 2, the FMA
-// ports left to the dot products. Steps past the last whole block take GemvQ4's per-step path; a
-// row ending in half a step (K = 288) takes one 16-byte step per row, a pass's rows folded alike.
-// The blocks' steps start from zero (q4_dot), the corrections subtracted after the fold.
+// The q4 GEMV's own row loop (gemv_q4_run): 4 rows per pass (8 for rows of one block, q4_pass)
+// in blocks of 4 steps (8 groups). A row's 4 step vectors hold 4 int32 partial sums per group;
+// they fold with unpacks and adds (not hadd: 2 cycles each on Zen 4) into its 8 group sums, less
+// the 8 corrections, then one convert and one FMA with the 8 scale products: one FMA per row and 8
+// groups instead of one per 2, the FMA ports left to the dot products. Steps past the last whole
+// block take GemvQ4's per-step path; a row ending in half a step (K = 288) takes one 16-byte step
+// per row, a pass's rows folded alike. The blocks' steps start from zero (q4_dot), the corrections
+// subtracted after the fold.
 
 // [sum of the 4 lanes of each 128-bit half of d0, d1, d2, d3]: lanes [d0.lo d1.lo d2.lo d3.lo |
 // d0.hi d1.hi d2.hi d3.hi].
@@ -200,9 +200,10 @@ inline __m128 fold4_ps(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
 }
 
 constexpr auto kHint = _MM_HINT_T1;
+// Two lines into L2. In asm: GCC 12 dropped _mm_prefetch calls from q4_pass's unrolled row loop
+// (the 110M q4 decode, DRAM-bound, then ran at half speed).
 inline void prefetch2(const char* p, int64_t at) {
-  _mm_prefetch(p + at, kHint);
-  _mm_prefetch(p + at + 64, kHint);
+  asm volatile("prefetcht1 %0\n\tprefetcht1 %1" : : "m"(p[at]), "m"(p[at + 64]));
 }
 
 // One step of a block: 32 weight bytes at w against the 64 activations at a (even, then odd).
@@ -286,11 +287,13 @@ template <class Dot>
   return _mm256_mul_ps(_mm256_cvtepi32_ps(t), _mm256_mul_ps(swv, _mm256_set1_ps(p.sa[g])));
 }
 
-// Rows [j, j + NR), NR = 8 or (the rows left) 4. 8-row passes spread each pass's fixed work (the
-// block's activation loads, the final lane folds, the chain from the last block to the store)
-// over twice the rows: per row of K = 288 (Zen 4, L2-resident) 16.8 -> 15.1 cycles with AVX-512
-// VNNI (32 registers), 20.5 -> 19.0 with AVX2 (16: the activations come from L1 as operands);
-// no change from K = 512. Each row's float operations are the same whatever NR.
+// Rows [j, j + NR), NR = 8 (rows of K < 512) or 4. 8-row passes spread each pass's fixed work
+// (the block's activation loads, the final lane folds, the chain from the last block to the store)
+// over twice the rows, which pays where a row is one block: per row of K = 288 (Zen 4,
+// L2-resident) 16.8 -> 15.1 cycles with AVX-512 VNNI (32 registers), 20.5 -> 19.0 with AVX2 (16:
+// the activations come from L1 as operands). From K = 512 they gained nothing in cache, and with
+// the weights streaming from DRAM (110M shape, K = 768) 8 rows' interleaved streams decoded about
+// 10% slower than 4. Each row's float operations are the same whatever NR.
 template <class Dot, int NR>
 [[gnu::always_inline]] inline void q4_pass(const QuantGemm& p, const Q4Rows& r, int64_t j) {
   using Q = GemvQ4<Dot>;
@@ -375,7 +378,9 @@ void gemv_q4_run(const QuantGemm& p) {
   r.gs = p.groups;
   r.half_tail = r.full_steps < r.steps && r.rb - r.full_steps * 32 == 16;
   int64_t j = 0;
-  for (; j + 8 <= p.n; j += 8) q4_pass<Dot, 8>(p, r, j);
+  if (r.blocks <= 1) {  // short rows (K < 512) only: see q4_pass
+    for (; j + 8 <= p.n; j += 8) q4_pass<Dot, 8>(p, r, j);
+  }
   for (; j + 4 <= p.n; j += 4) q4_pass<Dot, 4>(p, r, j);
   for (; j < p.n; ++j) gemv_rows<Q, 1>(p, j, r.full_steps, r.steps);
 }
