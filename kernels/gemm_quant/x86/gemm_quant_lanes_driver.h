@@ -112,30 +112,19 @@ inline void lanes_group_chunks(const QuantGemm& p, int64_t g, int64_t chunks, in
   *c1 = end < chunks ? end : chunks;
 }
 
-// Q8Pack::pairs16 from the rows layout: the starting sums s0 of groups [g0, g1) from the packed
-// pairs u = w + 128 (chunks from c0): T - 128 (sum(u) - 128 * count) = T - 128 sum(w) per lane,
-// count the positions before k (the packing leaves u = 0 past it).
-template <class K>
-void lanes_pack_s0(const QuantGemm& p, int64_t g0, int64_t g1, int64_t c0, typename K::Pack* t) {
-  constexpr int kLanes = K::kLanes;
-  const int64_t chunks = (p.k + kChunk - 1) / kChunk;
-  const __m256i ones = _mm256_set1_epi16(1);
-  for (int64_t g = g0; g < g1; ++g) {
-    int64_t gc0 = 0, gc1 = 0;
-    lanes_group_chunks(p, g, chunks, &gc0, &gc1);
-    const int64_t end = gc1 * kChunk < p.k ? gc1 * kChunk : p.k;
-    const __m256i off = _mm256_set1_epi32(static_cast<int32_t>(128 * (end - gc0 * kChunk)));
-    for (int lane = 0; lane < kLanes; lane += 8) {
-      __m256i sum = _mm256_setzero_si256();
-      for (int64_t q = (gc0 - c0) * 16; q < (gc1 - c0) * 16; ++q) {
-        sum = _mm256_add_epi32(
-            sum, _mm256_madd_epi16(
-                     _mm256_load_si256(reinterpret_cast<const __m256i*>(t->w[q][lane])), ones));
-      }
-      _mm256_store_si256(reinterpret_cast<__m256i*>(t->s0[g - g0] + lane),
-                         _mm256_sub_epi32(_mm256_set1_epi32(wide16_offset(p.group)),
-                                          _mm256_slli_epi32(_mm256_sub_epi32(sum, off), 7)));
+// Q8Pack::pairs16 from the rows layout: usum (per 8 lanes) += the sums of the int16 pairs u = w +
+// 128 of a chunk's 16 packed quads, just written and still in L1 (added as int16: 16 x 255 per
+// slot, then one madd), so that the group's starting sums need no second pass over the tile.
+template <int kLanes>
+inline void lanes_chunk_usum(const uint8_t (*quads)[kLanes][4], __m256i* usum) {
+  for (int v = 0; v < kLanes / 8; ++v) {
+    __m256i s16 = _mm256_load_si256(reinterpret_cast<const __m256i*>(quads[0][8 * v]));
+#pragma GCC unroll 16
+    for (int q = 1; q < 16; ++q) {
+      s16 = _mm256_add_epi16(s16,
+                             _mm256_load_si256(reinterpret_cast<const __m256i*>(quads[q][8 * v])));
     }
+    usum[v] = _mm256_add_epi32(usum[v], _mm256_madd_epi16(s16, _mm256_set1_epi16(1)));
   }
 }
 
@@ -147,8 +136,28 @@ void lanes_pack(const QuantGemm& p, int64_t j0, int nr, int64_t c0, int64_t c1, 
   constexpr int kLanes = K::kLanes;
   constexpr int kQuads = Q4 ? 8 : K::Pack::kQuads;
   const size_t rb = p.w_row_bytes;
+  constexpr bool kPairs = !Q4 && K::kQ8Pack == Q8Pack::pairs16;
   alignas(64) static constexpr uint8_t kZeros[32] = {};  // the rows past n
   const uint8_t* base = p.w + static_cast<size_t>(j0) * rb;
+  __m256i usum[kLanes / 8];  // pairs16: the current group's sum(u) per lane
+  for (int v = 0; v < kLanes / 8; ++v) usum[v] = _mm256_setzero_si256();
+  // pairs16: after chunk c, the group's starting sums if c ends it (T - 128 sum(w) per lane, sum(w)
+  // = sum(u) - 128 * the positions before k: the packing leaves u = 0 past k).
+  auto end_chunk = [&](int64_t c) {
+    if constexpr (kPairs) {
+      lanes_chunk_usum<kLanes>(t->w + (c - c0) * kQuads, usum);
+      const int64_t g = c * kChunk / p.group;
+      if ((c + 1) * kChunk != (g + 1) * p.group && c + 1 != c1) return;
+      const int64_t end = (g + 1) * p.group < p.k ? (g + 1) * p.group : p.k;
+      const __m256i off = _mm256_set1_epi32(static_cast<int32_t>(128 * (end - g * p.group)));
+      for (int v = 0; v < kLanes / 8; ++v) {
+        _mm256_store_si256(reinterpret_cast<__m256i*>(t->s0[g - g0] + 8 * v),
+                           _mm256_sub_epi32(_mm256_set1_epi32(wide16_offset(p.group)),
+                                            _mm256_slli_epi32(_mm256_sub_epi32(usum[v], off), 7)));
+        usum[v] = _mm256_setzero_si256();
+      }
+    }
+  };
   for (int64_t c = c0; c < c1; ++c) {
     uint8_t(*dst)[kLanes][4] = t->w + (c - c0) * kQuads;
     // Bytes of row data the chunk reads: q8 32 from 32c, q4 16 from 32 (c / 2) + 16 (c % 2).
@@ -162,6 +171,7 @@ void lanes_pack(const QuantGemm& p, int64_t j0, int nr, int64_t c0, int64_t c1, 
       } else {
         K::transpose_q8(src, dst);
       }
+      end_chunk(c);
       continue;
     }
     for (int q = 0; q < kQuads; ++q) {  // the row's last, partial chunk
@@ -171,13 +181,13 @@ void lanes_pack(const QuantGemm& p, int64_t j0, int nr, int64_t c0, int64_t c1, 
         }
       }
     }
+    end_chunk(c);
   }
   for (int64_t g = g0; g < g1; ++g) {
     for (int r = 0; r < kLanes; ++r) {
       t->sw[g - g0][r] = r < nr ? p.sw[(j0 + r) * p.groups + g] : 0.f;
     }
   }
-  if constexpr (!Q4 && K::kQ8Pack == Q8Pack::pairs16) lanes_pack_s0<K>(p, g0, g1, c0, t);
 }
 
 // Packs the 8x4 layout's tiles of weight rows j0 .. j0 + nr (K::kLanes / 8 layout tiles; a tile
