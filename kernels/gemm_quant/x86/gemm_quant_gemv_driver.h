@@ -231,24 +231,38 @@ struct Q4Rows {
   bool half_tail;  // a last step of exactly one whole group (16 bytes, K = 288)
 };
 
-// The 4 rows' last half step (half_tail, group g = 2 full_steps) at w, their scaled products.
+// The last half step of a pass's rows at w (half_tail: group 2 full_steps, 16 bytes a row): its
+// activations in both halves of a vector, and two rows' dot products at a time.
+template <class Dot>
+struct HalfStep {
+  __m256i even, odd;
+  const uint8_t* wt;  // the first row's 16 bytes
+  int64_t rb;
+
+  static __m256i both_halves(const int8_t* a) {
+    return _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a)));
+  }
+  HalfStep(const QuantGemm& p, const Q4Rows& r, const uint8_t* w)
+      : even(both_halves(p.qa + r.full_steps * 64)),
+        odd(both_halves(p.qa + r.full_steps * 64 + 32)),
+        wt(w + r.full_steps * 32),
+        rb(r.rb) {}
+  // Rows i and i + 1 in one vector, [row i | row i + 1], 4 int32 lanes each.
+  __m256i two(int i) const {
+    const __m256i v = _mm256_inserti128_si256(
+        _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(wt + i * rb))),
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(wt + (i + 1) * rb)), 1);
+    return q4_dot<Dot>(v, even, odd, _mm256_setzero_si256());
+  }
+};
+
+// The 4 rows' last half step at w, their scaled products.
 template <class Dot>
 [[gnu::always_inline]] inline __m128 q4_half_tail(const QuantGemm& p, const Q4Rows& r,
                                                   const uint8_t* w, const float* sw) {
-  const int64_t g = 2 * r.full_steps, rb = r.rb, gs = r.gs;
-  const __m256i even = _mm256_broadcastsi128_si256(
-      _mm_loadu_si128(reinterpret_cast<const __m128i*>(p.qa + r.full_steps * 64)));
-  const __m256i odd = _mm256_broadcastsi128_si256(
-      _mm_loadu_si128(reinterpret_cast<const __m128i*>(p.qa + r.full_steps * 64 + 32)));
-  // Two rows' 16 bytes in one vector: [row b0 | row b1], 4 lanes each.
-  auto two = [&](const uint8_t* b0, const uint8_t* b1) {
-    const __m256i v = _mm256_inserti128_si256(
-        _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b0))),
-        _mm_loadu_si128(reinterpret_cast<const __m128i*>(b1)), 1);
-    return q4_dot<Dot>(v, even, odd, _mm256_setzero_si256());
-  };
-  const uint8_t* const wt = w + r.full_steps * 32;
-  const __m256i d01 = two(wt, wt + rb), d23 = two(wt + 2 * rb, wt + 3 * rb);
+  const int64_t g = 2 * r.full_steps, gs = r.gs;
+  const HalfStep<Dot> h(p, r, w);
+  const __m256i d01 = h.two(0), d23 = h.two(2);
   // [r0 r2 r0 r2 | r1 r3 r1 r3] (pairs of lanes, then halves), then [r0 r1 r2 r3].
   __m256i x = _mm256_add_epi32(_mm256_unpacklo_epi32(d01, d23), _mm256_unpackhi_epi32(d01, d23));
   x = _mm256_add_epi32(x, _mm256_shuffle_epi32(x, 0x4E));
@@ -263,21 +277,10 @@ template <class Dot>
 template <class Dot>
 [[gnu::always_inline]] inline __m256 q4_half_tail8(const QuantGemm& p, const Q4Rows& r,
                                                    const uint8_t* w, const float* sw) {
-  const int64_t g = 2 * r.full_steps, rb = r.rb, gs = r.gs;
-  const __m256i even = _mm256_broadcastsi128_si256(
-      _mm_loadu_si128(reinterpret_cast<const __m128i*>(p.qa + r.full_steps * 64)));
-  const __m256i odd = _mm256_broadcastsi128_si256(
-      _mm_loadu_si128(reinterpret_cast<const __m128i*>(p.qa + r.full_steps * 64 + 32)));
-  auto two = [&](const uint8_t* b0, const uint8_t* b1) {
-    const __m256i v = _mm256_inserti128_si256(
-        _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b0))),
-        _mm_loadu_si128(reinterpret_cast<const __m128i*>(b1)), 1);
-    return q4_dot<Dot>(v, even, odd, _mm256_setzero_si256());
-  };
-  const uint8_t* const wt = w + r.full_steps * 32;
+  const int64_t g = 2 * r.full_steps, gs = r.gs;
+  const HalfStep<Dot> h(p, r, w);
   // fold4 of [r0|r1] [r2|r3] [r4|r5] [r6|r7] = [r0 r2 r4 r6 | r1 r3 r5 r7], then natural order.
-  const __m256i x = fold4_epi32(two(wt, wt + rb), two(wt + 2 * rb, wt + 3 * rb),
-                                two(wt + 4 * rb, wt + 5 * rb), two(wt + 6 * rb, wt + 7 * rb));
+  const __m256i x = fold4_epi32(h.two(0), h.two(2), h.two(4), h.two(6));
   const __m256i t =
       _mm256_sub_epi32(_mm256_permutevar8x32_epi32(x, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)),
                        _mm256_set1_epi32(p.csum[g]));
