@@ -85,6 +85,10 @@ constexpr int64_t wide16_stride(int64_t kpad) {
 constexpr int32_t wide16_offset(int32_t group) {
   return 16384 * group;
 }
+// A group's wide16 sum from its n int8 activations summing to sum_a: T + 128 sum(a + 128).
+constexpr int32_t wide16_group_sum(int32_t group, int32_t sum_a, int32_t n) {
+  return wide16_offset(group) + 128 * (sum_a + 128 * n);
+}
 
 // Whether this build has SIMD kernels for interleaved layouts (and so the blocked orders):
 // AArch64 and x86 AVX2 (the 8x4 GEMVs read the single order; x86's 8x4 prefill tiles read natural

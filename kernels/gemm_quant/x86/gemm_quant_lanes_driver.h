@@ -112,6 +112,12 @@ inline void lanes_group_chunks(const QuantGemm& p, int64_t g, int64_t chunks, in
   *c1 = end < chunks ? end : chunks;
 }
 
+// Q8Pack::pairs16: a group's starting sums T - 128 sum(w) of 8 lanes from their sum(w) (see the
+// top).
+inline __m256i lanes_s0(int32_t group, __m256i wsum) {
+  return _mm256_sub_epi32(_mm256_set1_epi32(wide16_offset(group)), _mm256_slli_epi32(wsum, 7));
+}
+
 // Q8Pack::pairs16 from the rows layout: usum (per 8 lanes) += the sums of the int16 pairs u = w +
 // 128 of a chunk's 16 packed quads, just written and still in L1 (added as int16: 16 x 255 per
 // slot, then one madd), so that the group's starting sums need no second pass over the tile.
@@ -152,8 +158,7 @@ void lanes_pack(const QuantGemm& p, int64_t j0, int nr, int64_t c0, int64_t c1, 
       const __m256i off = _mm256_set1_epi32(static_cast<int32_t>(128 * (end - g * p.group)));
       for (int v = 0; v < kLanes / 8; ++v) {
         _mm256_store_si256(reinterpret_cast<__m256i*>(t->s0[g - g0] + 8 * v),
-                           _mm256_sub_epi32(_mm256_set1_epi32(wide16_offset(p.group)),
-                                            _mm256_slli_epi32(_mm256_sub_epi32(usum[v], off), 7)));
+                           lanes_s0(p.group, _mm256_sub_epi32(usum[v], off)));
         usum[v] = _mm256_setzero_si256();
       }
     }
@@ -248,8 +253,7 @@ void lanes_pack_8x4(const QuantGemm& p, int64_t j0, int nr, int64_t g0, int64_t 
       }
       if constexpr (kPairs) {
         _mm256_store_si256(reinterpret_cast<__m256i*>(t->s0[g - g0] + lane),
-                           _mm256_sub_epi32(_mm256_set1_epi32(wide16_offset(p.group)),
-                                            _mm256_slli_epi32(wsum, 7)));
+                           lanes_s0(p.group, wsum));
       }
     }
   }

@@ -109,7 +109,7 @@ void quantize_activations_q8_wide16_avx2(const float* a, int64_t k, int32_t grou
       __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(sum), _mm256_extracti128_si256(sum, 1));
       s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0x4E));
       s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0xB1));
-      gsum[gi] = wide16_offset(group) + 128 * (_mm_cvtsi128_si32(s4) + 128 * group);
+      gsum[gi] = wide16_group_sum(group, _mm_cvtsi128_si32(s4), group);
     }
     return;
   }
@@ -124,7 +124,7 @@ void quantize_activations_q8_wide16_avx2(const float* a, int64_t k, int32_t grou
       dst[g0 + e] = static_cast<int16_t>(tmp[e] + 128);
       sum += tmp[e];
     }
-    gsum[gi] = wide16_offset(group) + 128 * (sum + 128 * static_cast<int32_t>(len));
+    gsum[gi] = wide16_group_sum(group, sum, static_cast<int32_t>(len));
   }
 }
 
