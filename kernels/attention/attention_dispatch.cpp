@@ -81,7 +81,7 @@ struct ScratchLayout {
   const float** vrow = nullptr;    // [kTile]
   const int8_t** k8row = nullptr;  // [kTile] i8 cache rows (always a prefix of the tile)
   const int8_t** v8row = nullptr;  // [kTile]
-  float* kscale = nullptr;         // [kTile] i8 row scales (1 for f32 rows)
+  float* kscale = nullptr;         // [kTile] i8 row scales (1 for f32 rows; unset without i8 rows)
   float* vscale = nullptr;         // [kTile]
   int16_t* q16 = nullptr;          // [r][k] the query quantized for integer dots with i8 keys
   float* q16_scale = nullptr;      // [r]
@@ -283,23 +283,25 @@ void tile_heads(const float* q, const ScratchLayout& s, int32_t h0, int32_t k, T
 
 // Turns head h's scores into probabilities (times the V row scales) and updates its running max,
 // sum and accumulator. Fixed operation order for a given cnt: the level's whole vectors first, then
-// these loops.
+// these loops. kScales: the tile has int8 rows (TileRows::n8 > 0); all-f32 tiles have scales of 1,
+// and their products are left out (x * 1 is x exactly, so the bits are the same).
+template <bool kScales>
 void tile_softmax(const ScratchLayout& s, int32_t h, int32_t k, float scale, int32_t cnt) {
   float* sh = s.scores + h * kTile;
   float tile_max = -INFINITY;
-  int32_t i = scores_scale_max_vec(sh, s.kscale, scale, cnt, &tile_max);
+  int32_t i = scores_scale_max_vec<kScales>(sh, s.kscale, scale, cnt, &tile_max);
   for (; i < cnt; ++i) {
-    sh[i] = sh[i] * s.kscale[i] * scale;
+    sh[i] = (kScales ? sh[i] * s.kscale[i] : sh[i]) * scale;
     tile_max = sh[i] > tile_max ? sh[i] : tile_max;
   }
   if (s.softcap > 0.f) tile_max = softcap_scores(sh, cnt, s.softcap);
   const float new_max = tile_max > s.run_max[h] ? tile_max : s.run_max[h];
   float tile_sum = 0.f;
-  i = scores_exp_sum_vec(sh, s.vscale, new_max, cnt, &tile_sum);
+  i = scores_exp_sum_vec<kScales>(sh, s.vscale, new_max, cnt, &tile_sum);
   for (; i < cnt; ++i) {
     const float e = std::exp(sh[i] - new_max);
     tile_sum += e;
-    sh[i] = e * s.vscale[i];
+    sh[i] = kScales ? e * s.vscale[i] : e;
   }
   if (new_max != s.run_max[h]) {
     const float alpha = std::exp(s.run_max[h] - new_max);  // 0 on the first tile (max was -inf)
@@ -328,7 +330,11 @@ template <bool kPf>
 void attend_tile(const float* q, int32_t r, int32_t k, float scale, const ScratchLayout& s,
                  TileRows t) {
   for_rows<kPf>(q, s, 0, r, k, t, true);
-  for (int32_t h = 0; h < r; ++h) tile_softmax(s, h, k, scale, t.cnt);
+  if (t.n8 > 0) {
+    for (int32_t h = 0; h < r; ++h) tile_softmax<true>(s, h, k, scale, t.cnt);
+  } else {
+    for (int32_t h = 0; h < r; ++h) tile_softmax<false>(s, h, k, scale, t.cnt);
+  }
   for_rows<kPf>(q, s, 0, r, k, t, false);
 }
 
