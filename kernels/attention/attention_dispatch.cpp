@@ -42,13 +42,13 @@ constexpr int kHeadBlock = 4;  // query heads whose scores / accumulators are co
 //
 // Only decode with heads wider than this takes the f32 requests (ScratchLayout::prefetch). For
 // heads of 48 and 64 (MHA, r = 1) the requests cost more than they bring: with K/V in L2 they were
-// a third of the 15M shape's decode time (7.0 vs 4.4 us, 128 positions), and end to end on the
-// Zen 4 (one thread, CPU time) decode ran faster without them: 15M q4 / q8 at context 2048
-// 412 -> 643 / 364 -> 552 t/s, 110M q4 at 2048 70.9 -> 77.8 t/s, at 128 within noise (+2%
-// / -5%). A request a row ahead evicts rows still to be read when a tile's K or V rows (64 of
-// them, 12-16 KB) and the requests all compete for a 32 KB L1, and the hardware prefetchers keep
-// up with these short rows. With 128-wide GQA heads (32 query heads on 8 kv heads, 2048
-// positions, K/V in DRAM) they still made decode 1.3x faster.
+// a third of the 15M shape's decode time (6.3 vs 4.4 us, 128 positions), and end to end on a
+// Zen 4 (one thread, CPU time, EINFER_ISA=avx2) decode ran faster without them: 15M q4 / q8 at
+// context 2048 443 -> 639 / 373 -> 545 t/s, 110M q4 at 2048 70.9 -> 77.8 t/s, at 128 within
+// noise. The hardware prefetchers keep up with these short rows, and a request 8 KB ahead
+// reaches rows that the rest of the tile's K or V pass evicts from L1 again before they are read.
+// With 128-wide GQA heads (32 query heads on 8 kv heads, 2048 positions, K/V beyond L2) the
+// requests still made decode 1.3x faster.
 constexpr int32_t kPrefetchMinHeadDim = 64;
 #if defined(EINFER_ATTN_PREFETCH_BYTES)
 size_t prefetch_bytes() {
