@@ -40,33 +40,44 @@ constexpr int kHeadBlock = 4;  // query heads whose scores / accumulators are co
 // 7-15% slower (15M shape, q4). It is chosen once from the CPU vendor; -DEINFER_ATTN_PREFETCH_BYTES
 // pins it (0 disables).
 //
-// Only decode with heads wider than this takes the f32 requests (ScratchLayout::prefetch). For
-// heads of 48 and 64 (MHA, r = 1) the requests cost more than they bring: with K/V in L2 they were
-// a third of the 15M shape's decode time (6.3 vs 4.4 us, 128 positions), and end to end on a
-// Zen 4 (one thread, CPU time, EINFER_ISA=avx2) decode ran faster without them: 15M q4 / q8 at
-// context 2048 443 -> 639 / 373 -> 545 t/s, 110M q4 at 2048 70.9 -> 77.8 t/s, at 128 within
-// noise. The hardware prefetchers keep up with these short rows, and a request 8 KB ahead
-// reaches rows that the rest of the tile's K or V pass evicts from L1 again before they are read.
-// With 128-wide GQA heads (32 query heads on 8 kv heads, 2048 positions, K/V beyond L2) the
-// requests still made decode 1.3x faster.
-constexpr int32_t kPrefetchMinHeadDim = 64;
+// On AMD, only decode with heads wider than prefetch_min_head_dim() = 64 takes the f32 requests
+// (ScratchLayout::prefetch). For heads of 48 and 64 (MHA, r = 1) they cost more than they bring
+// there: with K/V in L2 they were a third of the 15M shape's decode time (6.3 vs 4.4 us, 128
+// positions), and end to end on a Zen 4 (one thread, CPU time, EINFER_ISA=avx2) decode ran faster
+// without them: 15M q4 / q8 at context 2048 443 -> 639 / 373 -> 545 t/s, 110M q4 at 2048 70.9 ->
+// 77.8 t/s, at 128 within noise. Its hardware prefetchers keep up with these short rows, and a
+// request 8 KB ahead reaches rows that the rest of the tile's K or V pass evicts from L1 again
+// before they are read. With 128-wide GQA heads (32 query heads on 8 kv heads, 2048 positions,
+// K/V beyond L2) the requests still made decode 1.3x faster. Intel and Arm CPUs, not measured
+// without them, keep the requests for every head (0).
 #if defined(EINFER_ATTN_PREFETCH_BYTES)
 size_t prefetch_bytes() {
   return EINFER_ATTN_PREFETCH_BYTES;
 }
+int32_t prefetch_min_head_dim() {
+  return 0;
+}
 #elif defined(__x86_64__)
-size_t prefetch_bytes() {
-  static const size_t bytes = [] {  // first use, not a static constructor
+bool cpu_is_intel() {
+  static const bool intel = [] {  // first use, not a static constructor
     unsigned a = 0, b = 0, c = 0, d = 0;
-    const bool intel = __get_cpuid(0, &a, &b, &c, &d) && b == 0x756e6547u && d == 0x49656e69u &&
-                       c == 0x6c65746eu;  // "GenuineIntel"
-    return size_t{intel ? 2048u : 8192u};
+    return __get_cpuid(0, &a, &b, &c, &d) && b == 0x756e6547u && d == 0x49656e69u &&
+           c == 0x6c65746eu;  // "GenuineIntel"
   }();
-  return bytes;
+  return intel;
+}
+size_t prefetch_bytes() {
+  return cpu_is_intel() ? 2048 : 8192;
+}
+int32_t prefetch_min_head_dim() {
+  return cpu_is_intel() ? 0 : 64;
 }
 #else
 size_t prefetch_bytes() {
   return 8192;
+}
+int32_t prefetch_min_head_dim() {
+  return 0;
 }
 #endif
 
@@ -515,10 +526,10 @@ Status attention_f32(const AttentionShape& shape, const float* q, const float* k
     s.vnni = vnni;
     s.softcap = shape.softcap;
     // Decode reads each f32 K/V row once, from wherever the cache sits; with wide rows (head_dim
-    // above kPrefetchMinHeadDim) it gains from requests ahead. A prefill block's queries re-read
-    // the same rows, already in L1/L2, where the requests only cost (15M q8 prefill: +9% without
-    // them). Two instantiations, so decode keeps its code as it was.
-    s.prefetch = n == 1 && k > kPrefetchMinHeadDim;
+    // above prefetch_min_head_dim()) it gains from requests ahead. A prefill block's queries
+    // re-read the same rows, already in L1/L2, where the requests only cost (15M q8 prefill: +9%
+    // without them). Two instantiations, so decode keeps its code as it was.
+    s.prefetch = n == 1 && k > prefetch_min_head_dim();
     KeySource src = src0;
     for (int64_t item = first; item < last;) {
       const int32_t g = static_cast<int32_t>(item / n), i = static_cast<int32_t>(item % n);
