@@ -88,8 +88,9 @@ RowsFn rows_kernel_simd(DType dtype);
 // x86-64 GCC builds with AVX2 code): call only when the ISA selection includes the extension.
 RowsFn rows_kernel_avxvnni(DType dtype);
 RowsFn rows_kernel_avx512vnni(DType dtype);
-// The multi-row kernel matmul_f32_gguf runs for dtype under the current ISA selection, or null.
-RowsFn rows_kernel_best(DType dtype);
+// The multi-row kernel matmul_f32_gguf runs for dtype and m activation rows under the current ISA
+// selection, or null.
+RowsFn rows_kernel_best(DType dtype, int64_t m);
 // AMX Q4_K / Q5_K (five) product (gemm_gguf_q45k_16x16_amx.cpp; x86-64 GCC builds with AVX2 code,
 // call only when the ISA selection includes amx): c[i * ldc + j] for the m activation rows (q8_K
 // blocks, act_bytes apart) and weight rows [j0, j1) (w_row bytes apart), nb blocks each; the
