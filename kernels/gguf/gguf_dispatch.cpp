@@ -90,6 +90,8 @@ Status run(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c
   const bool amx = simd && (w.dtype == DType::q4_k || w.dtype == DType::q5_k) &&
                    isa_extension_enabled(IsaExtension::amx) &&
                    gguf_detail::gemm_q45k_amx_supports(m, k);
+  const bool legacy_tile = simd && m >= gguf_detail::kLegacyTileRows && block == 32 &&
+                           isa_extension_enabled(IsaExtension::avx512vnni);
 #endif
   auto columns = [&](int task) {
     long long j0 = 0, j1 = 0;
@@ -99,6 +101,12 @@ Status run(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c
       if (j1 > j0)
         gguf_detail::gemm_q45k_16x16_amx(w.dtype == DType::q5_k, wd, w_row, j0, j1, act, row_bytes,
                                          m, nb, c, ldc);
+      return;
+    }
+    if (legacy_tile) {  // prefill of the 32-element types: 16 weight rows in the lanes
+      if (j1 > j0)
+        gguf_detail::gemm_gguf_legacy_16x8_avx512vnni(w.dtype, wd, w_row, j0, j1, act, row_bytes, m,
+                                                      nb, c, ldc);
       return;
     }
 #endif
@@ -173,8 +181,12 @@ const char* matmul_gguf_kernel_name(DType dtype, WeightLayout layout, int64_t m,
     if (fast) *fast = simd.fn != nullptr;
     return simd.fn ? simd.name : gguf_detail::scalar::tile_kernel(dtype).name;
   }
-  (void)m;
-  return gguf_detail::rows_kernel_best(dtype, 2) ? "gemm_gguf_q8_4x4 (rows)" : "dot_gguf_q8_scalar";
+#if defined(EINFER_GGUF_AVX2) && defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+  if (m >= gguf_detail::kLegacyTileRows && gguf_block_elems(dtype) == 32 &&
+      isa_extension_enabled(IsaExtension::avx512vnni))
+    return "gemm_gguf_legacy_16x8_avx512vnni";
+#endif
+  return gguf_detail::rows_kernel_best(dtype, m) ? "gemm_gguf_q8_4x4 (rows)" : "dot_gguf_q8_scalar";
 }
 
 namespace scalar {
