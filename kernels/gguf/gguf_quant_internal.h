@@ -105,6 +105,12 @@ constexpr int64_t kLegacyTileRows = 8;
 void gemm_gguf_legacy_16x8_avx512vnni(DType dtype, const uint8_t* w, size_t w_row, int64_t j0,
                                       int64_t j1, const uint8_t* act, size_t act_bytes, int64_t m,
                                       int64_t nb, float* c, int64_t ldc);
+// Its AVX2 side (gemm_gguf_legacy_8x4_avx2.cpp) for the types whose values fit maddubs (q4_0,
+// q5_0, q4_1, q5_1; q8_0 keeps the 4-row kernel): the same arguments and bits.
+bool gemm_gguf_legacy_8x4_avx2_supports(DType dtype);
+void gemm_gguf_legacy_8x4_avx2(DType dtype, const uint8_t* w, size_t w_row, int64_t j0, int64_t j1,
+                               const uint8_t* act, size_t act_bytes, int64_t m, int64_t nb,
+                               float* c, int64_t ldc);
 void gemm_q45k_16x16_amx(bool five, const uint8_t* w, size_t w_row, int64_t j0, int64_t j1,
                          const uint8_t* act, size_t act_bytes, int64_t m, int64_t nb, float* c,
                          int64_t ldc);
