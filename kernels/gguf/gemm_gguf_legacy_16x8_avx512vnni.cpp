@@ -38,7 +38,7 @@ constexpr int kLanes = 16;      // weight rows per tile
 constexpr int kActRows = 8;     // activation rows per tile
 constexpr int64_t kSlice = 64;  // blocks per packed K slice (2048 elements)
 
-// A weight tile's K slice: 36 KB on the stack.
+// A weight tile's K slice: 40 KB on the stack.
 struct alignas(64) Packed {
   uint8_t u[kSlice][8][kLanes][4];  // [block][quad][lane][4 unsigned values]
   float d[kSlice][kLanes];          // each lane's block scale
