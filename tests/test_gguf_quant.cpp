@@ -62,6 +62,21 @@ constexpr TypeCase kTypes[] = {{DType::q8_0, "q8_0"}, {DType::q4_0, "q4_0"}, {DT
                                {DType::q6_k, "q6_k"}};
 constexpr int64_t kRows = 4, kCols = 512;  // the generator's block vectors
 
+// m random activation rows against w (n x k): the selected level's product equals the scalar
+// twin's bit for bit, and so does any thread count.
+void check_equals_twin(const TensorView& w, int64_t n, int64_t k, int64_t m, std::mt19937& rng) {
+  std::normal_distribution<float> normal(0.f, 1.f);
+  std::vector<float> a(m * k);
+  for (float& x : a) x = normal(rng);
+  std::vector<unsigned char> scratch(matmul_gguf_scratch_bytes(m, k));
+  std::vector<float> best(m * n), twin(m * n);
+  REQUIRE(matmul_f32_gguf(a.data(), k, m, w, best.data(), n, scratch.data(), scratch.size()).ok());
+  REQUIRE(scalar::matmul_f32_gguf(a.data(), k, m, w, twin.data(), n, scratch.data(), scratch.size())
+              .ok());
+  CHECK(std::memcmp(best.data(), twin.data(), best.size() * sizeof(float)) == 0);
+  einfer_test::check_gguf_same_bits_threaded(a.data(), k, m, w, n, best, scratch);
+}
+
 }  // namespace
 
 TEST_CASE("gguf blocks: block sizes match the GGUF format") {
@@ -198,17 +213,7 @@ TEST_CASE(
     einfer_test::for_each_isa([&](const std::string&) {  // AVX2, AVX-VNNI, AVX-512 VNNI kernels
       for (int64_t m : {1, 2, 5, 8, 19}) {               // from 8: the 32-element types' lane tiles
         CAPTURE(m);
-        std::vector<float> a(m * k);
-        for (float& x : a) x = normal(rng);
-        std::vector<unsigned char> scratch(matmul_gguf_scratch_bytes(m, k));
-        std::vector<float> best(m * n), twin(m * n);
-        REQUIRE(matmul_f32_gguf(a.data(), k, m, w, best.data(), n, scratch.data(), scratch.size())
-                    .ok());
-        REQUIRE(scalar::matmul_f32_gguf(a.data(), k, m, w, twin.data(), n, scratch.data(),
-                                        scratch.size())
-                    .ok());
-        CHECK(std::memcmp(best.data(), twin.data(), best.size() * sizeof(float)) == 0);
-        einfer_test::check_gguf_same_bits_threaded(a.data(), k, m, w, n, best, scratch);
+        check_equals_twin(w, n, k, m, rng);
       }
     });
   }
@@ -239,17 +244,7 @@ TEST_CASE(
     einfer_test::for_each_isa([&](const std::string&) {
       for (int64_t m : {8, 21}) {
         CAPTURE(m);
-        std::vector<float> a(m * k);
-        for (float& x : a) x = normal(rng);
-        std::vector<unsigned char> scratch(matmul_gguf_scratch_bytes(m, k));
-        std::vector<float> best(m * n), twin(m * n);
-        REQUIRE(matmul_f32_gguf(a.data(), k, m, w, best.data(), n, scratch.data(), scratch.size())
-                    .ok());
-        REQUIRE(scalar::matmul_f32_gguf(a.data(), k, m, w, twin.data(), n, scratch.data(),
-                                        scratch.size())
-                    .ok());
-        CHECK(std::memcmp(best.data(), twin.data(), best.size() * sizeof(float)) == 0);
-        einfer_test::check_gguf_same_bits_threaded(a.data(), k, m, w, n, best, scratch);
+        check_equals_twin(w, n, k, m, rng);
       }
     });
   }
