@@ -36,18 +36,27 @@ float hsum(__m256 v) {
   return _mm_cvtss_f32(_mm_add_ss(t, _mm_shuffle_ps(t, t, 1)));
 }
 
+// How far ahead of the weights being read the GEMV requests them. The R rows of a pass are one
+// sequential stream (adjacent rows of the matrix), requested at the pass's pace, R * 32 bytes a
+// step. A request 512 bytes ahead in each row (less than one 288-element row) left the 15M
+// classifier (32000 x 288 f16, from L3) waiting on its loads: 9 GB/s, against ~40 for a
+// streaming read of the same bytes.
+constexpr int64_t kPrefetchBytes = 8192;
+
 // Rows j..j+R-1, 16 weights per step and row (two accumulators each).
 template <typename H, int R>
 void rows(int64_t k, const uint16_t* w, int64_t w_j, const float* x, float* y) {
   const int64_t k16 = k / 16 * 16;
   __m256 a[R], b[R];
   for (int r = 0; r < R; ++r) a[r] = b[r] = _mm256_setzero_ps();
+  const char* ahead = reinterpret_cast<const char*>(w) + kPrefetchBytes;
   int64_t p = 0;
   for (; p < k16; p += 16) {
     const __m256 x0 = _mm256_loadu_ps(x + p), x1 = _mm256_loadu_ps(x + p + 8);
+    for (int l = 0; l < R * 32; l += 64) _mm_prefetch(ahead + l, _MM_HINT_T0);
+    ahead += R * 32;
     for (int r = 0; r < R; ++r) {
       const uint16_t* wr = w + r * w_j + p;
-      __builtin_prefetch(wr + 256);
       a[r] = _mm256_fmadd_ps(H::load8(wr), x0, a[r]);
       b[r] = _mm256_fmadd_ps(H::load8(wr + 8), x1, b[r]);
     }
