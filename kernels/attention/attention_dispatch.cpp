@@ -39,23 +39,45 @@ constexpr int kHeadBlock = 4;  // query heads whose scores / accumulators are co
 // on an AMD EPYC, 2 KB on an Intel Xeon with AVX-512/AMX, where 8 KB made decode at context 2000
 // 7-15% slower (15M shape, q4). It is chosen once from the CPU vendor; -DEINFER_ATTN_PREFETCH_BYTES
 // pins it (0 disables).
+//
+// On AMD, only decode with heads wider than prefetch_min_head_dim() = 64 takes the f32 requests
+// (ScratchLayout::prefetch). For heads of 48 and 64 (MHA, r = 1) they cost more than they bring
+// there: with K/V in L2 they were a third of the 15M shape's decode time (6.3 vs 4.4 us, 128
+// positions), and end to end on a Zen 4 (one thread, CPU time, EINFER_ISA=avx2) decode ran faster
+// without them: 15M q4 / q8 at context 2048 443 -> 639 / 373 -> 545 t/s, 110M q4 at 2048 70.9 ->
+// 77.8 t/s, at 128 within noise. Its hardware prefetchers keep up with these short rows, and a
+// request 8 KB ahead reaches rows that the rest of the tile's K or V pass evicts from L1 again
+// before they are read. With 128-wide GQA heads (32 query heads on 8 kv heads, 2048 positions,
+// K/V beyond L2) the requests still made decode 1.3x faster. Intel and Arm CPUs, not measured
+// without them, keep the requests for every head (0).
 #if defined(EINFER_ATTN_PREFETCH_BYTES)
 size_t prefetch_bytes() {
   return EINFER_ATTN_PREFETCH_BYTES;
 }
+int32_t prefetch_min_head_dim() {
+  return 0;
+}
 #elif defined(__x86_64__)
-size_t prefetch_bytes() {
-  static const size_t bytes = [] {  // first use, not a static constructor
+bool cpu_is_intel() {
+  static const bool intel = [] {  // first use, not a static constructor
     unsigned a = 0, b = 0, c = 0, d = 0;
-    const bool intel = __get_cpuid(0, &a, &b, &c, &d) && b == 0x756e6547u && d == 0x49656e69u &&
-                       c == 0x6c65746eu;  // "GenuineIntel"
-    return size_t{intel ? 2048u : 8192u};
+    return __get_cpuid(0, &a, &b, &c, &d) && b == 0x756e6547u && d == 0x49656e69u &&
+           c == 0x6c65746eu;  // "GenuineIntel"
   }();
-  return bytes;
+  return intel;
+}
+size_t prefetch_bytes() {
+  return cpu_is_intel() ? 2048 : 8192;
+}
+int32_t prefetch_min_head_dim() {
+  return cpu_is_intel() ? 0 : 64;
 }
 #else
 size_t prefetch_bytes() {
   return 8192;
+}
+int32_t prefetch_min_head_dim() {
+  return 0;
 }
 #endif
 
@@ -81,7 +103,7 @@ struct ScratchLayout {
   const float** vrow = nullptr;    // [kTile]
   const int8_t** k8row = nullptr;  // [kTile] i8 cache rows (always a prefix of the tile)
   const int8_t** v8row = nullptr;  // [kTile]
-  float* kscale = nullptr;         // [kTile] i8 row scales (1 for f32 rows)
+  float* kscale = nullptr;         // [kTile] i8 row scales (1 for f32 rows; unset without i8 rows)
   float* vscale = nullptr;         // [kTile]
   int16_t* q16 = nullptr;          // [r][k] the query quantized for integer dots with i8 keys
   float* q16_scale = nullptr;      // [r]
@@ -283,23 +305,25 @@ void tile_heads(const float* q, const ScratchLayout& s, int32_t h0, int32_t k, T
 
 // Turns head h's scores into probabilities (times the V row scales) and updates its running max,
 // sum and accumulator. Fixed operation order for a given cnt: the level's whole vectors first, then
-// these loops.
+// these loops. kScales: the tile has int8 rows (TileRows::n8 > 0); all-f32 tiles have scales of 1,
+// and their products are left out (x * 1 is x exactly, so the bits are the same).
+template <bool kScales>
 void tile_softmax(const ScratchLayout& s, int32_t h, int32_t k, float scale, int32_t cnt) {
   float* sh = s.scores + h * kTile;
   float tile_max = -INFINITY;
-  int32_t i = scores_scale_max_vec(sh, s.kscale, scale, cnt, &tile_max);
+  int32_t i = scores_scale_max_vec<kScales>(sh, s.kscale, scale, cnt, &tile_max);
   for (; i < cnt; ++i) {
-    sh[i] = sh[i] * s.kscale[i] * scale;
+    sh[i] = (kScales ? sh[i] * s.kscale[i] : sh[i]) * scale;
     tile_max = sh[i] > tile_max ? sh[i] : tile_max;
   }
   if (s.softcap > 0.f) tile_max = softcap_scores(sh, cnt, s.softcap);
   const float new_max = tile_max > s.run_max[h] ? tile_max : s.run_max[h];
   float tile_sum = 0.f;
-  i = scores_exp_sum_vec(sh, s.vscale, new_max, cnt, &tile_sum);
+  i = scores_exp_sum_vec<kScales>(sh, s.vscale, new_max, cnt, &tile_sum);
   for (; i < cnt; ++i) {
     const float e = std::exp(sh[i] - new_max);
     tile_sum += e;
-    sh[i] = e * s.vscale[i];
+    sh[i] = kScales ? e * s.vscale[i] : e;
   }
   if (new_max != s.run_max[h]) {
     const float alpha = std::exp(s.run_max[h] - new_max);  // 0 on the first tile (max was -inf)
@@ -328,7 +352,11 @@ template <bool kPf>
 void attend_tile(const float* q, int32_t r, int32_t k, float scale, const ScratchLayout& s,
                  TileRows t) {
   for_rows<kPf>(q, s, 0, r, k, t, true);
-  for (int32_t h = 0; h < r; ++h) tile_softmax(s, h, k, scale, t.cnt);
+  if (t.n8 > 0) {
+    for (int32_t h = 0; h < r; ++h) tile_softmax<true>(s, h, k, scale, t.cnt);
+  } else {
+    for (int32_t h = 0; h < r; ++h) tile_softmax<false>(s, h, k, scale, t.cnt);
+  }
   for_rows<kPf>(q, s, 0, r, k, t, false);
 }
 
@@ -497,11 +525,11 @@ Status attention_f32(const AttentionShape& shape, const float* q, const float* k
                     rows > r);
     s.vnni = vnni;
     s.softcap = shape.softcap;
-    // Decode reads each f32 K/V row once, from wherever the cache sits, and gains from requests
-    // ahead; a prefill block's queries re-read the same rows, already in L1/L2, where the
-    // requests only cost (15M q8 prefill: +9% without them). Two instantiations, so decode
-    // keeps its code as it was.
-    s.prefetch = n == 1;
+    // Decode reads each f32 K/V row once, from wherever the cache sits; with wide rows (head_dim
+    // above prefetch_min_head_dim()) it gains from requests ahead. A prefill block's queries
+    // re-read the same rows, already in L1/L2, where the requests only cost (15M q8 prefill: +9%
+    // without them). Two instantiations, so decode keeps its code as it was.
+    s.prefetch = n == 1 && k > prefetch_min_head_dim();
     KeySource src = src0;
     for (int64_t item = first; item < last;) {
       const int32_t g = static_cast<int32_t>(item / n), i = static_cast<int32_t>(item % n);
