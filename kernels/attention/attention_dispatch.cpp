@@ -7,8 +7,9 @@
 // the tile templates inline into the tile loop: attention_f32_simd.inc (xsimd) or
 // attention_f32_scalar.inc, attention_small_head_simd.inc, attention_i8_avx2.inc or
 // attention_i8_scalar.inc; the query walks (one query, prefill query blocks) in
-// attention_query.inc. The shape checks (attention.cpp) do not depend on the level. The scalar twin
-// is attention_reference.cpp (unfused, einsum-based), which the tests compare it with.
+// attention_query.inc, with the query blocks' own register tiles on aarch64
+// (attention_block_neon.inc). The shape checks (attention.cpp) do not depend on the level. The
+// scalar twin is attention_reference.cpp (unfused, einsum-based), which the tests compare it with.
 #include "kernels/attention/attention.h"
 
 #include <cmath>
