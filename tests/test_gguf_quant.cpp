@@ -62,6 +62,21 @@ constexpr TypeCase kTypes[] = {{DType::q8_0, "q8_0"}, {DType::q4_0, "q4_0"}, {DT
                                {DType::q6_k, "q6_k"}};
 constexpr int64_t kRows = 4, kCols = 512;  // the generator's block vectors
 
+// m random activation rows against w (n x k): the selected level's product equals the scalar
+// twin's bit for bit, and so does any thread count.
+void check_equals_twin(const TensorView& w, int64_t n, int64_t k, int64_t m, std::mt19937& rng) {
+  std::normal_distribution<float> normal(0.f, 1.f);
+  std::vector<float> a(m * k);
+  for (float& x : a) x = normal(rng);
+  std::vector<unsigned char> scratch(matmul_gguf_scratch_bytes(m, k));
+  std::vector<float> best(m * n), twin(m * n);
+  REQUIRE(matmul_f32_gguf(a.data(), k, m, w, best.data(), n, scratch.data(), scratch.size()).ok());
+  REQUIRE(scalar::matmul_f32_gguf(a.data(), k, m, w, twin.data(), n, scratch.data(), scratch.size())
+              .ok());
+  CHECK(std::memcmp(best.data(), twin.data(), best.size() * sizeof(float)) == 0);
+  einfer_test::check_gguf_same_bits_threaded(a.data(), k, m, w, n, best, scratch);
+}
+
 }  // namespace
 
 TEST_CASE("gguf blocks: block sizes match the GGUF format") {
@@ -196,19 +211,40 @@ TEST_CASE(
     REQUIRE(raw.size() == static_cast<size_t>(n * (k / block)) * bytes);
     TensorView w = make_view(t.dtype, raw.data(), {n, k});
     einfer_test::for_each_isa([&](const std::string&) {  // AVX2, AVX-VNNI, AVX-512 VNNI kernels
-      for (int64_t m : {1, 2, 5}) {
+      for (int64_t m : {1, 2, 5, 8, 19}) {               // from 8: the 32-element types' lane tiles
         CAPTURE(m);
-        std::vector<float> a(m * k);
-        for (float& x : a) x = normal(rng);
-        std::vector<unsigned char> scratch(matmul_gguf_scratch_bytes(m, k));
-        std::vector<float> best(m * n), twin(m * n);
-        REQUIRE(matmul_f32_gguf(a.data(), k, m, w, best.data(), n, scratch.data(), scratch.size())
-                    .ok());
-        REQUIRE(scalar::matmul_f32_gguf(a.data(), k, m, w, twin.data(), n, scratch.data(),
-                                        scratch.size())
-                    .ok());
-        CHECK(std::memcmp(best.data(), twin.data(), best.size() * sizeof(float)) == 0);
-        einfer_test::check_gguf_same_bits_threaded(a.data(), k, m, w, n, best, scratch);
+        check_equals_twin(w, n, k, m, rng);
+      }
+    });
+  }
+}
+
+TEST_CASE(
+    "gguf blocks: the 32-element types' lane tiles (8+ activation rows) equal the scalar twin "
+    "across "
+    "weight tiles, K slices and threads") {
+  // 37 weight rows (two whole tiles of 16 and a short one), K = 70 blocks (past one 64-block
+  // slice: the second continues from C), 8 to 21 activation rows (whole tiles and a remainder).
+  std::mt19937 rng(3737);
+  std::normal_distribution<float> normal(0.f, 1.f);
+  constexpr int64_t n = 37, k = 70 * 32;
+  for (const TypeCase& t : kTypes) {
+    if (gguf_block_elems(t.dtype) != 32) continue;
+    CAPTURE(t.name);
+    const size_t bytes = gguf_block_bytes(t.dtype);
+    std::vector<uint8_t> raw(quant_row_bytes(t.dtype, k) * n);
+    for (uint8_t& b : raw) b = static_cast<uint8_t>(rng());
+    const bool min = t.dtype == DType::q4_1 || t.dtype == DType::q5_1;
+    for (size_t at = 0; at < raw.size(); at += bytes)
+      for (size_t f = 0; f <= (min ? 2u : 0u); f += 2) {
+        const uint16_t h = static_cast<uint16_t>(0x1800 + rng() % 0x2000);  // 2^-9 .. 2
+        std::memcpy(&raw[at + f], &h, 2);
+      }
+    TensorView w = make_view(t.dtype, raw.data(), {n, k});
+    einfer_test::for_each_isa([&](const std::string&) {
+      for (int64_t m : {8, 21}) {
+        CAPTURE(m);
+        check_equals_twin(w, n, k, m, rng);
       }
     });
   }

@@ -33,34 +33,55 @@ namespace {
 
 constexpr int32_t kTile = kAttentionKeyTile;
 constexpr int kHeadBlock = 4;  // query heads whose scores / accumulators are computed together
-// Decode is bound by how fast K/V rows arrive, and at tile boundaries, where the kernel switches
-// between the K and V streams, the hardware prefetchers alone fall behind. So the f32 rows are
-// requested (into all cache levels) this many bytes of rows ahead in the order the tile walk reads
-// them (walk_ahead below). The distance that measured best differs by CPU: 8 KB of 1-32 KB on an
-// AMD EPYC, 2 KB on an Intel Xeon with AVX-512/AMX, where 8 KB made decode at context 2000 7-15%
-// slower (15M shape, q4; both measured when the distance was in addresses, not walk order). It is
-// chosen once from the CPU vendor; -DEINFER_ATTN_PREFETCH_BYTES pins it (0 disables).
+// A kv head's rows sit one after another in the cache, so while a row is used the bytes this far
+// past it are requested (into all cache levels): decode is bound by how fast K/V arrive, and at
+// tile boundaries, where the kernel switches between the K and V streams, the hardware
+// prefetchers alone fall behind. The distance that measured best differs by CPU: 8 KB of 1-32 KB
+// on an AMD EPYC, 2 KB on an Intel Xeon with AVX-512/AMX, where 8 KB made decode at context 2000
+// 7-15% slower (15M shape, q4). It is chosen once from the CPU vendor; -DEINFER_ATTN_PREFETCH_BYTES
+// pins it (0 disables).
+//
+// On AMD, only decode with heads wider than prefetch_min_head_dim() = 64 takes the f32 requests
+// (ScratchLayout::prefetch). For heads of 48 and 64 (MHA, r = 1) they cost more than they bring
+// there: with K/V in L2 they were a third of the 15M shape's decode time (6.3 vs 4.4 us, 128
+// positions), and end to end on a Zen 4 (one thread, CPU time, EINFER_ISA=avx2) decode ran faster
+// without them: 15M q4 / q8 at context 2048 443 -> 639 / 373 -> 545 t/s, 110M q4 at 2048 70.9 ->
+// 77.8 t/s, at 128 within noise. Its hardware prefetchers keep up with these short rows, and a
+// request 8 KB ahead reaches rows that the rest of the tile's K or V pass evicts from L1 again
+// before they are read. With 128-wide GQA heads (32 query heads on 8 kv heads, 2048 positions,
+// K/V beyond L2) the requests still made decode 1.3x faster. Intel and Arm CPUs, not measured
+// without them, keep the requests for every head (0).
 #if defined(EINFER_ATTN_PREFETCH_BYTES)
 size_t prefetch_bytes() {
   return EINFER_ATTN_PREFETCH_BYTES;
 }
+int32_t prefetch_min_head_dim() {
+  return 0;
+}
 #elif defined(__x86_64__)
-size_t prefetch_bytes() {
-  static const size_t bytes = [] {  // first use, not a static constructor
+bool cpu_is_intel() {
+  static const bool intel = [] {  // first use, not a static constructor
     unsigned a = 0, b = 0, c = 0, d = 0;
-    const bool intel = __get_cpuid(0, &a, &b, &c, &d) && b == 0x756e6547u && d == 0x49656e69u &&
-                       c == 0x6c65746eu;  // "GenuineIntel"
-    return size_t{intel ? 2048u : 8192u};
+    return __get_cpuid(0, &a, &b, &c, &d) && b == 0x756e6547u && d == 0x49656e69u &&
+           c == 0x6c65746eu;  // "GenuineIntel"
   }();
-  return bytes;
+  return intel;
+}
+size_t prefetch_bytes() {
+  return cpu_is_intel() ? 2048 : 8192;
+}
+int32_t prefetch_min_head_dim() {
+  return cpu_is_intel() ? 0 : 64;
 }
 #else
 size_t prefetch_bytes() {
   return 8192;
 }
+int32_t prefetch_min_head_dim() {
+  return 0;
+}
 #endif
 
-// Requests the bytes prefetch_bytes() past an int8 row (the int8 cache's rows, read in place).
 inline void prefetch_ahead(const void* row, size_t row_bytes) {
   const size_t distance = prefetch_bytes();
   if (distance == 0) return;
@@ -124,57 +145,6 @@ struct ScratchLayout {
   }
 };
 
-// Requests ahead in the order one query's tile walk reads f32 rows: walk position i < cnt is K row
-// i of the tile, cnt + i its V row i, 2 * cnt + i the next tile's K row i. A row is requested
-// `rows` positions before it is read, so it arrives just in time whether it sits in L2, L3 or
-// DRAM. (Requests by address, prefetch_bytes() past the row being read, went a whole pass early
-// at the tile's end: the next tile's K rows while this tile's V rows were still to come, evicted
-// from L1 before use; with K/V in L2 they cost decode a third of its time, and they left this
-// tile's first V rows unrequested.) The next tile's rows are assumed to continue the stride of
-// this tile's last two: where they do not (a ring wrap, the last tile) a request is wasted, never
-// a wrong result.
-struct WalkAhead {
-  const float* const* krow = nullptr;
-  const float* const* vrow = nullptr;
-  int32_t cnt = 0;
-  int32_t rows = 0;  // 0: no requests (prefill, int8 tiles, EINFER_ATTN_PREFETCH_BYTES=0)
-  size_t row_bytes = 0;
-};
-
-// The walk of a tile's rows [0, cnt) when the call requests rows ahead (kPf) and they are all f32
-// (the f32 rows of an int8 tile are the block's own, just written).
-template <bool kPf>
-inline WalkAhead walk_ahead(const ScratchLayout& s, int32_t k, int32_t n8, int32_t cnt) {
-  WalkAhead w;
-  if (!kPf || n8 > 0) return w;
-  w.krow = s.krow;
-  w.vrow = s.vrow;
-  w.cnt = cnt;
-  w.row_bytes = static_cast<size_t>(k) * sizeof(float);
-  w.rows = static_cast<int32_t>((prefetch_bytes() + w.row_bytes - 1) / w.row_bytes);
-  return w;
-}
-
-// Requests the row read `w.rows` positions after walk position pos.
-inline void prefetch_walk(const WalkAhead& w, int32_t pos) {
-  if (w.rows == 0) return;
-  pos += w.rows;
-  uintptr_t row = 0;
-  if (pos < w.cnt) {
-    row = reinterpret_cast<uintptr_t>(w.krow[pos]);
-  } else if (pos < 2 * w.cnt) {
-    row = reinterpret_cast<uintptr_t>(w.vrow[pos - w.cnt]);
-  } else if (w.cnt >= 2) {  // integer arithmetic: the guess may point outside any object
-    const uintptr_t last = reinterpret_cast<uintptr_t>(w.krow[w.cnt - 1]);
-    const uintptr_t step = last - reinterpret_cast<uintptr_t>(w.krow[w.cnt - 2]);
-    row = last + step * static_cast<uintptr_t>(pos - 2 * w.cnt + 1);
-  } else {
-    return;
-  }
-  for (size_t b = 0; b < w.row_bytes; b += 64)
-    __builtin_prefetch(reinterpret_cast<const char*>(row + b), 0, 3);
-}
-
 // ---- microkernels -------------------------------------------------------------------------------
 // Bit-exactness contract: every (head, key) score and every (head, element) accumulator sees the
 // same sequence of float operations whatever the blocking (which heads or keys share a call), so
@@ -228,10 +198,12 @@ __attribute__((noinline)) float softcap_scores(float* sh, int32_t cnt, float cap
 
 // out[h * out_stride + j] = dot(q + h*k, krow[j]) for RB heads and KB keys; q and K are read once
 // per block, the RB*KB products accumulate in registers.
-template <int RB, int KB>
+template <int RB, int KB, bool kPf>
 inline void f32_dots_RBxKB(const float* q, const float* const* krow, int32_t k, float* out,
                            int32_t out_stride) {
   float acc[RB * KB];
+  if constexpr (kPf)
+    for (int j = 0; j < KB; ++j) prefetch_ahead(krow[j], static_cast<size_t>(k) * sizeof(float));
   const int32_t d = f32_dots_vec<RB, KB>(q, krow, k, acc);
   for (int h = 0; h < RB; ++h)
     for (int j = 0; j < KB; ++j) {
@@ -244,8 +216,8 @@ inline void f32_dots_RBxKB(const float* q, const float* const* krow, int32_t k, 
 // acc[h][:] += p[h * p_stride + j] * vrow[j][:] for RB heads over keys [j0, j1).
 template <int RB, bool kPf>
 inline void f32_accumulate_v_RB(const float* p, int32_t p_stride, const float* const* vrow,
-                                int32_t j0, int32_t j1, int32_t k, float* acc, const WalkAhead& w) {
-  const int32_t kv = f32_accumulate_v_vec<RB, kPf>(p, p_stride, vrow, j0, j1, k, acc, w);
+                                int32_t j0, int32_t j1, int32_t k, float* acc) {
+  const int32_t kv = f32_accumulate_v_vec<RB, kPf>(p, p_stride, vrow, j0, j1, k, acc);
   if (kv < k) {
     for (int32_t j = j0; j < j1; ++j)
       for (int h = 0; h < RB; ++h) axpy_tail_f32(p[h * p_stride + j], vrow[j], kv, k, acc + h * k);
@@ -253,13 +225,13 @@ inline void f32_accumulate_v_RB(const float* p, int32_t p_stride, const float* c
 }
 
 // f32_accumulate_v_RB over the f32 rows [j0, j1) of a tile (p: the heads' tile scores), one head's
-// accumulator in registers where its rows are whole vectors. kPf: requests along the walk w.
+// accumulator in registers where its rows are whole vectors.
 template <int RB, bool kPf>
 [[gnu::always_inline]] inline void f32_accumulate_v_rows(const float* p, const float* const* vrow,
                                                          int32_t j0, int32_t j1, int32_t k,
-                                                         float* acc, const WalkAhead& w) {
-  if (RB == 1 && f32_accumulate_v_regs_any<kPf>(p, vrow, j0, j1, k, acc, w)) return;
-  f32_accumulate_v_RB<RB, kPf>(p, kTile, vrow, j0, j1, k, acc, w);
+                                                         float* acc) {
+  if (RB == 1 && f32_accumulate_v_regs_any<kPf>(p, vrow, j0, j1, k, acc)) return;
+  f32_accumulate_v_RB<RB, kPf>(p, kTile, vrow, j0, j1, k, acc);
 }
 
 // Integer dots of the int16 query against int8 keys (exact, so any order): out = isum * q_scale.
@@ -303,35 +275,22 @@ void tile_scores(const float* q, const ScratchLayout& s, int32_t h0, int32_t k, 
     i8_tile_scores<RB, false>(s, h0, k, t.n8, sc);
   }
   int32_t j = t.n8;
-  const WalkAhead w = walk_ahead<kPf>(s, k, t.n8, t.cnt);
   // RB x KB = 8 products per block where the heads allow: their sums come out of one
   // transpose-reduce instead of a store and a scalar tree each (same tree, same bits).
   if constexpr (RB == 1 || RB == 2) {
-    for (; j + 8 / RB <= t.cnt; j += 8 / RB) {
-      if constexpr (kPf)
-        for (int i = 0; i < 8 / RB; ++i) prefetch_walk(w, j + i);
-      f32_dots_RBxKB<RB, 8 / RB>(q + h0 * k, s.krow + j, k, sc + j, kTile);
-    }
+    for (; j + 8 / RB <= t.cnt; j += 8 / RB)
+      f32_dots_RBxKB<RB, 8 / RB, kPf>(q + h0 * k, s.krow + j, k, sc + j, kTile);
   }
-  for (; j + 2 <= t.cnt; j += 2) {
-    if constexpr (kPf) {
-      prefetch_walk(w, j);
-      prefetch_walk(w, j + 1);
-    }
-    f32_dots_RBxKB<RB, 2>(q + h0 * k, s.krow + j, k, sc + j, kTile);
-  }
-  for (; j < t.cnt; ++j) {
-    if constexpr (kPf) prefetch_walk(w, j);
-    f32_dots_RBxKB<RB, 1>(q + h0 * k, s.krow + j, k, sc + j, kTile);
-  }
+  for (; j + 2 <= t.cnt; j += 2)
+    f32_dots_RBxKB<RB, 2, kPf>(q + h0 * k, s.krow + j, k, sc + j, kTile);
+  for (; j < t.cnt; ++j) f32_dots_RBxKB<RB, 1, kPf>(q + h0 * k, s.krow + j, k, sc + j, kTile);
 }
 
 template <int RB, bool kPf>
 void tile_accumulate(const ScratchLayout& s, int32_t h0, int32_t k, TileRows t) {
   if (t.n8 > 0) i8_tile_accumulate<RB>(s, h0, k, t.n8);
   if (t.cnt > t.n8) {
-    f32_accumulate_v_rows<RB, kPf>(s.scores + h0 * kTile, s.vrow, t.n8, t.cnt, k, s.acc + h0 * k,
-                                   walk_ahead<kPf>(s, k, t.n8, t.cnt));
+    f32_accumulate_v_rows<RB, kPf>(s.scores + h0 * kTile, s.vrow, t.n8, t.cnt, k, s.acc + h0 * k);
   }
 }
 
@@ -573,11 +532,11 @@ Status attention_f32(const AttentionShape& shape, const float* q, const float* k
                     rows > r);
     s.vnni = vnni;
     s.softcap = shape.softcap;
-    // Decode reads each f32 K/V row once, from wherever the cache sits, and gains from requests
-    // ahead; a prefill block's queries re-read the same rows, already in L1/L2, where the
-    // requests only cost (15M q8 prefill: +9% without them). Two instantiations, so decode
-    // keeps its code as it was.
-    s.prefetch = n == 1;
+    // Decode reads each f32 K/V row once, from wherever the cache sits; with wide rows (head_dim
+    // above prefetch_min_head_dim()) it gains from requests ahead. A prefill block's queries
+    // re-read the same rows, already in L1/L2, where the requests only cost (15M q8 prefill: +9%
+    // without them). Two instantiations, so decode keeps its code as it was.
+    s.prefetch = n == 1 && k > prefetch_min_head_dim();
     KeySource src = src0;
     for (int64_t item = first; item < last;) {
       const int32_t g = static_cast<int32_t>(item / n), i = static_cast<int32_t>(item % n);

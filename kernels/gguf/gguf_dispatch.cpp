@@ -90,6 +90,11 @@ Status run(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c
   const bool amx = simd && (w.dtype == DType::q4_k || w.dtype == DType::q5_k) &&
                    isa_extension_enabled(IsaExtension::amx) &&
                    gguf_detail::gemm_q45k_amx_supports(m, k);
+  // Prefill of the 32-element types with weight rows in lanes: AVX-512 VNNI, else AVX2 (not q8_0).
+  const bool legacy_vnni = simd && m >= gguf_detail::kLegacyTileRows && block == 32 &&
+                           isa_extension_enabled(IsaExtension::avx512vnni);
+  const bool legacy_avx2 = simd && m >= gguf_detail::kLegacyTileRows && !legacy_vnni &&
+                           gguf_detail::gemm_gguf_legacy_8x4_avx2_supports(w.dtype);
 #endif
   auto columns = [&](int task) {
     long long j0 = 0, j1 = 0;
@@ -99,6 +104,13 @@ Status run(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c
       if (j1 > j0)
         gguf_detail::gemm_q45k_16x16_amx(w.dtype == DType::q5_k, wd, w_row, j0, j1, act, row_bytes,
                                          m, nb, c, ldc);
+      return;
+    }
+    if (legacy_vnni || legacy_avx2) {
+      if (j1 > j0)
+        (legacy_vnni ? gguf_detail::gemm_gguf_legacy_16x8_avx512vnni
+                     : gguf_detail::gemm_gguf_legacy_8x4_avx2)(w.dtype, wd, w_row, j0, j1, act,
+                                                               row_bytes, m, nb, c, ldc);
       return;
     }
 #endif
@@ -173,8 +185,16 @@ const char* matmul_gguf_kernel_name(DType dtype, WeightLayout layout, int64_t m,
     if (fast) *fast = simd.fn != nullptr;
     return simd.fn ? simd.name : gguf_detail::scalar::tile_kernel(dtype).name;
   }
-  (void)m;
-  return gguf_detail::rows_kernel_best(dtype, 2) ? "gemm_gguf_q8_4x4 (rows)" : "dot_gguf_q8_scalar";
+#if defined(EINFER_GGUF_AVX2) && defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+  if (m >= gguf_detail::kLegacyTileRows && gguf_block_elems(dtype) == 32 &&
+      isa_extension_enabled(IsaExtension::avx512vnni))
+    return "gemm_gguf_legacy_16x8_avx512vnni";
+#endif
+#if defined(EINFER_GGUF_AVX2)
+  if (m >= gguf_detail::kLegacyTileRows && gguf_detail::gemm_gguf_legacy_8x4_avx2_supports(dtype))
+    return "gemm_gguf_legacy_8x4_avx2";
+#endif
+  return gguf_detail::rows_kernel_best(dtype, m) ? "gemm_gguf_q8_4x4 (rows)" : "dot_gguf_q8_scalar";
 }
 
 namespace scalar {

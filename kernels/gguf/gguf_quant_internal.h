@@ -96,6 +96,21 @@ RowsFn rows_kernel_best(DType dtype, int64_t m);
 // blocks, act_bytes apart) and weight rows [j0, j1) (w_row bytes apart), nb blocks each; the
 // scalar twin's bits. Supported for m > 1 and K <= 8192.
 bool gemm_q45k_amx_supports(int64_t m, int64_t k);
+// AVX-512 VNNI product for the 32-element types q8_0, q4_0, q5_0, q4_1, q5_1
+// (gemm_gguf_legacy_16x8_avx512vnni.cpp; x86-64 GCC builds with AVX2 code, call only when the ISA
+// selection includes avx512vnni): c[i * ldc + j] for the m activation rows (q8a blocks, act_bytes
+// apart) and weight rows [j0, j1) (w_row bytes apart), nb blocks each; the scalar twin's bits.
+// Worth it from kLegacyTileRows activation rows (the weights are unpacked once per call).
+constexpr int64_t kLegacyTileRows = 8;
+void gemm_gguf_legacy_16x8_avx512vnni(DType dtype, const uint8_t* w, size_t w_row, int64_t j0,
+                                      int64_t j1, const uint8_t* act, size_t act_bytes, int64_t m,
+                                      int64_t nb, float* c, int64_t ldc);
+// Its AVX2 side (gemm_gguf_legacy_8x4_avx2.cpp) for the types whose values fit maddubs (q4_0,
+// q5_0, q4_1, q5_1; q8_0 keeps the 4-row kernel): the same arguments and bits.
+bool gemm_gguf_legacy_8x4_avx2_supports(DType dtype);
+void gemm_gguf_legacy_8x4_avx2(DType dtype, const uint8_t* w, size_t w_row, int64_t j0, int64_t j1,
+                               const uint8_t* act, size_t act_bytes, int64_t m, int64_t nb,
+                               float* c, int64_t ldc);
 void gemm_q45k_16x16_amx(bool five, const uint8_t* w, size_t w_row, int64_t j0, int64_t j1,
                          const uint8_t* act, size_t act_bytes, int64_t m, int64_t nb, float* c,
                          int64_t ldc);
