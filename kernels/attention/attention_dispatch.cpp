@@ -7,8 +7,9 @@
 // the tile templates inline into the tile loop: attention_f32_simd.inc (xsimd) or
 // attention_f32_scalar.inc, attention_small_head_simd.inc, attention_i8_avx2.inc or
 // attention_i8_scalar.inc; the query walks (one query, prefill query blocks) in
-// attention_query.inc. The shape checks (attention.cpp) do not depend on the level. The scalar twin
-// is attention_reference.cpp (unfused, einsum-based), which the tests compare it with.
+// attention_query.inc, with the query blocks' own register tiles on aarch64
+// (attention_block_neon.inc). The shape checks (attention.cpp) do not depend on the level. The
+// scalar twin is attention_reference.cpp (unfused, einsum-based), which the tests compare it with.
 #include "kernels/attention/attention.h"
 
 #include <cmath>
@@ -360,6 +361,12 @@ void attend_tile(const float* q, int32_t r, int32_t k, float scale, const Scratc
   for_rows<kPf>(q, s, 0, r, k, t, false);
 }
 
+#if EINFER_HAS_SIMD && defined(__aarch64__)
+#include "kernels/attention/attention_block_neon.inc"  // prefill query blocks: register tiles
+#else
+constexpr bool kBlockKernels = false;  // query blocks run through for_rows (same float operations)
+void block_rows(const float*, const ScratchLayout&, int32_t, int32_t, int32_t, int32_t, bool) {}
+#endif
 #include "kernels/attention/attention_query.inc"
 
 }  // namespace
