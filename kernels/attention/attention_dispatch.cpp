@@ -365,7 +365,9 @@ void attend_tile(const float* q, int32_t r, int32_t k, float scale, const Scratc
 #include "kernels/attention/attention_block_neon.inc"  // prefill query blocks: register tiles
 #else
 constexpr bool kBlockKernels = false;  // query blocks run through for_rows (same float operations)
-void block_rows(const float*, const ScratchLayout&, int32_t, int32_t, int32_t, int32_t, bool) {}
+// Never called (kBlockKernels): only named in a discarded `if constexpr` branch.
+[[maybe_unused]] inline void block_rows(const float*, const ScratchLayout&, int32_t, int32_t,
+                                        int32_t, int32_t, bool) {}
 #endif
 #include "kernels/attention/attention_query.inc"
 
