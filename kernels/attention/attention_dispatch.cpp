@@ -308,6 +308,14 @@ void tile_heads(const float* q, const ScratchLayout& s, int32_t h0, int32_t k, T
 // sum and accumulator. Fixed operation order for a given cnt: the level's whole vectors first, then
 // these loops. kScales: the tile has int8 rows (TileRows::n8 > 0); all-f32 tiles have scales of 1,
 // and their products are left out (x * 1 is x exactly, so the bits are the same).
+// Size-optimized builds (-Os: the Cortex-M firmware) keep one softmax: there all-f32 tiles carry
+// row scales of 1 like mixed ones (gather), so tile_softmax<true> serves both with the same bits.
+#if defined(__OPTIMIZE_SIZE__)
+constexpr bool kF32Scales = true;
+#else
+constexpr bool kF32Scales = false;
+#endif
+
 template <bool kScales>
 void tile_softmax(const ScratchLayout& s, int32_t h, int32_t k, float scale, int32_t cnt) {
   float* sh = s.scores + h * kTile;
@@ -353,7 +361,7 @@ template <bool kPf>
 void attend_tile(const float* q, int32_t r, int32_t k, float scale, const ScratchLayout& s,
                  TileRows t) {
   for_rows<kPf>(q, s, 0, r, k, t, true);
-  if (t.n8 > 0) {
+  if (kF32Scales || t.n8 > 0) {
     for (int32_t h = 0; h < r; ++h) tile_softmax<true>(s, h, k, scale, t.cnt);
   } else {
     for (int32_t h = 0; h < r; ++h) tile_softmax<false>(s, h, k, scale, t.cnt);
