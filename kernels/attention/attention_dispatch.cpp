@@ -41,8 +41,8 @@ constexpr int kHeadBlock = 4;  // query heads whose scores / accumulators are co
 // 7-15% slower (15M shape, q4). It is chosen once from the CPU vendor; -DEINFER_ATTN_PREFETCH_BYTES
 // pins it (0 disables).
 //
-// On AMD, only decode with heads wider than prefetch_min_head_dim() = 64 takes the f32 requests
-// (ScratchLayout::prefetch). For heads of 48 and 64 (MHA, r = 1) they cost more than they bring
+// On AMD, only decode with heads wider than 64 takes the f32 requests (prefetch_head_dim,
+// ScratchLayout::prefetch). For heads of 48 and 64 (MHA, r = 1) they cost more than they bring
 // there: with K/V in L2 they were a third of the 15M shape's decode time (6.3 vs 4.4 us, 128
 // positions), and end to end on a Zen 4 (one thread, CPU time, EINFER_ISA=avx2) decode ran faster
 // without them: 15M q4 / q8 at context 2048 443 -> 639 / 373 -> 545 t/s, 110M q4 at 2048 70.9 ->
@@ -50,13 +50,13 @@ constexpr int kHeadBlock = 4;  // query heads whose scores / accumulators are co
 // request 8 KB ahead reaches rows that the rest of the tile's K or V pass evicts from L1 again
 // before they are read. With 128-wide GQA heads (32 query heads on 8 kv heads, 2048 positions,
 // K/V beyond L2) the requests still made decode 1.3x faster. Intel and Arm CPUs, not measured
-// without them, keep the requests for every head (0).
+// without them, keep the requests for every head.
 #if defined(EINFER_ATTN_PREFETCH_BYTES)
 size_t prefetch_bytes() {
   return EINFER_ATTN_PREFETCH_BYTES;
 }
-int32_t prefetch_min_head_dim() {
-  return 0;
+bool prefetch_head_dim(int32_t) {
+  return true;
 }
 #elif defined(__x86_64__)
 bool cpu_is_intel() {
@@ -70,15 +70,15 @@ bool cpu_is_intel() {
 size_t prefetch_bytes() {
   return cpu_is_intel() ? 2048 : 8192;
 }
-int32_t prefetch_min_head_dim() {
-  return cpu_is_intel() ? 0 : 64;
+bool prefetch_head_dim(int32_t head_dim) {
+  return head_dim > 64 || cpu_is_intel();
 }
 #else
 size_t prefetch_bytes() {
   return 8192;
 }
-int32_t prefetch_min_head_dim() {
-  return 0;
+bool prefetch_head_dim(int32_t) {
+  return true;
 }
 #endif
 
@@ -542,11 +542,11 @@ Status attention_f32(const AttentionShape& shape, const float* q, const float* k
                     rows > r);
     s.vnni = vnni;
     s.softcap = shape.softcap;
-    // Decode reads each f32 K/V row once, from wherever the cache sits; with wide rows (head_dim
-    // above prefetch_min_head_dim()) it gains from requests ahead. A prefill block's queries
+    // Decode reads each f32 K/V row once, from wherever the cache sits; with wide enough rows
+    // (prefetch_head_dim) it gains from requests ahead. A prefill block's queries
     // re-read the same rows, already in L1/L2, where the requests only cost (15M q8 prefill: +9%
     // without them). Two instantiations, so decode keeps its code as it was.
-    s.prefetch = n == 1 && k > prefetch_min_head_dim();
+    s.prefetch = n == 1 && prefetch_head_dim(k);
     KeySource src = src0;
     for (int64_t item = first; item < last;) {
       const int32_t g = static_cast<int32_t>(item / n), i = static_cast<int32_t>(item % n);
