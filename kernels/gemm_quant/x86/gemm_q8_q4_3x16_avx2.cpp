@@ -47,22 +47,25 @@
 namespace einfer::quant_detail {
 namespace {
 
-// 8 rows of 8 dwords -> out[d]: dword d of rows 0..7.
-inline void transpose8x8_epi32(const __m256i (&z)[8], __m256i (&out)[8]) {
-  __m256i t[8], u[8];
+// 8 rows of 16 words (a ymm each) -> out[d]: word d of rows 0..7 in the low 128-bit lane, word
+// d + 8 in the high one. Three rounds of unpacks inside the 128-bit lanes, no lane crossing.
+inline void transpose8x16_epi16(const __m256i (&x)[8], __m256i (&out)[8]) {
+  __m256i a[8], b[8];
   for (int r = 0; r < 8; r += 2) {
-    t[r] = _mm256_unpacklo_epi32(z[r], z[r + 1]);
-    t[r + 1] = _mm256_unpackhi_epi32(z[r], z[r + 1]);
+    a[r] = _mm256_unpacklo_epi16(x[r], x[r + 1]);      // words 0-3 (8-11) of rows r, r + 1
+    a[r + 1] = _mm256_unpackhi_epi16(x[r], x[r + 1]);  // words 4-7 (12-15)
   }
-  for (int h = 0; h < 8; h += 4) {
-    u[h] = _mm256_unpacklo_epi64(t[h], t[h + 2]);          // dwords 0 | 4
-    u[h + 1] = _mm256_unpackhi_epi64(t[h], t[h + 2]);      // 1 | 5
-    u[h + 2] = _mm256_unpacklo_epi64(t[h + 1], t[h + 3]);  // 2 | 6
-    u[h + 3] = _mm256_unpackhi_epi64(t[h + 1], t[h + 3]);  // 3 | 7
+  for (int h = 0; h < 2; ++h) {  // h: words 0-3 or 4-7 of each lane
+    for (int r = 0; r < 8; r += 4) {
+      b[4 * h + r / 2] = _mm256_unpacklo_epi32(a[r + h], a[r + 2 + h]);      // 2 words, 4 rows
+      b[4 * h + r / 2 + 1] = _mm256_unpackhi_epi32(a[r + h], a[r + 2 + h]);  // the next 2
+    }
   }
-  for (int d = 0; d < 4; ++d) {
-    out[d] = _mm256_permute2x128_si256(u[d], u[d + 4], 0x20);
-    out[d + 4] = _mm256_permute2x128_si256(u[d], u[d + 4], 0x31);
+  for (int h = 0; h < 2; ++h) {
+    for (int w = 0; w < 2; ++w) {
+      out[4 * h + 2 * w] = _mm256_unpacklo_epi64(b[4 * h + w], b[4 * h + 2 + w]);
+      out[4 * h + 2 * w + 1] = _mm256_unpackhi_epi64(b[4 * h + w], b[4 * h + 2 + w]);
+    }
   }
 }
 
@@ -77,23 +80,29 @@ struct Avx2Lanes {
   static constexpr int rows(bool /*q4*/) { return MRows; }  // activation rows per tile
   using Pack = LanePack<kLanes, Quads>;
 
-  // kLanes rows of 32 bytes -> 16 quads of two int16 w (quad q: elements 2q, 2q + 1): per 8 rows
-  // and 16 elements, a sign extension and an 8 x 8 dword transpose.
-  static void transpose_q8(const uint8_t* const* src, uint8_t (*dst)[kLanes][4]) {
-#pragma GCC unroll 8
+  // kLanes rows of 32 bytes -> 16 quads of two int16 u = w + 128 (quad q: elements 2q, 2q + 1):
+  // per 8 rows a transpose of the byte pairs, then each quad widened. usum[v] (8 lanes) += the
+  // sums of the quads' int16 pairs (16 x 255 per slot, one madd), for the group's starting sums
+  // (lanes_pack), from the registers the stores come from.
+  static void transpose_q8(const uint8_t* const* src, uint8_t (*dst)[kLanes][4], __m256i* usum) {
+    const __m256i flip = _mm256_set1_epi8(-128);
+#pragma GCC unroll 1  // unrolled, GCC interleaved the vectors' transposes and spilled
     for (int v = 0; v < V; ++v) {
-      for (int half = 0; half < 2; ++half) {
-        __m256i z[8], out[8];
-        for (int r = 0; r < 8; ++r) {  // w + 128
-          z[r] = _mm256_cvtepu8_epi16(_mm_xor_si128(
-              _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[8 * v + r] + 16 * half)),
-              _mm_set1_epi8(-128)));
-        }
-        transpose8x8_epi32(z, out);
-        for (int d = 0; d < 8; ++d) {
-          _mm256_store_si256(reinterpret_cast<__m256i*>(dst[8 * half + d][8 * v]), out[d]);
-        }
+      __m256i x[8], y[8];
+      for (int r = 0; r < 8; ++r) {  // w + 128
+        x[r] = _mm256_xor_si256(
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src[8 * v + r])), flip);
       }
+      transpose8x16_epi16(x, y);
+      __m256i s16 = _mm256_setzero_si256();
+      for (int d = 0; d < 8; ++d) {
+        const __m256i lo = _mm256_cvtepu8_epi16(_mm256_castsi256_si128(y[d]));       // quad d
+        const __m256i hi = _mm256_cvtepu8_epi16(_mm256_extracti128_si256(y[d], 1));  // d + 8
+        _mm256_store_si256(reinterpret_cast<__m256i*>(dst[d][8 * v]), lo);
+        _mm256_store_si256(reinterpret_cast<__m256i*>(dst[d + 8][8 * v]), hi);
+        s16 = _mm256_add_epi16(s16, _mm256_add_epi16(lo, hi));
+      }
+      usum[v] = _mm256_add_epi32(usum[v], _mm256_madd_epi16(s16, _mm256_set1_epi16(1)));
     }
   }
 

@@ -26,8 +26,9 @@
 //
 // The ISA file provides K: kLanes, kSource, kQ8Pack, Pack (LanePack<kLanes, quads per chunk>),
 // rows(q4) (activation rows per tile), for LaneSource::rows transpose_q8(src, dst) (kLanes rows of
-// 32 bytes -> a chunk's packed quads) and transpose_q4(src, dst) (kLanes rows of 16 bytes -> 8
-// packed quads of nibbles), and tile<Q4, MR>(p, t, i0, j0, nr, g0, g1, c_base, chunks), which
+// 32 bytes -> a chunk's packed quads; Q8Pack::pairs16: transpose_q8(src, dst, usum), which also
+// adds the chunk's sum(u) per lane to usum) and transpose_q4(src, dst) (kLanes rows of 16 bytes ->
+// 8 packed quads of nibbles), and tile<Q4, MR>(p, t, i0, j0, nr, g0, g1, c_base, chunks), which
 // reads the activations where the quantization left them (lanes_act_offset<K, Q4>, or AVX2 q8's
 // ActOrder::wide16 rows). A K may implement only one of q4 / q8.
 //
@@ -120,7 +121,8 @@ inline __m256i lanes_s0(int32_t group, __m256i wsum) {
 
 // Q8Pack::pairs16 from the rows layout: usum (per 8 lanes) += the sums of the int16 pairs u = w +
 // 128 of a chunk's 16 packed quads, just written and still in L1 (added as int16: 16 x 255 per
-// slot, then one madd), so that the group's starting sums need no second pass over the tile.
+// slot, then one madd), so that the group's starting sums need no second pass over the tile. For
+// the row's last, partial chunk; K::transpose_q8 sums whole chunks from its registers.
 template <int kLanes>
 inline void lanes_chunk_usum(const uint8_t (*quads)[kLanes][4], __m256i* usum) {
   for (int v = 0; v < kLanes / 8; ++v) {
@@ -149,9 +151,9 @@ void lanes_pack(const QuantGemm& p, int64_t j0, int nr, int64_t c0, int64_t c1, 
   for (int v = 0; v < kLanes / 8; ++v) usum[v] = _mm256_setzero_si256();
   // pairs16: after chunk c, the group's starting sums if c ends it (T - 128 sum(w) per lane, sum(w)
   // = sum(u) - 128 * the positions before k: the packing leaves u = 0 past k).
-  auto end_chunk = [&](int64_t c) {
+  auto end_chunk = [&](int64_t c, bool summed) {
     if constexpr (kPairs) {
-      lanes_chunk_usum<kLanes>(t->w + (c - c0) * kQuads, usum);
+      if (!summed) lanes_chunk_usum<kLanes>(t->w + (c - c0) * kQuads, usum);
       const int64_t g = c * kChunk / p.group;
       if ((c + 1) * kChunk != (g + 1) * p.group && c + 1 != c1) return;
       const int64_t end = (g + 1) * p.group < p.k ? (g + 1) * p.group : p.k;
@@ -170,13 +172,19 @@ void lanes_pack(const QuantGemm& p, int64_t j0, int nr, int64_t c0, int64_t c1, 
         Q4 ? static_cast<size_t>(32 * (c >> 1) + 16 * (c & 1)) : static_cast<size_t>(32 * c);
     if (off + (Q4 ? 16 : 32) <= rb) {
       const uint8_t* src[kLanes];
-      for (int r = 0; r < kLanes; ++r) src[r] = r < nr ? base + r * rb + off : kZeros;
+      if (nr == kLanes) {  // every tile but the last: no test per row
+        for (int r = 0; r < kLanes; ++r) src[r] = base + r * rb + off;
+      } else {
+        for (int r = 0; r < kLanes; ++r) src[r] = r < nr ? base + r * rb + off : kZeros;
+      }
       if constexpr (Q4) {
         K::transpose_q4(src, dst);
+      } else if constexpr (kPairs) {
+        K::transpose_q8(src, dst, usum);  // adds the chunk's sum(u) itself
       } else {
         K::transpose_q8(src, dst);
       }
-      end_chunk(c);
+      end_chunk(c, true);
       continue;
     }
     for (int q = 0; q < kQuads; ++q) {  // the row's last, partial chunk
@@ -186,11 +194,15 @@ void lanes_pack(const QuantGemm& p, int64_t j0, int nr, int64_t c0, int64_t c1, 
         }
       }
     }
-    end_chunk(c);
+    end_chunk(c, false);
   }
-  for (int64_t g = g0; g < g1; ++g) {
-    for (int r = 0; r < kLanes; ++r) {
-      t->sw[g - g0][r] = r < nr ? p.sw[(j0 + r) * p.groups + g] : 0.f;
+  // The scales, row by row (contiguous in the rows layout), without a test per scale.
+  for (int r = 0; r < kLanes; ++r) {
+    const float* sw = p.sw + (j0 + r) * p.groups;
+    if (r < nr) {
+      for (int64_t g = g0; g < g1; ++g) t->sw[g - g0][r] = sw[g];
+    } else {
+      for (int64_t g = g0; g < g1; ++g) t->sw[g - g0][r] = 0.f;
     }
   }
 }
@@ -309,6 +321,11 @@ void lanes_run(const QuantGemm& p) {
         if constexpr (K::kSource == LaneSource::rows) {
           next = reinterpret_cast<const char*>(p.w + (j0 + kLanes) * p.w_row_bytes);
           next_lines = static_cast<int64_t>(rows_next * p.w_row_bytes + 63) / 64;
+          // The rows layout keeps the scales apart from the weights: request the next tile's
+          // now, so that its packing does not wait for them one line at a time.
+          const char* sw = reinterpret_cast<const char*>(p.sw + (j0 + kLanes) * p.groups);
+          const char* sw_end = sw + rows_next * p.groups * static_cast<int64_t>(sizeof(float));
+          for (; sw < sw_end + 63; sw += 64) _mm_prefetch(sw, _MM_HINT_T0);
         } else {
           next = reinterpret_cast<const char*>(p.w + (j0 + kLanes) / 8 * p.w_tile_bytes);
           next_lines = static_cast<int64_t>((rows_next + 7) / 8 * p.w_tile_bytes + 63) / 64;
