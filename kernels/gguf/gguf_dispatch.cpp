@@ -27,6 +27,27 @@ size_t act_row_bytes(int64_t k) {
 // Output columns per task block: a whole number of cache lines of C.
 constexpr int64_t kColumnAlign = 16;
 
+// The x86 prefill GEMMs that take whole column ranges of a rows-layout weight (one choice for
+// run() and matmul_gguf_kernel_name): q4_k / q5_k on AMX tiles, else the 32-element types with
+// weight rows in lanes (AVX-512 VNNI, else AVX2 for all but q8_0), from kLegacyTileRows rows.
+enum class PrefillGemm { none, amx_q45k, legacy_16x8_avx512vnni, legacy_8x4_avx2 };
+
+PrefillGemm prefill_gemm(DType dtype, WeightLayout layout, int64_t m, int64_t k, bool simd) {
+#if defined(EINFER_GGUF_AVX2) && defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+  if (!simd || layout != WeightLayout::rows) return PrefillGemm::none;
+  if ((dtype == DType::q4_k || dtype == DType::q5_k) && isa_extension_enabled(IsaExtension::amx) &&
+      gguf_detail::gemm_q45k_amx_supports(m, k))
+    return PrefillGemm::amx_q45k;
+  if (m < gguf_detail::kLegacyTileRows) return PrefillGemm::none;
+  if (gguf_block_elems(dtype) == 32 && isa_extension_enabled(IsaExtension::avx512vnni))
+    return PrefillGemm::legacy_16x8_avx512vnni;
+  if (gguf_detail::gemm_gguf_legacy_8x4_avx2_supports(dtype)) return PrefillGemm::legacy_8x4_avx2;
+#else
+  (void)dtype, (void)layout, (void)m, (void)k, (void)simd;
+#endif
+  return PrefillGemm::none;
+}
+
 Status run(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c, int64_t ldc,
            void* scratch, size_t scratch_bytes, const Threads* threads, bool simd) {
   if (!dtype_is_gguf_block(w.dtype) || w.rank != 2)
@@ -86,31 +107,23 @@ Status run(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c
   const int tasks =
       static_cast<int>(blocks < thread_count(threads) ? blocks : thread_count(threads));
   const gguf_detail::RowsFn rows = simd ? gguf_detail::rows_kernel_best(w.dtype, m) : nullptr;
-#if defined(EINFER_GGUF_AVX2) && defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-  const bool amx = simd && (w.dtype == DType::q4_k || w.dtype == DType::q5_k) &&
-                   isa_extension_enabled(IsaExtension::amx) &&
-                   gguf_detail::gemm_q45k_amx_supports(m, k);
-  // Prefill of the 32-element types with weight rows in lanes: AVX-512 VNNI, else AVX2 (not q8_0).
-  const bool legacy_vnni = simd && m >= gguf_detail::kLegacyTileRows && block == 32 &&
-                           isa_extension_enabled(IsaExtension::avx512vnni);
-  const bool legacy_avx2 = simd && m >= gguf_detail::kLegacyTileRows && !legacy_vnni &&
-                           gguf_detail::gemm_gguf_legacy_8x4_avx2_supports(w.dtype);
-#endif
+  [[maybe_unused]] const PrefillGemm prefill = prefill_gemm(w.dtype, w.layout, m, k, simd);
   auto columns = [&](int task) {
     long long j0 = 0, j1 = 0;
     split_range(n, task, tasks, kColumnAlign, &j0, &j1);
 #if defined(EINFER_GGUF_AVX2) && defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-    if (amx) {  // prefill: 16 x 16 tiles, the same bits as the 4-row kernels and the twin
+    if (prefill == PrefillGemm::amx_q45k) {  // 16 x 16 tiles, the same bits as the twin
       if (j1 > j0)
         gguf_detail::gemm_q45k_16x16_amx(w.dtype == DType::q5_k, wd, w_row, j0, j1, act, row_bytes,
                                          m, nb, c, ldc);
       return;
     }
-    if (legacy_vnni || legacy_avx2) {
+    if (prefill != PrefillGemm::none) {
       if (j1 > j0)
-        (legacy_vnni ? gguf_detail::gemm_gguf_legacy_16x8_avx512vnni
-                     : gguf_detail::gemm_gguf_legacy_8x4_avx2)(w.dtype, wd, w_row, j0, j1, act,
-                                                               row_bytes, m, nb, c, ldc);
+        (prefill == PrefillGemm::legacy_16x8_avx512vnni
+             ? gguf_detail::gemm_gguf_legacy_16x8_avx512vnni
+             : gguf_detail::gemm_gguf_legacy_8x4_avx2)(w.dtype, wd, w_row, j0, j1, act, row_bytes,
+                                                       m, nb, c, ldc);
       return;
     }
 #endif
@@ -185,15 +198,16 @@ const char* matmul_gguf_kernel_name(DType dtype, WeightLayout layout, int64_t m,
     if (fast) *fast = simd.fn != nullptr;
     return simd.fn ? simd.name : gguf_detail::scalar::tile_kernel(dtype).name;
   }
-#if defined(EINFER_GGUF_AVX2) && defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-  if (m >= gguf_detail::kLegacyTileRows && gguf_block_elems(dtype) == 32 &&
-      isa_extension_enabled(IsaExtension::avx512vnni))
-    return "gemm_gguf_legacy_16x8_avx512vnni";
-#endif
-#if defined(EINFER_GGUF_AVX2)
-  if (m >= gguf_detail::kLegacyTileRows && gguf_detail::gemm_gguf_legacy_8x4_avx2_supports(dtype))
-    return "gemm_gguf_legacy_8x4_avx2";
-#endif
+  switch (prefill_gemm(dtype, layout, m, 0, true)) {  // k = 0: any K within AMX's limit
+    case PrefillGemm::amx_q45k:
+      return "gemm_q45k_16x16_amx";
+    case PrefillGemm::legacy_16x8_avx512vnni:
+      return "gemm_gguf_legacy_16x8_avx512vnni";
+    case PrefillGemm::legacy_8x4_avx2:
+      return "gemm_gguf_legacy_8x4_avx2";
+    case PrefillGemm::none:
+      break;
+  }
   return gguf_detail::rows_kernel_best(dtype, m) ? "gemm_gguf_q8_4x4 (rows)" : "dot_gguf_q8_scalar";
 }
 
