@@ -27,6 +27,41 @@ size_t act_row_bytes(int64_t k) {
 // Output columns per task block: a whole number of cache lines of C.
 constexpr int64_t kColumnAlign = 16;
 
+#if defined(EINFER_GGUF_AVX2) || defined(EINFER_GGUF_NEON)
+// Output columns [j0, j1) through the multi-row kernel: four weight rows per pass, read from
+// memory once and kept in L1 while every activation row (up to four per call) meets them; a short
+// last group repeats its last row. Its own function, every value in a local: inside the column
+// lambda each captured value was reloaded through its reference for every call (on a Cortex-A76,
+// 12% of a q5_0-heavy decode's instructions were this loop). One activation row and four weight
+// rows (decode) write their sums straight into C.
+[[gnu::noinline]] void rows_pass(gguf_detail::RowsFn rows, const uint8_t* wd, size_t w_row,
+                                 int64_t j0, int64_t j1, const unsigned char* act, size_t row_bytes,
+                                 int64_t m, int64_t nb, float* c, int64_t ldc) {
+  constexpr int kR = gguf_detail::kRowsPerCall;
+  constexpr int kA = gguf_detail::kMaxActRows;
+  int64_t j = j0;
+  if (m == 1) {  // decode: whole groups of rows, few live values around the call
+    for (; j + kR <= j1; j += kR) {
+      const uint8_t* w0 = wd + j * w_row;
+      const uint8_t* const wr[kR] = {w0, w0 + w_row, w0 + 2 * w_row, w0 + 3 * w_row};
+      rows(wr, act, row_bytes, 1, nb, c + j);
+    }
+  }
+  for (; j < j1; j += kR) {
+    const int nr = j1 - j < kR ? static_cast<int>(j1 - j) : kR;
+    const uint8_t* wr[kR];
+    for (int r = 0; r < kR; ++r) wr[r] = wd + (j + (r < nr ? r : nr - 1)) * w_row;
+    for (int64_t i = 0; i < m; i += kA) {
+      const int na = m - i >= kA ? kA : static_cast<int>(m - i);
+      float out[kA * kR];
+      rows(wr, act + i * row_bytes, row_bytes, na, nb, out);
+      for (int ia = 0; ia < na; ++ia)
+        for (int r = 0; r < nr; ++r) c[(i + ia) * ldc + j + r] = out[ia * kR + r];
+    }
+  }
+}
+#endif
+
 // The x86 prefill GEMMs that take whole column ranges of a rows-layout weight (one choice for
 // run() and matmul_gguf_kernel_name): q4_k / q5_k on AMX tiles, else the 32-element types with
 // weight rows in lanes (AVX-512 VNNI, else AVX2 for all but q8_0), from kLegacyTileRows rows.
@@ -106,7 +141,8 @@ Status run(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c
   const int64_t blocks = (n + kColumnAlign - 1) / kColumnAlign;
   const int tasks =
       static_cast<int>(blocks < thread_count(threads) ? blocks : thread_count(threads));
-  const gguf_detail::RowsFn rows = simd ? gguf_detail::rows_kernel_best(w.dtype, m) : nullptr;
+  [[maybe_unused]] const gguf_detail::RowsFn rows =
+      simd ? gguf_detail::rows_kernel_best(w.dtype, m) : nullptr;
   [[maybe_unused]] const PrefillGemm prefill = prefill_gemm(w.dtype, w.layout, m, k, simd);
   auto columns = [&](int task) {
     long long j0 = 0, j1 = 0;
@@ -151,25 +187,12 @@ Status run(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c
       }
     }
 #endif
+#if defined(EINFER_GGUF_AVX2) || defined(EINFER_GGUF_NEON)  // builds with multi-row kernels
     if (rows) {
-      // Four weight rows per pass, read from memory once and kept in L1 while every activation
-      // row (up to four per call) meets them; a short last group repeats its last row.
-      constexpr int kR = gguf_detail::kRowsPerCall;
-      for (int64_t j = j0; j < j1; j += kR) {
-        const int nr = j1 - j < kR ? static_cast<int>(j1 - j) : kR;
-        const uint8_t* wr[kR];
-        for (int r = 0; r < kR; ++r) wr[r] = wd + (j + (r < nr ? r : nr - 1)) * w_row;
-        for (int64_t i = 0; i < m; i += gguf_detail::kMaxActRows) {
-          const int na = m - i >= gguf_detail::kMaxActRows ? gguf_detail::kMaxActRows
-                                                           : static_cast<int>(m - i);
-          float out[gguf_detail::kMaxActRows * kR];
-          rows(wr, act + i * row_bytes, row_bytes, na, nb, out);
-          for (int ia = 0; ia < na; ++ia)
-            for (int r = 0; r < nr; ++r) c[(i + ia) * ldc + j + r] = out[ia * kR + r];
-        }
-      }
+      rows_pass(rows, wd, w_row, j0, j1, act, row_bytes, m, nb, c, ldc);
       return;
     }
+#endif
     for (int64_t j = j0; j < j1; ++j) {
       const uint8_t* wr = wd + j * w_row;
       for (int64_t i = 0; i < m; ++i) c[i * ldc + j] = dot(wr, act + i * row_bytes, nb);
