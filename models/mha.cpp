@@ -333,12 +333,16 @@ Status project_group(const float* x, int64_t n, const Projection* ps, int count,
     // are 8 rows or more for each. Weights small enough to stay in L2 from one block to the
     // next are taken in blocks of about kRowBlockRows rows instead (at least one per thread):
     // a block's activations and outputs then stay in L2 as well (15M q8 prefill, chunks of 128
-    // on one thread: 5.6 -> 5.4 ms, as fast as chunks of 64). Larger weights take one pass per
-    // thread, since every block streams them again (110M: two blocks of 64 were 5% slower).
+    // on one thread: 5.6 -> 5.4 ms, as fast as chunks of 64, AMX). Larger weights take one pass
+    // per thread, since every block streams them again (110M: two blocks of 64 were 5% slower).
+    // Kernels that pack weight tiles per call ask for taller blocks (matmul_quant_min_rows).
     const int T = thread_count(threads);
     if (h.after_columns == nullptr || h.after_rows != nullptr) {
       int blocks = T > 1 && n >= 8 * static_cast<int64_t>(T) ? T : 0;
-      const int64_t by_size = n / kRowBlockRows;
+      const TensorView& w0 = *ps[0].w;
+      const int64_t min_rows =
+          matmul_quant_min_rows(w0.dtype, w0.layout, w0.shape[1], w0.group_size);
+      const int64_t by_size = n / (min_rows > kRowBlockRows ? min_rows : kRowBlockRows);
       if (by_size >= 2 && group_weight_bytes(ps, count) <= kL2ResidentWeightBytes) {
         const int64_t b = by_size > T ? by_size : T;
         blocks = static_cast<int>((b + T - 1) / T * T);

@@ -28,6 +28,12 @@ size_t matmul_quant_scratch_bytes(int64_t m, int64_t k, int32_t group);
 const char* matmul_quant_kernel_name(DType dtype, WeightLayout layout, int64_t k, int32_t group,
                                      int64_t m, bool* fast = nullptr);
 
+// The fewest activation rows a prefill call of matmul_f32_quant should get for this weight on the
+// selected ISA level: the x86 lane tiles pack each weight tile once per call and amortize it over
+// the call's rows (128); 0 where the kernel reads the weights in place. Callers that split a
+// prefill into row blocks (models/mha.cpp) keep their blocks at least this tall.
+int64_t matmul_quant_min_rows(DType dtype, WeightLayout layout, int64_t k, int32_t group);
+
 // Checks dtypes and shapes, then computes C = A · Wᵀ. Scratch must be 64-byte aligned. With
 // threads, activation rows are quantized by row blocks and C computed by column blocks (the same
 // scratch: the workers only read it), bit-identical to one thread.

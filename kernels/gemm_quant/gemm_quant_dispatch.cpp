@@ -480,6 +480,22 @@ const char* matmul_quant_kernel_name(DType dtype, WeightLayout layout, int64_t k
   return choice.name;
 }
 
+int64_t matmul_quant_min_rows(DType dtype, WeightLayout layout, int64_t k, int32_t group) {
+#if !(EINFER_HAS_SIMD && defined(__AVX2__))
+  (void)dtype, (void)layout, (void)k, (void)group;
+  return 0;  // the packing tiles are x86's (no choice kept in firmware flash)
+#else
+  quant_detail::QuantGemm p{};
+  p.m = 2;  // a prefill
+  p.k = k;
+  p.group = group;
+  p.groups = quant_groups(k, group);
+  p.kpad = padded_k(layout_interleaved(layout) ? p.groups * group : k);
+  p.layout = layout;
+  return choose_kernel(p, dtype).min_rows;
+#endif
+}
+
 Status matmul_f32_quant(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c,
                         int64_t ldc, void* scratch, size_t scratch_bytes, const Threads* threads) {
   quant_detail::QuantGemm p{};

@@ -64,6 +64,8 @@
   X(const char*, matmul_quant_kernel_name,                                                         \
     (DType dtype, WeightLayout layout, int64_t k, int32_t group, int64_t m, bool* fast),           \
     (dtype, layout, k, group, m, fast))                                                            \
+  X(int64_t, matmul_quant_min_rows, (DType dtype, WeightLayout layout, int64_t k, int32_t group),  \
+    (dtype, layout, k, group))                                                                     \
   X(Status, matmul_f32_quant,                                                                      \
     (const float* a, int64_t lda, int64_t m, const TensorView& w, float* c, int64_t ldc,           \
      void* scratch, size_t scratch_bytes, const Threads* threads),                                 \
