@@ -15,6 +15,7 @@
 #include <immintrin.h>
 
 #include "kernels/gguf/gemm_gguf_legacy_lanes.h"
+#include "kernels/gguf/gguf_bits_x86.h"
 
 namespace einfer::gguf_detail {
 namespace {
@@ -27,14 +28,9 @@ struct Avx2x8 {
   static __m256i unpack(const LegacyType& t, const uint8_t* b) {
     __m256i u = legacy_nibbles(t, b);
     if (t.five) {  // bit e of the 32-bit word is element e's fifth bit
-      int32_t bits;
+      uint32_t bits;
       std::memcpy(&bits, b + (t.min ? 4 : 2), 4);
-      const __m256i spread = _mm256_shuffle_epi8(
-          _mm256_set1_epi32(bits), _mm256_setr_epi64x(0x0000000000000000, 0x0101010101010101,
-                                                      0x0202020202020202, 0x0303030303030303));
-      const __m256i bit = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ULL));
-      const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
-      u = _mm256_or_si256(u, _mm256_and_si256(set, _mm256_set1_epi8(16)));
+      u = _mm256_or_si256(u, _mm256_and_si256(bytes_from_bits(bits), _mm256_set1_epi8(16)));
     }
     return u;
   }
