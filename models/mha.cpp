@@ -339,10 +339,13 @@ Status project_group(const float* x, int64_t n, const Projection* ps, int count,
     const int T = thread_count(threads);
     if (h.after_columns == nullptr || h.after_rows != nullptr) {
       int blocks = T > 1 && n >= 8 * static_cast<int64_t>(T) ? T : 0;
-      const TensorView& w0 = *ps[0].w;
-      const int64_t min_rows =
-          matmul_quant_min_rows(w0.dtype, w0.layout, w0.shape[1], w0.group_size);
-      const int64_t by_size = n / (min_rows > kRowBlockRows ? min_rows : kRowBlockRows);
+      int64_t by_size = n / kRowBlockRows;
+      if (by_size >= 2) {  // a prefill long enough to block: as tall as the kernel asks
+        const TensorView& w0 = *ps[0].w;
+        const int64_t min_rows =
+            matmul_quant_min_rows(w0.dtype, w0.layout, w0.shape[1], w0.group_size);
+        if (min_rows > kRowBlockRows) by_size = n / min_rows;
+      }
       if (by_size >= 2 && group_weight_bytes(ps, count) <= kL2ResidentWeightBytes) {
         const int64_t b = by_size > T ? by_size : T;
         blocks = static_cast<int>((b + T - 1) / T * T);

@@ -466,8 +466,10 @@ size_t matmul_quant_scratch_bytes(int64_t m, int64_t k, int32_t group) {
   return 64 + scales_bytes(m, groups) + csum_bytes(m, kpad) + round64(qa);
 }
 
-const char* matmul_quant_kernel_name(DType dtype, WeightLayout layout, int64_t k, int32_t group,
-                                     int64_t m, bool* fast) {
+namespace {
+// The kernel a product of this shape would take (for the queries below; no data).
+[[gnu::always_inline]] inline KernelChoice kernel_for(DType dtype, WeightLayout layout, int64_t k,
+                                                      int32_t group, int64_t m) {
   quant_detail::QuantGemm p{};
   p.m = m;
   p.k = k;
@@ -475,7 +477,13 @@ const char* matmul_quant_kernel_name(DType dtype, WeightLayout layout, int64_t k
   p.groups = quant_groups(k, group);
   p.kpad = padded_k(layout_interleaved(layout) ? p.groups * group : k);
   p.layout = layout;
-  const KernelChoice choice = choose_kernel(p, dtype);
+  return choose_kernel(p, dtype);
+}
+}  // namespace
+
+const char* matmul_quant_kernel_name(DType dtype, WeightLayout layout, int64_t k, int32_t group,
+                                     int64_t m, bool* fast) {
+  const KernelChoice choice = kernel_for(dtype, layout, k, group, m);
   if (fast != nullptr) *fast = choice.fast;
   return choice.name;
 }
@@ -485,14 +493,7 @@ int64_t matmul_quant_min_rows(DType dtype, WeightLayout layout, int64_t k, int32
   (void)dtype, (void)layout, (void)k, (void)group;
   return 0;  // the packing tiles are x86's (no choice kept in firmware flash)
 #else
-  quant_detail::QuantGemm p{};
-  p.m = 2;  // a prefill
-  p.k = k;
-  p.group = group;
-  p.groups = quant_groups(k, group);
-  p.kpad = padded_k(layout_interleaved(layout) ? p.groups * group : k);
-  p.layout = layout;
-  return choose_kernel(p, dtype).min_rows;
+  return kernel_for(dtype, layout, k, group, 2).min_rows;  // m = 2: a prefill
 #endif
 }
 
