@@ -47,14 +47,14 @@ function(einfer_package)
           ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
   install(FILES ${EINFER_PUBLIC_INCLUDE}/einfer/version.h ${PROJECT_SOURCE_DIR}/models/einfer.h
           DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/einfer)
-  # Kernel internals stay out: *_internal.h, headers that include xsimd or NEON intrinsics, and
+  # Kernel internals stay out: *_internal.h, headers that include xsimd, NEON or x86 intrinsics, and
   # headers that include those.
   set(headers "")
   foreach(dir ${EINFER_HEADER_DIRS})
     file(GLOB_RECURSE dir_headers CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/${dir}/*.h)
     list(APPEND headers ${dir_headers})
   endforeach()
-  set(internal_patterns "<xsimd" "<arm_neon")
+  set(internal_patterns "<xsimd" "<arm_neon" "<immintrin")
   foreach(header ${headers})
     if(header MATCHES "_internal\\.h$")
       file(RELATIVE_PATH rel ${PROJECT_SOURCE_DIR} ${header})
