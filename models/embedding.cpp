@@ -30,7 +30,7 @@ void embedding_row(const TensorView& table, int64_t row, float* out) {
       break;
     default:
       if (dtype_is_gguf_block(table.dtype)) {    // decode just the one row needed
-        if (layout_interleaved(table.layout)) {  // a tied q4_k / q6_k table packed in 4x4
+        if (layout_interleaved(table.layout)) {  // a tied GGUF block table packed in 4x4
           dequantize_row_gguf_view(table, row, out);
           break;
         }

@@ -110,9 +110,11 @@ constexpr const char* layout_fit_error(DType dtype, WeightLayout l, int32_t grou
   if (l == WeightLayout::rows) return nullptr;
   if (!kLayoutsBuilt) return "interleaved layouts are left out of this build (EINFER_LAYOUTS)";
   if (dtype_is_gguf_block(dtype))
-    return (dtype == DType::q4_k || dtype == DType::q6_k) && l == WeightLayout::i4x4
+    return (dtype == DType::q4_k || dtype == DType::q6_k || dtype == DType::q8_0 ||
+            dtype == DType::q5_0) &&
+                   l == WeightLayout::i4x4
                ? nullptr
-               : "GGUF block weights take one interleaved layout: q4_k and q6_k in 4x4";
+               : "GGUF block weights take one interleaved layout: q4_k, q6_k, q8_0 and q5_0 in 4x4";
   if (dtype != DType::q8 && dtype != DType::q4)
     return "interleaved layouts hold q8 and q4 weights only";
   const int32_t unit = dtype == DType::q4 ? 2 * layout_chunk(l) : layout_chunk(l);
@@ -163,8 +165,9 @@ constexpr LayoutPlace layout_place(DType dtype, WeightLayout l, int32_t group, i
   return {static_cast<int64_t>((x / b) * rows + r) * b + x % b, nibble};
 }
 
-// GGUF K-quants in 4x4: where byte `at` of row r's GGUF block (0 .. gguf_block_bytes - 1) sits
-// in the (tile, superblock) block: field (start s, size z) moves to 4s, chunks of c = min(4, z).
+// GGUF blocks in 4x4 (q4_k, q6_k and the Q4_K_M fallbacks q8_0, q5_0): where byte `at` of row r's
+// GGUF block (0 .. gguf_block_bytes - 1) sits in the (tile, block) block: field (start s, size z)
+// moves to 4s, chunks of c = min(4, z).
 struct KquantField {
   int32_t start, size;
 };
@@ -176,6 +179,14 @@ constexpr int32_t kquant_layout_fields(DType dtype, KquantField out[4]) {
   if (dtype == DType::q6_k) {
     out[0] = {0, 128}, out[1] = {128, 64}, out[2] = {192, 16}, out[3] = {208, 2};
     return 4;
+  }
+  if (dtype == DType::q8_0) {  // d, 32 quants
+    out[0] = {0, 2}, out[1] = {2, 32};
+    return 2;
+  }
+  if (dtype == DType::q5_0) {  // d, the 32 fifth bits, 16 bytes of nibbles
+    out[0] = {0, 2}, out[1] = {2, 4}, out[2] = {6, 16};
+    return 3;
   }
   return 0;
 }

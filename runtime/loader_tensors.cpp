@@ -428,7 +428,8 @@ Status model_tensor(const Model& model, TensorRole role, int32_t layer, TensorVi
       out->scales = reinterpret_cast<const float*>(model.image + r.scales_offset);
     out->group_size = static_cast<int32_t>(r.group_size);
   } else if (kLayoutsBuilt && dtype_is_gguf_block(out->dtype)) {
-    out->layout = static_cast<WeightLayout>(r.layout);  // q4_k / q6_k may be interleaved
+    out->layout =
+        static_cast<WeightLayout>(r.layout);  // q4_k / q6_k / q8_0 / q5_0 may be interleaved
   }
   return ok_status();
 }

@@ -1,9 +1,9 @@
-// The interleaved layout of GGUF K-quant matrices (runtime/layout.h: q4_k and q6_k in 4x4, issue
-// 31): the tile kernels of every ISA level (NEON dotprod, plain NEON, the generic scalar one)
-// equal the rows layout's scalar twin bit for bit for any row, activation row and thread count; a
-// llama-quantize Q4_K_M model packed in 4x4 gives the rows image's logits bit for bit; malformed
-// or misplaced interleaved K-quant tensors are refused with a message.
-// einfer-test: no-bare-metal
+// The interleaved layout of GGUF block matrices (runtime/layout.h: q4_k, q6_k and the Q4_K_M
+// fallbacks q8_0, q5_0 in 4x4, issue 31): the tile kernels of every ISA level (NEON dotprod, plain
+// NEON, the generic scalar one) equal the rows layout's scalar twin bit for bit for any row,
+// activation row and thread count; a llama-quantize Q4_K_M model packed in 4x4 gives the rows
+// image's logits bit for bit; malformed or misplaced interleaved K-quant tensors are refused with a
+// message. einfer-test: no-bare-metal
 #include <doctest/doctest.h>
 
 #include <cstring>
@@ -28,13 +28,16 @@ using namespace einfer;
 
 namespace {
 
-// Random K-quant rows: every byte random but the f16 scales (finite, 2^-9 .. 2).
+// Random block rows: every byte random but the f16 scales (finite, 2^-9 .. 2); q8_0 quants
+// include -128, which no quantizer writes but a file may hold.
 std::vector<uint8_t> random_rows(DType dt, int64_t n, int64_t k, std::mt19937* rng) {
   std::vector<uint8_t> raw(quant_row_bytes(dt, k) * n);
   for (uint8_t& b : raw) b = static_cast<uint8_t>((*rng)());
   const size_t bytes = gguf_block_bytes(dt);
-  const std::vector<size_t> f16_at =
-      dt == DType::q6_k ? std::vector<size_t>{208} : std::vector<size_t>{0, 2};
+  const std::vector<size_t> f16_at = dt == DType::q6_k ? std::vector<size_t>{208}
+                                     : dt == DType::q8_0 || dt == DType::q5_0
+                                         ? std::vector<size_t>{0}
+                                         : std::vector<size_t>{0, 2};
   for (size_t at = 0; at < raw.size(); at += bytes)
     for (size_t f : f16_at) {
       const uint16_t h = static_cast<uint16_t>(0x1800 + (*rng)() % 0x2000);
@@ -51,8 +54,8 @@ std::vector<uint8_t> to_layout(DType dt, const std::vector<uint8_t>& rows, int64
 
 }  // namespace
 
-TEST_CASE("gguf layout: every byte of a K-quant block has one place in its tile block") {
-  for (DType dt : {DType::q4_k, DType::q6_k}) {
+TEST_CASE("gguf layout: every byte of a GGUF block has one place in its tile block") {
+  for (DType dt : {DType::q4_k, DType::q6_k, DType::q8_0, DType::q5_0}) {
     const std::string dt_name = dtype_name(dt);
     CAPTURE(dt_name);
     const int32_t bytes = static_cast<int32_t>(gguf_block_bytes(dt));
@@ -78,14 +81,17 @@ TEST_CASE("gguf layout: every byte of a K-quant block has one place in its tile 
       dequantize_row_gguf_view(w, j, got.data());
       CHECK(std::memcmp(want.data(), got.data(), k * 4) == 0);
       uint8_t block[256];
-      gguf_block_from_layout(dt, tiled.data() + (j / 4) * 2 * 4 * bytes + 4 * bytes, j % 4, block);
+      const int64_t nb = k / gguf_block_elems(dt);  // row j's block 1, from its tile
+      gguf_block_from_layout(dt, tiled.data() + (j / 4) * nb * 4 * bytes + 4 * bytes, j % 4, block);
       CHECK(std::memcmp(block, rows.data() + j * quant_row_bytes(dt, k) + bytes, bytes) == 0);
     }
-    // Padding rows (6 rows: the second tile's last 2) are all zero.
+    // Padding rows (6 rows: the second tile's rows 2 and 3) are all zero in each of its blocks.
+    const int64_t nb = k / gguf_block_elems(dt);
     for (int32_t at = 0; at < bytes; ++at)
-      for (int64_t i = 0; i < 2; ++i)
-        CHECK(tiled[static_cast<size_t>(4 * bytes * (2 + i) + kquant_layout_place(dt, 3, at))] ==
-              0);
+      for (int64_t i = 0; i < nb; ++i)
+        for (int32_t r = 2; r < 4; ++r)
+          CHECK(tiled[static_cast<size_t>(4 * bytes * (nb + i) + kquant_layout_place(dt, r, at))] ==
+                0);
   }
 }
 
@@ -97,7 +103,7 @@ TEST_CASE(
   std::mt19937 rng(3131);
   std::normal_distribution<float> normal(0.f, 1.f);
   constexpr int64_t n = 13, k = 768;
-  for (DType dt : {DType::q4_k, DType::q6_k}) {
+  for (DType dt : {DType::q4_k, DType::q6_k, DType::q8_0, DType::q5_0}) {
     const std::string dt_name = dtype_name(dt);
     CAPTURE(dt_name);
     const std::vector<uint8_t> raw = random_rows(dt, n, k, &rng);
@@ -133,14 +139,16 @@ TEST_CASE(
 }
 
 TEST_CASE("gguf layout: a layout that does not fit the block type is refused") {
-  std::vector<uint8_t> raw(quant_row_bytes(DType::q5_0, 256) * 4, 0);
+  std::vector<uint8_t> raw(quant_row_bytes(DType::q5_1, 256) * 4, 0);
   std::vector<uint8_t> out(1 << 16);
-  CHECK(!gguf_to_layout(DType::q5_0, raw.data(), 4, 256, WeightLayout::i4x4, out.data(), out.size())
+  CHECK(!gguf_to_layout(DType::q5_1, raw.data(), 4, 256, WeightLayout::i4x4, out.data(), out.size())
+             .ok());
+  CHECK(!gguf_to_layout(DType::q8_0, raw.data(), 4, 256, WeightLayout::i4x8, out.data(), out.size())
              .ok());
   CHECK(!gguf_to_layout(DType::q4_k, raw.data(), 4, 256, WeightLayout::i4x8, out.data(), out.size())
              .ok());
   CHECK(!gguf_to_layout(DType::q4_k, raw.data(), 4, 256, WeightLayout::i4x4, out.data(), 100).ok());
-  TensorView w = make_view(DType::q5_0, raw.data(), {4, 256});
+  TensorView w = make_view(DType::q5_1, raw.data(), {4, 256});
   w.layout = WeightLayout::i4x4;
   float a[256] = {}, c[4];
   std::vector<unsigned char> scratch(matmul_gguf_scratch_bytes(1, 256));
@@ -153,9 +161,14 @@ TEST_CASE("gguf layout: a layout that does not fit the block type is refused") {
 namespace {
 
 const std::string kQ4km = std::string(EINFER_TEST_DATA_DIR) + "/gguf_quant/tiny_q4_k_m.gguf";
+// llama-quantize Q5_0: q5_0 matrices and a q6_k classifier (a GGUF-native image, like the q5_0
+// and q8_0 fallbacks of a Q4_K_M file whose rows are not whole superblocks); Q5_1 has no layout.
+const std::string kQ50 = std::string(EINFER_TEST_DATA_DIR) + "/gguf_quant/tiny_q5_0.gguf";
+const std::string kQ51 = std::string(EINFER_TEST_DATA_DIR) + "/gguf_quant/tiny_q5_1.gguf";
 
-std::vector<uint8_t> pack_q4km(bool interleaved, WeightLayout layout = WeightLayout::i4x4) {
-  const pack::SourceModel src = pack::import_gguf(pack::read_file(kQ4km));
+std::vector<uint8_t> pack_q4km(bool interleaved, WeightLayout layout = WeightLayout::i4x4,
+                               const std::string& path = kQ4km) {
+  const pack::SourceModel src = pack::import_gguf(pack::read_file(path));
   pack::EinImage img =
       pack::pack_source(src, src.config.weight_dtype, src.config.group_size, nullptr);
   if (interleaved) pack::apply_gguf_layout(&img, layout, nullptr);
@@ -212,15 +225,38 @@ TEST_CASE("gguf layout: a Q4_K_M model packed in 4x4 gives the rows logits, on e
   });
 }
 
+TEST_CASE("gguf layout: a Q5_0 model packed in 4x4 gives the rows logits, on every ISA level") {
+  const std::vector<uint8_t> rows = pack_q4km(false, WeightLayout::i4x4, kQ50),
+                             tiled = pack_q4km(true, WeightLayout::i4x4, kQ50);
+  REQUIRE(records_of(tiled, DType::q5_0, 1).size() >= 12);  // every q5_0 matrix but the lookup
+  CHECK(records_of(tiled, DType::q5_0, 0).size() == 1);     // the untied token embedding
+  CHECK(rows.size() == tiled.size());
+  einfer_test::for_each_isa([&](const std::string& isa) {
+    bool fast = false;
+    MESSAGE(isa << ": "
+                << std::string(matmul_gguf_kernel_name(DType::q5_0, WeightLayout::i4x4, 1, &fast)));
+    std::vector<int32_t> want_ids, got_ids;
+    const std::vector<float> want = logits_of(rows, &want_ids);
+    const std::vector<float> got = logits_of(tiled, &got_ids);
+    REQUIRE(got.size() == want.size());
+    CHECK(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)) == 0);
+    CHECK(got_ids == want_ids);
+  });
+}
+
 TEST_CASE("gguf layout: malformed interleaved K-quant records are refused, naming the problem") {
   const std::vector<uint8_t> tiled = pack_q4km(true);
   CHECK(message_of(tiled) == "ok");
   const size_t q4k = records_of(tiled, DType::q4_k, 1).at(0);
-  // A block type without an interleaved layout, marked 4x4.
-  const std::vector<size_t> others = records_of(tiled, DType::q8_0, 0).empty()
-                                         ? records_of(tiled, DType::q5_0, 0)
-                                         : records_of(tiled, DType::q8_0, 0);
+  // A block type without an interleaved layout (q5_1), marked 4x4; q5_0 marked 4x8.
+  const std::vector<uint8_t> q51 = pack_q4km(true, WeightLayout::i4x4, kQ51);
+  const std::vector<uint8_t> q50 = pack_q4km(true, WeightLayout::i4x4, kQ50);
+  const std::vector<size_t> others = records_of(q51, DType::q5_1, 0);
+  const std::vector<size_t> q50_tiled = records_of(q50, DType::q5_0, 1);
+  REQUIRE(!others.empty());
+  REQUIRE(!q50_tiled.empty());
   struct Case {
+    const std::vector<uint8_t>* image;
     const char* what;
     size_t offset;
     uint64_t value;
@@ -228,16 +264,19 @@ TEST_CASE("gguf layout: malformed interleaved K-quant records are refused, namin
     const char* expect;
   };
   std::vector<Case> cases = {
-      {"q4_k in 4x8", q4k + 36, 2, 4, "q4_k and q6_k in 4x4"},
-      {"q4_k one tile short", q4k + 48, test::get_field<uint64_t>(tiled, q4k + 48) - 576, 8,
+      {&tiled, "q4_k in 4x8", q4k + 36, 2, 4, "q8_0 and q5_0 in 4x4"},
+      {&tiled, "q4_k one tile short", q4k + 48, test::get_field<uint64_t>(tiled, q4k + 48) - 576, 8,
        "byte size"},
-      {"q4_k 16 bytes long", q4k + 48, test::get_field<uint64_t>(tiled, q4k + 48) + 16, 8,
+      {&tiled, "q4_k 16 bytes long", q4k + 48, test::get_field<uint64_t>(tiled, q4k + 48) + 16, 8,
        "byte size"},
-      {"q4_k with a scale region", q4k + 64, 4, 8, "scale"},
+      {&tiled, "q4_k with a scale region", q4k + 64, 4, 8, "scale"},
+      {&q51, "q5_1 in 4x4", others[0] + 36, 1, 4, "q8_0 and q5_0 in 4x4"},
+      {&q50, "q5_0 in 4x8", q50_tiled[0] + 36, 2, 4, "q8_0 and q5_0 in 4x4"},
+      {&q50, "q5_0 one block short", q50_tiled[0] + 48,
+       test::get_field<uint64_t>(q50, q50_tiled[0] + 48) - 88, 8, "byte size"},
   };
-  if (!others.empty()) cases.push_back({"other block type in 4x4", others[0] + 36, 1, 4, "4x4"});
   for (const Case& k : cases) {
-    std::vector<uint8_t> b = tiled;
+    std::vector<uint8_t> b = *k.image;
     if (k.width == 4) {
       test::set_field<uint32_t>(b, k.offset, static_cast<uint32_t>(k.value));
     } else {

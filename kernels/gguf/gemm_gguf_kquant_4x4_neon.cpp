@@ -1,7 +1,8 @@
-// Plain NEON tile kernels of the interleaved K-quant layout (runtime/layout.h, q4_k / q6_k in 4x4;
-// gemm_gguf_kquant_4x4_neon.h) for cores without the dot product (Cortex-A53/A72): each 4-byte
-// activation lane broadcast and multiplied by widening multiplies (two chunks per int16 sum), the
-// products of each row summed by pairwise adds. Twin: gemm_gguf_kquant_4x4_scalar.cpp, bit for bit.
+// Plain NEON tile kernels of the interleaved K-quant layout (runtime/layout.h, q4_k / q6_k / q8_0 /
+// q5_0 in 4x4; gemm_gguf_kquant_4x4_neon.h) for cores without the dot product (Cortex-A53/A72):
+// each 4-byte activation lane broadcast and multiplied by widening multiplies (two chunks per int16
+// sum), the products of each row summed by pairwise adds. Twin: gemm_gguf_kquant_4x4_scalar.cpp,
+// bit for bit.
 #include "kernels/gguf/gguf_quant_internal.h"
 
 #if defined(EINFER_GGUF_NEON) && !defined(__ARM_FEATURE_DOTPROD)
@@ -20,7 +21,7 @@ struct Widening {
     int16x8_t p01, p23;
   };
   // Two registers an accumulator: 2 activation rows a pass (q6_k: 1 a pass measured slower).
-  static constexpr bool kFourRows = false, kSixPairs = true;
+  static constexpr bool kFourRows = false, kSixPairs = true, kInt16Sums = true;
   static Acc zero() { return {vdupq_n_s16(0), vdupq_n_s16(0)}; }
   template <int T>
   static void pair(Acc* acc, int8x16_t w0, int8x16_t w1, int8x16_t a) {
@@ -44,6 +45,10 @@ TileChoice tile_kernel_simd(DType dtype) {
       return {KquantTiles<Widening>::tile<false>, "gemm_gguf_q4_k_4x4_neon"};
     case DType::q6_k:
       return {KquantTiles<Widening>::tile<true>, "gemm_gguf_q6_k_4x4_neon"};
+    case DType::q8_0:
+      return {KquantTiles<Widening>::tile32<DType::q8_0>, "gemm_gguf_q8_0_4x4_neon"};
+    case DType::q5_0:
+      return {KquantTiles<Widening>::tile32<DType::q5_0>, "gemm_gguf_q5_0_4x4_neon"};
     default:
       return {nullptr, nullptr};
   }

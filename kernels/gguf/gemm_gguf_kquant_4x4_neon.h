@@ -1,5 +1,6 @@
 // Private to gemm_gguf_kquant_4x4_dotprod.cpp and gemm_gguf_kquant_4x4_neon.cpp: the NEON tile
-// kernels of the interleaved K-quant layout (runtime/layout.h, q4_k / q6_k in 4x4), one tile of 4
+// kernels of the interleaved GGUF block layout (runtime/layout.h, q4_k / q6_k and the Q4_K_M
+// fallbacks q8_0 / q5_0 in 4x4), one tile of 4
 // weight rows x 1, 2 or 4 activation rows per pass. A 16-byte load of quants holds 4 bytes of each
 // of the 4 rows, so one 4-byte activation lane serves the 4 rows (SDOT by element where the core
 // has it; the including file supplies the Dot policy: Acc, zero(), pair() adding chunks t and t + 1
@@ -234,6 +235,114 @@ struct KquantTiles {
             acc[ia], vmulq_f32(vdupq_n_f32(act[ia][i].d), vmulq_f32(d, vcvtq_f32_s32(sumi[ia]))));
     }
     for (int ia = 0; ia < NA; ++ia) vst1q_f32(out + 4 * ia, acc[ia]);
+  }
+
+  // q8_0 and q5_0 (blocks of 32, against q8a activation blocks). q8_0: 136-byte blocks, d[4] f16,
+  // quant chunks [8][4][4] at 8 (chunk c: bytes 4c .. 4c + 3 of each row). q5_0: 88-byte blocks,
+  // d[4] f16, qh [4][4] at 8 (lane r: row r's 32 fifth bits), nibble chunks [4][4][4] at 24 (chunk
+  // c: elements 4c .. 4c + 3 in the low nibbles, 16 + 4c .. 16 + 4c + 3 in the high ones). Values
+  // signed (q5_0's u - 16 made directly, as the rows kernels do), chunks 0-3 against activation
+  // bytes 0-15 and chunks 4-7 against 16-31; per block acc += da * (d * sumi), the scalar twin's.
+  template <DType T, int NA>
+  static void legacy(const uint8_t* tile, const BlockQ8A* const* act, int64_t nb, float* out) {
+    constexpr int64_t kBlock = T == DType::q8_0 ? 136 : 88;
+    // Widening sums hold 2 products a lane per pair: q8_0 (|w| <= 128) takes one pair an
+    // accumulator, q5_0 (|w| <= 16) all four of a half.
+    constexpr bool kPairEach = T == DType::q8_0 && Dot::kInt16Sums;
+    // q5_0: byte b of lane r of chunk c reads bit 4 (c % 2) + b of row r's qh byte c / 2 (low
+    // nibbles) or 2 + c / 2 (high nibbles).
+    constexpr uint8_t kSpread[4][16] = {{0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12},
+                                        {1, 1, 1, 1, 5, 5, 5, 5, 9, 9, 9, 9, 13, 13, 13, 13},
+                                        {2, 2, 2, 2, 6, 6, 6, 6, 10, 10, 10, 10, 14, 14, 14, 14},
+                                        {3, 3, 3, 3, 7, 7, 7, 7, 11, 11, 11, 11, 15, 15, 15, 15}};
+    constexpr uint8_t kBits[2][16] = {
+        {1, 2, 4, 8, 1, 2, 4, 8, 1, 2, 4, 8, 1, 2, 4, 8},
+        {16, 32, 64, 128, 16, 32, 64, 128, 16, 32, 64, 128, 16, 32, 64, 128}};
+    uint8x16_t spread[4], bits[2];
+    if constexpr (T == DType::q5_0) {
+      for (int q = 0; q < 4; ++q) spread[q] = vld1q_u8(kSpread[q]);
+      bits[0] = vld1q_u8(kBits[0]);
+      bits[1] = vld1q_u8(kBits[1]);
+    }
+    float32x4_t acc[NA];
+    for (int ia = 0; ia < NA; ++ia) acc[ia] = vdupq_n_f32(0.f);
+    for (int64_t i = 0; i < nb; ++i) {
+      const uint8_t* b = tile + i * kBlock;
+      int8x16_t w[8];
+      if constexpr (T == DType::q8_0) {
+        for (int c = 0; c < 8; ++c)
+          w[c] = vld1q_s8(reinterpret_cast<const int8_t*>(b + 8 + 16 * c));
+      } else {
+        // Where an element's fifth bit is clear its value is the nibble minus 16 (0xF0 | nibble
+        // as int8), where set the nibble: the inverted bits tested into 0xFF / 0 masks, put
+        // above the low nibbles (SLI) and under the high ones (SRI).
+        const uint8x16_t clear = vmvnq_u8(vld1q_u8(b + 8));
+        for (int c = 0; c < 4; ++c) {
+          const uint8x16_t x = vld1q_u8(b + 24 + 16 * c);
+          const uint8x16_t lo = vtstq_u8(vqtbl1q_u8(clear, spread[c / 2]), bits[c % 2]);
+          const uint8x16_t hi = vtstq_u8(vqtbl1q_u8(clear, spread[2 + c / 2]), bits[c % 2]);
+          w[c] = vreinterpretq_s8_u8(vsliq_n_u8(x, lo, 4));
+          w[4 + c] = vreinterpretq_s8_u8(vsriq_n_u8(hi, x, 4));
+        }
+      }
+      const float32x4_t d = rows_f16(b);
+      for (int ia = 0; ia < NA; ++ia) {
+        const int8x16_t al = vld1q_s8(act[ia][i].qs), ah = vld1q_s8(act[ia][i].qs + 16);
+        int32x4_t sumi;
+        if constexpr (kPairEach) {
+          typename Dot::Acc s[4] = {Dot::zero(), Dot::zero(), Dot::zero(), Dot::zero()};
+          Dot::template pair<0>(&s[0], w[0], w[1], al);
+          Dot::template pair<2>(&s[1], w[2], w[3], al);
+          Dot::template pair<0>(&s[2], w[4], w[5], ah);
+          Dot::template pair<2>(&s[3], w[6], w[7], ah);
+          sumi = vaddq_s32(vaddq_s32(Dot::sum(s[0]), Dot::sum(s[1])),
+                           vaddq_s32(Dot::sum(s[2]), Dot::sum(s[3])));
+        } else {  // two chains (low and high half) of two pairs each
+          typename Dot::Acc lo = Dot::zero(), hi = Dot::zero();
+          Dot::template pair<0>(&lo, w[0], w[1], al);
+          Dot::template pair<0>(&hi, w[4], w[5], ah);
+          Dot::template pair<2>(&lo, w[2], w[3], al);
+          Dot::template pair<2>(&hi, w[6], w[7], ah);
+          sumi = vaddq_s32(Dot::sum(lo), Dot::sum(hi));
+        }
+        acc[ia] = vaddq_f32(
+            acc[ia], vmulq_f32(vdupq_n_f32(act[ia][i].d), vmulq_f32(d, vcvtq_f32_s32(sumi))));
+      }
+    }
+    for (int ia = 0; ia < NA; ++ia) vst1q_f32(out + 4 * ia, acc[ia]);
+  }
+
+  // The TileFn entry of q8_0 / q5_0: 4 activation rows a pass where Dot::kFourRows, else 2, then 1.
+  template <DType T>
+  static void tile32(const uint8_t* tile, const void* act, size_t act_bytes, int na, int64_t nb,
+                     float* out) {
+    if (na == 1) {  // decode first: no frame for the multi-row passes
+      const BlockQ8A* row = static_cast<const BlockQ8A*>(act);
+      legacy<T, 1>(tile, &row, nb, out);
+      return;
+    }
+    const uint8_t* a = static_cast<const uint8_t*>(act);
+    auto rows_at = [&](int ia, int count, const BlockQ8A** rows) {
+      for (int e = 0; e < count; ++e)
+        rows[e] = reinterpret_cast<const BlockQ8A*>(a + (ia + e) * act_bytes);
+    };
+    int ia = 0;
+    if (Dot::kFourRows)
+      for (; na - ia >= 4; ia += 4) {
+        const BlockQ8A* rows[4];
+        rows_at(ia, 4, rows);
+        legacy<T, 4>(tile, rows, nb, out + 4 * ia);
+      }
+    for (; na - ia >= 2; ia += 2) {
+      const BlockQ8A* rows[2];
+      rows_at(ia, 2, rows);
+      legacy<T, 2>(tile, rows, nb, out + 4 * ia);
+    }
+    if (ia < na) {
+      const BlockQ8A* rows[1];
+      rows_at(ia, 1, rows);
+      legacy<T, 1>(tile, rows, nb, out + 4 * ia);
+    }
   }
 
   // The TileFn entry: q4_k takes 4 activation rows a pass where Dot::kFourRows, q6_k 2 where

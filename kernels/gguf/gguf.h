@@ -24,11 +24,11 @@ namespace einfer {
 // Decodes one row of K elements of GGUF block dtype `dtype` (K a multiple of its block) to float.
 void dequantize_row_gguf(DType dtype, const void* row, int64_t k, float* out);
 
-// Interleaved layouts of GGUF K-quant matrices (runtime/layout.h: q4_k and q6_k in 4x4), written at
-// pack time and multiplied in place. gguf_to_layout moves a [n, k] rows-layout matrix's blocks into
-// `layout` (out: layout_data_bytes; padding rows all zero); gguf_block_from_layout copies row r's
-// GGUF block back out of one (tile, superblock) block; dequantize_row_gguf_view decodes row `row`
-// of a matrix in any layout (an embedding lookup).
+// Interleaved layouts of GGUF block matrices (runtime/layout.h: q4_k, q6_k, q8_0, q5_0 in 4x4),
+// written at pack time and multiplied in place. gguf_to_layout moves a [n, k] rows-layout matrix's
+// blocks into `layout` (out: layout_data_bytes; padding rows all zero); gguf_block_from_layout
+// copies row r's GGUF block back out of one (tile, superblock) block; dequantize_row_gguf_view
+// decodes row `row` of a matrix in any layout (an embedding lookup).
 Status gguf_to_layout(DType dtype, const void* rows, int64_t n, int64_t k, WeightLayout layout,
                       void* out, size_t out_bytes);
 void gguf_block_from_layout(DType dtype, const uint8_t* block, int32_t r, uint8_t* out);

@@ -95,8 +95,8 @@ Status run(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c
                        "matmul_f32_gguf: K must be a multiple of the block", block, k);
   if ((m > 1 && lda < k) || (m > 1 && ldc < n))
     return make_status(StatusCode::shape_mismatch, "matmul_f32_gguf: lda/ldc too small");
-    // Interleaved layouts (runtime/layout.h): q4_k / q6_k tiles of 4 rows, left out of rows-only
-    // builds (firmware).
+    // Interleaved layouts (runtime/layout.h): q4_k / q6_k / q8_0 / q5_0 tiles of 4 rows, left out
+    // of rows-only builds (firmware).
 #if EINFER_LAYOUTS
   const bool tiled = layout_interleaved(w.layout);
   if (w.layout != WeightLayout::rows && (!tiled || layout_fit_error(w.dtype, w.layout, 0)))
@@ -171,6 +171,21 @@ Status run(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c
         const gguf_detail::TileFn tile = simd ? gguf_detail::tile_kernel_best(w.dtype).fn
                                               : gguf_detail::scalar::tile_kernel(w.dtype).fn;
         const uint64_t tile_bytes = layout_tile_bytes(w.dtype, w.layout, k, 0);
+        if (m == 1) {  // decode: a tile's 4 outputs are c[j .. j + 3]; the operands in locals,
+                       // which stay in registers across the calls (captures are reloaded)
+          const unsigned char* const a1 = act;
+          const uint8_t* t = wd + static_cast<uint64_t>(j0 / 4) * tile_bytes;
+          float* const c1 = c;
+          const int64_t nb1 = nb, whole = j0 + (j1 - j0) / 4 * 4;
+          int64_t j = j0;
+          for (; j < whole; j += 4, t += tile_bytes) tile(t, a1, row_bytes, 1, nb1, c1 + j);
+          if (j < j1) {
+            float out[4];
+            tile(t, a1, row_bytes, 1, nb1, out);
+            for (int64_t r = j; r < j1; ++r) c1[r] = out[r - j];
+          }
+          return;
+        }
         for (int64_t j = j0; j < j1; j += 4) {
           const int nr = j1 - j < 4 ? static_cast<int>(j1 - j) : 4;
           const uint8_t* t = wd + static_cast<uint64_t>(j / 4) * tile_bytes;

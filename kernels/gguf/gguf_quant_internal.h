@@ -59,10 +59,10 @@ struct KernelPair {
   DotFn dot;
 };
 
-// Interleaved K-quant tiles (runtime/layout.h, q4_k / q6_k in 4x4): the 4 rows of one tile (nb
-// (tile, superblock) blocks from `tile`) against na (1 to kMaxActRows) q8k activation rows act,
-// act + act_bytes: out[ia * 4 + r] = dot(row r, activation row ia), the same float as DotFn on the
-// row's GGUF blocks, bit for bit.
+// Interleaved GGUF block tiles (runtime/layout.h, q4_k / q6_k / q8_0 / q5_0 in 4x4): the 4 rows of
+// one tile (nb (tile, block) blocks from `tile`) against na (1 to kMaxActRows) activation rows
+// (q8k for the K-quants, q8a for q8_0 / q5_0) act, act + act_bytes: out[ia * 4 + r] = dot(row r,
+// activation row ia), the same float as DotFn on the row's GGUF blocks, bit for bit.
 using TileFn = void (*)(const uint8_t* tile, const void* act, size_t act_bytes, int na, int64_t nb,
                         float* out);
 struct TileChoice {
@@ -72,7 +72,7 @@ struct TileChoice {
 
 namespace scalar {
 DotFn dot_kernel(DType dtype);
-// The generic tile kernel (gemm_gguf_kquant_4x4_scalar.cpp): any CPU, any K-quant with a layout.
+// The generic tile kernel (gemm_gguf_kquant_4x4_scalar.cpp): any CPU, any block type with a layout.
 TileChoice tile_kernel(DType dtype);
 }  // namespace scalar
 // This ISA level's SIMD tile kernel for dtype, or {nullptr, nullptr}; the best one (else scalar).

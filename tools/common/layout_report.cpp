@@ -56,7 +56,7 @@ std::string describe_layout(const Model& model) {
            : matmul_quant_kernel_name(c.weight_dtype, l, c.dim, c.group_size, 64, nullptr);
   std::string out = layout_name(l);
   if (gguf && layout_interleaved(l))
-    out += fmt(" (its q4_k / q6_k matrices; kernel named for %s)", dtype_name(dt));
+    out += fmt(" (its interleaved block matrices; kernel named for %s)", dtype_name(dt));
   if (!uniform) out += " (most matrices; some in another layout)";
   out += fmt("; on this CPU (isa %s): %s, prefill %s", isa_name(), kernel, prefill);
   if (!fast)

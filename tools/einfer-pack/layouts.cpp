@@ -66,7 +66,7 @@ bool takes_layout(const EinImage& image, const PackedTensor& t) {
   return !gathered_by_row_only(image, t);
 }
 
-// GGUF K-quant matrices that have an interleaved layout (q4_k, q6_k: 4x4).
+// GGUF block matrices that have an interleaved layout (q4_k, q6_k, q8_0, q5_0: 4x4).
 bool kquant_takes_layout(const EinImage& image, const PackedTensor& t, WeightLayout layout) {
   return dtype_is_gguf_block(t.dtype) && t.rank == 2 && ein_role_is_matrix(t.role) &&
          !gathered_by_row_only(image, t) && layout_fit_error(t.dtype, layout, 0) == nullptr;
@@ -74,9 +74,9 @@ bool kquant_takes_layout(const EinImage& image, const PackedTensor& t, WeightLay
 
 }  // namespace
 
-// GGUF-native images: the q4_k and q6_k matrices go to 4x4 whenever an interleaved layout is asked
-// for (4x4 is their one interleaved layout: a 4x8 target gets it too, its SDOT kernels run on every
-// dotprod core); the other block types (q8_0, q5_0 ... fallbacks) stay in rows.
+// GGUF-native images: the q4_k, q6_k, q8_0 and q5_0 matrices go to 4x4 whenever an interleaved
+// layout is asked for (4x4 is their one interleaved layout: a 4x8 target gets it too, its SDOT
+// kernels run on every dotprod core); the other block types (q4_1, q5_1, q2_k ...) stay in rows.
 void apply_gguf_layout(EinImage* image, WeightLayout layout, std::string* note) {
   if (!layout_interleaved(layout)) return;
   if (layout == WeightLayout::i8x4) {  // x86: its K-quant kernels read rows
@@ -100,8 +100,9 @@ void apply_gguf_layout(EinImage* image, WeightLayout layout, std::string* note) 
     ++moved;
   }
   if (note && (kept > 0 || layout != k))
-    *note = "GGUF blocks: " + std::to_string(moved) + " q4_k/q6_k matrices in layout 4x4, " +
-            std::to_string(kept) + " of other block types stay in rows";
+    *note = "GGUF blocks: " + std::to_string(moved) +
+            " block matrices (q4_k, q6_k, q8_0, q5_0) in layout 4x4, " + std::to_string(kept) +
+            " of other block types stay in rows";
 }
 
 void apply_layout(EinImage* image, WeightLayout layout, bool required, std::string* note) {

@@ -31,9 +31,9 @@ WeightLayout parse_layout(const std::string& name);
 // when `required` (--layout given), else the image stays in rows and *note says why.
 void apply_layout(EinImage* image, WeightLayout layout, bool required, std::string* note);
 
-// GGUF-native images: puts the q4_k / q6_k matrices in 4x4 (their one interleaved layout) when
-// `layout` is an Arm one (4x4, 4x8); the other block types stay in rows (*note counts both). x86's
-// 8x4 leaves them all in rows (the x86 K-quant kernels read rows).
+// GGUF-native images: puts the q4_k / q6_k matrices and the Q4_K_M fallbacks q8_0 / q5_0 in 4x4
+// (their one interleaved layout) when `layout` is an Arm one (4x4, 4x8); the other block types stay
+// in rows (*note counts both). x86's 8x4 leaves them all in rows (the x86 GGUF kernels read rows).
 void apply_gguf_layout(EinImage* image, WeightLayout layout, std::string* note);
 
 }  // namespace einfer::pack
