@@ -32,6 +32,17 @@ struct Widening {
                         vget_low_s8(b1));
     acc->p23 = vmlal_high_s8(vmlal_high_s8(acc->p23, w0, b0), w1, b1);
   }
+  // pair() for weights up to 128 in size (q8_0): the pair's int16 sums (2 products a lane)
+  // added pairwise into int32 lanes at once, [r b01, r b23] for rows 0-1 in s01, 2-3 in s23.
+  template <int T>
+  static void pair_wide(int32x4_t* s01, int32x4_t* s23, int8x16_t w0, int8x16_t w1, int8x16_t a) {
+    const int32x4_t a32 = vreinterpretq_s32_s8(a);
+    const int8x16_t b0 = vreinterpretq_s8_s32(vdupq_laneq_s32(a32, T));
+    const int8x16_t b1 = vreinterpretq_s8_s32(vdupq_laneq_s32(a32, T + 1));
+    *s01 = vpadalq_s16(*s01, vmlal_s8(vmull_s8(vget_low_s8(w0), vget_low_s8(b0)), vget_low_s8(w1),
+                                      vget_low_s8(b1)));
+    *s23 = vpadalq_s16(*s23, vmlal_high_s8(vmull_high_s8(w0, b0), w1, b1));
+  }
   static int32x4_t sum(Acc acc) {
     const int32x4_t s01 = vpaddlq_s16(acc.p01), s23 = vpaddlq_s16(acc.p23);
     return vpaddq_s32(s01, s23);

@@ -247,8 +247,10 @@ struct KquantTiles {
   static void legacy(const uint8_t* tile, const BlockQ8A* const* act, int64_t nb, float* out) {
     constexpr int64_t kBlock = T == DType::q8_0 ? 136 : 88;
     // Widening sums hold 2 products a lane per pair: q8_0 (|w| <= 128) takes one pair an
-    // accumulator, q5_0 (|w| <= 16) all four of a half.
+    // accumulator, q5_0 (|w| <= 16, 8 x 16 x 127 < 2^15) all four pairs in one; SDOT sums take
+    // two chains of two pairs.
     constexpr bool kPairEach = T == DType::q8_0 && Dot::kInt16Sums;
+    constexpr bool kOneAcc = T == DType::q5_0 && Dot::kInt16Sums;
     // q5_0: byte b of lane r of chunk c reads bit 4 (c % 2) + b of row r's qh byte c / 2 (low
     // nibbles) or 2 + c / 2 (high nibbles).
     constexpr uint8_t kSpread[4][16] = {{0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12},
@@ -289,14 +291,20 @@ struct KquantTiles {
       for (int ia = 0; ia < NA; ++ia) {
         const int8x16_t al = vld1q_s8(act[ia][i].qs), ah = vld1q_s8(act[ia][i].qs + 16);
         int32x4_t sumi;
-        if constexpr (kPairEach) {
-          typename Dot::Acc s[4] = {Dot::zero(), Dot::zero(), Dot::zero(), Dot::zero()};
-          Dot::template pair<0>(&s[0], w[0], w[1], al);
-          Dot::template pair<2>(&s[1], w[2], w[3], al);
-          Dot::template pair<0>(&s[2], w[4], w[5], ah);
-          Dot::template pair<2>(&s[3], w[6], w[7], ah);
-          sumi = vaddq_s32(vaddq_s32(Dot::sum(s[0]), Dot::sum(s[1])),
-                           vaddq_s32(Dot::sum(s[2]), Dot::sum(s[3])));
+        if constexpr (kPairEach) {  // each pair's int16 sums widened into int32 at once
+          int32x4_t s01 = vdupq_n_s32(0), s23 = vdupq_n_s32(0);
+          Dot::template pair_wide<0>(&s01, &s23, w[0], w[1], al);
+          Dot::template pair_wide<2>(&s01, &s23, w[2], w[3], al);
+          Dot::template pair_wide<0>(&s01, &s23, w[4], w[5], ah);
+          Dot::template pair_wide<2>(&s01, &s23, w[6], w[7], ah);
+          sumi = vpaddq_s32(s01, s23);
+        } else if constexpr (kOneAcc) {
+          typename Dot::Acc s = Dot::zero();
+          Dot::template pair<0>(&s, w[0], w[1], al);
+          Dot::template pair<2>(&s, w[2], w[3], al);
+          Dot::template pair<0>(&s, w[4], w[5], ah);
+          Dot::template pair<2>(&s, w[6], w[7], ah);
+          sumi = Dot::sum(s);
         } else {  // two chains (low and high half) of two pairs each
           typename Dot::Acc lo = Dot::zero(), hi = Dot::zero();
           Dot::template pair<0>(&lo, w[0], w[1], al);
