@@ -246,11 +246,10 @@ struct KquantTiles {
   template <DType T, int NA>
   static void legacy(const uint8_t* tile, const BlockQ8A* const* act, int64_t nb, float* out) {
     constexpr int64_t kBlock = T == DType::q8_0 ? 136 : 88;
-    // Widening sums hold 2 products a lane per pair: q8_0 (|w| <= 128) takes one pair an
-    // accumulator, q5_0 (|w| <= 16, 8 x 16 x 127 < 2^15) all four pairs in one; SDOT sums take
-    // two chains of two pairs.
+    // Widening sums hold 2 products a lane per pair: q8_0 (|w| <= 128) widens each pair into
+    // int32 at once, q5_0 (|w| <= 16, 8 x 16 x 127 < 2^15) sums all four pairs in one int16
+    // accumulator; SDOT sums take one chain (blocks overlap in an out-of-order core; no add).
     constexpr bool kPairEach = T == DType::q8_0 && Dot::kInt16Sums;
-    constexpr bool kOneAcc = T == DType::q5_0 && Dot::kInt16Sums;
     // q5_0: byte b of lane r of chunk c reads bit 4 (c % 2) + b of row r's qh byte c / 2 (low
     // nibbles) or 2 + c / 2 (high nibbles).
     constexpr uint8_t kSpread[4][16] = {{0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12},
@@ -260,7 +259,7 @@ struct KquantTiles {
     constexpr uint8_t kBits[2][16] = {
         {1, 2, 4, 8, 1, 2, 4, 8, 1, 2, 4, 8, 1, 2, 4, 8},
         {16, 32, 64, 128, 16, 32, 64, 128, 16, 32, 64, 128, 16, 32, 64, 128}};
-    uint8x16_t spread[4], bits[2];
+    uint8x16_t spread[4], bits[2], low4 = vdupq_n_u8(0x0F);
     if constexpr (T == DType::q5_0) {
       for (int q = 0; q < 4; ++q) spread[q] = vld1q_u8(kSpread[q]);
       bits[0] = vld1q_u8(kBits[0]);
@@ -276,14 +275,15 @@ struct KquantTiles {
           w[c] = vld1q_s8(reinterpret_cast<const int8_t*>(b + 8 + 16 * c));
       } else {
         // Where an element's fifth bit is clear its value is the nibble minus 16 (0xF0 | nibble
-        // as int8), where set the nibble: the inverted bits tested into 0xFF / 0 masks, put
-        // above the low nibbles (SLI) and under the high ones (SRI).
+        // as int8), where set the nibble: the inverted bits tested into 0xFF / 0 masks, the low
+        // nibbles selected into one (BIT: the mask is the register written, x stays) and the high
+        // ones shifted under the other (SRI).
         const uint8x16_t clear = vmvnq_u8(vld1q_u8(b + 8));
         for (int c = 0; c < 4; ++c) {
           const uint8x16_t x = vld1q_u8(b + 24 + 16 * c);
           const uint8x16_t lo = vtstq_u8(vqtbl1q_u8(clear, spread[c / 2]), bits[c % 2]);
           const uint8x16_t hi = vtstq_u8(vqtbl1q_u8(clear, spread[2 + c / 2]), bits[c % 2]);
-          w[c] = vreinterpretq_s8_u8(vsliq_n_u8(x, lo, 4));
+          w[c] = vreinterpretq_s8_u8(vbslq_u8(low4, x, lo));
           w[4 + c] = vreinterpretq_s8_u8(vsriq_n_u8(hi, x, 4));
         }
       }
@@ -298,20 +298,13 @@ struct KquantTiles {
           Dot::template pair_wide<0>(&s01, &s23, w[4], w[5], ah);
           Dot::template pair_wide<2>(&s01, &s23, w[6], w[7], ah);
           sumi = vpaddq_s32(s01, s23);
-        } else if constexpr (kOneAcc) {
+        } else {
           typename Dot::Acc s = Dot::zero();
           Dot::template pair<0>(&s, w[0], w[1], al);
           Dot::template pair<2>(&s, w[2], w[3], al);
           Dot::template pair<0>(&s, w[4], w[5], ah);
           Dot::template pair<2>(&s, w[6], w[7], ah);
           sumi = Dot::sum(s);
-        } else {  // two chains (low and high half) of two pairs each
-          typename Dot::Acc lo = Dot::zero(), hi = Dot::zero();
-          Dot::template pair<0>(&lo, w[0], w[1], al);
-          Dot::template pair<0>(&hi, w[4], w[5], ah);
-          Dot::template pair<2>(&lo, w[2], w[3], al);
-          Dot::template pair<2>(&hi, w[6], w[7], ah);
-          sumi = vaddq_s32(Dot::sum(lo), Dot::sum(hi));
         }
         acc[ia] = vaddq_f32(
             acc[ia], vmulq_f32(vdupq_n_f32(act[ia][i].d), vmulq_f32(d, vcvtq_f32_s32(sumi))));
