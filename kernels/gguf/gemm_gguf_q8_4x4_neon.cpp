@@ -277,9 +277,10 @@ struct Legacy {
       // u - 16 made directly: where an element's fifth bit is clear, its value is the nibble
       // minus 16, the nibble under four set bits (0xF0 | n as int8); where set, the nibble. The
       // inverted fifth bits go to their elements' bytes (a table lookup per half) and are tested
-      // into 0xFF / 0 masks; shift-and-insert puts a mask's high nibble above each low nibble
-      // (SLI) and each high nibble under a mask's high nibble (SRI). About 12 instructions a row
-      // where the masks, ORs and subtractions took 27 (Cortex-A76); the same values.
+      // into 0xFF / 0 masks; a bit select puts each low nibble under a mask's high nibble (BIT
+      // writes the mask's register, x stays) and shift-and-insert each high nibble (SRI). About 12
+      // instructions a row where the masks, ORs and subtractions took 27 (Cortex-A76); the same
+      // values.
       static const uint8_t kSpread[2][16] = {{0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1},
                                              {2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3}};
       static const uint8_t kBits[16] = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
@@ -287,7 +288,7 @@ struct Legacy {
       const uint8x16_t bits = vld1q_u8(kBits);
       const uint8x16_t lo_clear = vtstq_u8(vqtbl1q_u8(clear, vld1q_u8(kSpread[0])), bits);
       const uint8x16_t hi_clear = vtstq_u8(vqtbl1q_u8(clear, vld1q_u8(kSpread[1])), bits);
-      *lo = s8(vsliq_n_u8(x, lo_clear, 4));
+      *lo = s8(vbslq_u8(vdupq_n_u8(0x0F), x, lo_clear));
       *hi = s8(vsriq_n_u8(hi_clear, x, 4));
       return;
     }
