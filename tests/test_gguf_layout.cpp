@@ -1,9 +1,9 @@
 // The interleaved layout of GGUF block matrices (runtime/layout.h: q4_k, q6_k and the Q4_K_M
 // fallbacks q8_0, q5_0 in 4x4, issue 31): the tile kernels of every ISA level (NEON dotprod, plain
 // NEON, the generic scalar one) equal the rows layout's scalar twin bit for bit for any row,
-// activation row and thread count; a llama-quantize Q4_K_M model packed in 4x4 gives the rows
-// image's logits bit for bit; malformed or misplaced interleaved K-quant tensors are refused with a
-// message. einfer-test: no-bare-metal
+// activation row and thread count; llama-quantize Q4_K_M and Q5_0 models packed in 4x4 give the
+// rows images' logits bit for bit; malformed or misplaced interleaved tensors are refused.
+// einfer-test: no-bare-metal
 #include <doctest/doctest.h>
 
 #include <cstring>
