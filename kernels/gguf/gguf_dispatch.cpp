@@ -62,6 +62,32 @@ constexpr int64_t kColumnAlign = 16;
 }
 #endif
 
+#if EINFER_LAYOUTS
+// Output columns [j0, j1) of an interleaved-layout weight: one tile (4 rows, their blocks
+// interleaved) per pass against up to 4 activation rows; j0 is a multiple of 16, so every pass
+// starts a tile. Its own function for rows_pass's reason (values in locals, not reloaded through
+// the lambda's captures around each call); decode writes a whole tile's 4 outputs into C.
+[[gnu::noinline]] void tiles_pass(gguf_detail::TileFn tile, const uint8_t* wd, uint64_t tile_bytes,
+                                  int64_t j0, int64_t j1, const unsigned char* act,
+                                  size_t row_bytes, int64_t m, int64_t nb, float* c, int64_t ldc) {
+  constexpr int kA = gguf_detail::kMaxActRows;
+  const uint8_t* t = wd + static_cast<uint64_t>(j0 / 4) * tile_bytes;
+  int64_t j = j0;
+  if (m == 1)
+    for (; j + 4 <= j1; j += 4, t += tile_bytes) tile(t, act, row_bytes, 1, nb, c + j);
+  for (; j < j1; j += 4, t += tile_bytes) {
+    const int nr = j1 - j < 4 ? static_cast<int>(j1 - j) : 4;
+    for (int64_t i = 0; i < m; i += kA) {
+      const int na = m - i >= kA ? kA : static_cast<int>(m - i);
+      float out[kA * 4];
+      tile(t, act + i * row_bytes, row_bytes, na, nb, out);
+      for (int ia = 0; ia < na; ++ia)
+        for (int r = 0; r < nr; ++r) c[(i + ia) * ldc + j + r] = out[ia * 4 + r];
+    }
+  }
+}
+#endif
+
 // The x86 prefill GEMMs that take whole column ranges of a rows-layout weight (one choice for
 // run() and matmul_gguf_kernel_name): q4_k / q5_k on AMX tiles, else the 32-element types with
 // weight rows in lanes (AVX-512 VNNI, else AVX2 for all but q8_0), from kLegacyTileRows rows.
@@ -166,38 +192,10 @@ Status run(const float* a, int64_t lda, int64_t m, const TensorView& w, float* c
 #if EINFER_LAYOUTS  // left out of rows-only builds entirely (firmware size)
     {
       if (tiled) {
-        // One tile (4 rows, their superblocks interleaved) per pass against up to 4 activation
-        // rows; j0 is a multiple of 16, so every pass starts a tile.
         const gguf_detail::TileFn tile = simd ? gguf_detail::tile_kernel_best(w.dtype).fn
                                               : gguf_detail::scalar::tile_kernel(w.dtype).fn;
         const uint64_t tile_bytes = layout_tile_bytes(w.dtype, w.layout, k, 0);
-        if (m == 1) {  // decode: a tile's 4 outputs are c[j .. j + 3]; the operands in locals,
-                       // which stay in registers across the calls (captures are reloaded)
-          const unsigned char* const a1 = act;
-          const uint8_t* t = wd + static_cast<uint64_t>(j0 / 4) * tile_bytes;
-          float* const c1 = c;
-          const int64_t nb1 = nb, whole = j0 + (j1 - j0) / 4 * 4;
-          int64_t j = j0;
-          for (; j < whole; j += 4, t += tile_bytes) tile(t, a1, row_bytes, 1, nb1, c1 + j);
-          if (j < j1) {
-            float out[4];
-            tile(t, a1, row_bytes, 1, nb1, out);
-            for (int64_t r = j; r < j1; ++r) c1[r] = out[r - j];
-          }
-          return;
-        }
-        for (int64_t j = j0; j < j1; j += 4) {
-          const int nr = j1 - j < 4 ? static_cast<int>(j1 - j) : 4;
-          const uint8_t* t = wd + static_cast<uint64_t>(j / 4) * tile_bytes;
-          for (int64_t i = 0; i < m; i += gguf_detail::kMaxActRows) {
-            const int na = m - i >= gguf_detail::kMaxActRows ? gguf_detail::kMaxActRows
-                                                             : static_cast<int>(m - i);
-            float out[gguf_detail::kMaxActRows * 4];
-            tile(t, act + i * row_bytes, row_bytes, na, nb, out);
-            for (int ia = 0; ia < na; ++ia)
-              for (int r = 0; r < nr; ++r) c[(i + ia) * ldc + j + r] = out[ia * 4 + r];
-          }
-        }
+        tiles_pass(tile, wd, tile_bytes, j0, j1, act, row_bytes, m, nb, c, ldc);
         return;
       }
     }
